@@ -1,0 +1,98 @@
+"""Located diagnostics: every error names the op and its `file:line:col`.
+
+Verifiers raise xDSL's `VerifyException` from the offending op's `verify_`;
+passes raise :class:`VyreDiagnostic` naming the op(s). The CLIs format both the
+same way MLIR does:
+
+```
+in.mlir:7:3: error: store to read_only buffer @x
+  vyre.store @x[%i] = %v : f32
+  ^
+```
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from xdsl.dialects.builtin import FileLineColLoc, ModuleOp
+from xdsl.ir import Operation
+from xdsl.utils.exceptions import DiagnosticException, VerifyException
+
+_PREFIX = "Operation does not verify: "
+
+
+class VyreError(Exception):
+    """Base class of every user-facing vyre_xdsl error."""
+
+
+class VyreDiagnostic(DiagnosticException, VyreError):
+    """One or more errors, each attached to an op.
+
+    ```python
+    raise VyreDiagnostic([(op, "cannot fuse ...")])
+    ```
+    """
+
+    def __init__(self, errors: Sequence[tuple[Operation | None, str]]):
+        self.errors = list(errors)
+        super().__init__("\n".join(message for _, message in self.errors))
+
+
+@dataclass(frozen=True)
+class Located:
+    op: Operation | None
+    message: str
+
+    def location(self) -> tuple[str, int, int] | None:
+        if self.op is None:
+            return None
+        loc = self.op.location
+        if isinstance(loc, FileLineColLoc):
+            return loc.filename.data, loc.line.data, loc.column.data
+        return None
+
+
+def clean_message(error: Exception) -> str:
+    message = str(error.args[0]) if error.args else str(error)
+    while message.startswith(_PREFIX):
+        message = message[len(_PREFIX) :]
+    return message
+
+
+def verification_errors(module: ModuleOp) -> list[Located]:
+    """Every op of `module` that fails verification, innermost first, with its message."""
+    errors: list[Located] = []
+    for op in module.walk(reverse=False):
+        try:
+            op.verify(verify_nested_ops=False)
+        except VerifyException as error:
+            errors.append(Located(op, clean_message(error)))
+    return errors
+
+
+def verify_module(module: ModuleOp) -> None:
+    """Verify `module`; on failure raise a :class:`VyreDiagnostic` naming every bad op."""
+    try:
+        module.verify()
+    except VerifyException as error:
+        located = verification_errors(module) or [Located(None, clean_message(error))]
+        raise VyreDiagnostic([(e.op, e.message) for e in located]) from None
+
+
+def format_errors(errors: Sequence[tuple[Operation | None, str]], source: str | None = None) -> str:
+    """MLIR-style `file:line:col: error: message` lines with the source line and a caret."""
+    lines = source.splitlines() if source is not None else []
+    out: list[str] = []
+    for op, message in errors:
+        where = Located(op, message).location()
+        if where is None:
+            out.append(f"error: {message}")
+            continue
+        file, line, col = where
+        out.append(f"{file}:{line}:{col}: error: {message}")
+        if 0 < line <= len(lines):
+            out.append(lines[line - 1])
+            out.append(" " * (col - 1) + "^")
+    return "\n".join(out)

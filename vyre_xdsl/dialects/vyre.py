@@ -1,0 +1,1673 @@
+"""The `vyre` dialect: GPU compute programs over named buffers.
+
+A module holds one or more `vyre.program` ops, run in order; they share buffers
+by name. See SPEC section 3 for the contract this file implements.
+
+```mlir
+vyre.program @axpy workgroup_size [64, 1, 1] {
+  vyre.buffer @x binding 0 read_only : f32[1024]
+  vyre.buffer @y binding 1 read_write : f32[1024]
+  %i = vyre.invocation_id x
+  %a = vyre.const 2.0 : f32
+  %xv = vyre.load @x[%i] : f32
+  %yv = vyre.load @y[%i] : f32
+  %p = vyre.mul %a, %xv : f32
+  %s = vyre.add %p, %yv : f32
+  vyre.store @y[%i] = %s : f32
+}
+```
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from typing import ClassVar
+
+import numpy as np
+from xdsl.dialect_interfaces.constant_materialization import (
+    ConstantMaterializationInterface,
+)
+from xdsl.dialects.builtin import (
+    ArrayAttr,
+    DenseArrayBase,
+    Float32Type,
+    FloatAttr,
+    IntegerAttr,
+    IntegerType,
+    ModuleOp,
+    Signedness,
+    StringAttr,
+    SymbolRefAttr,
+    UnitAttr,
+    f32,
+    i1,
+    i32,
+    i64,
+)
+from xdsl.interfaces import HasFolderInterface
+from xdsl.ir import Attribute, Block, Dialect, Operation, Region, SSAValue, TypeAttribute
+from xdsl.irdl import (
+    AnyAttr,
+    AttrSizedOperandSegments,
+    IRDLOperation,
+    VarConstraint,
+    irdl_op_definition,
+    operand_def,
+    opt_operand_def,
+    opt_prop_def,
+    prop_def,
+    region_def,
+    result_def,
+    traits_def,
+)
+from xdsl.parser import Parser
+from xdsl.printer import Printer
+from xdsl.traits import (
+    ConstantLike,
+    HasParent,
+    IsolatedFromAbove,
+    MemoryReadEffect,
+    MemoryWriteEffect,
+    NoTerminator,
+    Pure,
+    RecursiveMemoryEffect,
+    SymbolOpInterface,
+)
+from xdsl.utils.exceptions import VerifyException
+
+from vyre_xdsl import semantics
+from vyre_xdsl.semantics import OPS
+
+ui32 = IntegerType(32, Signedness.UNSIGNED)
+si32 = IntegerType(32, Signedness.SIGNED)
+
+#: IR type name -> type attribute
+ELEMENT_TYPES: dict[str, TypeAttribute] = {"ui32": ui32, "si32": si32, "f32": f32, "i1": i1}
+
+ACCESS_MODES = ("read_only", "read_write", "write_only", "uniform", "workgroup")
+BARRIER_ORDERINGS = ("seq_cst", "acquire", "release", "acq_rel", "grid_sync")
+AXES = ("x", "y", "z")
+MAX_WORKGROUP = (1024, 1024, 64)
+MAX_INVOCATIONS = 1024
+
+
+def type_name(t: Attribute) -> str | None:
+    """The IR spelling (`ui32`, `si32`, `f32`, `i1`) of a vyre element type, else None."""
+    for name, ty in ELEMENT_TYPES.items():
+        if t == ty:
+            return name
+    return None
+
+
+def _require_element_type(t: Attribute, what: str) -> str:
+    name = type_name(t)
+    if name is None:
+        raise VerifyException(
+            f"unsupported element type {t} for {what}; vyre supports ui32, si32, f32 and i1"
+        )
+    return name
+
+
+# ============================================================================ helpers
+
+
+def enclosing_program(op: Operation) -> ProgramOp | None:
+    """The `vyre.program` that contains `op`, if any."""
+    parent = op.parent_op()
+    while parent is not None and not isinstance(parent, ProgramOp):
+        parent = parent.parent_op()
+    return parent
+
+
+def _buffer_of(op: Operation, name: str) -> BufferOp:
+    program = enclosing_program(op)
+    if program is None:
+        raise VerifyException(f"'{op.name}' must be inside a 'vyre.program'")
+    buffer = program.buffer(name)
+    if buffer is None:
+        raise VerifyException(
+            f"buffer @{name} is not declared in program @{program.sym_name.data}"
+        )
+    return buffer
+
+
+def find_local_declaration(op: Operation, name: str) -> Operation | None:
+    """The `vyre.let` or `vyre.loop` that declares named local `name` visible at `op`."""
+    current: Operation = op
+    while True:
+        sibling = current.prev_op
+        while sibling is not None:
+            if isinstance(sibling, LetOp) and sibling.var_name.data == name:
+                return sibling
+            sibling = sibling.prev_op
+        parent = current.parent_op()
+        if parent is None or isinstance(parent, ProgramOp):
+            return None
+        if isinstance(parent, LoopOp) and parent.var_name.data == name:
+            return parent
+        current = parent
+
+
+def _parse_name(parser: Parser) -> StringAttr:
+    return parser.parse_symbol_name()
+
+
+def _print_name(printer: Printer, name: StringAttr) -> None:
+    printer.print_symbol_name(name.data)
+
+
+def _parse_buffer_index(parser: Parser) -> tuple[SymbolRefAttr, SSAValue]:
+    """Parse `@buf[%i]`."""
+    buffer = SymbolRefAttr(parser.parse_symbol_name())
+    parser.parse_punctuation("[")
+    index = parser.parse_operand(ui32)
+    parser.parse_punctuation("]")
+    return buffer, index
+
+
+def _print_buffer_index(printer: Printer, buffer: SymbolRefAttr, index: SSAValue) -> None:
+    printer.print_string(" ")
+    printer.print_symbol_name(buffer.root_reference.data)
+    printer.print_string("[")
+    printer.print_operand(index)
+    printer.print_string("]")
+
+
+def _print_attrs(printer: Printer, op: Operation) -> None:
+    if op.attributes:
+        printer.print_string(" ")
+        printer.print_attr_dict(op.attributes)
+
+
+def _require_ui32_index(index: SSAValue) -> None:
+    if index.type != ui32:
+        raise VerifyException(f"index must be ui32, got {index.type}")
+
+
+def _parse_body(parser: Parser) -> Region:
+    region = parser.parse_region()
+    if not region.blocks:
+        region.add_block(Block())
+    return region
+
+
+def _print_body(printer: Printer, region: Region) -> None:
+    printer.print_string(" ")
+    printer.print_region(region, print_entry_block_args=False, print_empty_block=False)
+
+
+def _single_block_region() -> Region:
+    return Region(Block())
+
+
+def _as_region(body: Region | Sequence[Operation] | None) -> Region:
+    if isinstance(body, Region):
+        return body
+    return Region(Block(list(body or [])))
+
+
+# ============================================================================ structure
+
+
+@irdl_op_definition
+class ProgramOp(IRDLOperation):
+    """One compute program: its body runs once per invocation.
+
+    Buffer declarations come first, then statements. The optional attribute
+    dictionary after the name carries flags such as `non_composable`.
+
+    ```mlir
+    vyre.program @double workgroup_size [64, 1, 1] {
+      vyre.buffer @x binding 0 read_write : ui32[?]
+      %i = vyre.invocation_id x
+      %v = vyre.load @x[%i] : ui32
+      %d = vyre.add %v, %v : ui32
+      vyre.store @x[%i] = %d : ui32
+    }
+    ```
+    """
+
+    name = "vyre.program"
+
+    sym_name = prop_def(StringAttr)
+    workgroup_size = prop_def(DenseArrayBase)
+    body = region_def("single_block")
+
+    traits = traits_def(IsolatedFromAbove(), NoTerminator(), SymbolOpInterface())
+
+    def __init__(
+        self,
+        name: str,
+        workgroup_size: Sequence[int],
+        body: Region | Sequence[Operation] | None = None,
+        attributes: dict[str, Attribute] | None = None,
+    ):
+        super().__init__(
+            properties={
+                "sym_name": StringAttr(name),
+                "workgroup_size": DenseArrayBase.from_list(i32, list(workgroup_size)),
+            },
+            regions=[_as_region(body)],
+            attributes=attributes or {},
+        )
+
+    @property
+    def workgroup(self) -> tuple[int, int, int]:
+        x, y, z = self.workgroup_size.get_values()
+        return int(x), int(y), int(z)
+
+    @property
+    def non_composable(self) -> bool:
+        return "non_composable" in self.attributes
+
+    def buffers(self) -> Iterator[BufferOp]:
+        """The buffer declarations, in order."""
+        for op in self.body.block.ops:
+            if isinstance(op, BufferOp):
+                yield op
+
+    def buffer(self, name: str) -> BufferOp | None:
+        for buffer in self.buffers():
+            if buffer.sym_name.data == name:
+                return buffer
+        return None
+
+    def statements(self) -> Iterator[Operation]:
+        for op in self.body.block.ops:
+            if not isinstance(op, BufferOp):
+                yield op
+
+    @classmethod
+    def parse(cls, parser: Parser) -> ProgramOp:
+        name = parser.parse_symbol_name()
+        attributes = parser.parse_optional_attr_dict()
+        parser.parse_keyword("workgroup_size")
+        sizes = parser.parse_comma_separated_list(
+            parser.Delimiter.SQUARE, parser.parse_integer
+        )
+        body = _parse_body(parser)
+        op = cls(name.data, sizes, body)
+        op.attributes.update(attributes)
+        return op
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        printer.print_symbol_name(self.sym_name.data)
+        _print_attrs(printer, self)
+        printer.print_string(" workgroup_size [")
+        printer.print_string(", ".join(str(v) for v in self.workgroup))
+        printer.print_string("]")
+        _print_body(printer, self.body)
+
+    def verify_(self) -> None:
+        sizes = self.workgroup_size.get_values()
+        if len(sizes) != 3:
+            raise VerifyException("workgroup_size must have exactly 3 axes")
+        for axis, (size, limit) in enumerate(zip(sizes, MAX_WORKGROUP)):
+            if size < 1:
+                raise VerifyException(
+                    f"workgroup_size axis {AXES[axis]} is {size}; every axis must be >= 1"
+                )
+            if size > limit:
+                raise VerifyException(
+                    f"workgroup_size axis {AXES[axis]} is {size}; the limit is {limit}"
+                )
+        total = int(np.prod(sizes))
+        if total > MAX_INVOCATIONS:
+            raise VerifyException(
+                f"workgroup_size {list(sizes)} has {total} invocations; the limit is {MAX_INVOCATIONS}"
+            )
+        seen: set[str] = set()
+        for buffer in self.buffers():
+            if buffer.sym_name.data in seen:
+                raise VerifyException(f"buffer @{buffer.sym_name.data} is declared twice")
+            seen.add(buffer.sym_name.data)
+        seen_statement = False
+        for op in self.body.block.ops:
+            if not isinstance(op, BufferOp):
+                seen_statement = True
+            elif seen_statement:
+                raise VerifyException(
+                    f"buffer @{op.sym_name.data} is declared after a statement; "
+                    "declarations come first"
+                )
+
+
+@irdl_op_definition
+class BufferOp(IRDLOperation):
+    """Declares a buffer of the enclosing program.
+
+    ```mlir
+    vyre.buffer @x binding 0 read_only : f32[1024]
+    vyre.buffer @out binding 1 read_write output : ui32[?]
+    vyre.buffer @tile workgroup : f32[64]
+    ```
+    """
+
+    name = "vyre.buffer"
+
+    sym_name = prop_def(StringAttr)
+    binding = opt_prop_def(IntegerAttr)
+    access = prop_def(StringAttr)
+    element_type = prop_def(TypeAttribute)
+    count = opt_prop_def(IntegerAttr)
+    output = opt_prop_def(UnitAttr)
+
+    traits = traits_def(HasParent(ProgramOp), SymbolOpInterface())
+
+    def __init__(
+        self,
+        name: str,
+        access: str,
+        element_type: Attribute | str,
+        count: int | None,
+        binding: int | None = None,
+        output: bool = False,
+    ):
+        if isinstance(element_type, str):
+            element_type = ELEMENT_TYPES[element_type]
+        properties: dict[str, Attribute] = {
+            "sym_name": StringAttr(name),
+            "access": StringAttr(access),
+            "element_type": element_type,
+        }
+        if binding is not None:
+            properties["binding"] = IntegerAttr(binding, i64)
+        if count is not None:
+            properties["count"] = IntegerAttr(count, i64)
+        if output:
+            properties["output"] = UnitAttr()
+        super().__init__(properties=properties)
+
+    @property
+    def buffer_name(self) -> str:
+        return self.sym_name.data
+
+    @property
+    def access_mode(self) -> str:
+        return self.access.data
+
+    @property
+    def element(self) -> str:
+        return type_name(self.element_type) or str(self.element_type)
+
+    @property
+    def static_count(self) -> int | None:
+        """The declared element count, or None when runtime-sized (`?`)."""
+        return None if self.count is None else self.count.value.data
+
+    @property
+    def binding_slot(self) -> int | None:
+        return None if self.binding is None else self.binding.value.data
+
+    @property
+    def is_output(self) -> bool:
+        return self.output is not None
+
+    @property
+    def is_workgroup(self) -> bool:
+        return self.access_mode == "workgroup"
+
+    @classmethod
+    def parse(cls, parser: Parser) -> BufferOp:
+        name = parser.parse_symbol_name()
+        binding = None
+        if parser.parse_optional_keyword("binding") is not None:
+            binding = parser.parse_integer(allow_negative=False)
+        pos = parser.pos
+        access = parser.parse_identifier()
+        if access not in ACCESS_MODES:
+            parser.raise_error(
+                f"expected access mode, one of {', '.join(ACCESS_MODES)}", pos, parser.pos
+            )
+        output = parser.parse_optional_keyword("output") is not None
+        parser.parse_punctuation(":")
+        element_type = parser.parse_type()
+        parser.parse_punctuation("[")
+        count = None
+        if parser.parse_optional_punctuation("?") is None:
+            count = parser.parse_integer(allow_negative=False)
+        parser.parse_punctuation("]")
+        op = cls(name.data, access, element_type, count, binding, output)
+        op.attributes.update(parser.parse_optional_attr_dict())
+        return op
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        printer.print_symbol_name(self.buffer_name)
+        if self.binding_slot is not None:
+            printer.print_string(f" binding {self.binding_slot}")
+        printer.print_string(f" {self.access_mode}")
+        if self.is_output:
+            printer.print_string(" output")
+        printer.print_string(" : ")
+        printer.print_attribute(self.element_type)
+        count = "?" if self.static_count is None else str(self.static_count)
+        printer.print_string(f"[{count}]")
+        _print_attrs(printer, self)
+
+    def verify_(self) -> None:
+        if self.access_mode not in ACCESS_MODES:
+            raise VerifyException(
+                f"unknown access mode '{self.access_mode}'; expected one of {', '.join(ACCESS_MODES)}"
+            )
+        _require_element_type(self.element_type, f"buffer @{self.buffer_name}")
+        if self.static_count is not None and self.static_count < 0:
+            raise VerifyException("element count must be >= 0")
+        if self.is_workgroup:
+            if self.binding is not None:
+                raise VerifyException(
+                    f"workgroup buffer @{self.buffer_name} takes no binding"
+                )
+            if not self.static_count:
+                raise VerifyException(
+                    f"workgroup buffer @{self.buffer_name} needs a static element count > 0"
+                )
+            if self.is_output:
+                raise VerifyException(
+                    f"workgroup buffer @{self.buffer_name} cannot be an output"
+                )
+        elif self.binding is None:
+            raise VerifyException(
+                f"buffer @{self.buffer_name} ({self.access_mode}) needs a binding"
+            )
+
+
+# ============================================================================ statements
+
+
+class _NamedValueOp(IRDLOperation):
+    """Shared parse/print of `vyre.let @v = %x : T` and `vyre.assign @v = %x : T`."""
+
+    var_name = prop_def(StringAttr)
+    value = operand_def()
+
+    def __init__(self, var_name: str, value: SSAValue | Operation):
+        super().__init__(operands=[value], properties={"var_name": StringAttr(var_name)})
+
+    @classmethod
+    def parse(cls, parser: Parser):
+        name = _parse_name(parser)
+        parser.parse_punctuation("=")
+        unresolved = parser.parse_unresolved_operand()
+        parser.parse_punctuation(":")
+        value = parser.resolve_operand(unresolved, parser.parse_type())
+        op = cls(name.data, value)
+        op.attributes.update(parser.parse_optional_attr_dict())
+        return op
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        _print_name(printer, self.var_name)
+        printer.print_string(" = ")
+        printer.print_operand(self.value)
+        printer.print_string(" : ")
+        printer.print_attribute(self.value.type)
+        _print_attrs(printer, self)
+
+
+@irdl_op_definition
+class LetOp(_NamedValueOp):
+    """Declares named local `v` in the current scope.
+
+    Shadowing a visible name is an error.
+
+    ```mlir
+    %zero = vyre.const 0 : ui32
+    vyre.let @acc = %zero : ui32
+    ```
+    """
+
+    name = "vyre.let"
+    traits = traits_def(MemoryWriteEffect())
+
+    def verify_(self) -> None:
+        _require_element_type(self.value.type, f"named local @{self.var_name.data}")
+        if enclosing_program(self) is None:
+            raise VerifyException("'vyre.let' must be inside a 'vyre.program'")
+        previous = find_local_declaration(self, self.var_name.data)
+        if previous is not None:
+            raise VerifyException(
+                f"named local @{self.var_name.data} is already declared in a visible scope; "
+                "shadowing is not allowed"
+            )
+
+
+@irdl_op_definition
+class AssignOp(_NamedValueOp):
+    """Mutates the nearest visible named local.
+
+    ```mlir
+    vyre.assign @acc = %next : ui32
+    ```
+    """
+
+    name = "vyre.assign"
+    traits = traits_def(MemoryWriteEffect())
+
+    def verify_(self) -> None:
+        declaration = find_local_declaration(self, self.var_name.data)
+        if declaration is None:
+            raise VerifyException(f"assignment to undeclared named local @{self.var_name.data}")
+        if isinstance(declaration, LoopOp):
+            raise VerifyException(
+                f"@{self.var_name.data} is a loop variable and cannot be assigned"
+            )
+        if declaration.value.type != self.value.type:
+            raise VerifyException(
+                f"@{self.var_name.data} has type {declaration.value.type}, "
+                f"but a {self.value.type} is assigned"
+            )
+
+
+@irdl_op_definition
+class VarOp(IRDLOperation):
+    """Reads named local `v` (a `vyre.let` or a loop variable).
+
+    ```mlir
+    %a = vyre.var @acc : ui32
+    ```
+    """
+
+    name = "vyre.var"
+    var_name = prop_def(StringAttr)
+    result = result_def()
+    traits = traits_def(MemoryReadEffect())
+
+    def __init__(self, var_name: str, result_type: Attribute | str):
+        if isinstance(result_type, str):
+            result_type = ELEMENT_TYPES[result_type]
+        super().__init__(
+            properties={"var_name": StringAttr(var_name)}, result_types=[result_type]
+        )
+
+    @classmethod
+    def parse(cls, parser: Parser) -> VarOp:
+        name = _parse_name(parser)
+        parser.parse_punctuation(":")
+        op = cls(name.data, parser.parse_type())
+        op.attributes.update(parser.parse_optional_attr_dict())
+        return op
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        _print_name(printer, self.var_name)
+        printer.print_string(" : ")
+        printer.print_attribute(self.result.type)
+        _print_attrs(printer, self)
+
+    def verify_(self) -> None:
+        declaration = find_local_declaration(self, self.var_name.data)
+        if declaration is None:
+            raise VerifyException(f"read of undeclared named local @{self.var_name.data}")
+        declared = ui32 if isinstance(declaration, LoopOp) else declaration.value.type
+        if declared != self.result.type:
+            raise VerifyException(
+                f"@{self.var_name.data} has type {declared}, but is read as {self.result.type}"
+            )
+
+
+@irdl_op_definition
+class StoreOp(IRDLOperation):
+    """Stores to a buffer element; an out-of-bounds store does nothing.
+
+    ```mlir
+    vyre.store @out[%i] = %v : f32
+    ```
+    """
+
+    name = "vyre.store"
+    buffer = prop_def(SymbolRefAttr)
+    index = operand_def()
+    value = operand_def()
+    traits = traits_def(MemoryWriteEffect())
+
+    def __init__(self, buffer: str, index: SSAValue | Operation, value: SSAValue | Operation):
+        super().__init__(
+            operands=[index, value], properties={"buffer": SymbolRefAttr(buffer)}
+        )
+
+    @property
+    def buffer_name(self) -> str:
+        return self.buffer.root_reference.data
+
+    @classmethod
+    def parse(cls, parser: Parser) -> StoreOp:
+        buffer, index = _parse_buffer_index(parser)
+        parser.parse_punctuation("=")
+        unresolved = parser.parse_unresolved_operand()
+        parser.parse_punctuation(":")
+        value = parser.resolve_operand(unresolved, parser.parse_type())
+        op = cls(buffer.root_reference.data, index, value)
+        op.attributes.update(parser.parse_optional_attr_dict())
+        return op
+
+    def print(self, printer: Printer) -> None:
+        _print_buffer_index(printer, self.buffer, self.index)
+        printer.print_string(" = ")
+        printer.print_operand(self.value)
+        printer.print_string(" : ")
+        printer.print_attribute(self.value.type)
+        _print_attrs(printer, self)
+
+    def verify_(self) -> None:
+        _require_ui32_index(self.index)
+        buffer = _buffer_of(self, self.buffer_name)
+        if buffer.access_mode in ("read_only", "uniform"):
+            raise VerifyException(
+                f"store to {buffer.access_mode} buffer @{self.buffer_name}"
+            )
+        if buffer.element_type != self.value.type:
+            raise VerifyException(
+                f"buffer @{self.buffer_name} holds {buffer.element_type}, "
+                f"but a {self.value.type} is stored"
+            )
+
+
+class _ScopeOp(IRDLOperation):
+    traits = traits_def(NoTerminator(), RecursiveMemoryEffect())
+
+
+@irdl_op_definition
+class IfOp(_ScopeOp):
+    """Runs `then` when the `i1` condition holds, else `else`; each branch is a scope.
+
+    ```mlir
+    vyre.if %c {
+      vyre.store @out[%i] = %a : ui32
+    } else {
+      vyre.store @out[%i] = %b : ui32
+    }
+    ```
+    """
+
+    name = "vyre.if"
+    cond = operand_def(i1)
+    then_region = region_def("single_block")
+    else_region = region_def()
+
+    def __init__(
+        self,
+        cond: SSAValue | Operation,
+        then_body: Region | Sequence[Operation] | None = None,
+        else_body: Region | Sequence[Operation] | None = None,
+    ):
+        else_region = Region() if else_body is None else _as_region(else_body)
+        super().__init__(operands=[cond], regions=[_as_region(then_body), else_region])
+
+    @property
+    def has_else(self) -> bool:
+        return bool(self.else_region.blocks)
+
+    @classmethod
+    def parse(cls, parser: Parser) -> IfOp:
+        cond = parser.parse_operand(i1)
+        then_region = _parse_body(parser)
+        else_region = None
+        if parser.parse_optional_keyword("else") is not None:
+            else_region = _parse_body(parser)
+        op = cls(cond, then_region, else_region)
+        op.attributes.update(parser.parse_optional_attr_dict())
+        return op
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        printer.print_operand(self.cond)
+        _print_body(printer, self.then_region)
+        if self.has_else:
+            printer.print_string(" else")
+            _print_body(printer, self.else_region)
+        _print_attrs(printer, self)
+
+    def verify_(self) -> None:
+        if len(self.else_region.blocks) > 1:
+            raise VerifyException("'else' region must have at most one block")
+
+
+@irdl_op_definition
+class LoopOp(_ScopeOp):
+    """Half-open counted loop, step 1; bounds are evaluated once.
+
+    The loop variable is a `ui32` named local read with `vyre.var`; each
+    iteration is a fresh scope.
+
+    ```mlir
+    vyre.loop @k = %lo to %hi {
+      %k = vyre.var @k : ui32
+    }
+    ```
+    """
+
+    name = "vyre.loop"
+    var_name = prop_def(StringAttr)
+    lower = operand_def(ui32)
+    upper = operand_def(ui32)
+    body = region_def("single_block")
+
+    def __init__(
+        self,
+        var_name: str,
+        lower: SSAValue | Operation,
+        upper: SSAValue | Operation,
+        body: Region | Sequence[Operation] | None = None,
+    ):
+        super().__init__(
+            operands=[lower, upper],
+            properties={"var_name": StringAttr(var_name)},
+            regions=[_as_region(body)],
+        )
+
+    @classmethod
+    def parse(cls, parser: Parser) -> LoopOp:
+        name = _parse_name(parser)
+        parser.parse_punctuation("=")
+        lower = parser.parse_operand(ui32)
+        parser.parse_keyword("to")
+        upper = parser.parse_operand(ui32)
+        body = _parse_body(parser)
+        op = cls(name.data, lower, upper, body)
+        op.attributes.update(parser.parse_optional_attr_dict())
+        return op
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        _print_name(printer, self.var_name)
+        printer.print_string(" = ")
+        printer.print_operand(self.lower)
+        printer.print_string(" to ")
+        printer.print_operand(self.upper)
+        _print_body(printer, self.body)
+        _print_attrs(printer, self)
+
+    def verify_(self) -> None:
+        if enclosing_program(self) is None:
+            raise VerifyException("'vyre.loop' must be inside a 'vyre.program'")
+        if find_local_declaration(self, self.var_name.data) is not None:
+            raise VerifyException(
+                f"loop variable @{self.var_name.data} shadows a visible named local"
+            )
+
+
+@irdl_op_definition
+class BlockOp(_ScopeOp):
+    """A scope.
+
+    ```mlir
+    vyre.block {
+      vyre.let @t = %x : f32
+    }
+    ```
+    """
+
+    name = "vyre.block"
+    body = region_def("single_block")
+
+    def __init__(self, body: Region | Sequence[Operation] | None = None):
+        super().__init__(regions=[_as_region(body)])
+
+    @classmethod
+    def parse(cls, parser: Parser) -> BlockOp:
+        op = cls(_parse_body(parser))
+        op.attributes.update(parser.parse_optional_attr_dict())
+        return op
+
+    def print(self, printer: Printer) -> None:
+        _print_body(printer, self.body)
+        _print_attrs(printer, self)
+
+
+@irdl_op_definition
+class RegionOp(_ScopeOp):
+    """A scope that carries provenance (the generator that produced it).
+
+    ```mlir
+    vyre.region "vyre.fuse.arm0" {
+      vyre.store @out[%i] = %v : f32
+    }
+    ```
+    """
+
+    name = "vyre.region"
+    generator = prop_def(StringAttr)
+    body = region_def("single_block")
+
+    def __init__(self, generator: str, body: Region | Sequence[Operation] | None = None):
+        super().__init__(
+            properties={"generator": StringAttr(generator)}, regions=[_as_region(body)]
+        )
+
+    @classmethod
+    def parse(cls, parser: Parser) -> RegionOp:
+        generator = parser.parse_str_literal()
+        op = cls(generator, _parse_body(parser))
+        op.attributes.update(parser.parse_optional_attr_dict())
+        return op
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        printer.print_string_literal(self.generator.data)
+        _print_body(printer, self.body)
+        _print_attrs(printer, self)
+
+
+def _is_uniform(value: SSAValue, seen: set[SSAValue] | None = None) -> bool:
+    """Whether `value` is the same for every invocation of a workgroup (conservative)."""
+    owner = value.owner
+    if not isinstance(owner, Operation):
+        return False
+    if isinstance(owner, ConstOp | BufLenOp | WorkgroupIdOp):
+        return True
+    if isinstance(owner, VarOp):
+        declaration = find_local_declaration(owner, owner.var_name.data)
+        return isinstance(declaration, LoopOp) and _is_uniform_loop(declaration)
+    if owner.has_trait(Pure):
+        return all(_is_uniform(operand) for operand in owner.operands)
+    return False
+
+
+def _is_uniform_loop(loop: LoopOp) -> bool:
+    return _is_uniform(loop.lower) and _is_uniform(loop.upper)
+
+
+def _divergent_ancestor(op: Operation) -> Operation | None:
+    """The innermost `if`/`loop` around `op` whose control depends on the invocation."""
+    parent = op.parent_op()
+    while parent is not None and not isinstance(parent, ProgramOp):
+        if isinstance(parent, IfOp) and not _is_uniform(parent.cond):
+            return parent
+        if isinstance(parent, LoopOp) and not _is_uniform_loop(parent):
+            return parent
+        parent = parent.parent_op()
+    return None
+
+
+@irdl_op_definition
+class BarrierOp(IRDLOperation):
+    """Workgroup barrier; `grid_sync` is dispatch-wide and only legal where a pass
+    splits the dispatch there.
+
+    ```mlir
+    vyre.barrier
+    vyre.barrier acq_rel
+    vyre.barrier grid_sync
+    ```
+    """
+
+    name = "vyre.barrier"
+    ordering = prop_def(StringAttr)
+    traits = traits_def(MemoryWriteEffect())
+
+    def __init__(self, ordering: str = "seq_cst"):
+        super().__init__(properties={"ordering": StringAttr(ordering)})
+
+    @property
+    def is_grid_sync(self) -> bool:
+        return self.ordering.data == "grid_sync"
+
+    @classmethod
+    def parse(cls, parser: Parser) -> BarrierOp:
+        ordering = "seq_cst"
+        for candidate in BARRIER_ORDERINGS:
+            if parser.parse_optional_keyword(candidate) is not None:
+                ordering = candidate
+                break
+        op = cls(ordering)
+        op.attributes.update(parser.parse_optional_attr_dict())
+        return op
+
+    def print(self, printer: Printer) -> None:
+        if self.ordering.data != "seq_cst":
+            printer.print_string(f" {self.ordering.data}")
+        _print_attrs(printer, self)
+
+    def verify_(self) -> None:
+        if self.ordering.data not in BARRIER_ORDERINGS:
+            raise VerifyException(f"unknown barrier ordering '{self.ordering.data}'")
+        if (divergent := _divergent_ancestor(self)) is not None:
+            raise VerifyException(
+                f"barrier under invocation-dependent control flow ('{divergent.name}' "
+                "whose condition or bounds depend on the invocation)"
+            )
+        if self.is_grid_sync and self.parent_op() is not enclosing_program(self):
+            raise VerifyException("'grid_sync' barrier must be at the top level of its program")
+        program = enclosing_program(self)
+        if program is None:
+            return
+        for earlier in program.walk():
+            if earlier is self:
+                break
+            if isinstance(earlier, ReturnOp) and _divergent_ancestor(earlier) is not None:
+                raise VerifyException(
+                    "barrier after a 'vyre.return' that only some invocations take"
+                )
+
+
+@irdl_op_definition
+class ReturnOp(IRDLOperation):
+    """Ends this invocation.
+
+    ```mlir
+    vyre.return
+    ```
+    """
+
+    name = "vyre.return"
+    traits = traits_def(MemoryWriteEffect())
+    assembly_format = "attr-dict"
+
+
+@irdl_op_definition
+class TrapOp(IRDLOperation):
+    """Records (tag, address, invocation) in the trap sidecar and ends the invocation.
+
+    ```mlir
+    vyre.trap %addr "bad_index"
+    ```
+    """
+
+    name = "vyre.trap"
+    address = operand_def(ui32)
+    tag = prop_def(StringAttr)
+    traits = traits_def(MemoryWriteEffect())
+
+    def __init__(self, address: SSAValue | Operation, tag: str):
+        super().__init__(operands=[address], properties={"tag": StringAttr(tag)})
+
+    @classmethod
+    def parse(cls, parser: Parser) -> TrapOp:
+        address = parser.parse_operand(ui32)
+        tag = parser.parse_str_literal()
+        op = cls(address, tag)
+        op.attributes.update(parser.parse_optional_attr_dict())
+        return op
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        printer.print_operand(self.address)
+        printer.print_string(" ")
+        printer.print_string_literal(self.tag.data)
+        _print_attrs(printer, self)
+
+    def verify_(self) -> None:
+        if not self.tag.data:
+            raise VerifyException("trap tag must not be empty")
+
+
+# ============================================================================ expressions
+
+
+def _format_float(value: float) -> str:
+    as_f32 = np.float32(value)
+    if not np.isfinite(as_f32):
+        return f"0x{int(as_f32.view(np.uint32)):08X}"
+    text = repr(float(as_f32))
+    if np.float32(float(text)) != as_f32:  # pragma: no cover - repr of a float32 round-trips
+        text = f"{float(as_f32):.9g}"
+    return text
+
+
+@irdl_op_definition
+class ConstOp(IRDLOperation, HasFolderInterface):
+    """A literal. An f32 may be written as a hex bit pattern (`0x7FC00000 : f32`).
+
+    ```mlir
+    %a = vyre.const 7 : ui32
+    %b = vyre.const -3 : si32
+    %c = vyre.const 1.5 : f32
+    %d = vyre.const true : i1
+    ```
+    """
+
+    name = "vyre.const"
+    value = prop_def(IntegerAttr | FloatAttr)
+    result = result_def()
+    traits = traits_def(Pure(), ConstantLike())
+
+    def __init__(self, value: int | float | bool | IntegerAttr | FloatAttr, ty: Attribute | str | None = None):
+        if isinstance(ty, str):
+            ty = ELEMENT_TYPES[ty]
+        if isinstance(value, IntegerAttr | FloatAttr):
+            attr = value
+            ty = value.type
+        elif ty == f32:
+            attr = FloatAttr(float(np.float32(value)), f32)
+        elif ty == i1:
+            attr = IntegerAttr(-1 if value else 0, i1)
+        else:
+            assert ty is not None, "a type is needed for an integer constant"
+            attr = IntegerAttr(int(value), ty)
+        super().__init__(properties={"value": attr}, result_types=[ty])
+
+    def literal(self) -> int | float | bool:
+        """The value as a Python scalar (bool for i1)."""
+        if isinstance(self.value, FloatAttr):
+            return float(self.value.value.data)
+        if self.result.type == i1:
+            return self.value.value.data != 0
+        return self.value.value.data
+
+    def fold(self) -> Sequence[SSAValue | Attribute] | None:
+        return (self.value,)
+
+    @classmethod
+    def parse(cls, parser: Parser) -> ConstOp:
+        boolean = parser.parse_optional_boolean()
+        is_hex = parser._current_token.text.lower().startswith("0x")  # noqa: SLF001
+        number = None if boolean is not None else parser.parse_number()
+        parser.parse_punctuation(":")
+        ty = parser.parse_type()
+        if boolean is not None:
+            if ty != i1:
+                parser.raise_error(f"'true'/'false' are i1 literals, not {ty}")
+            value: int | float | bool = boolean
+        elif ty == f32:
+            value = _parse_f32(parser, number, is_hex)
+        elif ty in (ui32, si32, i1):
+            if not isinstance(number, int):
+                parser.raise_error(f"expected an integer literal for {ty}")
+            value = _check_int_range(parser, number, ty)
+        else:
+            parser.raise_error(
+                f"unsupported element type {ty}; vyre supports ui32, si32, f32 and i1"
+            )
+        op = cls(value, ty)
+        op.attributes.update(parser.parse_optional_attr_dict())
+        return op
+
+    def print(self, printer: Printer) -> None:
+        literal = self.literal()
+        if isinstance(literal, bool):
+            text = "true" if literal else "false"
+        elif isinstance(literal, float):
+            text = _format_float(literal)
+        else:
+            text = str(literal)
+        printer.print_string(f" {text} : ")
+        printer.print_attribute(self.result.type)
+        _print_attrs(printer, self)
+
+    def verify_(self) -> None:
+        _require_element_type(self.result.type, "'vyre.const'")
+        if self.value.type != self.result.type:
+            raise VerifyException(
+                f"literal type {self.value.type} differs from result type {self.result.type}"
+            )
+
+
+def _parse_f32(parser: Parser, number: int | float, is_hex: bool) -> float:
+    """An f32 literal: a decimal number, or a hex bit pattern such as 0x7F800000."""
+    if not is_hex:
+        return float(number)
+    if not 0 <= number <= 0xFFFFFFFF:
+        parser.raise_error("hex literal out of range for an f32 bit pattern")
+    return float(np.uint32(number).view(np.float32))
+
+
+def _check_int_range(parser: Parser, number: int, ty: Attribute) -> int:
+    lo, hi = {"ui32": (0, 2**32 - 1), "si32": (-(2**31), 2**31 - 1), "i1": (0, 1)}[type_name(ty)]
+    if not lo <= number <= hi:
+        parser.raise_error(f"literal {number} is out of range for {ty} [{lo}, {hi}]")
+    return number
+
+
+@irdl_op_definition
+class LoadOp(IRDLOperation):
+    """Loads a buffer element; out of bounds gives the typed zero.
+
+    ```mlir
+    %v = vyre.load @x[%i] : f32
+    ```
+    """
+
+    name = "vyre.load"
+    buffer = prop_def(SymbolRefAttr)
+    index = operand_def()
+    result = result_def()
+    traits = traits_def(MemoryReadEffect())
+
+    def __init__(self, buffer: str, index: SSAValue | Operation, result_type: Attribute | str):
+        if isinstance(result_type, str):
+            result_type = ELEMENT_TYPES[result_type]
+        super().__init__(
+            operands=[index],
+            properties={"buffer": SymbolRefAttr(buffer)},
+            result_types=[result_type],
+        )
+
+    @property
+    def buffer_name(self) -> str:
+        return self.buffer.root_reference.data
+
+    @classmethod
+    def parse(cls, parser: Parser) -> LoadOp:
+        buffer, index = _parse_buffer_index(parser)
+        parser.parse_punctuation(":")
+        op = cls(buffer.root_reference.data, index, parser.parse_type())
+        op.attributes.update(parser.parse_optional_attr_dict())
+        return op
+
+    def print(self, printer: Printer) -> None:
+        _print_buffer_index(printer, self.buffer, self.index)
+        printer.print_string(" : ")
+        printer.print_attribute(self.result.type)
+        _print_attrs(printer, self)
+
+    def verify_(self) -> None:
+        _require_ui32_index(self.index)
+        buffer = _buffer_of(self, self.buffer_name)
+        if buffer.element_type != self.result.type:
+            raise VerifyException(
+                f"buffer @{self.buffer_name} holds {buffer.element_type}, "
+                f"but is loaded as {self.result.type}"
+            )
+
+
+@irdl_op_definition
+class BufLenOp(IRDLOperation):
+    """The element count of a buffer, as `ui32`.
+
+    ```mlir
+    %n = vyre.buf_len @x
+    ```
+    """
+
+    name = "vyre.buf_len"
+    buffer = prop_def(SymbolRefAttr)
+    result = result_def(ui32)
+    traits = traits_def(Pure())
+
+    def __init__(self, buffer: str):
+        super().__init__(properties={"buffer": SymbolRefAttr(buffer)}, result_types=[ui32])
+
+    @property
+    def buffer_name(self) -> str:
+        return self.buffer.root_reference.data
+
+    @classmethod
+    def parse(cls, parser: Parser) -> BufLenOp:
+        op = cls(parser.parse_symbol_name().data)
+        op.attributes.update(parser.parse_optional_attr_dict())
+        return op
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        printer.print_symbol_name(self.buffer_name)
+        _print_attrs(printer, self)
+
+    def verify_(self) -> None:
+        _buffer_of(self, self.buffer_name)
+
+
+class _IdOp(IRDLOperation):
+    """Shared parse/print of the invocation id ops: `%g = vyre.invocation_id x`."""
+
+    axis = prop_def(IntegerAttr)
+    result = result_def(ui32)
+    traits = traits_def(Pure())
+
+    def __init__(self, axis: int | str):
+        if isinstance(axis, str):
+            axis = AXES.index(axis)
+        super().__init__(properties={"axis": IntegerAttr(axis, i64)}, result_types=[ui32])
+
+    @property
+    def axis_index(self) -> int:
+        return self.axis.value.data
+
+    @classmethod
+    def parse(cls, parser: Parser):
+        pos = parser.pos
+        axis = parser.parse_identifier()
+        if axis not in AXES:
+            parser.raise_error("expected axis x, y or z", pos, parser.pos)
+        op = cls(axis)
+        op.attributes.update(parser.parse_optional_attr_dict())
+        return op
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(f" {AXES[self.axis_index]}")
+        _print_attrs(printer, self)
+
+    def verify_(self) -> None:
+        if self.axis_index not in (0, 1, 2):
+            raise VerifyException(f"axis must be 0, 1 or 2 (x, y, z), got {self.axis_index}")
+
+
+@irdl_op_definition
+class InvocationIdOp(_IdOp):
+    """The global invocation id on one axis.
+
+    ```mlir
+    %g = vyre.invocation_id x
+    ```
+    """
+
+    name = "vyre.invocation_id"
+
+
+@irdl_op_definition
+class WorkgroupIdOp(_IdOp):
+    """The workgroup id on one axis.
+
+    ```mlir
+    %w = vyre.workgroup_id y
+    ```
+    """
+
+    name = "vyre.workgroup_id"
+
+
+@irdl_op_definition
+class LocalIdOp(_IdOp):
+    """The invocation id within its workgroup on one axis.
+
+    ```mlir
+    %l = vyre.local_id z
+    ```
+    """
+
+    name = "vyre.local_id"
+
+
+def _constant_array(value: SSAValue) -> np.ndarray | None:
+    owner = value.owner
+    if not isinstance(owner, ConstOp):
+        return None
+    tname = type_name(owner.result.type)
+    return np.array([owner.literal()], dtype=semantics.NUMPY_DTYPES[tname])
+
+
+def _attribute_for(array: np.ndarray, ty: Attribute) -> Attribute:
+    scalar = array.reshape(-1)[0]
+    if ty == f32:
+        return FloatAttr(float(scalar), f32)
+    if ty == i1:
+        return IntegerAttr(-1 if bool(scalar) else 0, i1)
+    return IntegerAttr(int(scalar), ty)
+
+
+class _TableOp(IRDLOperation, HasFolderInterface):
+    """An op whose meaning is the `semantics.OPS` entry named after it."""
+
+    @classmethod
+    def semantics(cls) -> semantics.OpSemantics:
+        return OPS[cls.name.removeprefix("vyre.")]
+
+    def _check_operand_type(self, ty: Attribute) -> None:
+        sem = self.semantics()
+        tname = type_name(ty)
+        if tname not in sem.types:
+            raise VerifyException(
+                f"'{self.name}' does not accept {ty}; it takes {', '.join(sem.types)}"
+            )
+
+    def fold(self) -> Sequence[SSAValue | Attribute] | None:
+        sem = self.semantics()
+        if sem.ulp:
+            return None
+        args = [_constant_array(v) for v in self.operands]
+        if any(a is None for a in args):
+            return None
+        if sem.traps is not None and (mask := sem.traps(*args)) is not None and mask.any():
+            return None
+        with np.errstate(all="ignore"):
+            result = np.asarray(sem.evaluate(*args))
+        return (_attribute_for(result, self.results[0].type),)
+
+
+class BinaryOp(_TableOp):
+    """`%r = vyre.OP %a, %b : T` with both operands and the result of type T."""
+
+    T: ClassVar = VarConstraint("T", AnyAttr())
+    lhs = operand_def(T)
+    rhs = operand_def(T)
+    result = result_def(T)
+    traits = traits_def(Pure())
+    assembly_format = "$lhs `,` $rhs attr-dict `:` type($result)"
+
+    def __init__(self, lhs: SSAValue | Operation, rhs: SSAValue | Operation):
+        super().__init__(operands=[lhs, rhs], result_types=[SSAValue.get(lhs).type])
+
+    def verify_(self) -> None:
+        self._check_operand_type(self.lhs.type)
+
+
+class CompareOp(_TableOp):
+    """`%r = vyre.OP %a, %b : T` comparing two T operands to an `i1`."""
+
+    T: ClassVar = VarConstraint("T", AnyAttr())
+    lhs = operand_def(T)
+    rhs = operand_def(T)
+    result = result_def(i1)
+    traits = traits_def(Pure())
+    assembly_format = "$lhs `,` $rhs attr-dict `:` type($lhs)"
+
+    def __init__(self, lhs: SSAValue | Operation, rhs: SSAValue | Operation):
+        super().__init__(operands=[lhs, rhs], result_types=[i1])
+
+    def verify_(self) -> None:
+        self._check_operand_type(self.lhs.type)
+
+
+class UnaryOp(_TableOp):
+    """`%r = vyre.OP %a : T`."""
+
+    T: ClassVar = VarConstraint("T", AnyAttr())
+    operand = operand_def(T)
+    result = result_def(T)
+    traits = traits_def(Pure())
+    assembly_format = "$operand attr-dict `:` type($result)"
+
+    def __init__(self, operand: SSAValue | Operation):
+        super().__init__(operands=[operand], result_types=[SSAValue.get(operand).type])
+
+    def verify_(self) -> None:
+        self._check_operand_type(self.operand.type)
+
+
+class PredicateOp(_TableOp):
+    """`%r = vyre.OP %a : f32` giving an `i1`."""
+
+    operand = operand_def()
+    result = result_def(i1)
+    traits = traits_def(Pure())
+    assembly_format = "$operand attr-dict `:` type($operand)"
+
+    def __init__(self, operand: SSAValue | Operation):
+        super().__init__(operands=[operand], result_types=[i1])
+
+    def verify_(self) -> None:
+        self._check_operand_type(self.operand.type)
+
+
+def _table_op(base: type[_TableOp], mnemonic: str, doc: str) -> type[IRDLOperation]:
+    """Define the op `vyre.<mnemonic>` whose meaning is `semantics.OPS[mnemonic]`."""
+    cls = type(
+        "".join(part.capitalize() for part in mnemonic.split("_")) + "Op",
+        (base,),
+        {"name": f"vyre.{mnemonic}", "__doc__": doc, "__module__": __name__},
+    )
+    return irdl_op_definition(cls)
+
+
+def _example(mnemonic: str) -> str:
+    sem = OPS[mnemonic]
+    ty = sem.types[0]
+    if sem.kind in ("binary", "logic"):
+        line = f"%r = vyre.{mnemonic} %a, %b : {ty}"
+    elif sem.kind == "compare":
+        line = f"%r = vyre.{mnemonic} %a, %b : {ty}  // %r : i1"
+    elif sem.kind == "predicate":
+        line = f"%r = vyre.{mnemonic} %a : {ty}  // %r : i1"
+    else:
+        line = f"%r = vyre.{mnemonic} %a : {ty}"
+    accepted = ", ".join(sem.types)
+    return f"`{mnemonic}` on {accepted} (semantics: `vyre_xdsl.semantics.OPS['{mnemonic}']`).\n\n```mlir\n{line}\n```\n"
+
+
+_BASES = {"binary": BinaryOp, "logic": BinaryOp, "compare": CompareOp, "unary": UnaryOp, "predicate": PredicateOp}
+
+#: mnemonic -> op class, one per entry of the semantics table
+TABLE_OPS: dict[str, type[IRDLOperation]] = {
+    name: _table_op(_BASES[sem.kind], name, _example(name)) for name, sem in OPS.items()
+}
+globals().update({cls.__name__: cls for cls in TABLE_OPS.values()})
+
+
+@irdl_op_definition
+class SelectOp(IRDLOperation):
+    """Picks `%a` where the condition holds, else `%b`.
+
+    ```mlir
+    %r = vyre.select %c, %a, %b : f32
+    ```
+    """
+
+    name = "vyre.select"
+    T: ClassVar = VarConstraint("T", AnyAttr())
+    cond = operand_def(i1)
+    true_value = operand_def(T)
+    false_value = operand_def(T)
+    result = result_def(T)
+    traits = traits_def(Pure())
+    assembly_format = "$cond `,` $true_value `,` $false_value attr-dict `:` type($result)"
+
+    def __init__(self, cond, true_value, false_value):
+        super().__init__(
+            operands=[cond, true_value, false_value],
+            result_types=[SSAValue.get(true_value).type],
+        )
+
+    def verify_(self) -> None:
+        _require_element_type(self.result.type, "'vyre.select'")
+
+
+@irdl_op_definition
+class FmaOp(IRDLOperation):
+    """Fused multiply-add `a * b + c` on f32.
+
+    ```mlir
+    %r = vyre.fma %a, %b, %c : f32
+    ```
+    """
+
+    name = "vyre.fma"
+    a = operand_def(f32)
+    b = operand_def(f32)
+    c = operand_def(f32)
+    result = result_def(f32)
+    traits = traits_def(Pure())
+    assembly_format = "$a `,` $b `,` $c attr-dict `:` type($result)"
+
+    def __init__(self, a, b, c):
+        super().__init__(operands=[a, b, c], result_types=[f32])
+
+
+class _ConversionOp(IRDLOperation):
+    """Shared parse/print of `%r = vyre.cast %x : si32 to f32`."""
+
+    input = operand_def()
+    result = result_def()
+    traits = traits_def(Pure())
+    assembly_format = "$input attr-dict `:` type($input) `to` type($result)"
+
+    def __init__(self, value: SSAValue | Operation, target: Attribute | str):
+        if isinstance(target, str):
+            target = ELEMENT_TYPES[target]
+        super().__init__(operands=[value], result_types=[target])
+
+    @property
+    def source_name(self) -> str:
+        return type_name(self.input.type) or str(self.input.type)
+
+    @property
+    def target_name(self) -> str:
+        return type_name(self.result.type) or str(self.result.type)
+
+
+@irdl_op_definition
+class CastOp(_ConversionOp):
+    """Numeric conversion between ui32, si32, f32 and i1.
+
+    f32 to an integer truncates toward zero and saturates (NaN gives 0);
+    ui32 and si32 convert bit-preserving; to i1 is `!= 0`; from i1 is 0 or 1.
+
+    ```mlir
+    %r = vyre.cast %x : si32 to f32
+    ```
+    """
+
+    name = "vyre.cast"
+
+    def verify_(self) -> None:
+        pair = (type_name(self.input.type), type_name(self.result.type))
+        if pair not in semantics.CAST_PAIRS:
+            raise VerifyException(f"no cast from {self.input.type} to {self.result.type}")
+
+
+@irdl_op_definition
+class BitcastOp(_ConversionOp):
+    """Reinterprets the 32 bits of a ui32, si32 or f32.
+
+    ```mlir
+    %bits = vyre.bitcast %x : f32 to ui32
+    ```
+    """
+
+    name = "vyre.bitcast"
+
+    def verify_(self) -> None:
+        for ty in (self.input.type, self.result.type):
+            if type_name(ty) not in semantics.SCALAR_32_TYPES:
+                raise VerifyException(
+                    f"bitcast is between 32-bit types ui32, si32 and f32, not {ty}"
+                )
+
+
+@irdl_op_definition
+class AtomicOp(IRDLOperation):
+    """Atomic read-modify-write on a `ui32` global buffer; returns the old value.
+
+    ```mlir
+    %old = vyre.atomic add @counter[%zero], %one : ui32
+    %prev = vyre.atomic compare_exchange @lock[%i], %expected, %new : ui32
+    ```
+    """
+
+    name = "vyre.atomic"
+    kind = prop_def(StringAttr)
+    buffer = prop_def(SymbolRefAttr)
+    index = operand_def(ui32)
+    expected = opt_operand_def(ui32)
+    value = operand_def(ui32)
+    result = result_def(ui32)
+    irdl_options = (AttrSizedOperandSegments(as_property=True),)
+    traits = traits_def(MemoryReadEffect(), MemoryWriteEffect())
+
+    def __init__(
+        self,
+        kind: str,
+        buffer: str,
+        index: SSAValue | Operation,
+        value: SSAValue | Operation,
+        expected: SSAValue | Operation | None = None,
+    ):
+        super().__init__(
+            operands=[index, [] if expected is None else [expected], value],
+            properties={"kind": StringAttr(kind), "buffer": SymbolRefAttr(buffer)},
+            result_types=[ui32],
+        )
+
+    @property
+    def buffer_name(self) -> str:
+        return self.buffer.root_reference.data
+
+    @classmethod
+    def parse(cls, parser: Parser) -> AtomicOp:
+        pos = parser.pos
+        kind = parser.parse_identifier()
+        if kind not in semantics.ATOMIC_OPS:
+            parser.raise_error(
+                f"expected atomic op, one of {', '.join(semantics.ATOMIC_OPS)}", pos, parser.pos
+            )
+        buffer, index = _parse_buffer_index(parser)
+        parser.parse_punctuation(",")
+        first = parser.parse_operand(ui32)
+        expected = None
+        if kind == "compare_exchange":
+            parser.parse_punctuation(",")
+            expected, value = first, parser.parse_operand(ui32)
+        else:
+            value = first
+        parser.parse_punctuation(":")
+        ty = parser.parse_type()
+        if ty != ui32:
+            parser.raise_error(f"atomics operate on ui32, not {ty}")
+        op = cls(kind, buffer.root_reference.data, index, value, expected)
+        op.attributes.update(parser.parse_optional_attr_dict())
+        return op
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(f" {self.kind.data}")
+        _print_buffer_index(printer, self.buffer, self.index)
+        printer.print_string(", ")
+        if self.expected is not None:
+            printer.print_operand(self.expected)
+            printer.print_string(", ")
+        printer.print_operand(self.value)
+        printer.print_string(" : ui32")
+        _print_attrs(printer, self)
+
+    def verify_(self) -> None:
+        if self.kind.data not in semantics.ATOMIC_OPS:
+            raise VerifyException(f"unknown atomic op '{self.kind.data}'")
+        if (self.kind.data == "compare_exchange") != (self.expected is not None):
+            raise VerifyException("only 'compare_exchange' takes an expected value")
+        buffer = _buffer_of(self, self.buffer_name)
+        if buffer.element_type != ui32:
+            raise VerifyException(
+                f"atomics need a ui32 buffer; @{self.buffer_name} holds {buffer.element_type}"
+            )
+        if buffer.access_mode not in ("read_write", "write_only"):
+            raise VerifyException(
+                f"atomics need a writable global buffer; @{self.buffer_name} is {buffer.access_mode}"
+            )
+
+
+class VyreConstantMaterialization(ConstantMaterializationInterface):
+    def materialize_constant(self, value: Attribute, type: Attribute) -> Operation:
+        assert isinstance(value, IntegerAttr | FloatAttr)
+        return ConstOp(value)
+
+
+Vyre = Dialect(
+    "vyre",
+    [
+        ProgramOp,
+        BufferOp,
+        LetOp,
+        AssignOp,
+        VarOp,
+        StoreOp,
+        IfOp,
+        LoopOp,
+        BlockOp,
+        RegionOp,
+        BarrierOp,
+        ReturnOp,
+        TrapOp,
+        ConstOp,
+        LoadOp,
+        BufLenOp,
+        InvocationIdOp,
+        WorkgroupIdOp,
+        LocalIdOp,
+        *TABLE_OPS.values(),
+        SelectOp,
+        FmaOp,
+        CastOp,
+        BitcastOp,
+        AtomicOp,
+    ],
+    [],
+    [VyreConstantMaterialization()],
+)
+
+
+def programs(module: ModuleOp) -> list[ProgramOp]:
+    """The programs of a module, in program order."""
+    return [op for op in module.ops if isinstance(op, ProgramOp)]
+
+
+__all__ = [
+    "ELEMENT_TYPES",
+    "TABLE_OPS",
+    "Vyre",
+    "programs",
+    "type_name",
+    "ui32",
+    "si32",
+    "f32",
+    "i1",
+    "ArrayAttr",
+]

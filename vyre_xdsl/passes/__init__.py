@@ -1,0 +1,26 @@
+"""The passes of vyre_xdsl, registered lazily by kebab-case name (the xDSL way)."""
+
+from collections.abc import Callable
+from importlib import import_module
+from importlib.util import find_spec
+
+from xdsl.passes import ModulePass
+
+#: pass name -> (module, class name). One pass per file.
+PASSES: dict[str, tuple[str, str]] = {
+    "vyre-fuse": ("vyre_xdsl.passes.vyre_fuse", "VyreFusePass"),
+    "vyre-lower": ("vyre_xdsl.passes.vyre_lower", "VyreLowerPass"),
+    "kernel-verify": ("vyre_xdsl.passes.kernel_verify", "KernelVerifyPass"),
+}
+
+
+def _factory(module: str, cls: str) -> Callable[[], type[ModulePass]]:
+    return lambda: getattr(import_module(module), cls)
+
+
+def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
+    return {
+        name: _factory(module, cls)
+        for name, (module, cls) in PASSES.items()
+        if find_spec(module) is not None
+    }

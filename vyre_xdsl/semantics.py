@@ -1,0 +1,550 @@
+"""The one table of vyre op semantics.
+
+Every pure `vyre` expression op has exactly one entry here. The entry says which
+element types the op accepts, how to evaluate it on numpy arrays (the reference
+interpreter and the constant folder use this), how to print it as a WGSL
+expression (the WGSL printer uses this), and the ULP budget of approximate f32
+ops (the conformance tests use this). Nothing else in the project re-states op
+semantics: the interpreter, folder and printer all read this table.
+
+Element types are named by their IR spelling: ``ui32``, ``si32``, ``f32``, ``i1``.
+
+```python
+from vyre_xdsl.semantics import OPS
+OPS["add"].evaluate(np.array([1], np.uint32), np.array([2], np.uint32))  # -> [3]
+OPS["add"].wgsl("u32", "a", "b")                                        # -> "(a + b)"
+```
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import numpy as np
+
+U32_MAX = 0xFFFFFFFF
+I32_MIN = -(2**31)
+
+#: IR type name -> numpy dtype used for values in registers.
+NUMPY_DTYPES: dict[str, type[np.generic]] = {
+    "ui32": np.uint32,
+    "si32": np.int32,
+    "f32": np.float32,
+    "i1": np.bool_,
+}
+
+#: IR type name -> numpy dtype of the host array of a buffer (Bool is one u32 word).
+HOST_DTYPES: dict[str, type[np.generic]] = {
+    "ui32": np.uint32,
+    "si32": np.int32,
+    "f32": np.float32,
+    "i1": np.uint32,
+}
+
+#: IR type name -> WGSL type in registers.
+WGSL_TYPES: dict[str, str] = {"ui32": "u32", "si32": "i32", "f32": "f32", "i1": "bool"}
+
+#: IR type name -> WGSL element type of a storage buffer (Bool is one u32 word).
+WGSL_STORAGE_TYPES: dict[str, str] = {
+    "ui32": "u32",
+    "si32": "i32",
+    "f32": "f32",
+    "i1": "u32",
+}
+
+INT_TYPES = ("ui32", "si32")
+NUMERIC_TYPES = ("ui32", "si32", "f32")
+ALL_TYPES = ("ui32", "si32", "f32", "i1")
+SCALAR_32_TYPES = ("ui32", "si32", "f32")
+
+TRAP_SI32_DIV = "si32.div"
+TRAP_SI32_MOD = "si32.mod"
+
+
+@dataclass(frozen=True)
+class OpSemantics:
+    """Semantics of one pure vyre op.
+
+    ``evaluate(*args)`` takes numpy arrays (or scalars) of the operand dtype and
+    returns an array of the result dtype. ``wgsl(ty, *args)`` takes the WGSL
+    type of the operands and the operand expressions (plain identifiers, so an
+    argument may be repeated freely) and returns a WGSL expression.
+    ``traps(*args)`` returns a boolean mask of lanes that trap (si32 division),
+    and ``wgsl_trap(ty, *args)`` the same condition in WGSL.
+    """
+
+    name: str
+    kind: str  # "binary", "compare", "logic", "unary", "predicate"
+    types: tuple[str, ...]
+    evaluate: Callable[..., np.ndarray]
+    wgsl: Callable[..., str]
+    ulp: float = 0.0
+    traps: Callable[..., np.ndarray] | None = None
+    wgsl_trap: Callable[..., str] | None = None
+    trap_tag: str | None = None
+    commutative: bool = False
+    helpers: tuple[str, ...] = field(default=())
+
+    @property
+    def result_is_bool(self) -> bool:
+        return self.kind in ("compare", "logic", "predicate")
+
+    def result_type(self, operand_type: str) -> str:
+        return "i1" if self.result_is_bool else operand_type
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+def _dtype(a: np.ndarray) -> np.dtype:
+    return np.asarray(a).dtype
+
+
+def _wrap(result: np.ndarray, like: np.ndarray) -> np.ndarray:
+    """Cast an int64 intermediate back to the operand dtype with wrap-around."""
+    return np.asarray(result).astype(np.int64).astype(_dtype(like), casting="unsafe")
+
+
+def _as_i64(a: np.ndarray) -> np.ndarray:
+    return np.asarray(a).astype(np.int64)
+
+
+def _is_float(a: np.ndarray) -> bool:
+    return _dtype(a) == np.float32
+
+
+def _is_signed(a: np.ndarray) -> bool:
+    return _dtype(a) == np.int32
+
+
+def _f32(x: np.ndarray) -> np.ndarray:
+    return np.asarray(x, dtype=np.float32)
+
+
+def _shift_amount(b: np.ndarray) -> np.ndarray:
+    return (np.asarray(b).view(np.uint32) if _is_signed(b) else np.asarray(b)).astype(
+        np.int64
+    ) & 31
+
+
+def _add(a, b):
+    return _f32(a + b) if _is_float(a) else _wrap(_as_i64(a) + _as_i64(b), a)
+
+
+def _sub(a, b):
+    return _f32(a - b) if _is_float(a) else _wrap(_as_i64(a) - _as_i64(b), a)
+
+
+def _mul(a, b):
+    if _is_float(a):
+        return _f32(a * b)
+    return _wrap((_as_i64(a) * _as_i64(b)) & U32_MAX, a)
+
+
+def _si32_div_traps(a, b):
+    a, b = _as_i64(a), _as_i64(b)
+    return (b == 0) | ((a == I32_MIN) & (b == -1))
+
+
+def _div(a, b):
+    if _is_float(a):
+        with np.errstate(all="ignore"):
+            return _f32(np.divide(a, b))
+    a64, b64 = _as_i64(a), _as_i64(b)
+    if _is_signed(a):
+        safe = np.where(_si32_div_traps(a, b), 1, b64)
+        q = np.abs(a64) // np.abs(safe) * np.sign(a64) * np.sign(safe)
+        return _wrap(np.where(_si32_div_traps(a, b), a64, q), a)
+    safe = np.where(b64 == 0, 1, b64)
+    return _wrap(np.where(b64 == 0, U32_MAX, a64 // safe), a)
+
+
+def _mod(a, b):
+    a64, b64 = _as_i64(a), _as_i64(b)
+    if _is_signed(a):
+        safe = np.where(_si32_div_traps(a, b), 1, b64)
+        r = np.fmod(a64, safe)
+        return _wrap(np.where(_si32_div_traps(a, b), 0, r), a)
+    safe = np.where(b64 == 0, 1, b64)
+    return _wrap(np.where(b64 == 0, 0, a64 % safe), a)
+
+
+def _min(a, b):
+    return _f32(np.fmin(a, b)) if _is_float(a) else np.minimum(a, b)
+
+
+def _max(a, b):
+    return _f32(np.fmax(a, b)) if _is_float(a) else np.maximum(a, b)
+
+
+def _shl(a, b):
+    bits = np.asarray(a).view(np.uint32).astype(np.int64)
+    r = (bits << _shift_amount(b)) & U32_MAX
+    return r.astype(np.uint32).view(_dtype(a))
+
+
+def _shr(a, b):
+    if _is_signed(a):
+        return (_as_i64(a) >> _shift_amount(b)).astype(np.int32)
+    return (_as_i64(a) >> _shift_amount(b)).astype(np.uint32)
+
+
+def _rotate(a, b, left: bool):
+    x = _as_i64(a)
+    s = _shift_amount(b)
+    if not left:
+        s = (32 - s) & 31
+    r = ((x << s) | (x >> ((32 - s) & 31))) & U32_MAX
+    return r.astype(np.uint32)
+
+
+def _abs_diff(a, b):
+    a64, b64 = _as_i64(a), _as_i64(b)
+    return np.abs(a64 - b64).astype(np.uint32)
+
+
+def _sat_add(a, b):
+    return np.minimum(_as_i64(a) + _as_i64(b), U32_MAX).astype(np.uint32)
+
+
+def _sat_sub(a, b):
+    return np.maximum(_as_i64(a) - _as_i64(b), 0).astype(np.uint32)
+
+
+def _mul_high(a, b):
+    prod = np.asarray(a).astype(np.uint64) * np.asarray(b).astype(np.uint64)
+    return (prod >> np.uint64(32)).astype(np.uint32)
+
+
+def _bits(a) -> np.ndarray:
+    return np.asarray(a).view(np.uint32) if _dtype(a) != np.uint32 else np.asarray(a)
+
+
+def _popcount(a):
+    x = _bits(a)
+    return np.bitwise_count(x).astype(np.uint32).view(_dtype(a))
+
+
+def _clz(a):
+    x = _bits(a).astype(np.uint64)
+    n = np.full(x.shape, 32, dtype=np.int64)
+    nz = x != 0
+    n[nz] = 31 - np.floor(np.log2(x[nz].astype(np.float64))).astype(np.int64)
+    return n.astype(np.uint32).view(_dtype(a))
+
+
+def _ctz(a):
+    x = _bits(a).astype(np.int64)
+    low = x & -x
+    n = np.full(x.shape, 32, dtype=np.int64)
+    nz = x != 0
+    n[nz] = np.log2(low[nz].astype(np.float64)).astype(np.int64)
+    return n.astype(np.uint32).view(_dtype(a))
+
+
+def _reverse_bits(a):
+    x = _bits(a).astype(np.uint32)
+    as_bytes = x.astype("<u4").view(np.uint8).reshape(-1, 4)
+    rev = np.unpackbits(as_bytes, axis=1, bitorder="little")[:, ::-1]
+    packed = np.packbits(rev, axis=1, bitorder="little").reshape(-1)
+    return packed.view("<u4").astype(np.uint32).reshape(x.shape).view(_dtype(a))
+
+
+def _neg(a):
+    return _f32(-np.asarray(a)) if _is_float(a) else _wrap(-_as_i64(a), a)
+
+
+def _bit_not(a):
+    return np.invert(np.asarray(a))
+
+
+def _abs(a):
+    return _f32(np.abs(a)) if _is_float(a) else _wrap(np.abs(_as_i64(a)), a)
+
+
+def _sign(a):
+    return _f32(np.sign(a)) if _is_float(a) else np.sign(a).astype(_dtype(a))
+
+
+def _float_unary(fn: Callable[[np.ndarray], np.ndarray]) -> Callable[[np.ndarray], np.ndarray]:
+    def evaluate(a):
+        with np.errstate(all="ignore"):
+            return _f32(fn(np.asarray(a, dtype=np.float32)))
+
+    return evaluate
+
+
+def _bin(template: str) -> Callable[..., str]:
+    return lambda ty, a, b: template.format(a=a, b=b, ty=ty)
+
+
+def _un(template: str) -> Callable[..., str]:
+    return lambda ty, a: template.format(a=a, ty=ty)
+
+
+def _wgsl_div(ty, a, b):
+    if ty == "u32":
+        return f"select({a} / select({b}, 1u, {b} == 0u), 4294967295u, {b} == 0u)"
+    return f"({a} / {b})"
+
+
+def _wgsl_mod(ty, a, b):
+    if ty == "u32":
+        return f"select({a} % select({b}, 1u, {b} == 0u), 0u, {b} == 0u)"
+    return f"({a} % {b})"
+
+
+def _wgsl_si32_trap(ty, a, b):
+    return f"(({b} == 0i) || (({a} == i32(-2147483648)) && ({b} == -1i)))"
+
+
+def _wgsl_shift(op):
+    def emit(ty, a, b):
+        amount = f"({b} & 31u)" if ty == "u32" else f"(bitcast<u32>({b}) & 31u)"
+        return f"({a} {op} {amount})"
+
+    return emit
+
+
+def _wgsl_rotate(left: bool):
+    def emit(ty, a, b):
+        first, second = ("<<", ">>") if left else (">>", "<<")
+        return f"(({a} {first} ({b} & 31u)) | ({a} {second} ((32u - ({b} & 31u)) & 31u)))"
+
+    return emit
+
+
+MUL_HIGH_HELPER = """fn vyre_mul_high_u32(a: u32, b: u32) -> u32 {
+  let a_lo = a & 0xffffu;
+  let a_hi = a >> 16u;
+  let b_lo = b & 0xffffu;
+  let b_hi = b >> 16u;
+  let lo_lo = a_lo * b_lo;
+  let hi_lo = a_hi * b_lo;
+  let lo_hi = a_lo * b_hi;
+  let cross = (lo_lo >> 16u) + (hi_lo & 0xffffu) + (lo_hi & 0xffffu);
+  return a_hi * b_hi + (hi_lo >> 16u) + (lo_hi >> 16u) + (cross >> 16u);
+}"""
+
+
+def _make_table() -> dict[str, OpSemantics]:
+    ops: list[OpSemantics] = [
+        # ----------------------------------------------------------- binary
+        OpSemantics("add", "binary", NUMERIC_TYPES, _add, _bin("({a} + {b})"), commutative=True),
+        OpSemantics("sub", "binary", NUMERIC_TYPES, _sub, _bin("({a} - {b})")),
+        OpSemantics("mul", "binary", NUMERIC_TYPES, _mul, _bin("({a} * {b})"), commutative=True),
+        OpSemantics(
+            "div", "binary", NUMERIC_TYPES, _div, _wgsl_div, ulp=3.0,
+            traps=lambda a, b: _si32_div_traps(a, b) if _is_signed(a) else None,
+            wgsl_trap=lambda ty, a, b: _wgsl_si32_trap(ty, a, b) if ty == "i32" else None,
+            trap_tag=TRAP_SI32_DIV,
+        ),
+        OpSemantics(
+            "mod", "binary", INT_TYPES, _mod, _wgsl_mod,
+            traps=lambda a, b: _si32_div_traps(a, b) if _is_signed(a) else None,
+            wgsl_trap=lambda ty, a, b: _wgsl_si32_trap(ty, a, b) if ty == "i32" else None,
+            trap_tag=TRAP_SI32_MOD,
+        ),
+        OpSemantics("min", "binary", NUMERIC_TYPES, _min, _bin("min({a}, {b})"), commutative=True),
+        OpSemantics("max", "binary", NUMERIC_TYPES, _max, _bin("max({a}, {b})"), commutative=True),
+        OpSemantics("bit_and", "binary", INT_TYPES, np.bitwise_and, _bin("({a} & {b})"), commutative=True),
+        OpSemantics("bit_or", "binary", INT_TYPES, np.bitwise_or, _bin("({a} | {b})"), commutative=True),
+        OpSemantics("bit_xor", "binary", INT_TYPES, np.bitwise_xor, _bin("({a} ^ {b})"), commutative=True),
+        OpSemantics("shl", "binary", INT_TYPES, _shl, _wgsl_shift("<<")),
+        OpSemantics("shr", "binary", INT_TYPES, _shr, _wgsl_shift(">>")),
+        OpSemantics(
+            "abs_diff", "binary", ("ui32",), _abs_diff,
+            _bin("select({b} - {a}, {a} - {b}, {a} > {b})"), commutative=True,
+        ),
+        OpSemantics(
+            "saturating_add", "binary", ("ui32",), _sat_add,
+            _bin("select({a} + {b}, 4294967295u, {a} > (4294967295u - {b}))"), commutative=True,
+        ),
+        OpSemantics(
+            "saturating_sub", "binary", ("ui32",), _sat_sub,
+            _bin("select({a} - {b}, 0u, {b} > {a})"),
+        ),
+        OpSemantics(
+            "mul_high", "binary", ("ui32",), _mul_high,
+            _bin("vyre_mul_high_u32({a}, {b})"), commutative=True, helpers=(MUL_HIGH_HELPER,),
+        ),
+        OpSemantics("rotate_left", "binary", ("ui32",), lambda a, b: _rotate(a, b, True), _wgsl_rotate(True)),
+        OpSemantics("rotate_right", "binary", ("ui32",), lambda a, b: _rotate(a, b, False), _wgsl_rotate(False)),
+        # ----------------------------------------------------------- compare
+        OpSemantics("eq", "compare", ALL_TYPES, np.equal, _bin("({a} == {b})"), commutative=True),
+        OpSemantics("ne", "compare", ALL_TYPES, np.not_equal, _bin("({a} != {b})"), commutative=True),
+        OpSemantics("lt", "compare", NUMERIC_TYPES, np.less, _bin("({a} < {b})")),
+        OpSemantics("le", "compare", NUMERIC_TYPES, np.less_equal, _bin("({a} <= {b})")),
+        OpSemantics("gt", "compare", NUMERIC_TYPES, np.greater, _bin("({a} > {b})")),
+        OpSemantics("ge", "compare", NUMERIC_TYPES, np.greater_equal, _bin("({a} >= {b})")),
+        # ----------------------------------------------------------- logic
+        OpSemantics("and", "logic", ("i1",), np.logical_and, _bin("({a} & {b})"), commutative=True),
+        OpSemantics("or", "logic", ("i1",), np.logical_or, _bin("({a} | {b})"), commutative=True),
+        # ----------------------------------------------------------- unary
+        OpSemantics("not", "unary", ("i1",), np.logical_not, _un("(!{a})")),
+        OpSemantics("neg", "unary", ("si32", "f32"), _neg, _un("(-{a})")),
+        OpSemantics("bit_not", "unary", INT_TYPES, _bit_not, _un("(~{a})")),
+        OpSemantics("popcount", "unary", INT_TYPES, _popcount, _un("countOneBits({a})")),
+        OpSemantics("clz", "unary", INT_TYPES, _clz, _un("countLeadingZeros({a})")),
+        OpSemantics("ctz", "unary", INT_TYPES, _ctz, _un("countTrailingZeros({a})")),
+        OpSemantics("reverse_bits", "unary", INT_TYPES, _reverse_bits, _un("reverseBits({a})")),
+        OpSemantics("abs", "unary", NUMERIC_TYPES, _abs, _un("abs({a})")),
+        OpSemantics("sign", "unary", ("si32", "f32"), _sign, _un("sign({a})")),
+        OpSemantics("sqrt", "unary", ("f32",), _float_unary(np.sqrt), _un("sqrt({a})"), ulp=3.0),
+        OpSemantics("inverse_sqrt", "unary", ("f32",), _float_unary(lambda x: 1.0 / np.sqrt(x)), _un("inverseSqrt({a})"), ulp=3.0),
+        OpSemantics("floor", "unary", ("f32",), _float_unary(np.floor), _un("floor({a})")),
+        OpSemantics("ceil", "unary", ("f32",), _float_unary(np.ceil), _un("ceil({a})")),
+        OpSemantics("round", "unary", ("f32",), _float_unary(np.rint), _un("round({a})")),
+        OpSemantics("trunc", "unary", ("f32",), _float_unary(np.trunc), _un("trunc({a})")),
+        OpSemantics("exp", "unary", ("f32",), _float_unary(np.exp), _un("exp({a})"), ulp=16.0),
+        OpSemantics("exp2", "unary", ("f32",), _float_unary(np.exp2), _un("exp2({a})"), ulp=16.0),
+        OpSemantics("log", "unary", ("f32",), _float_unary(np.log), _un("log({a})"), ulp=16.0),
+        OpSemantics("log2", "unary", ("f32",), _float_unary(np.log2), _un("log2({a})"), ulp=16.0),
+        OpSemantics("sin", "unary", ("f32",), _float_unary(np.sin), _un("sin({a})"), ulp=4096.0),
+        OpSemantics("cos", "unary", ("f32",), _float_unary(np.cos), _un("cos({a})"), ulp=4096.0),
+        OpSemantics("tan", "unary", ("f32",), _float_unary(np.tan), _un("tan({a})"), ulp=8192.0),
+        OpSemantics("tanh", "unary", ("f32",), _float_unary(np.tanh), _un("tanh({a})"), ulp=8192.0),
+        OpSemantics("reciprocal", "unary", ("f32",), _float_unary(lambda x: 1.0 / x), _un("(1.0 / {a})"), ulp=3.0),
+        # ----------------------------------------------------------- predicates
+        OpSemantics("is_nan", "predicate", ("f32",), np.isnan,
+                    _un("((bitcast<u32>({a}) & 0x7fffffffu) > 0x7f800000u)")),
+        OpSemantics("is_inf", "predicate", ("f32",), np.isinf,
+                    _un("((bitcast<u32>({a}) & 0x7fffffffu) == 0x7f800000u)")),
+        OpSemantics("is_finite", "predicate", ("f32",), np.isfinite,
+                    _un("((bitcast<u32>({a}) & 0x7f800000u) != 0x7f800000u)")),
+    ]
+    return {op.name: op for op in ops}
+
+
+#: op mnemonic (without the ``vyre.`` prefix) -> semantics
+OPS: dict[str, OpSemantics] = _make_table()
+
+BINARY_OPS = tuple(n for n, s in OPS.items() if s.kind == "binary")
+COMPARE_OPS = tuple(n for n, s in OPS.items() if s.kind == "compare")
+LOGIC_OPS = ("and", "or")
+UNARY_OPS = tuple(n for n, s in OPS.items() if s.kind in ("unary", "predicate"))
+
+
+# --------------------------------------------------------------------------- select, fma
+
+
+def evaluate_select(c, t, f):
+    return np.where(c, t, f)
+
+
+def wgsl_select(ty, c, t, f) -> str:
+    return f"select({f}, {t}, {c})"
+
+
+FMA_ULP = 2.0
+
+
+def evaluate_fma(a, b, c):
+    exact = np.asarray(a, np.float64) * np.asarray(b, np.float64) + np.asarray(c, np.float64)
+    return _f32(exact)
+
+
+def wgsl_fma(ty, a, b, c) -> str:
+    return f"fma({a}, {b}, {c})"
+
+
+# --------------------------------------------------------------------------- casts
+
+#: Legal numeric cast pairs (source, target). ``bitcast`` is legal between any two
+#: 32-bit types of :data:`SCALAR_32_TYPES`.
+CAST_PAIRS: frozenset[tuple[str, str]] = frozenset(
+    (s, t) for s in ALL_TYPES for t in ALL_TYPES if s != t
+) | frozenset((t, t) for t in ALL_TYPES)
+
+_F32_TO_INT_RANGE = {
+    "ui32": (0.0, 4294967040.0),  # largest f32 below 2^32
+    "si32": (-2147483648.0, 2147483520.0),  # largest f32 below 2^31
+}
+
+
+def evaluate_cast(x, source: str, target: str) -> np.ndarray:
+    """Numeric conversion. f32 -> integer truncates toward zero, saturates, NaN -> 0;
+    integer <-> integer keeps the bits (two's complement); anything -> i1 is `!= 0`;
+    i1 -> number is 0 or 1."""
+    x = np.asarray(x)
+    if source == target:
+        return x.copy()
+    if target == "i1":
+        return x != 0
+    if source == "i1":
+        return x.astype(NUMPY_DTYPES[target])
+    if source == "f32":
+        lo, hi = _F32_TO_INT_RANGE[target]
+        with np.errstate(all="ignore"):
+            clamped = np.clip(np.nan_to_num(x, nan=0.0), lo, hi)
+            return np.trunc(clamped).astype(np.int64).astype(NUMPY_DTYPES[target])
+    if target == "f32":
+        return x.astype(np.float32)
+    return x.astype(np.int64).astype(NUMPY_DTYPES[target], casting="unsafe")
+
+
+def wgsl_cast(x: str, source: str, target: str) -> str:
+    ty = WGSL_TYPES[target]
+    if source == target:
+        return x
+    if target == "i1":
+        zero = {"ui32": "0u", "si32": "0i", "f32": "0.0"}[source]
+        return f"({x} != {zero})"
+    if source == "i1":
+        one, zero = {"ui32": ("1u", "0u"), "si32": ("1i", "0i"), "f32": ("1.0", "0.0")}[target]
+        return f"select({zero}, {one}, {x})"
+    if source == "f32":
+        lo, hi = _F32_TO_INT_RANGE[target]
+        zero = "0u" if target == "ui32" else "0i"
+        return f"select({zero}, {ty}(clamp({x}, {lo!r}, {hi!r})), {x} == {x})"
+    if target == "f32":
+        return f"f32({x})"
+    return f"bitcast<{ty}>({x})"
+
+
+def evaluate_bitcast(x, source: str, target: str) -> np.ndarray:
+    return np.asarray(x).astype(NUMPY_DTYPES[source]).view(NUMPY_DTYPES[target])
+
+
+def wgsl_bitcast(x: str, source: str, target: str) -> str:
+    if source == target:
+        return x
+    return f"bitcast<{WGSL_TYPES[target]}>({x})"
+
+
+# --------------------------------------------------------------------------- atomics
+
+ATOMIC_OPS = ("add", "or", "and", "xor", "min", "max", "exchange", "compare_exchange")
+
+#: atomic op -> (numpy combine of old and value, WGSL builtin)
+ATOMIC_COMBINE: dict[str, tuple[Callable[[np.ndarray, np.ndarray], np.ndarray], str]] = {
+    "add": (lambda old, v: ((old.astype(np.uint64) + v) & U32_MAX).astype(np.uint32), "atomicAdd"),
+    "or": (np.bitwise_or, "atomicOr"),
+    "and": (np.bitwise_and, "atomicAnd"),
+    "xor": (np.bitwise_xor, "atomicXor"),
+    "min": (np.minimum, "atomicMin"),
+    "max": (np.maximum, "atomicMax"),
+    "exchange": (lambda old, v: v, "atomicExchange"),
+}
+
+
+# --------------------------------------------------------------------------- ULP
+
+
+def ulp_distance(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Distance in units of least precision between two float32 arrays.
+
+    Equal values (including two NaNs and +0/-0) are 0 apart.
+    """
+    a = np.asarray(a, np.float32)
+    b = np.asarray(b, np.float32)
+
+    def ordered(x):
+        i = x.view(np.int32).astype(np.int64)
+        return np.where(i < 0, -(i & 0x7FFFFFFF), i)
+
+    d = np.abs(ordered(a) - ordered(b))
+    both_nan = np.isnan(a) & np.isnan(b)
+    same = (a == b) | both_nan
+    return np.where(same, 0, np.where(np.isnan(a) | np.isnan(b), np.iinfo(np.int64).max, d))
