@@ -1,0 +1,48 @@
+# Two entry points for a fresh Debian machine with Python 3.11:
+#   make run    set up, then compile and run the bundled example
+#   make test   set up, then run every test (lit first, pytest last)
+SHELL := /bin/bash
+VENV := .venv
+PY := $(VENV)/bin/python
+EXAMPLE ?= examples/axpy.mlir
+export WGPU_BACKEND_TYPE ?= Vulkan
+
+.PHONY: setup system-deps run test lit pytest bench clean
+
+system-deps:
+	@if ! ls /usr/share/vulkan/icd.d/lvp_icd*.json >/dev/null 2>&1 || ! ldconfig -p | grep -q libvulkan.so.1; then \
+	  if [ "$$(id -u)" = 0 ]; then SUDO=; else SUDO=sudo; fi; \
+	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq mesa-vulkan-drivers libvulkan1 >/dev/null; \
+	fi
+
+$(VENV)/.installed: pyproject.toml
+	python3 -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip >/dev/null
+	$(PY) -m pip install -q -e '.[test]'
+	touch $@
+
+setup: system-deps $(VENV)/.installed
+
+run: setup
+	@export XDG_RUNTIME_DIR=$$(mktemp -d); \
+	echo "== vyre-opt --fuse --lower -t wgsl $(EXAMPLE)"; \
+	$(VENV)/bin/vyre-opt --fuse --lower -t wgsl $(EXAMPLE) && \
+	echo "== vyre-run $(EXAMPLE)" && \
+	$(VENV)/bin/vyre-run $(EXAMPLE) --random-inputs 0
+
+lit: setup
+	@export XDG_RUNTIME_DIR=$$(mktemp -d); $(VENV)/bin/lit -sv filecheck_tests 2>&1 | tail -n 40; exit $${PIPESTATUS[0]}
+
+pytest: setup
+	@export XDG_RUNTIME_DIR=$$(mktemp -d); $(VENV)/bin/pytest -q -p no:cacheprovider tests
+
+test: setup
+	@export XDG_RUNTIME_DIR=$$(mktemp -d); chmod 700 $$XDG_RUNTIME_DIR; \
+	$(VENV)/bin/lit -s filecheck_tests || exit 1; \
+	$(VENV)/bin/pytest -q -p no:cacheprovider tests
+
+bench: setup
+	$(PY) bench/run_all.py
+
+clean:
+	rm -rf $(VENV) *.egg-info

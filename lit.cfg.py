@@ -1,0 +1,25 @@
+# lit configuration for the FileCheck suites under filecheck_tests/.
+import os
+import sys
+
+import lit.formats
+
+config.name = "vyre_xdsl"
+config.test_format = lit.formats.ShTest(execute_external=False)
+config.suffixes = [".mlir", ".test"]
+config.test_source_root = os.path.join(os.path.dirname(__file__), "filecheck_tests")
+config.excludes = ["lit.cfg.py", "Inputs"]
+root = os.path.dirname(os.path.abspath(__file__))
+bindir = os.path.dirname(sys.executable)
+config.environment["PATH"] = bindir + os.pathsep + os.environ.get("PATH", "")
+config.environment["PYTHONPATH"] = root
+for var in ("XDG_RUNTIME_DIR", "WGPU_BACKEND_TYPE", "VK_DRIVER_FILES", "VK_ICD_FILENAMES", "HOME"):
+    if var in os.environ:
+        config.environment[var] = os.environ[var]
+config.substitutions.append(("%python", sys.executable))
+config.substitutions.append(("%examples", os.path.join(root, "examples")))
+# custom -> generic -> custom round trip (the xDSL suites' XDSL_GENERIC_ROUNDTRIP)
+config.substitutions.append(
+    ("VYRE_GENERIC_ROUNDTRIP", "vyre-opt %s --print-op-generic | vyre-opt | filecheck %s")
+)
+config.substitutions.append(("VYRE_ROUNDTRIP", "vyre-opt %s | vyre-opt | filecheck %s"))

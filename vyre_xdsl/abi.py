@@ -1,0 +1,236 @@
+"""The host interface of a run (SPEC section 8): which buffers take inputs, which
+are returned, which are intermediates, and how host arrays are checked.
+
+The signature is a property of the *unfused* module: `run(..., fuse=True)` and
+every backend use the same one, so fusion never changes what a caller passes or
+gets back.
+
+```python
+sig = signature(programs(module))
+arrays = sig.bind({"x": np.arange(1024, dtype=np.float32), "y": ...})
+```
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+from xdsl.dialects.builtin import ModuleOp
+
+from vyre_xdsl.diagnostics import VyreDiagnostic, VyreError
+from vyre_xdsl.dialects.vyre import AtomicOp, BufferOp, LoadOp, ProgramOp, StoreOp, programs
+from vyre_xdsl.semantics import HOST_DTYPES
+
+
+class RunInputError(VyreError):
+    """A host input that does not match the module's buffers."""
+
+
+class MissingInputError(RunInputError):
+    pass
+
+
+class UnexpectedInputError(RunInputError):
+    pass
+
+
+class UnknownBufferError(RunInputError):
+    pass
+
+
+class InputDtypeError(RunInputError):
+    pass
+
+
+class InputShapeError(RunInputError):
+    pass
+
+
+class UnsizedBufferError(RunInputError):
+    pass
+
+
+@dataclass(frozen=True)
+class BufferSignature:
+    """One host-visible buffer of a module, merged over all programs by name."""
+
+    name: str
+    element: str  # ui32, si32, f32, i1
+    count: int | None  # largest static count; None when runtime-sized anywhere
+    min_count: int  # largest static count among all declarations (0 if none)
+    requires_input: bool
+    is_output: bool
+    is_intermediate: bool
+
+    @property
+    def host_dtype(self) -> np.dtype:
+        return np.dtype(HOST_DTYPES[self.element])
+
+
+@dataclass(frozen=True)
+class RunSignature:
+    """The host-visible buffers of a module, in order of first declaration."""
+
+    buffers: tuple[BufferSignature, ...]
+
+    def __getitem__(self, name: str) -> BufferSignature:
+        for buffer in self.buffers:
+            if buffer.name == name:
+                return buffer
+        raise KeyError(name)
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return tuple(b.name for b in self.buffers)
+
+    @property
+    def inputs(self) -> tuple[str, ...]:
+        return tuple(b.name for b in self.buffers if b.requires_input)
+
+    @property
+    def outputs(self) -> tuple[str, ...]:
+        return tuple(b.name for b in self.buffers if b.is_output)
+
+    def bind(self, inputs: Mapping[str, object]) -> dict[str, np.ndarray]:
+        """Check `inputs` and return one fresh host array per buffer (zero-filled
+        where the buffer takes no input)."""
+        for name in inputs:
+            if name not in self.names:
+                raise UnknownBufferError(
+                    f"unknown buffer '{name}'; the module's buffers are {', '.join(self.names)}"
+                )
+        arrays: dict[str, np.ndarray] = {}
+        for buffer in self.buffers:
+            if buffer.requires_input:
+                arrays[buffer.name] = _checked_input(buffer, inputs)
+            elif buffer.name in inputs:
+                raise UnexpectedInputError(
+                    f"buffer '{buffer.name}' takes no input (it is written before it is read "
+                    "and is not read_write or uniform); it starts zero-filled"
+                )
+            elif buffer.count is None:
+                raise UnsizedBufferError(
+                    f"buffer '{buffer.name}' is runtime-sized ('?') but takes no input, "
+                    "so its length is unknown; declare a static element count"
+                )
+            else:
+                arrays[buffer.name] = np.zeros(buffer.count, dtype=buffer.host_dtype)
+        return arrays
+
+
+def _checked_input(buffer: BufferSignature, inputs: Mapping[str, object]) -> np.ndarray:
+    if buffer.name not in inputs:
+        raise MissingInputError(
+            f"missing input for buffer '{buffer.name}': expected {_describe(buffer)}"
+        )
+    value = inputs[buffer.name]
+    array = value if isinstance(value, np.ndarray) else np.asarray(value, dtype=buffer.host_dtype)
+    if buffer.element == "i1" and array.dtype == np.bool_:
+        array = array.astype(np.uint32)
+    if array.dtype != buffer.host_dtype:
+        raise InputDtypeError(
+            f"input for buffer '{buffer.name}' has dtype {array.dtype}; expected {_describe(buffer)}"
+        )
+    flat = np.ascontiguousarray(array).reshape(-1).copy()
+    if buffer.count is not None and flat.size != buffer.count:
+        raise InputShapeError(
+            f"input for buffer '{buffer.name}' has {flat.size} elements; expected {_describe(buffer)}"
+        )
+    if buffer.count is None and flat.size < buffer.min_count:
+        raise InputShapeError(
+            f"input for buffer '{buffer.name}' has {flat.size} elements; another program "
+            f"declares it with {buffer.min_count}, so at least that many are needed"
+        )
+    return flat
+
+
+def _describe(buffer: BufferSignature) -> str:
+    count = "any number of" if buffer.count is None else str(buffer.count)
+    kind = "bool or uint32" if buffer.element == "i1" else str(buffer.host_dtype)
+    return f"{count} {kind} elements ({buffer.element})"
+
+
+def buffer_accesses(program: ProgramOp) -> tuple[set[str], set[str]]:
+    """(read, written) buffer names of one program's body.
+
+    Loads read; stores write; an atomic writes, and also reads unless its buffer
+    is write_only (a write_only buffer starts zero-filled).
+    """
+    reads: set[str] = set()
+    writes: set[str] = set()
+    for op in program.walk():
+        if isinstance(op, LoadOp):
+            reads.add(op.buffer_name)
+        elif isinstance(op, StoreOp):
+            writes.add(op.buffer_name)
+        elif isinstance(op, AtomicOp):
+            writes.add(op.buffer_name)
+            declared = program.buffer(op.buffer_name)
+            if declared is not None and declared.access_mode != "write_only":
+                reads.add(op.buffer_name)
+    return reads, writes
+
+
+def signature(module_or_programs: ModuleOp | Sequence[ProgramOp]) -> RunSignature:
+    """The run signature of a module (SPEC section 8)."""
+    progs = (
+        programs(module_or_programs)
+        if isinstance(module_or_programs, ModuleOp)
+        else list(module_or_programs)
+    )
+    declarations: dict[str, list[BufferOp]] = {}
+    for program in progs:
+        for buffer in program.buffers():
+            if not buffer.is_workgroup:
+                declarations.setdefault(buffer.buffer_name, []).append(buffer)
+    _check_consistent(declarations)
+
+    accesses = [buffer_accesses(p) for p in progs]
+    result: list[BufferSignature] = []
+    for name, decls in declarations.items():
+        read_first = _read_before_written(name, accesses)
+        modes = {d.access_mode for d in decls}
+        written = [k for k, (_, w) in enumerate(accesses) if name in w]
+        read_later = bool(written) and any(name in accesses[k][0] for k in range(written[-1] + 1, len(progs)))
+        marked = any(d.is_output for d in decls)
+        is_output = marked or "read_write" in modes or (bool(written) and not read_later)
+        intermediate = bool(written) and not is_output
+        static = [d.static_count for d in decls if d.static_count is not None]
+        runtime_sized = any(d.static_count is None for d in decls)
+        result.append(
+            BufferSignature(
+                name=name,
+                element=decls[0].element,
+                count=None if runtime_sized else max(static),
+                min_count=max(static, default=0),
+                requires_input=read_first or bool(modes & {"read_write", "uniform"}),
+                is_output=is_output,
+                is_intermediate=intermediate,
+            )
+        )
+    return RunSignature(tuple(result))
+
+
+def _read_before_written(name: str, accesses: list[tuple[set[str], set[str]]]) -> bool:
+    for reads, writes in accesses:
+        if name in reads:
+            return True
+        if name in writes:
+            return False
+    return False
+
+
+def _check_consistent(declarations: dict[str, list[BufferOp]]) -> None:
+    errors = []
+    for name, decls in declarations.items():
+        first = decls[0]
+        for other in decls[1:]:
+            if other.element_type != first.element_type:
+                errors.append(
+                    (other, f"buffer @{name} holds {other.element_type} here but "
+                     f"{first.element_type} in an earlier program")
+                )
+    if errors:
+        raise VyreDiagnostic(errors)

@@ -1,0 +1,60 @@
+"""Dispatch geometry shared by the interpreter, lowering and the runtime (SPEC section 5).
+
+The logical grid is one-dimensional in workgroups: `groups = ceil(n / threads)`
+where `n` is the logical element count. When `groups` exceeds 65535 the grid is
+folded into y; every launched workgroup (including the few extra ones that
+folding adds) runs, and logical ids are
+
+    logical_workgroup = wid.x + wid.y * grid.x
+    workgroup_id      = (logical_workgroup, 0, 0)
+    invocation_id[a]  = workgroup_id[a] * workgroup_size[a] + local_id[a]
+
+so the interpreter and the GPU launch exactly the same invocations.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+
+from vyre_xdsl.abi import buffer_accesses
+from vyre_xdsl.dialects.vyre import AtomicOp, ProgramOp
+
+MAX_WORKGROUPS_PER_DIM = 65535
+
+
+def uses_whole_buffers(program: ProgramOp) -> bool:
+    """Atomics or workgroup memory: the dispatch covers the largest of all buffers."""
+    if any(b.is_workgroup for b in program.buffers()):
+        return True
+    return any(isinstance(op, AtomicOp) for op in program.walk())
+
+
+def logical_element_count(program: ProgramOp, counts: Mapping[str, int]) -> int:
+    """The element count a dispatch of `program` covers (at least 1).
+
+    `counts` gives each host buffer's element count (runtime-sized ones resolved).
+    It is the largest count among the buffers the program writes; among all its
+    host buffers when it uses atomics or workgroup memory, or writes nothing.
+    """
+    host = [b.buffer_name for b in program.buffers() if not b.is_workgroup]
+    _, writes = buffer_accesses(program)
+    chosen = host if uses_whole_buffers(program) or not writes else sorted(writes)
+    return max([counts[name] for name in chosen if name in counts] + [1])
+
+
+def workgroup_count(n: int, workgroup_size: tuple[int, int, int]) -> int:
+    threads = workgroup_size[0] * workgroup_size[1] * workgroup_size[2]
+    return max(1, math.ceil(n / threads))
+
+
+def fold_grid(groups: int) -> tuple[int, int, int]:
+    """Workgroups per axis for `groups` logical workgroups, folded into y past 65535."""
+    if groups <= MAX_WORKGROUPS_PER_DIM:
+        return groups, 1, 1
+    gy = math.ceil(groups / MAX_WORKGROUPS_PER_DIM)
+    return math.ceil(groups / gy), gy, 1
+
+
+def dispatch_grid(n: int, workgroup_size: tuple[int, int, int]) -> tuple[int, int, int]:
+    return fold_grid(workgroup_count(n, workgroup_size))
