@@ -7,9 +7,11 @@ import lit.formats
 config.name = "vyre_xdsl"
 config.test_format = lit.formats.ShTest(execute_external=False)
 config.suffixes = [".mlir", ".test"]
-config.test_source_root = os.path.join(os.path.dirname(__file__), "filecheck_tests")
-config.excludes = ["lit.cfg.py", "Inputs"]
 root = os.path.dirname(os.path.abspath(__file__))
+# Run as `lit filecheck_tests`; only that folder holds tests.
+config.test_source_root = root
+config.test_exec_root = os.path.join(root, ".lit-out")
+config.excludes = ["Inputs", "examples", ".venv", "docs", "tests", "bench", "vyre_xdsl", ".lit-out"]
 bindir = os.path.dirname(sys.executable)
 config.environment["PATH"] = bindir + os.pathsep + os.environ.get("PATH", "")
 config.environment["PYTHONPATH"] = root

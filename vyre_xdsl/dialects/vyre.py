@@ -857,6 +857,8 @@ def _is_uniform(value: SSAValue, seen: set[SSAValue] | None = None) -> bool:
         return False
     if isinstance(owner, ConstOp | BufLenOp | WorkgroupIdOp):
         return True
+    if isinstance(owner, InvocationIdOp | LocalIdOp):
+        return False
     if isinstance(owner, VarOp):
         declaration = find_local_declaration(owner, owner.var_name.data)
         return isinstance(declaration, LoopOp) and _is_uniform_loop(declaration)
@@ -1051,25 +1053,37 @@ class ConstOp(IRDLOperation, HasFolderInterface):
 
     @classmethod
     def parse(cls, parser: Parser) -> ConstOp:
+        start = parser.pos
         boolean = parser.parse_optional_boolean()
         is_hex = parser._current_token.text.lower().startswith("0x")  # noqa: SLF001
         number = None if boolean is not None else parser.parse_number()
+        end = parser.pos
         parser.parse_punctuation(":")
+        type_start = parser.pos
         ty = parser.parse_type()
+        if type_name(ty) is None:
+            parser.raise_error(
+                f"unsupported element type {ty}; vyre supports ui32, si32, f32 and i1",
+                type_start,
+                parser.pos,
+            )
+        if boolean is not None and ty != i1:
+            parser.raise_error(f"'true'/'false' are i1 literals, not {ty}", start, end)
         if boolean is not None:
-            if ty != i1:
-                parser.raise_error(f"'true'/'false' are i1 literals, not {ty}")
             value: int | float | bool = boolean
         elif ty == f32:
-            value = _parse_f32(parser, number, is_hex)
-        elif ty in (ui32, si32, i1):
-            if not isinstance(number, int):
-                parser.raise_error(f"expected an integer literal for {ty}")
-            value = _check_int_range(parser, number, ty)
+            value = _parse_f32(number, is_hex)
+            if value is None:
+                parser.raise_error("hex literal out of range for an f32 bit pattern", start, end)
         else:
-            parser.raise_error(
-                f"unsupported element type {ty}; vyre supports ui32, si32, f32 and i1"
-            )
+            if not isinstance(number, int):
+                parser.raise_error(f"expected an integer literal for {ty}", start, end)
+            lo, hi = _INT_RANGES[type_name(ty)]
+            if not lo <= number <= hi:
+                parser.raise_error(
+                    f"literal {number} is out of range for {ty} [{lo}, {hi}]", start, end
+                )
+            value = number
         op = cls(value, ty)
         op.attributes.update(parser.parse_optional_attr_dict())
         return op
@@ -1094,20 +1108,16 @@ class ConstOp(IRDLOperation, HasFolderInterface):
             )
 
 
-def _parse_f32(parser: Parser, number: int | float, is_hex: bool) -> float:
+_INT_RANGES = {"ui32": (0, 2**32 - 1), "si32": (-(2**31), 2**31 - 1), "i1": (0, 1)}
+
+
+def _parse_f32(number: int | float, is_hex: bool) -> float | None:
     """An f32 literal: a decimal number, or a hex bit pattern such as 0x7F800000."""
     if not is_hex:
         return float(number)
     if not 0 <= number <= 0xFFFFFFFF:
-        parser.raise_error("hex literal out of range for an f32 bit pattern")
+        return None
     return float(np.uint32(number).view(np.float32))
-
-
-def _check_int_range(parser: Parser, number: int, ty: Attribute) -> int:
-    lo, hi = {"ui32": (0, 2**32 - 1), "si32": (-(2**31), 2**31 - 1), "i1": (0, 1)}[type_name(ty)]
-    if not lo <= number <= hi:
-        parser.raise_error(f"literal {number} is out of range for {ty} [{lo}, {hi}]")
-    return number
 
 
 @irdl_op_definition

@@ -159,7 +159,7 @@ class VyreOptMain(xDSLOptMain):
                 output.write(self.output_resulting_program(module))
             except ParseError as error:
                 error.span = dataclasses.replace(error.span, line_offset=offset)
-                failed |= self._report(str(error).rstrip())
+                failed |= self._report(format_parse_error(error))
             except VyreDiagnostic as error:
                 failed |= self._report(format_errors(error.errors, self._full_source_for(offset)))
             except DiagnosticException as error:
@@ -187,6 +187,14 @@ class VyreOptMain(xDSLOptMain):
             sys.stdout.write(text)
             return
         write_atomically(self.args.output_file, text)
+
+
+def format_parse_error(error: ParseError) -> str:
+    """`file:line:col: error: message`, the source line and a caret (MLIR style)."""
+    where = error.span.get_location()
+    line = error.span.input.content.splitlines()[where.line - 1 - error.span.line_offset]
+    caret = " " * (where.col - 1) + "^" * max(1, min(len(error.span), len(line) - where.col + 1))
+    return f"{where.file}:{where.line}:{where.col}: error: {error.msg}\n{line}\n{caret}"
 
 
 def _pass_names(spec: str) -> list[str]:
