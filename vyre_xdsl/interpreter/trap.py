@@ -1,0 +1,40 @@
+"""`VyreTrap`: a program trapped (SPEC section 3.2, `vyre.trap`, and si32 `div`/`mod`).
+
+The reference interpreter and the wgpu runtime raise the same class, so callers
+handle a trap the same way whatever the backend:
+
+```python
+try:
+    vyre_xdsl.run(module, inputs, backend="reference")
+except VyreTrap as trap:
+    trap.tag, trap.address, trap.invocation   # e.g. "si32.div", 0, 17
+```
+"""
+
+from __future__ import annotations
+
+from vyre_xdsl.diagnostics import VyreError
+
+
+class VyreTrap(VyreError):
+    """A trap raised by a running program.
+
+    `tag` is the trap's tag (`vyre.trap %addr "tag"`, or `semantics.TRAP_SI32_DIV`
+    / `TRAP_SI32_MOD`), `address` its ui32 address operand (0 for division traps),
+    `invocation` the linear invocation index of the trapping invocation
+    (`logical_workgroup * threads_per_workgroup + local_linear_index`, local ids x
+    fastest), and `program` the name of the program, when known.
+    """
+
+    def __init__(self, tag: str, address: int, invocation: int, program: str | None = None):
+        self.tag = tag
+        self.address = int(address)
+        self.invocation = int(invocation)
+        self.program = program
+        where = f" in program @{program}" if program else ""
+        super().__init__(
+            f"trap '{tag}' at address {self.address} in invocation {self.invocation}{where}"
+        )
+
+    def __reduce__(self):
+        return (type(self), (self.tag, self.address, self.invocation, self.program))
