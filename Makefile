@@ -4,7 +4,7 @@
 SHELL := /bin/bash
 VENV := .venv
 PY := $(VENV)/bin/python
-EXAMPLE ?= examples/axpy.mlir
+EXAMPLE ?= examples/chain3.mlir
 export WGPU_BACKEND_TYPE ?= Vulkan
 
 .PHONY: setup system-deps run test lit pytest bench clean
