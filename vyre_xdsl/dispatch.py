@@ -37,10 +37,15 @@ def logical_element_count(program: ProgramOp, counts: Mapping[str, int]) -> int:
     It is the largest count among the buffers the program writes; among all its
     host buffers when it uses atomics or workgroup memory, or writes nothing.
     """
+    chosen = count_buffer_names(program)
+    return max([counts[name] for name in chosen if name in counts] + [1])
+
+
+def count_buffer_names(program: ProgramOp) -> list[str]:
+    """The host buffers whose element counts decide `logical_element_count`."""
     host = [b.buffer_name for b in program.buffers() if not b.is_workgroup]
     _, writes = buffer_accesses(program)
-    chosen = host if uses_whole_buffers(program) or not writes else sorted(writes)
-    return max([counts[name] for name in chosen if name in counts] + [1])
+    return host if uses_whole_buffers(program) or not writes else sorted(writes)
 
 
 def workgroup_count(n: int, workgroup_size: tuple[int, int, int]) -> int:

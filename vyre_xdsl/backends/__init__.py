@@ -11,9 +11,15 @@ TARGETS: dict[str, tuple[str, str]] = {
 }
 
 
+def _factory(module: str, cls: str) -> Callable[[], type[Target]]:
+    # zero-parameter factory: xdsl-opt treats a factory with parameters as a
+    # legacy `(module, output)` printer
+    return lambda: getattr(import_module(module), cls)
+
+
 def get_all_targets() -> dict[str, Callable[[], type[Target]]]:
     return {
-        name: (lambda m=module, c=cls: getattr(import_module(m), c))
+        name: _factory(module, cls)
         for name, (module, cls) in TARGETS.items()
         if find_spec(module) is not None
     }

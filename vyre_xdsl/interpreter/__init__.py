@@ -1,0 +1,59 @@
+"""The reference interpreter: the executable specification of the `vyre` dialect.
+
+It runs a module's programs in order on numpy host arrays with exactly the
+semantics of SPEC section 3.4, vectorized across invocations (see
+docs/interpreter.md). It is the oracle that fusion, lowering, WGSL and the GPU
+runtime are checked against, and the `reference` backend of `vyre_xdsl.run`.
+
+```python
+from vyre_xdsl.abi import signature
+from vyre_xdsl.interpreter import execute, VyreTrap
+
+sig = signature(module)
+final = execute(module, sig.bind({"x": x, "y": y}), sig)   # every host buffer, by name
+final["y"]
+```
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+from xdsl.dialects.builtin import ModuleOp
+
+from vyre_xdsl.dialects.vyre import ProgramOp, programs
+from vyre_xdsl.interpreter.machine import InterpreterError, Machine
+from vyre_xdsl.interpreter.trap import VyreTrap
+
+__all__ = ["InterpreterError", "VyreTrap", "execute", "execute_program", "execute_programs"]
+
+
+def execute(module: ModuleOp, buffers: Mapping[str, np.ndarray], sig: object = None) -> dict[str, np.ndarray]:
+    """Run every program of `module` in order; return the final host arrays by name.
+
+    `buffers` holds one host array per host buffer (as `RunSignature.bind` gives
+    them); they are copied, never modified. The result holds every host buffer,
+    outputs and intermediates alike. `sig` is accepted for the backend interface
+    and not needed. Works the same on fused and unfused modules.
+    Raises `VyreTrap` after the first program in which an invocation trapped
+    (its `buffers` hold the host arrays at that point; later programs do not run).
+    """
+    return execute_programs(programs(module), buffers)
+
+
+def execute_programs(progs: Sequence[ProgramOp], buffers: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """Run `progs` in order on copies of `buffers`; return the final host arrays."""
+    host = {name: np.array(array, copy=True).reshape(-1) for name, array in buffers.items()}
+    for program in progs:
+        try:
+            execute_program(program, host)
+        except VyreTrap as trap:
+            trap.buffers = host
+            raise
+    return host
+
+
+def execute_program(program: ProgramOp, host: dict[str, np.ndarray]) -> None:
+    """Run one program, updating the one-dimensional host arrays in `host` in place."""
+    Machine(program, host).run()

@@ -23,7 +23,9 @@ class VyreTrap(VyreError):
     / `TRAP_SI32_MOD`), `address` its ui32 address operand (0 for division traps),
     `invocation` the linear invocation index of the trapping invocation
     (`logical_workgroup * threads_per_workgroup + local_linear_index`, local ids x
-    fastest), and `program` the name of the program, when known.
+    fastest), and `program` the name of the program, when known. The reference
+    interpreter also sets `buffers`: every host array as it was when the trapping
+    program finished (later programs do not run); other backends may leave it None.
     """
 
     def __init__(self, tag: str, address: int, invocation: int, program: str | None = None):
@@ -31,6 +33,7 @@ class VyreTrap(VyreError):
         self.address = int(address)
         self.invocation = int(invocation)
         self.program = program
+        self.buffers: dict | None = None
         where = f" in program @{program}" if program else ""
         super().__init__(
             f"trap '{tag}' at address {self.address} in invocation {self.invocation}{where}"

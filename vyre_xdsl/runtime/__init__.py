@@ -1,0 +1,41 @@
+"""The wgpu runtime: the `wgpu` backend of `vyre_xdsl.run` (SPEC section 6).
+
+```python
+import vyre_xdsl
+from vyre_xdsl.runtime import adapter_available
+backend = "wgpu" if adapter_available() else "reference"
+outputs = vyre_xdsl.run(text, inputs={"x": x, "y": y}, backend=backend)
+```
+
+`execute(module, buffers, sig)` compiles the module (`vyre-lower` + the WGSL
+printer, cached by module text), runs every kernel in one command encoder and
+one submit on the process's device (`device.gpu_device()`), and returns the
+output buffers by name; a trap raises `vyre_xdsl.interpreter.VyreTrap`. See
+docs/runtime.md.
+"""
+
+from vyre_xdsl.runtime.device import (
+    DeviceLimitError,
+    NoGpuAdapterError,
+    adapter_available,
+    gpu_device,
+)
+from vyre_xdsl.runtime.execute import (
+    EmptyRuntimeBufferError,
+    WgpuRuntimeError,
+    compiled_kernels,
+    execute,
+    run_kernels,
+)
+
+__all__ = [
+    "DeviceLimitError",
+    "EmptyRuntimeBufferError",
+    "NoGpuAdapterError",
+    "WgpuRuntimeError",
+    "adapter_available",
+    "compiled_kernels",
+    "execute",
+    "gpu_device",
+    "run_kernels",
+]

@@ -7,6 +7,8 @@ never re-analyses IR.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 import attrs
 
 
@@ -35,9 +37,42 @@ class WgslKernel:
     bindings: tuple[WgslBinding, ...]
     # Buffers whose element counts decide the logical element count n; the
     # runtime takes max(len) over them (at least 1) and launches
-    # vyre_xdsl.dispatch.dispatch_grid(n, workgroup_size).
+    # `self.dispatch_grid(lengths)` workgroups (which is
+    # vyre_xdsl.dispatch.dispatch_grid(n, workgroup_size) unless the kernel was
+    # widened from a [1, 1, 1] program).
     count_buffers: tuple[str, ...]
     # Set when every count is static: the grid lowering computed.
     static_grid: tuple[int, int, int] | None
     # Trap tag codes: sidecar word 2 == i + 1 means trap_tags[i].
     trap_tags: tuple[str, ...] = ()
+    # The source program's declared workgroup size; differs from
+    # `workgroup_size` only when lowering widened a [1, 1, 1] program (the
+    # kernel then skips invocations past the program's declared launch).
+    program_workgroup_size: tuple[int, int, int] | None = None
+    # Source program name and, for a program split at grid_sync, the part index.
+    source: str = ""
+    part: int = 0
+    # The declared element count of each of `count_buffers` (None: runtime-sized).
+    count_declared: tuple[int | None, ...] = ()
+
+    def element_count(self, lengths: Mapping[str, int]) -> int:
+        """The logical element count n: the largest count among `count_buffers`
+        (a binding's declared count, else `lengths[name]`, the bound host
+        array's element count), at least 1."""
+        declared = {b.name: b.count for b in self.bindings}
+        declared.update(zip(self.count_buffers, self.count_declared))
+        counts = []
+        for name in self.count_buffers:
+            count = declared.get(name)
+            counts.append(lengths[name] if count is None else count)
+        return max(counts + [1])
+
+    def dispatch_grid(self, lengths: Mapping[str, int]) -> tuple[int, int, int]:
+        """Workgroups per axis to launch, given the element counts of the bound
+        runtime-sized buffers (`static_grid` when every count is static)."""
+        if self.static_grid is not None:
+            return self.static_grid
+        from vyre_xdsl.lowering.geometry import kernel_grid
+
+        program = self.program_workgroup_size or self.workgroup_size
+        return kernel_grid(self.element_count(lengths), program, self.workgroup_size)

@@ -1,0 +1,61 @@
+// RUN: vyre-opt %s -t wgsl | filecheck %s
+// RUN: vyre-opt %examples/axpy.mlir --lower | vyre-opt -t wgsl | filecheck %s --check-prefix=AXPY
+// -t wgsl takes already-lowered kernel IR too; only the bindings the body uses
+// are declared (wgpu's automatic layout drops the others).
+
+kernel.descriptor @copy id "c0ffee" entry "main" attributes {source = "copy"} {
+  kernel.dispatch workgroup_size [32, 1, 1] program_workgroup_size [32, 1, 1] grid [2, 1, 1] count [@out]
+  kernel.binding @unused slot 0 group 0 constant read_only : f32[4]
+  kernel.binding @in slot 1 group 0 constant read_only : f32[?]
+  kernel.binding @out slot 2 group 0 global write_only : f32[64]
+  %i = kernel.invocation_id x
+  %n = kernel.buffer_length slot 1
+  %neg = vyre.const -0.0 : f32
+  %nan = vyre.const 0x7FC00000 : f32
+  %v = kernel.load_constant slot 1 [%i] : f32
+  %s = vyre.add %v, %neg : f32
+  kernel.for %k = %i to %n {
+  }
+  kernel.store_global slot 2 [%i] = %s : f32
+}
+
+// CHECK:      // vyre kernel @copy id c0ffee
+// CHECK-NEXT: // program workgroup [32, 1, 1], kernel workgroup [32, 1, 1], grid [2, 1, 1], count [@out]
+// CHECK-NEXT: @group(0) @binding(1) var<storage, read> b_in: array<f32>;
+// CHECK-NEXT: @group(0) @binding(2) var<storage, read_write> b_out: array<f32>;
+// CHECK-EMPTY:
+// CHECK-NEXT: @compute @workgroup_size(32, 1, 1)
+// CHECK:        let v_i = (vyre_group * 32u + vyre_lid.x);
+// CHECK-NEXT:   let v_n = arrayLength(&b_in);
+// CHECK-NEXT:   let v_neg = bitcast<f32>(0x80000000u);
+// CHECK-NEXT:   let v_nan = bitcast<f32>(0x7fc00000u);
+// CHECK-NEXT:   let v_v = select(0.0f, b_in[min(v_i, arrayLength(&b_in) - 1u)], v_i < arrayLength(&b_in));
+// CHECK-NEXT:   let v_s = (v_v + v_neg);
+// CHECK-NEXT:   for (var i_k: u32 = v_i; i_k < v_n; i_k = i_k + 1u) {
+// CHECK-NEXT:     let v_k = i_k;
+// CHECK-NEXT:   }
+// CHECK-NEXT:   if (v_i < 64u) {
+// CHECK-NEXT:     b_out[v_i] = v_s;
+// CHECK-NEXT:   }
+// CHECK-NEXT: }
+
+// AXPY:      // vyre kernel @axpy id {{[0-9a-f]+$}}
+// AXPY-NEXT: // program workgroup [64, 1, 1], kernel workgroup [64, 1, 1], grid [16, 1, 1], count [@y]
+// AXPY-NEXT: @group(0) @binding(0) var<storage, read> b_x: array<f32>;
+// AXPY-NEXT: @group(0) @binding(1) var<storage, read_write> b_y: array<f32>;
+// AXPY-EMPTY:
+// AXPY-NEXT: @compute @workgroup_size(64, 1, 1)
+// AXPY-NEXT: fn main(@builtin(workgroup_id) vyre_wid: vec3<u32>, @builtin(local_invocation_id) vyre_lid: vec3<u32>, @builtin(num_workgroups) vyre_nwg: vec3<u32>) {
+// AXPY-NEXT:   let vyre_group = vyre_wid.x + (vyre_wid.y + vyre_wid.z * vyre_nwg.y) * vyre_nwg.x;
+// AXPY-NEXT:   let vyre_local = vyre_lid.x + vyre_lid.y * 64u + vyre_lid.z * 64u;
+// AXPY-NEXT:   let vyre_invocation = vyre_group * 64u + vyre_local;
+// AXPY-NEXT:   let v_i = (vyre_group * 64u + vyre_lid.x);
+// AXPY-NEXT:   let v_a = 2.0f;
+// AXPY-NEXT:   let v_xv = select(0.0f, b_x[min(v_i, 1024u - 1u)], v_i < 1024u);
+// AXPY-NEXT:   let v_yv = select(0.0f, b_y[min(v_i, 1024u - 1u)], v_i < 1024u);
+// AXPY-NEXT:   let v_p = (v_a * v_xv);
+// AXPY-NEXT:   let v_s = (v_p + v_yv);
+// AXPY-NEXT:   if (v_i < 1024u) {
+// AXPY-NEXT:     b_y[v_i] = v_s;
+// AXPY-NEXT:   }
+// AXPY-NEXT: }

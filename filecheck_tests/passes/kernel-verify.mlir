@@ -1,0 +1,124 @@
+// RUN: vyre-opt %s --split-input-file --verify-diagnostics -p kernel-verify | filecheck %s
+// RUN: vyre-opt %s --split-input-file --verify-diagnostics -p 'kernel-verify{max-storage-buffers=2 max-invocations=1024 max-workgroup-size-x=1024}' | filecheck %s --check-prefix=LIMITS
+// The invalid suite of kernel-verify: every violation of a descriptor is
+// reported at once, each on its own op.
+
+// Slots: duplicates, host slots in the workgroup range and the reverse, the
+// reserved sidecar name on a user buffer.
+kernel.descriptor @slots id "0" entry "main" {
+  kernel.dispatch workgroup_size [64, 1, 1] program_workgroup_size [64, 1, 1] grid [1, 1, 1] count []
+  kernel.binding @a slot 0 group 0 global read_write : f32[64]
+// CHECK: kernel-verify.mlir:[[# @LINE + 1]]:3: error: duplicate binding slot 0: @b and @a
+  kernel.binding @b slot 0 group 0 global read_write : f32[64]
+// CHECK: kernel-verify.mlir:[[# @LINE + 1]]:3: error: host binding @c (constant) at slot 16777216 is in the workgroup range (>= 2^24 = 16777216)
+  kernel.binding @c slot 16777216 group 0 constant read_only : f32[64]
+// CHECK: kernel-verify.mlir:[[# @LINE + 1]]:3: error: shared binding @t at slot 5 is in the host range (< 2^24 = 16777216)
+  kernel.binding @t slot 5 shared read_write : f32[64]
+// CHECK: kernel-verify.mlir:[[# @LINE + 1]]:3: error: buffer name @__vyre_descriptor_trap_sidecar is reserved for the trap sidecar. Fix: rename the buffer
+  kernel.binding @__vyre_descriptor_trap_sidecar slot 7 group 0 global read_write : ui32[4]
+}
+
+// -----
+
+// Dispatch: zero extents, a workgroup over the target profile, count buffers
+// that name nothing.
+kernel.descriptor @dispatch id "0" entry "main" {
+// CHECK: kernel-verify.mlir:[[# @LINE + 4]]:3: error: dispatch grid is 0 on axis y
+// CHECK: kernel-verify.mlir:[[# @LINE + 3]]:3: error: workgroup size [512, 1, 1] exceeds the target profile on axis x (512 > 256)
+// CHECK: kernel-verify.mlir:[[# @LINE + 2]]:3: error: workgroup size [512, 1, 1] has 512 invocations; the target profile allows 256
+// CHECK: kernel-verify.mlir:[[# @LINE + 1]]:3: error: count buffer @nowhere is not a host binding of this descriptor
+  kernel.dispatch workgroup_size [512, 1, 1] program_workgroup_size [512, 1, 1] grid [4, 0, 1] count [@nowhere]
+}
+// LIMITS-NOT: exceeds the target profile
+// LIMITS: error: dispatch grid is 0 on axis y
+
+// -----
+
+kernel.descriptor @zero id "0" entry "main" {
+// CHECK: kernel-verify.mlir:[[# @LINE + 2]]:3: error: dispatch workgroup size is 0 on axis z
+// CHECK: kernel-verify.mlir:[[# @LINE + 1]]:3: error: dispatch program workgroup size is 0 on axis z
+  kernel.dispatch workgroup_size [4, 4, 0] program_workgroup_size [4, 4, 0] grid [1, 1, 1] count []
+}
+
+// -----
+
+// Body: store and atomic to a read-only slot, dangling slots and locals, a
+// memory class mismatch, a type mismatch, an atomic on an unmarked binding.
+kernel.descriptor @body id "0" entry "main" {
+  kernel.dispatch workgroup_size [64, 1, 1] program_workgroup_size [64, 1, 1] grid [1, 1, 1] count []
+  kernel.binding @x slot 0 group 0 global read_only : ui32[64]
+  kernel.binding @y slot 1 group 0 global read_write : ui32[64]
+  %i = kernel.invocation_id x
+// CHECK: kernel-verify.mlir:[[# @LINE + 1]]:3: error: 'kernel.store_global' writes read-only slot 0 (@x)
+  kernel.store_global slot 0 [%i] = %i : ui32
+// CHECK: kernel-verify.mlir:[[# @LINE + 1]]:3: error: 'kernel.load_global' refers to slot 9, which no binding declares
+  %d = kernel.load_global slot 9 [%i] : ui32
+// CHECK: kernel-verify.mlir:[[# @LINE + 1]]:3: error: 'kernel.load_constant' cannot address slot 1 (@y), which is global memory
+  %c = kernel.load_constant slot 1 [%i] : ui32
+// CHECK: kernel-verify.mlir:[[# @LINE + 1]]:3: error: slot 1 (@y) holds ui32, not f32
+  %f = kernel.load_global slot 1 [%i] : f32
+// CHECK: kernel-verify.mlir:[[# @LINE + 1]]:3: error: atomic on slot 1 (@y), which is not marked 'atomic'
+  %o = kernel.atomic add slot 1 [%i], %i : ui32
+// CHECK: kernel-verify.mlir:[[# @LINE + 1]]:3: error: 'kernel.local_load' of @acc, which no visible 'kernel.local' declares
+  %a = kernel.local_load @acc : ui32
+  kernel.block {
+    kernel.local @t = %i : ui32
+  }
+// CHECK: kernel-verify.mlir:[[# @LINE + 1]]:3: error: 'kernel.local_store' of @t, which no visible 'kernel.local' declares
+  kernel.local_store @t = %i : ui32
+}
+
+// -----
+
+// Traps need the sidecar; a widened kernel cannot hold a barrier.
+kernel.descriptor @traps id "0" entry "main" {
+  kernel.dispatch workgroup_size [128, 1, 1] program_workgroup_size [1, 1, 1] grid [1, 1, 1] count []
+  %z = vyre.const 0 : ui32
+  %m = vyre.const -1 : si32
+// CHECK: kernel-verify.mlir:[[# @LINE + 1]]:3: error: 'kernel.trap' needs a trap sidecar binding, and there is none
+  kernel.trap %z "oops"
+// CHECK: kernel-verify.mlir:[[# @LINE + 1]]:3: error: 'vyre.div' on si32 may trap and needs a trap sidecar binding, and there is none
+  %q = vyre.div %m, %m : si32
+// CHECK: kernel-verify.mlir:[[# @LINE + 1]]:3: error: a barrier in a kernel whose workgroup was widened from [1, 1, 1]
+  kernel.barrier
+}
+
+// -----
+
+// Widening is only from [1, 1, 1] to [N, 1, 1].
+kernel.descriptor @widen id "0" entry "main" {
+// CHECK: kernel-verify.mlir:[[# @LINE + 1]]:3: error: a kernel workgroup [64, 2, 1] that differs from the program's [8, 1, 1] is only supported when widening [1, 1, 1] to [N, 1, 1]
+  kernel.dispatch workgroup_size [64, 2, 1] program_workgroup_size [8, 1, 1] grid [1, 1, 1] count []
+}
+
+// -----
+
+// More storage buffers than the target allows (2 in the second RUN), more workgroup
+// memory than it allows (16384 bytes), a malformed sidecar.
+kernel.descriptor @limits id "0" entry "main" {
+  kernel.dispatch workgroup_size [64, 1, 1] program_workgroup_size [64, 1, 1] grid [1, 1, 1] count []
+  kernel.binding @a slot 0 group 0 global read_write : f32[64]
+  kernel.binding @b slot 1 group 0 global read_write : f32[64]
+// LIMITS: kernel-verify.mlir:[[# @LINE + 1]]:3: error: binding @c is storage buffer 3; the target allows 2 per shader stage. Fix: fuse fewer programs or split the program
+  kernel.binding @c slot 2 group 0 global read_write : f32[64]
+  kernel.binding @t slot 16777216 shared read_write : f32[4096]
+// CHECK: kernel-verify.mlir:[[# @LINE + 1]]:3: error: workgroup memory reaches 16416 bytes with @u; the target allows 16384
+  kernel.binding @u slot 16777217 shared read_write : f32[8]
+// CHECK: kernel-verify.mlir:[[# @LINE + 1]]:3: error: the trap sidecar must be @__vyre_descriptor_trap_sidecar, a global read_write ui32[4] binding
+  kernel.binding @__vyre_descriptor_trap_sidecar slot 3 group 0 global read_write atomic trap_sidecar : ui32[2]
+}
+
+// -----
+
+// A valid descriptor passes unchanged (modules are printed after all diagnostics).
+kernel.descriptor @ok id "0" entry "main" {
+  kernel.dispatch workgroup_size [64, 1, 1] program_workgroup_size [64, 1, 1] grid [1, 1, 1] count [@y]
+  kernel.binding @x slot 0 group 0 constant read_only : f32[64]
+  kernel.binding @y slot 1 group 0 global read_write : f32[64]
+  %i = kernel.invocation_id x
+  %v = kernel.load_constant slot 0 [%i] : f32
+  kernel.store_global slot 1 [%i] = %v : f32
+}
+// CHECK:      kernel.descriptor @ok
+// CHECK-NEXT:   kernel.dispatch
+// LIMITS:     kernel.descriptor @ok

@@ -1,0 +1,119 @@
+"""The conformance corpus machinery: a case is a program, its inputs, and the
+outputs (or trap) that numpy in the test module says it must produce.
+
+Expected values are always computed by the test module itself (numpy or plain
+Python), never by the code under test. `VYRE_CONFORMANCE_BACKENDS` (default
+`reference`) lists the backends every case runs on, e.g. `reference,wgpu`. A case
+that pins down a reference choice WGSL leaves open (the order of atomics, which of
+racing stores wins, NaN propagation, IEEE special values of approximate ops,
+no reassociation) lists `backends=("reference",)`.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+
+import numpy as np
+
+import vyre_xdsl
+from vyre_xdsl.interpreter import VyreTrap
+
+BACKENDS = tuple(os.environ.get("VYRE_CONFORMANCE_BACKENDS", "reference").split(","))
+
+
+@dataclass
+class Case:
+    name: str
+    text: str
+    inputs: dict[str, np.ndarray]
+    expected: dict[str, np.ndarray] = field(default_factory=dict)
+    ulp: float = 0.0  # f32 outputs may differ by this many units in the last place
+    device_ulp: float | None = None  # the budget on other backends (None: the same as ulp)
+    trap: tuple[str, int, int] | None = None  # (tag, address, invocation)
+    backends: tuple[str, ...] | None = None  # None: every backend of BACKENDS
+    exact_outputs: bool = True  # the returned output names must equal expected's keys
+
+    def __str__(self) -> str:
+        return self.name
+
+
+def params(cases: list[Case]) -> list[tuple[Case, str]]:
+    """(case, backend) pairs for pytest.mark.parametrize."""
+    return [(case, backend) for case in cases for backend in BACKENDS
+            if case.backends is None or backend in case.backends]
+
+
+def ids(pairs: list[tuple[Case, str]]) -> list[str]:
+    return [f"{case.name}-{backend}" for case, backend in pairs]
+
+
+def check(case: Case, backend: str) -> None:
+    inputs = {name: np.array(array, copy=True) for name, array in case.inputs.items()}
+    if case.trap is not None:
+        try:
+            vyre_xdsl.run(case.text, inputs, backend=backend)
+        except VyreTrap as trap:
+            assert (trap.tag, trap.address, trap.invocation) == case.trap, str(trap)
+        else:
+            raise AssertionError(f"{case.name}: expected trap {case.trap}, none raised")
+        return
+    outputs = vyre_xdsl.run(case.text, inputs, backend=backend)
+    ulp = case.ulp if backend == "reference" or case.device_ulp is None else case.device_ulp
+    if case.exact_outputs:
+        assert sorted(outputs) == sorted(case.expected), f"outputs {sorted(outputs)}"
+    for name, want in case.expected.items():
+        assert_matches(outputs[name], want, ulp, f"{case.name}: {name}")
+    for name, array in case.inputs.items():  # inputs are never modified
+        np.testing.assert_array_equal(inputs[name], array)
+
+
+def f32_ulps(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """ULP distance between float32 arrays; NaN matches NaN only, +0 matches -0."""
+    a = np.asarray(a, np.float32)
+    b = np.asarray(b, np.float32)
+
+    def ordered(x: np.ndarray) -> np.ndarray:
+        bits = x.view(np.int32).astype(np.int64)
+        return np.where(bits < 0, -(bits & 0x7FFFFFFF), bits)
+
+    distance = np.abs(ordered(a) - ordered(b))
+    distance = np.where((a == b) | (np.isnan(a) & np.isnan(b)), 0, distance)
+    return np.where(np.isnan(a) != np.isnan(b), 2**40, distance)
+
+
+def assert_matches(got: np.ndarray, want: np.ndarray, ulp: float, what: str) -> None:
+    want = np.asarray(want)
+    assert got.dtype == want.dtype, f"{what}: dtype {got.dtype}, expected {want.dtype}"
+    assert got.shape == want.shape, f"{what}: shape {got.shape}, expected {want.shape}"
+    if got.dtype == np.float32:
+        far = f32_ulps(got, want) > ulp
+        assert not far.any(), (
+            f"{what}: {int(far.sum())} elements more than {ulp} ULP off, first at "
+            f"{int(np.flatnonzero(far)[0])}: got {got[far][:4]}, expected {want[far][:4]}"
+        )
+    else:
+        bad = got != want
+        assert not bad.any(), (
+            f"{what}: {int(bad.sum())} elements differ, first at {int(np.flatnonzero(bad)[0])}: "
+            f"got {got[bad][:4]}, expected {want[bad][:4]}"
+        )
+
+
+def program(body: str, buffers: str, workgroup: tuple[int, int, int] = (64, 1, 1), name: str = "p") -> str:
+    """A one-program module; `buffers` and `body` are lines of vyre IR."""
+    wx, wy, wz = workgroup
+    return f"vyre.program @{name} workgroup_size [{wx}, {wy}, {wz}] {{\n{buffers}\n{body}\n}}\n"
+
+
+def u32(values) -> np.ndarray:
+    return np.array([v % 2**32 for v in values], dtype=np.uint32)
+
+
+def i32(values) -> np.ndarray:
+    return np.array([(v + 2**31) % 2**32 - 2**31 for v in values], dtype=np.int32)
+
+
+def words(values) -> np.ndarray:
+    """Bool host words (0/1) of Python truth values."""
+    return np.array([1 if v else 0 for v in values], dtype=np.uint32)

@@ -1,0 +1,104 @@
+"""Lower + verify + print: the Python API the runtime and the bundle compiler use."""
+
+from __future__ import annotations
+
+import io
+import os
+from collections.abc import Sequence
+
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.printer import Printer
+
+from vyre_xdsl.backends.wgsl.kernel_module import WgslBinding, WgslKernel
+from vyre_xdsl.backends.wgsl.printer import MAX_WGSL_BYTES, print_descriptor
+from vyre_xdsl.diagnostics import verify_module
+from vyre_xdsl.dialects import kernel as k
+from vyre_xdsl.dialects.vyre import ProgramOp
+from vyre_xdsl.lowering.profile import DEFAULT_PROFILE, TargetProfile
+from vyre_xdsl.passes.kernel_verify import verify_descriptors
+from vyre_xdsl.passes.vyre_lower import lower_module
+
+DUMP_ENV = "VYRE_DUMP_KDESC"
+
+
+def lowered_module(
+    module_or_programs: ModuleOp | Sequence[ProgramOp],
+    profile: TargetProfile = DEFAULT_PROFILE,
+) -> ModuleOp:
+    """A verified copy of the input with every program lowered to descriptors."""
+    if isinstance(module_or_programs, ModuleOp):
+        module = module_or_programs.clone()
+    else:
+        module = ModuleOp([p.clone() for p in module_or_programs])
+    verify_module(module)
+    if any(isinstance(op, ProgramOp) for op in module.ops):
+        lower_module(module, profile)
+    else:
+        verify_descriptors(module, profile)
+    return module
+
+
+def compile_module(
+    module_or_programs: ModuleOp | Sequence[ProgramOp],
+    profile: TargetProfile = DEFAULT_PROFILE,
+    max_bytes: int = MAX_WGSL_BYTES,
+) -> list[WgslKernel]:
+    """One `WgslKernel` per descriptor, in dispatch order. The input is not changed."""
+    module = lowered_module(module_or_programs, profile)
+    return [compile_descriptor(d, max_bytes) for d in k.descriptors(module)]
+
+
+def compile_descriptor(descriptor: k.DescriptorOp, max_bytes: int = MAX_WGSL_BYTES) -> WgslKernel:
+    printed = print_descriptor(descriptor, max_bytes)
+    dispatch = descriptor.dispatch()
+    assert dispatch is not None  # DescriptorOp.verify_ requires one
+    bindings = tuple(
+        WgslBinding(
+            name=b.buffer_name,
+            group=b.group_number or 0,
+            slot=b.slot_number,
+            element=b.element,
+            count=b.static_count,
+            memory_class=b.mem_class,
+            visibility=b.access,
+            is_trap_sidecar=b.is_trap_sidecar,
+        )
+        for b in descriptor.bindings()
+        if b.is_host and b.slot_number in printed.used_slots
+    )
+    declared = []
+    for name in dispatch.count_names:
+        binding = descriptor.binding_named(name)
+        declared.append(None if binding is None else binding.static_count)
+    source = descriptor.attributes.get("source")
+    part = descriptor.attributes.get("part")
+    kernel = WgslKernel(
+        id=descriptor.id,
+        wgsl=printed.wgsl,
+        entry_point=descriptor.entry,
+        workgroup_size=dispatch.kernel_workgroup,  # type: ignore[arg-type]
+        bindings=bindings,
+        count_buffers=dispatch.count_names,
+        static_grid=dispatch.static_grid,  # type: ignore[arg-type]
+        trap_tags=printed.trap_tags,
+        program_workgroup_size=dispatch.program_workgroup,  # type: ignore[arg-type]
+        source=source.data if source is not None else descriptor.sym_name.data,  # type: ignore[union-attr]
+        part=part.value.data if part is not None else 0,  # type: ignore[union-attr]
+        count_declared=tuple(declared),
+    )
+    _dump_if_requested(descriptor, kernel)
+    return kernel
+
+
+def _dump_if_requested(descriptor: k.DescriptorOp, kernel: WgslKernel) -> None:
+    """`VYRE_DUMP_KDESC=DIR`: write the descriptor and its WGSL (seed 001)."""
+    directory = os.environ.get(DUMP_ENV)
+    if not directory:
+        return
+    os.makedirs(directory, exist_ok=True)
+    text = io.StringIO()
+    Printer(stream=text).print_op(descriptor)
+    with open(os.path.join(directory, f"{descriptor.id}.kdesc.mlir"), "w") as f:
+        f.write(text.getvalue() + "\n")
+    with open(os.path.join(directory, f"{descriptor.id}.wgsl"), "w") as f:
+        f.write(kernel.wgsl)

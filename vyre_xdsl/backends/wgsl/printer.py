@@ -1,0 +1,502 @@
+"""The WGSL printer: one `kernel.descriptor` -> one WGSL compute module.
+
+Pure `vyre` ops are printed from the semantics table (`vyre_xdsl.semantics`):
+the same entry the reference interpreter evaluates gives the WGSL expression,
+the trap condition of si32 `div`/`mod` and any helper function, so the two
+never disagree by construction. The rest is one method per kernel op, keyed by
+op class in `_STATEMENTS` (the singledispatch idea of xDSL's own WGSL printer).
+
+Semantics made explicit rather than left to the driver (SPEC section 3.4):
+- loads clamp the index into the buffer and select the typed zero when it is
+  out of bounds; stores and atomics are skipped when it is; the bound is the
+  declared element count, or `arrayLength` for a runtime-sized buffer;
+- Bool buffers hold one u32 word per element (load `!= 0u`, store 0u/1u);
+- atomically targeted buffers are `array<atomic<u32>>` (plain loads and stores on
+  them use atomicLoad/atomicStore); `compare_exchange` loops over
+  `atomicCompareExchangeWeak` until it succeeds or sees another value (strong);
+- traps (`kernel.trap`, si32 div/mod by 0 or INT_MIN / -1) record (address,
+  tag code, linear invocation) in the trap sidecar through a CAS on word 0 and
+  end the invocation; in kernels with barriers they record and continue (WGSL
+  uniformity forbids the `return`; the run raises anyway);
+- ids are the program's: logical workgroup = wid.x + wid.y * num_workgroups.x
+  (`vyre_xdsl.dispatch`); a kernel widened from a `[1, 1, 1]` program derives
+  them from its linear invocation index and skips invocations past the
+  program's declared launch.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import numpy as np
+from xdsl.ir import Operation, SSAValue
+
+from vyre_xdsl import semantics
+from vyre_xdsl.diagnostics import VyreDiagnostic, VyreError
+from vyre_xdsl.dialects import kernel as k
+from vyre_xdsl.dialects import vyre as v
+from vyre_xdsl.lowering.geometry import declared_invocations
+
+#: A WGSL module larger than this is refused (seed 001: adapters' shader size
+#: limits are finite; Metal on iOS is the strictest).
+MAX_WGSL_BYTES = 32 * 1024 * 1024
+
+SIDECAR_VAR = "vyre_trap_sidecar"
+
+TRAP_HELPER = f"""fn vyre_record_trap(address: u32, code: u32, invocation: u32) {{
+  loop {{
+    let r = atomicCompareExchangeWeak(&{SIDECAR_VAR}[0], 0u, 1u);
+    if (r.exchanged) {{
+      atomicStore(&{SIDECAR_VAR}[1], address);
+      atomicStore(&{SIDECAR_VAR}[2], code);
+      atomicStore(&{SIDECAR_VAR}[3], invocation);
+      break;
+    }}
+    if (r.old_value != 0u) {{
+      break;
+    }}
+  }}
+}}"""
+
+
+class WgslModuleTooLarge(VyreError):
+    """The printed module exceeds the 32 MiB cap."""
+
+
+@dataclass
+class PrintedKernel:
+    """The WGSL of one descriptor and what the runtime needs to bind it."""
+
+    wgsl: str
+    used_slots: tuple[int, ...]
+    trap_tags: tuple[str, ...]
+
+
+def wgsl_literal(value: int | float | bool, tname: str) -> str:
+    """A WGSL literal of IR type `tname` with exactly `value`'s bits."""
+    if tname == "i1":
+        return "true" if value else "false"
+    if tname == "ui32":
+        return f"{int(value)}u"
+    if tname == "si32":
+        if int(value) == -(2**31):
+            return "i32(-2147483648)"
+        return f"{int(value)}i"
+    as_f32 = np.float32(value)
+    bits = int(as_f32.view(np.uint32))
+    if not np.isfinite(as_f32) or (as_f32 == 0 and bits != 0) or (
+        as_f32 != 0 and abs(as_f32) < np.finfo(np.float32).tiny
+    ):
+        return f"bitcast<f32>({bits:#010x}u)"
+    return f"{float(as_f32)!r}f"
+
+
+def zero_literal(tname: str) -> str:
+    return wgsl_literal(False if tname == "i1" else 0, tname)
+
+
+_IDENT = re.compile(r"[^A-Za-z0-9_]")
+
+
+def _sanitize(name: str) -> str:
+    clean = _IDENT.sub("_", name)
+    return clean or "x"
+
+
+@dataclass
+class _Names:
+    """Unique WGSL identifiers for SSA values, locals and bindings."""
+
+    used: set[str] = field(default_factory=set)
+    values: dict[SSAValue, str] = field(default_factory=dict)
+    locals: dict[str, str] = field(default_factory=dict)
+    counter: int = 0
+
+    def fresh(self, base: str) -> str:
+        name = base
+        while name in self.used:
+            self.counter += 1
+            name = f"{base}_{self.counter}"
+        self.used.add(name)
+        return name
+
+    def value(self, value: SSAValue) -> str:
+        if value not in self.values:
+            hint = value.name_hint
+            self.values[value] = self.fresh("v_" + _sanitize(hint) if hint else "v")
+        return self.values[value]
+
+    def local(self, name: str) -> str:
+        if name not in self.locals:
+            self.locals[name] = self.fresh("l_" + _sanitize(name))
+        return self.locals[name]
+
+
+class _Printer:
+    def __init__(self, descriptor: k.DescriptorOp):
+        self.descriptor = descriptor
+        dispatch = descriptor.dispatch()
+        if dispatch is None:
+            raise VyreDiagnostic([(descriptor, "descriptor has no 'kernel.dispatch'")])
+        self.dispatch = dispatch
+        self.names = _Names()
+        self.lines: list[str] = []
+        self.depth = 1
+        self.used_slots: set[int] = set()
+        self.trap_tags: list[str] = []
+        self.helpers: list[str] = []
+        self.has_barrier = any(isinstance(op, k.BarrierOp) for op in descriptor.walk())
+        self.binding_names: dict[int, str] = {}
+        for binding in descriptor.bindings():
+            if binding.is_trap_sidecar:
+                self.binding_names[binding.slot_number] = SIDECAR_VAR
+            else:
+                prefix = "b_" if binding.is_host else "w_"
+                self.binding_names[binding.slot_number] = self.names.fresh(
+                    prefix + _sanitize(binding.buffer_name)
+                )
+
+    # ------------------------------------------------------------------ output
+
+    def emit(self, line: str) -> None:
+        self.lines.append("  " * self.depth + line)
+
+    def print(self) -> PrintedKernel:
+        self._prologue()
+        for op in self.descriptor.statements():
+            self.statement(op)
+        body = self.lines
+        header = self._header()
+        wgsl = "\n".join(header + body + ["}", ""])
+        return PrintedKernel(wgsl, tuple(sorted(self.used_slots)), tuple(self.trap_tags))
+
+    def _header(self) -> list[str]:
+        d = self.dispatch
+        grid = "runtime" if d.static_grid is None else list(d.static_grid)
+        out = [
+            f"// vyre kernel @{self.descriptor.sym_name.data} id {self.descriptor.id}",
+            f"// program workgroup {list(d.program_workgroup)}, kernel workgroup "
+            f"{list(d.kernel_workgroup)}, grid {grid}, count [{', '.join('@' + n for n in d.count_names)}]",
+        ]
+        for binding in self.descriptor.bindings():
+            if binding.slot_number in self.used_slots:
+                out.append(self._declaration(binding))
+        for helper in self.helpers:
+            out += ["", helper]
+        wx, wy, wz = d.kernel_workgroup
+        out += [
+            "",
+            f"@compute @workgroup_size({wx}, {wy}, {wz})",
+            f"fn {self.descriptor.entry}(@builtin(workgroup_id) vyre_wid: vec3<u32>, "
+            "@builtin(local_invocation_id) vyre_lid: vec3<u32>, "
+            "@builtin(num_workgroups) vyre_nwg: vec3<u32>) {",
+        ]
+        return out
+
+    def _declaration(self, binding: k.BindingOp) -> str:
+        name = self.binding_names[binding.slot_number]
+        element = "atomic<u32>" if binding.is_atomic else semantics.WGSL_STORAGE_TYPES[binding.element]
+        if not binding.is_host:
+            return f"var<workgroup> {name}: array<{element}, {binding.static_count}>;"
+        access = "read" if binding.access == "read_only" else "read_write"
+        return (
+            f"@group({binding.group_number}) @binding({binding.slot_number}) "
+            f"var<storage, {access}> {name}: array<{element}>;"
+        )
+
+    # ------------------------------------------------------------------ ids
+
+    def _prologue(self) -> None:
+        d = self.dispatch
+        wx, wy, wz = d.kernel_workgroup
+        self.emit("let vyre_group = vyre_wid.x + (vyre_wid.y + vyre_wid.z * vyre_nwg.y) * vyre_nwg.x;")
+        if not d.is_widened:
+            self.emit(f"let vyre_local = vyre_lid.x + vyre_lid.y * {wx}u + vyre_lid.z * {wx * wy}u;")
+            self.emit(f"let vyre_invocation = vyre_group * {wx * wy * wz}u + vyre_local;")
+            return
+        self.emit(f"let vyre_invocation = vyre_group * {wx}u + vyre_lid.x;")
+        self.emit(f"if (vyre_invocation >= {self._declared_total()}) {{")
+        self.emit("  return;")
+        self.emit("}")
+
+    def _declared_total(self) -> str:
+        """WGSL for how many invocations the program's declared launch has."""
+        d = self.dispatch
+        program = d.program_workgroup
+        counts = [self.descriptor.binding_named(n) for n in d.count_names]
+        if all(b is not None and b.static_count is not None for b in counts):
+            n = max([b.static_count for b in counts if b is not None] + [1])
+            return f"{declared_invocations(n, program)}u"
+        lengths = [self._length(b) for b in counts if b is not None]
+        n = "1u"
+        for length in lengths:
+            n = f"max({n}, {length})"
+        self.emit(f"let vyre_n = {n};")
+        self.emit("let vyre_gy = (vyre_n + 65534u) / 65535u;")
+        self.emit("let vyre_declared = ((vyre_n + vyre_gy - 1u) / vyre_gy) * vyre_gy;")
+        return "vyre_declared"
+
+    def _id(self, op: k._IdOp) -> str:  # noqa: SLF001
+        axis = op.axis_index
+        component = "xyz"[axis]
+        if self.dispatch.is_widened:
+            if isinstance(op, k.LocalIdOp) or axis != 0:
+                return "0u"
+            return "vyre_invocation"
+        if isinstance(op, k.LocalIdOp):
+            return f"vyre_lid.{component}"
+        if isinstance(op, k.WorkgroupIdOp):
+            return "vyre_group" if axis == 0 else "0u"
+        wx = self.dispatch.kernel_workgroup[0]
+        return f"(vyre_group * {wx}u + vyre_lid.x)" if axis == 0 else f"vyre_lid.{component}"
+
+    # ------------------------------------------------------------------ helpers
+
+    def name(self, value: SSAValue) -> str:
+        return self.names.value(value)
+
+    def let(self, result: SSAValue, expression: str) -> None:
+        self.emit(f"let {self.name(result)} = {expression};")
+
+    def binding(self, op: k._MemoryOp) -> k.BindingOp:  # noqa: SLF001
+        binding = self.descriptor.binding_at(op.slot_number)
+        if binding is None:
+            raise VyreDiagnostic([(op, f"slot {op.slot_number} is not bound")])
+        self.used_slots.add(binding.slot_number)
+        return binding
+
+    def _length(self, binding: k.BindingOp) -> str:
+        if binding.static_count is not None:
+            return f"{binding.static_count}u"
+        self.used_slots.add(binding.slot_number)
+        return f"arrayLength(&{self.binding_names[binding.slot_number]})"
+
+    def _helper(self, text: str) -> None:
+        if text not in self.helpers:
+            self.helpers.append(text)
+
+    def trap(self, address: str, tag: str) -> None:
+        sidecar = next((b for b in self.descriptor.bindings() if b.is_trap_sidecar), None)
+        if sidecar is None:
+            raise VyreDiagnostic([(self.descriptor, "a trap needs the trap sidecar binding")])
+        self.used_slots.add(sidecar.slot_number)
+        self._helper(TRAP_HELPER)
+        if tag not in self.trap_tags:
+            self.trap_tags.append(tag)
+        code = self.trap_tags.index(tag) + 1
+        self.emit(f"vyre_record_trap({address}, {code}u, vyre_invocation);")
+        if not self.has_barrier:
+            self.emit("return;")
+
+    def block(self, ops) -> None:
+        self.depth += 1
+        for op in ops:
+            self.statement(op)
+        self.depth -= 1
+
+    # ------------------------------------------------------------------ statements
+
+    def statement(self, op: Operation) -> None:
+        handler = _STATEMENTS.get(type(op))
+        if handler is not None:
+            handler(self, op)
+            return
+        if isinstance(op, v._TableOp):  # noqa: SLF001
+            self._table_op(op)
+            return
+        raise VyreDiagnostic([(op, f"the WGSL printer cannot print '{op.name}'")])
+
+    def _table_op(self, op: v._TableOp) -> None:  # noqa: SLF001
+        sem = op.semantics()
+        operand_type = v.type_name(op.operands[0].type)
+        wgsl_type = semantics.WGSL_TYPES[operand_type]
+        args = [self.name(x) for x in op.operands]
+        for helper in sem.helpers:
+            self._helper(helper)
+        if sem.wgsl_trap is not None and (condition := sem.wgsl_trap(wgsl_type, *args)):
+            self.emit(f"if {condition} {{")
+            self.depth += 1
+            self.trap("0u", sem.trap_tag or sem.name)
+            self.depth -= 1
+            self.emit("}")
+        self.let(op.results[0], sem.wgsl(wgsl_type, *args))
+
+    def _const(self, op: v.ConstOp) -> None:
+        self.let(op.result, wgsl_literal(op.literal(), v.type_name(op.result.type)))
+
+    def _select(self, op: v.SelectOp) -> None:
+        ty = semantics.WGSL_TYPES[v.type_name(op.result.type)]
+        self.let(op.result, semantics.wgsl_select(
+            ty, self.name(op.cond), self.name(op.true_value), self.name(op.false_value)))
+
+    def _fma(self, op: v.FmaOp) -> None:
+        self.let(op.result, semantics.wgsl_fma("f32", self.name(op.a), self.name(op.b), self.name(op.c)))
+
+    def _cast(self, op: v.CastOp) -> None:
+        self.let(op.result, semantics.wgsl_cast(self.name(op.input), op.source_name, op.target_name))
+
+    def _bitcast(self, op: v.BitcastOp) -> None:
+        self.let(op.result, semantics.wgsl_bitcast(self.name(op.input), op.source_name, op.target_name))
+
+    def _id_statement(self, op: k._IdOp) -> None:  # noqa: SLF001
+        self.let(op.result, self._id(op))
+
+    def _buffer_length(self, op: k.BufferLengthOp) -> None:
+        binding = self.binding(op)
+        self.let(op.result, self._length(binding))
+
+    def _element_ref(self, binding: k.BindingOp, index: str) -> str:
+        return f"{self.binding_names[binding.slot_number]}[{index}]"
+
+    def _load(self, op: k._LoadOp) -> None:  # noqa: SLF001
+        binding = self.binding(op)
+        tname = v.type_name(op.result.type)
+        zero = zero_literal(tname)
+        if binding.static_count == 0:
+            self.let(op.result, zero)
+            return
+        length = self._length(binding)
+        index = self.name(op.index)
+        ref = self._element_ref(binding, f"min({index}, {length} - 1u)")
+        element = f"atomicLoad(&{ref})" if binding.is_atomic else ref
+        if tname == "i1":
+            element = f"({element} != 0u)"
+        self.let(op.result, f"select({zero}, {element}, {index} < {length})")
+
+    def _store(self, op: k._StoreOp) -> None:  # noqa: SLF001
+        binding = self.binding(op)
+        if binding.static_count == 0:
+            self.emit("// store to an empty buffer: always out of bounds")
+            return
+        index = self.name(op.index)
+        value = self.name(op.value)
+        if v.type_name(op.value.type) == "i1":
+            value = f"select(0u, 1u, {value})"
+        length = self._length(binding)
+        # workgroup arrays have a fixed size: naga rejects a constant index past
+        # it even under the bounds check, so clamp there too (a no-op at run time)
+        position = index if binding.is_host else f"min({index}, {length} - 1u)"
+        ref = self._element_ref(binding, position)
+        store = f"atomicStore(&{ref}, {value});" if binding.is_atomic else f"{ref} = {value};"
+        self.emit(f"if ({index} < {length}) {{")
+        self.emit(f"  {store}")
+        self.emit("}")
+
+    def _atomic(self, op: k.AtomicOp) -> None:
+        binding = self.binding(op)
+        old = self.names.fresh("a_" + (_sanitize(op.result.name_hint) if op.result.name_hint else "old"))
+        self.emit(f"var {old}: u32 = 0u;")
+        if binding.static_count != 0:
+            index = self.name(op.index)
+            ref = f"&{self._element_ref(binding, index)}"
+            value = self.name(op.value)
+            self.emit(f"if ({index} < {self._length(binding)}) {{")
+            if op.kind.data == "compare_exchange":
+                expected = self.name(op.expected)
+                self.emit("  loop {")
+                self.emit(f"    let r = atomicCompareExchangeWeak({ref}, {expected}, {value});")
+                self.emit(f"    if (r.exchanged || r.old_value != {expected}) {{")
+                self.emit(f"      {old} = r.old_value;")
+                self.emit("      break;")
+                self.emit("    }")
+                self.emit("  }")
+            else:
+                builtin = semantics.ATOMIC_COMBINE[op.kind.data][1]
+                self.emit(f"  {old} = {builtin}({ref}, {value});")
+            self.emit("}")
+        self.let(op.result, old)
+
+    def _local(self, op: k.LocalOp) -> None:
+        ty = semantics.WGSL_TYPES[v.type_name(op.value.type)]
+        self.emit(f"var {self.names.local(op.local_name)}: {ty} = {self.name(op.value)};")
+
+    def _local_store(self, op: k.LocalStoreOp) -> None:
+        self.emit(f"{self.names.local(op.local_name)} = {self.name(op.value)};")
+
+    def _local_load(self, op: k.LocalLoadOp) -> None:
+        self.let(op.result, self.names.local(op.local_name))
+
+    def _if(self, op: k.IfOp) -> None:
+        self.emit(f"if ({self.name(op.cond)}) {{")
+        self.block(op.then_region.block.ops)
+        if op.has_else:
+            self.emit("} else {")
+            self.block(op.else_region.block.ops)
+        self.emit("}")
+
+    def _for(self, op: k.ForOp) -> None:
+        counter = self.names.fresh("i_" + (_sanitize(op.induction.name_hint or "k")))
+        lo, hi = self.name(op.lower), self.name(op.upper)
+        self.emit(f"for (var {counter}: u32 = {lo}; {counter} < {hi}; {counter} = {counter} + 1u) {{")
+        self.depth += 1
+        self.let(op.induction, counter)
+        self.depth -= 1
+        self.block(op.body.block.ops)
+        self.emit("}")
+
+    def _scope(self, op: k.BlockOp | k.RegionOp) -> None:
+        if isinstance(op, k.RegionOp):
+            self.emit(f"// region \"{_comment(op.generator.data)}\"")
+        self.emit("{")
+        self.block(op.body.block.ops)
+        self.emit("}")
+
+    def _barrier(self, op: k.BarrierOp) -> None:
+        self.emit("storageBarrier();")
+        self.emit("workgroupBarrier();")
+
+    def _return(self, op: k.ReturnOp) -> None:
+        self.emit("return;")
+
+    def _trap(self, op: k.TrapOp) -> None:
+        self.trap(self.name(op.address), op.tag.data)
+
+
+def _comment(text: str) -> str:
+    return text.replace("\n", " ").replace("*/", "* /")
+
+
+_STATEMENTS: dict[type[Operation], Callable[[_Printer, Operation], None]] = {
+    v.ConstOp: _Printer._const,
+    v.SelectOp: _Printer._select,
+    v.FmaOp: _Printer._fma,
+    v.CastOp: _Printer._cast,
+    v.BitcastOp: _Printer._bitcast,
+    k.InvocationIdOp: _Printer._id_statement,
+    k.WorkgroupIdOp: _Printer._id_statement,
+    k.LocalIdOp: _Printer._id_statement,
+    k.BufferLengthOp: _Printer._buffer_length,
+    k.LoadGlobalOp: _Printer._load,
+    k.LoadConstantOp: _Printer._load,
+    k.LoadUniformOp: _Printer._load,
+    k.LoadSharedOp: _Printer._load,
+    k.StoreGlobalOp: _Printer._store,
+    k.StoreSharedOp: _Printer._store,
+    k.AtomicOp: _Printer._atomic,
+    k.LocalOp: _Printer._local,
+    k.LocalStoreOp: _Printer._local_store,
+    k.LocalLoadOp: _Printer._local_load,
+    k.IfOp: _Printer._if,
+    k.ForOp: _Printer._for,
+    k.BlockOp: _Printer._scope,
+    k.RegionOp: _Printer._scope,
+    k.BarrierOp: _Printer._barrier,
+    k.ReturnOp: _Printer._return,
+    k.TrapOp: _Printer._trap,
+}
+
+
+def print_descriptor(descriptor: k.DescriptorOp, max_bytes: int = MAX_WGSL_BYTES) -> PrintedKernel:
+    """The WGSL module of one descriptor."""
+    printed = _Printer(descriptor).print()
+    size = len(printed.wgsl.encode())
+    if size > max_bytes:
+        raise WgslModuleTooLarge(
+            f"the WGSL of kernel @{descriptor.sym_name.data} is {size} bytes, over the "
+            f"{max_bytes}-byte cap. Fix: partition the program or the fusion group into "
+            "several kernels (fuse fewer programs, or split the program)"
+        )
+    return printed
+

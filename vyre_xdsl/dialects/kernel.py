@@ -1,0 +1,1382 @@
+"""The `kernel` dialect: kernel descriptors, the level a backend consumes (SPEC section 5).
+
+`vyre-lower` turns every `vyre.program` into one `kernel.descriptor` (several when
+the program contains `vyre.barrier grid_sync`). Nothing in a descriptor needs
+re-analysis: binding slots, memory classes, visibility, bind groups, the
+workgroup size, the static grid and the buffers that decide the element count
+are all explicit. The body is structured (`kernel.if`, `kernel.for`,
+`kernel.block`, `kernel.region`); memory is addressed by slot through one op per
+memory class; named locals are function-local variables; the pure `vyre`
+arithmetic ops (`vyre.add`, `vyre.const`, `vyre.select`, ...) appear unchanged.
+
+```mlir
+kernel.descriptor @axpy id "5be2...c1" entry "main" {
+  kernel.dispatch workgroup_size [64, 1, 1] program_workgroup_size [64, 1, 1] grid [16, 1, 1] count [@y]
+  kernel.binding @x slot 0 group 0 constant read_only : f32[1024]
+  kernel.binding @y slot 1 group 0 global read_write : f32[1024]
+  %i = kernel.invocation_id x
+  %a = vyre.const 2.0 : f32
+  %xv = kernel.load_constant slot 0 [%i] : f32
+  %yv = kernel.load_global slot 1 [%i] : f32
+  %p = vyre.mul %a, %xv : f32
+  %s = vyre.add %p, %yv : f32
+  kernel.store_global slot 1 [%i] = %s : f32
+}
+```
+
+See docs/kernel-dialect.md for every op with examples.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from typing import ClassVar
+
+from xdsl.dialects.builtin import (
+    ArrayAttr,
+    DenseArrayBase,
+    IntegerAttr,
+    StringAttr,
+    SymbolRefAttr,
+    UnitAttr,
+    i32,
+    i64,
+)
+from xdsl.ir import Attribute, Block, Dialect, Operation, Region, SSAValue, TypeAttribute
+from xdsl.irdl import (
+    AttrSizedOperandSegments,
+    IRDLOperation,
+    irdl_op_definition,
+    operand_def,
+    opt_operand_def,
+    opt_prop_def,
+    prop_def,
+    region_def,
+    result_def,
+    traits_def,
+)
+from xdsl.parser import Parser
+from xdsl.printer import Printer
+from xdsl.traits import (
+    HasParent,
+    IsolatedFromAbove,
+    MemoryReadEffect,
+    MemoryWriteEffect,
+    NoTerminator,
+    Pure,
+    RecursiveMemoryEffect,
+    SymbolOpInterface,
+)
+from xdsl.utils.exceptions import VerifyException
+
+from vyre_xdsl import semantics
+from vyre_xdsl.dialects.vyre import AXES, BARRIER_ORDERINGS, ELEMENT_TYPES, i1, type_name, ui32
+
+#: slots at and above this are workgroup (`shared`) and `scratch` slots
+WORKGROUP_SLOT_BASE = 1 << 24
+#: the reserved name of the trap sidecar binding (4 u32 words)
+TRAP_SIDECAR_NAME = "__vyre_descriptor_trap_sidecar"
+TRAP_SIDECAR_WORDS = 4
+
+MEMORY_CLASSES = ("global", "constant", "uniform", "shared", "scratch")
+HOST_CLASSES = ("global", "constant", "uniform")
+WORKGROUP_CLASSES = ("shared", "scratch")
+VISIBILITIES = ("read_only", "write_only", "read_write")
+
+
+def bind_group(memory_class: str) -> int | None:
+    """Bind group of a memory class: 0 for global and constant, 1 for uniform, none otherwise."""
+    return {"global": 0, "constant": 0, "uniform": 1}.get(memory_class)
+
+
+# ============================================================================ helpers
+
+
+def _parse_int_list(parser: Parser) -> list[int]:
+    return parser.parse_comma_separated_list(parser.Delimiter.SQUARE, parser.parse_integer)
+
+
+def _print_int_list(printer: Printer, values: Sequence[int]) -> None:
+    printer.print_string("[" + ", ".join(str(v) for v in values) + "]")
+
+
+def _dense(values: Sequence[int]) -> DenseArrayBase:
+    return DenseArrayBase.from_list(i32, list(values))
+
+
+def _triple(attr: DenseArrayBase) -> tuple[int, ...]:
+    return tuple(int(v) for v in attr.get_values())
+
+
+def _print_attrs(printer: Printer, op: Operation) -> None:
+    if op.attributes:
+        printer.print_string(" ")
+        printer.print_attr_dict(op.attributes)
+
+
+def _parse_body(parser: Parser, arguments: Sequence[Parser.Argument] | None = None) -> Region:
+    region = parser.parse_region(arguments)
+    if not region.blocks:
+        region.add_block(Block())
+    return region
+
+
+def _print_body(printer: Printer, region: Region) -> None:
+    printer.print_string(" ")
+    printer.print_region(region, print_entry_block_args=False, print_empty_block=False)
+
+
+def _as_region(body: Region | Sequence[Operation] | None) -> Region:
+    if isinstance(body, Region):
+        return body
+    return Region(Block(list(body or [])))
+
+
+def _element(ty: Attribute | str) -> Attribute:
+    return ELEMENT_TYPES[ty] if isinstance(ty, str) else ty
+
+
+def _require_element_type(ty: Attribute, what: str) -> str:
+    name = type_name(ty)
+    if name is None:
+        raise VerifyException(
+            f"unsupported element type {ty} for {what}; kernels support ui32, si32, f32 and i1"
+        )
+    return name
+
+
+def enclosing_descriptor(op: Operation) -> DescriptorOp | None:
+    parent = op.parent_op()
+    while parent is not None and not isinstance(parent, DescriptorOp):
+        parent = parent.parent_op()
+    return parent
+
+
+def _parse_slot_index(parser: Parser) -> tuple[int, SSAValue]:
+    """Parse `slot N [%i]`."""
+    parser.parse_keyword("slot")
+    slot = parser.parse_integer(allow_negative=False)
+    parser.parse_punctuation("[")
+    index = parser.parse_operand(ui32)
+    parser.parse_punctuation("]")
+    return slot, index
+
+
+def _print_slot_index(printer: Printer, slot: int, index: SSAValue) -> None:
+    printer.print_string(f" slot {slot} [")
+    printer.print_operand(index)
+    printer.print_string("]")
+
+
+# ============================================================================ descriptor
+
+
+@irdl_op_definition
+class DescriptorOp(IRDLOperation):
+    """One kernel: identity, dispatch, bindings and the structured body.
+
+    The body starts with exactly one `kernel.dispatch` and the `kernel.binding`s,
+    followed by the statements run once per invocation. `id` is the BLAKE3 hex
+    digest of the canonical program; `entry` the WGSL entry point name. The
+    optional `attributes {...}` record provenance (`source`, `part`).
+
+    ```mlir
+    kernel.descriptor @double id "9f86d081884c7d65..." entry "main" attributes {source = "double"} {
+      kernel.dispatch workgroup_size [128, 1, 1] program_workgroup_size [1, 1, 1] grid ? count [@x]
+      kernel.binding @x slot 0 group 0 global read_write : ui32[?]
+      %i = kernel.invocation_id x
+      %v = kernel.load_global slot 0 [%i] : ui32
+      %d = vyre.add %v, %v : ui32
+      kernel.store_global slot 0 [%i] = %d : ui32
+    }
+    ```
+    """
+
+    name = "kernel.descriptor"
+
+    sym_name = prop_def(StringAttr)
+    descriptor_id = prop_def(StringAttr)
+    entry_point = prop_def(StringAttr)
+    body = region_def("single_block")
+
+    traits = traits_def(IsolatedFromAbove(), NoTerminator(), SymbolOpInterface())
+
+    def __init__(
+        self,
+        name: str,
+        descriptor_id: str,
+        body: Region | Sequence[Operation] | None = None,
+        entry_point: str = "main",
+        attributes: dict[str, Attribute] | None = None,
+    ):
+        super().__init__(
+            properties={
+                "sym_name": StringAttr(name),
+                "descriptor_id": StringAttr(descriptor_id),
+                "entry_point": StringAttr(entry_point),
+            },
+            regions=[_as_region(body)],
+            attributes=attributes or {},
+        )
+
+    @property
+    def id(self) -> str:
+        return self.descriptor_id.data
+
+    @property
+    def entry(self) -> str:
+        return self.entry_point.data
+
+    def dispatch(self) -> DispatchOp | None:
+        for op in self.body.block.ops:
+            if isinstance(op, DispatchOp):
+                return op
+        return None
+
+    def bindings(self) -> Iterator[BindingOp]:
+        for op in self.body.block.ops:
+            if isinstance(op, BindingOp):
+                yield op
+
+    def binding_at(self, slot: int) -> BindingOp | None:
+        """The first binding with this slot number."""
+        for binding in self.bindings():
+            if binding.slot_number == slot:
+                return binding
+        return None
+
+    def binding_named(self, name: str) -> BindingOp | None:
+        for binding in self.bindings():
+            if binding.buffer_name == name:
+                return binding
+        return None
+
+    def statements(self) -> Iterator[Operation]:
+        for op in self.body.block.ops:
+            if not isinstance(op, DispatchOp | BindingOp):
+                yield op
+
+    @classmethod
+    def parse(cls, parser: Parser) -> DescriptorOp:
+        name = parser.parse_symbol_name()
+        parser.parse_keyword("id")
+        descriptor_id = parser.parse_str_literal()
+        parser.parse_keyword("entry")
+        entry = parser.parse_str_literal()
+        attributes = {}
+        if parser.parse_optional_keyword("attributes") is not None:
+            attributes = parser.parse_optional_attr_dict()
+        body = _parse_body(parser)
+        return cls(name.data, descriptor_id, body, entry, attributes)
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        printer.print_symbol_name(self.sym_name.data)
+        printer.print_string(" id ")
+        printer.print_string_literal(self.id)
+        printer.print_string(" entry ")
+        printer.print_string_literal(self.entry)
+        if self.attributes:
+            printer.print_string(" attributes ")
+            printer.print_attr_dict(self.attributes)
+        _print_body(printer, self.body)
+
+    def verify_(self) -> None:
+        if not self.entry:
+            raise VerifyException("the entry point name must not be empty")
+        dispatches = [op for op in self.body.block.ops if isinstance(op, DispatchOp)]
+        if len(dispatches) != 1:
+            raise VerifyException(
+                f"a descriptor needs exactly one 'kernel.dispatch', found {len(dispatches)}"
+            )
+        seen_statement = False
+        for op in self.body.block.ops:
+            if not isinstance(op, DispatchOp | BindingOp):
+                seen_statement = True
+            elif seen_statement:
+                raise VerifyException(
+                    f"'{op.name}' after a statement; dispatch and bindings come first"
+                )
+
+
+@irdl_op_definition
+class DispatchOp(IRDLOperation):
+    """The launch shape of a descriptor.
+
+    `workgroup_size` is the kernel's (`@workgroup_size` in WGSL);
+    `program_workgroup_size` the source program's declared one, whose ids the
+    body sees (they differ only when lowering widened a `[1, 1, 1]` program).
+    `grid` is the static number of workgroups per axis, or `?` when a count
+    buffer is runtime-sized; `count` names the buffers whose element counts
+    decide the logical element count (their maximum, at least 1).
+
+    ```mlir
+    kernel.dispatch workgroup_size [64, 1, 1] program_workgroup_size [64, 1, 1] grid [16, 1, 1] count [@y]
+    kernel.dispatch workgroup_size [128, 1, 1] program_workgroup_size [1, 1, 1] grid ? count [@x, @out]
+    ```
+    """
+
+    name = "kernel.dispatch"
+
+    workgroup_size = prop_def(DenseArrayBase)
+    program_workgroup_size = prop_def(DenseArrayBase)
+    grid = opt_prop_def(DenseArrayBase)
+    count_buffers = prop_def(ArrayAttr)
+
+    traits = traits_def(HasParent(DescriptorOp))
+
+    def __init__(
+        self,
+        workgroup_size: Sequence[int],
+        program_workgroup_size: Sequence[int],
+        grid: Sequence[int] | None,
+        count_buffers: Sequence[str],
+    ):
+        properties: dict[str, Attribute] = {
+            "workgroup_size": _dense(workgroup_size),
+            "program_workgroup_size": _dense(program_workgroup_size),
+            "count_buffers": ArrayAttr([StringAttr(n) for n in count_buffers]),
+        }
+        if grid is not None:
+            properties["grid"] = _dense(grid)
+        super().__init__(properties=properties)
+
+    @property
+    def kernel_workgroup(self) -> tuple[int, ...]:
+        return _triple(self.workgroup_size)
+
+    @property
+    def program_workgroup(self) -> tuple[int, ...]:
+        return _triple(self.program_workgroup_size)
+
+    @property
+    def static_grid(self) -> tuple[int, ...] | None:
+        return None if self.grid is None else _triple(self.grid)
+
+    @property
+    def count_names(self) -> tuple[str, ...]:
+        return tuple(a.data for a in self.count_buffers.data)  # type: ignore[union-attr]
+
+    @property
+    def is_widened(self) -> bool:
+        """Whether the kernel's workgroup differs from the program's (ids are remapped)."""
+        return self.kernel_workgroup != self.program_workgroup
+
+    @classmethod
+    def parse(cls, parser: Parser) -> DispatchOp:
+        parser.parse_keyword("workgroup_size")
+        workgroup = _parse_int_list(parser)
+        parser.parse_keyword("program_workgroup_size")
+        program = _parse_int_list(parser)
+        parser.parse_keyword("grid")
+        grid = None
+        if parser.parse_optional_punctuation("?") is None:
+            grid = _parse_int_list(parser)
+        parser.parse_keyword("count")
+        names = parser.parse_comma_separated_list(
+            parser.Delimiter.SQUARE, lambda: parser.parse_symbol_name().data
+        )
+        op = cls(workgroup, program, grid, names)
+        op.attributes.update(parser.parse_optional_attr_dict())
+        return op
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" workgroup_size ")
+        _print_int_list(printer, self.kernel_workgroup)
+        printer.print_string(" program_workgroup_size ")
+        _print_int_list(printer, self.program_workgroup)
+        printer.print_string(" grid ")
+        if self.static_grid is None:
+            printer.print_string("?")
+        else:
+            _print_int_list(printer, self.static_grid)
+        printer.print_string(" count [")
+        printer.print_list(self.count_names, printer.print_symbol_name)
+        printer.print_string("]")
+        _print_attrs(printer, self)
+
+    def verify_(self) -> None:
+        for what, values in (
+            ("workgroup_size", self.kernel_workgroup),
+            ("program_workgroup_size", self.program_workgroup),
+            ("grid", self.static_grid),
+        ):
+            if values is not None and len(values) != 3:
+                raise VerifyException(f"{what} must have exactly 3 axes")
+
+
+@irdl_op_definition
+class BindingOp(IRDLOperation):
+    """One binding slot: name, slot, bind group, memory class, visibility, element type and count.
+
+    Host classes (`global`, `constant`, `uniform`) carry a bind group; `shared`
+    (workgroup memory) and `scratch` do not. `atomic` marks a binding targeted by
+    atomics (an `array<atomic<u32>>` in WGSL); `trap_sidecar` the binding the
+    trap sidecar is recorded in.
+
+    ```mlir
+    kernel.binding @x slot 0 group 0 constant read_only : f32[1024]
+    kernel.binding @cnt slot 2 group 0 global read_write atomic : ui32[?]
+    kernel.binding @p slot 3 group 1 uniform read_only : ui32[4]
+    kernel.binding @tile slot 16777216 shared read_write : f32[64]
+    kernel.binding @__vyre_descriptor_trap_sidecar slot 4 group 0 global read_write trap_sidecar : ui32[4]
+    ```
+    """
+
+    name = "kernel.binding"
+
+    sym_name = prop_def(StringAttr)
+    slot = prop_def(IntegerAttr)
+    group = opt_prop_def(IntegerAttr)
+    memory_class = prop_def(StringAttr)
+    visibility = prop_def(StringAttr)
+    element_type = prop_def(TypeAttribute)
+    count = opt_prop_def(IntegerAttr)
+    atomic = opt_prop_def(UnitAttr)
+    trap_sidecar = opt_prop_def(UnitAttr)
+
+    traits = traits_def(HasParent(DescriptorOp), SymbolOpInterface())
+
+    def __init__(
+        self,
+        name: str,
+        slot: int,
+        memory_class: str,
+        visibility: str,
+        element_type: Attribute | str,
+        count: int | None,
+        *,
+        group: int | None = None,
+        atomic: bool = False,
+        trap_sidecar: bool = False,
+    ):
+        properties: dict[str, Attribute] = {
+            "sym_name": StringAttr(name),
+            "slot": IntegerAttr(slot, i64),
+            "memory_class": StringAttr(memory_class),
+            "visibility": StringAttr(visibility),
+            "element_type": _element(element_type),
+        }
+        if group is not None:
+            properties["group"] = IntegerAttr(group, i64)
+        if count is not None:
+            properties["count"] = IntegerAttr(count, i64)
+        if atomic:
+            properties["atomic"] = UnitAttr()
+        if trap_sidecar:
+            properties["trap_sidecar"] = UnitAttr()
+        super().__init__(properties=properties)
+
+    @property
+    def buffer_name(self) -> str:
+        return self.sym_name.data
+
+    @property
+    def slot_number(self) -> int:
+        return self.slot.value.data
+
+    @property
+    def group_number(self) -> int | None:
+        return None if self.group is None else self.group.value.data
+
+    @property
+    def mem_class(self) -> str:
+        return self.memory_class.data
+
+    @property
+    def access(self) -> str:
+        return self.visibility.data
+
+    @property
+    def element(self) -> str:
+        return type_name(self.element_type) or str(self.element_type)
+
+    @property
+    def static_count(self) -> int | None:
+        return None if self.count is None else self.count.value.data
+
+    @property
+    def is_atomic(self) -> bool:
+        return self.atomic is not None
+
+    @property
+    def is_trap_sidecar(self) -> bool:
+        return self.trap_sidecar is not None
+
+    @property
+    def is_host(self) -> bool:
+        return self.mem_class in HOST_CLASSES
+
+    @classmethod
+    def parse(cls, parser: Parser) -> BindingOp:
+        name = parser.parse_symbol_name().data
+        parser.parse_keyword("slot")
+        slot = parser.parse_integer(allow_negative=False)
+        group = None
+        if parser.parse_optional_keyword("group") is not None:
+            group = parser.parse_integer(allow_negative=False)
+        pos = parser.pos
+        memory_class = parser.parse_identifier()
+        if memory_class not in MEMORY_CLASSES:
+            parser.raise_error(
+                f"expected a memory class, one of {', '.join(MEMORY_CLASSES)}", pos, parser.pos
+            )
+        pos = parser.pos
+        visibility = parser.parse_identifier()
+        if visibility not in VISIBILITIES:
+            parser.raise_error(
+                f"expected a visibility, one of {', '.join(VISIBILITIES)}", pos, parser.pos
+            )
+        atomic = parser.parse_optional_keyword("atomic") is not None
+        sidecar = parser.parse_optional_keyword("trap_sidecar") is not None
+        parser.parse_punctuation(":")
+        element_type = parser.parse_type()
+        parser.parse_punctuation("[")
+        count = None
+        if parser.parse_optional_punctuation("?") is None:
+            count = parser.parse_integer(allow_negative=False)
+        parser.parse_punctuation("]")
+        op = cls(
+            name, slot, memory_class, visibility, element_type, count,
+            group=group, atomic=atomic, trap_sidecar=sidecar,
+        )
+        op.attributes.update(parser.parse_optional_attr_dict())
+        return op
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        printer.print_symbol_name(self.buffer_name)
+        printer.print_string(f" slot {self.slot_number}")
+        if self.group_number is not None:
+            printer.print_string(f" group {self.group_number}")
+        printer.print_string(f" {self.mem_class} {self.access}")
+        if self.is_atomic:
+            printer.print_string(" atomic")
+        if self.is_trap_sidecar:
+            printer.print_string(" trap_sidecar")
+        printer.print_string(" : ")
+        printer.print_attribute(self.element_type)
+        count = "?" if self.static_count is None else str(self.static_count)
+        printer.print_string(f"[{count}]")
+        _print_attrs(printer, self)
+
+    def verify_(self) -> None:
+        if self.mem_class not in MEMORY_CLASSES:
+            raise VerifyException(
+                f"unknown memory class '{self.mem_class}'; expected one of {', '.join(MEMORY_CLASSES)}"
+            )
+        if self.access not in VISIBILITIES:
+            raise VerifyException(
+                f"unknown visibility '{self.access}'; expected one of {', '.join(VISIBILITIES)}"
+            )
+        _require_element_type(self.element_type, f"binding @{self.buffer_name}")
+        expected_group = bind_group(self.mem_class)
+        if self.group_number != expected_group:
+            want = "no bind group" if expected_group is None else f"bind group {expected_group}"
+            raise VerifyException(
+                f"binding @{self.buffer_name} of class {self.mem_class} takes {want}, "
+                f"not {self.group_number if self.group_number is not None else 'none'}"
+            )
+        if self.mem_class in WORKGROUP_CLASSES and not self.static_count:
+            raise VerifyException(
+                f"{self.mem_class} binding @{self.buffer_name} needs a static element count > 0"
+            )
+        if self.is_atomic and self.element != "ui32":
+            raise VerifyException(f"atomic binding @{self.buffer_name} must hold ui32")
+
+
+# ============================================================================ memory
+
+
+class _MemoryOp(IRDLOperation):
+    """Shared helpers of the slot-addressed memory ops."""
+
+    slot = prop_def(IntegerAttr)
+    #: the memory classes this op may address
+    CLASSES: ClassVar[tuple[str, ...]] = ()
+
+    @property
+    def slot_number(self) -> int:
+        return self.slot.value.data
+
+    def binding(self) -> BindingOp | None:
+        descriptor = enclosing_descriptor(self)
+        return None if descriptor is None else descriptor.binding_at(self.slot_number)
+
+
+class _LoadOp(_MemoryOp):
+    index = operand_def(ui32)
+    result = result_def()
+    traits = traits_def(MemoryReadEffect())
+
+    def __init__(self, slot: int, index: SSAValue | Operation, result_type: Attribute | str):
+        super().__init__(
+            operands=[index],
+            properties={"slot": IntegerAttr(slot, i64)},
+            result_types=[_element(result_type)],
+        )
+
+    @classmethod
+    def parse(cls, parser: Parser):
+        slot, index = _parse_slot_index(parser)
+        parser.parse_punctuation(":")
+        op = cls(slot, index, parser.parse_type())
+        op.attributes.update(parser.parse_optional_attr_dict())
+        return op
+
+    def print(self, printer: Printer) -> None:
+        _print_slot_index(printer, self.slot_number, self.index)
+        printer.print_string(" : ")
+        printer.print_attribute(self.result.type)
+        _print_attrs(printer, self)
+
+    def verify_(self) -> None:
+        _require_element_type(self.result.type, f"'{self.name}'")
+
+
+@irdl_op_definition
+class LoadGlobalOp(_LoadOp):
+    """Loads an element of a `global` slot; out of bounds gives the typed zero.
+
+    ```mlir
+    %v = kernel.load_global slot 1 [%i] : f32
+    ```
+    """
+
+    name = "kernel.load_global"
+    CLASSES: ClassVar[tuple[str, ...]] = ("global",)
+
+
+@irdl_op_definition
+class LoadConstantOp(_LoadOp):
+    """Loads an element of a read-only `constant` slot; out of bounds gives the typed zero.
+
+    ```mlir
+    %v = kernel.load_constant slot 0 [%i] : f32
+    ```
+    """
+
+    name = "kernel.load_constant"
+    CLASSES: ClassVar[tuple[str, ...]] = ("constant",)
+
+
+@irdl_op_definition
+class LoadUniformOp(_LoadOp):
+    """Loads an element of a `uniform` slot (bind group 1); out of bounds gives the typed zero.
+
+    ```mlir
+    %v = kernel.load_uniform slot 3 [%i] : ui32
+    ```
+    """
+
+    name = "kernel.load_uniform"
+    CLASSES: ClassVar[tuple[str, ...]] = ("uniform",)
+
+
+@irdl_op_definition
+class LoadSharedOp(_LoadOp):
+    """Loads an element of workgroup memory (`shared` or `scratch`); out of bounds gives 0.
+
+    ```mlir
+    %v = kernel.load_shared slot 16777216 [%l] : f32
+    ```
+    """
+
+    name = "kernel.load_shared"
+    CLASSES: ClassVar[tuple[str, ...]] = WORKGROUP_CLASSES
+
+
+class _StoreOp(_MemoryOp):
+    index = operand_def(ui32)
+    value = operand_def()
+    traits = traits_def(MemoryWriteEffect())
+
+    def __init__(self, slot: int, index: SSAValue | Operation, value: SSAValue | Operation):
+        super().__init__(operands=[index, value], properties={"slot": IntegerAttr(slot, i64)})
+
+    @classmethod
+    def parse(cls, parser: Parser):
+        slot, index = _parse_slot_index(parser)
+        parser.parse_punctuation("=")
+        unresolved = parser.parse_unresolved_operand()
+        parser.parse_punctuation(":")
+        value = parser.resolve_operand(unresolved, parser.parse_type())
+        op = cls(slot, index, value)
+        op.attributes.update(parser.parse_optional_attr_dict())
+        return op
+
+    def print(self, printer: Printer) -> None:
+        _print_slot_index(printer, self.slot_number, self.index)
+        printer.print_string(" = ")
+        printer.print_operand(self.value)
+        printer.print_string(" : ")
+        printer.print_attribute(self.value.type)
+        _print_attrs(printer, self)
+
+    def verify_(self) -> None:
+        _require_element_type(self.value.type, f"'{self.name}'")
+
+
+@irdl_op_definition
+class StoreGlobalOp(_StoreOp):
+    """Stores to a writable `global` slot; an out-of-bounds store does nothing.
+
+    ```mlir
+    kernel.store_global slot 1 [%i] = %s : f32
+    ```
+    """
+
+    name = "kernel.store_global"
+    CLASSES: ClassVar[tuple[str, ...]] = ("global",)
+
+
+@irdl_op_definition
+class StoreSharedOp(_StoreOp):
+    """Stores to workgroup memory; an out-of-bounds store does nothing.
+
+    ```mlir
+    kernel.store_shared slot 16777216 [%l] = %v : f32
+    ```
+    """
+
+    name = "kernel.store_shared"
+    CLASSES: ClassVar[tuple[str, ...]] = WORKGROUP_CLASSES
+
+
+@irdl_op_definition
+class AtomicOp(_MemoryOp):
+    """Atomic read-modify-write on a `ui32` `global` slot; returns the old value
+    (0 and no effect when the index is out of bounds).
+
+    ```mlir
+    %old = kernel.atomic add slot 2 [%i], %one : ui32
+    %prev = kernel.atomic compare_exchange slot 2 [%i], %expected, %new : ui32
+    ```
+    """
+
+    name = "kernel.atomic"
+    CLASSES: ClassVar[tuple[str, ...]] = ("global",)
+
+    kind = prop_def(StringAttr)
+    index = operand_def(ui32)
+    expected = opt_operand_def(ui32)
+    value = operand_def(ui32)
+    result = result_def(ui32)
+    irdl_options = (AttrSizedOperandSegments(as_property=True),)
+    traits = traits_def(MemoryReadEffect(), MemoryWriteEffect())
+
+    def __init__(
+        self,
+        kind: str,
+        slot: int,
+        index: SSAValue | Operation,
+        value: SSAValue | Operation,
+        expected: SSAValue | Operation | None = None,
+    ):
+        super().__init__(
+            operands=[index, [] if expected is None else [expected], value],
+            properties={"kind": StringAttr(kind), "slot": IntegerAttr(slot, i64)},
+            result_types=[ui32],
+        )
+
+    @classmethod
+    def parse(cls, parser: Parser) -> AtomicOp:
+        pos = parser.pos
+        kind = parser.parse_identifier()
+        if kind not in semantics.ATOMIC_OPS:
+            parser.raise_error(
+                f"expected atomic op, one of {', '.join(semantics.ATOMIC_OPS)}", pos, parser.pos
+            )
+        slot, index = _parse_slot_index(parser)
+        parser.parse_punctuation(",")
+        first = parser.parse_operand(ui32)
+        expected = None
+        if kind == "compare_exchange":
+            parser.parse_punctuation(",")
+            expected, value = first, parser.parse_operand(ui32)
+        else:
+            value = first
+        parser.parse_punctuation(":")
+        ty = parser.parse_type()
+        if ty != ui32:
+            parser.raise_error(f"atomics operate on ui32, not {ty}")
+        op = cls(kind, slot, index, value, expected)
+        op.attributes.update(parser.parse_optional_attr_dict())
+        return op
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(f" {self.kind.data}")
+        _print_slot_index(printer, self.slot_number, self.index)
+        printer.print_string(", ")
+        if self.expected is not None:
+            printer.print_operand(self.expected)
+            printer.print_string(", ")
+        printer.print_operand(self.value)
+        printer.print_string(" : ui32")
+        _print_attrs(printer, self)
+
+    def verify_(self) -> None:
+        if self.kind.data not in semantics.ATOMIC_OPS:
+            raise VerifyException(f"unknown atomic op '{self.kind.data}'")
+        if (self.kind.data == "compare_exchange") != (self.expected is not None):
+            raise VerifyException("only 'compare_exchange' takes an expected value")
+
+
+@irdl_op_definition
+class BufferLengthOp(_MemoryOp):
+    """The element count of a slot as `ui32` (the declared count, or the bound length when `?`).
+
+    ```mlir
+    %n = kernel.buffer_length slot 0
+    ```
+    """
+
+    name = "kernel.buffer_length"
+    CLASSES: ClassVar[tuple[str, ...]] = MEMORY_CLASSES
+    result = result_def(ui32)
+    traits = traits_def(Pure())
+
+    def __init__(self, slot: int):
+        super().__init__(properties={"slot": IntegerAttr(slot, i64)}, result_types=[ui32])
+
+    @classmethod
+    def parse(cls, parser: Parser) -> BufferLengthOp:
+        parser.parse_keyword("slot")
+        op = cls(parser.parse_integer(allow_negative=False))
+        op.attributes.update(parser.parse_optional_attr_dict())
+        return op
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(f" slot {self.slot_number}")
+        _print_attrs(printer, self)
+
+
+LOAD_OPS: dict[str, type[_LoadOp]] = {
+    "global": LoadGlobalOp,
+    "constant": LoadConstantOp,
+    "uniform": LoadUniformOp,
+    "shared": LoadSharedOp,
+    "scratch": LoadSharedOp,
+}
+STORE_OPS: dict[str, type[_StoreOp]] = {
+    "global": StoreGlobalOp,
+    "shared": StoreSharedOp,
+    "scratch": StoreSharedOp,
+}
+
+
+# ============================================================================ ids
+
+
+class _IdOp(IRDLOperation):
+    axis = prop_def(IntegerAttr)
+    result = result_def(ui32)
+    traits = traits_def(Pure())
+
+    def __init__(self, axis: int | str):
+        if isinstance(axis, str):
+            axis = AXES.index(axis)
+        super().__init__(properties={"axis": IntegerAttr(axis, i64)}, result_types=[ui32])
+
+    @property
+    def axis_index(self) -> int:
+        return self.axis.value.data
+
+    @classmethod
+    def parse(cls, parser: Parser):
+        pos = parser.pos
+        axis = parser.parse_identifier()
+        if axis not in AXES:
+            parser.raise_error("expected axis x, y or z", pos, parser.pos)
+        op = cls(axis)
+        op.attributes.update(parser.parse_optional_attr_dict())
+        return op
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(f" {AXES[self.axis_index]}")
+        _print_attrs(printer, self)
+
+    def verify_(self) -> None:
+        if self.axis_index not in (0, 1, 2):
+            raise VerifyException(f"axis must be 0, 1 or 2 (x, y, z), got {self.axis_index}")
+
+
+@irdl_op_definition
+class InvocationIdOp(_IdOp):
+    """The program's global invocation id on one axis (in the program's declared geometry).
+
+    ```mlir
+    %g = kernel.invocation_id x
+    ```
+    """
+
+    name = "kernel.invocation_id"
+
+
+@irdl_op_definition
+class WorkgroupIdOp(_IdOp):
+    """The program's workgroup id on one axis (the logical workgroup on x, 0 on y and z).
+
+    ```mlir
+    %w = kernel.workgroup_id x
+    ```
+    """
+
+    name = "kernel.workgroup_id"
+
+
+@irdl_op_definition
+class LocalIdOp(_IdOp):
+    """The program's invocation id within its workgroup on one axis.
+
+    ```mlir
+    %l = kernel.local_id x
+    ```
+    """
+
+    name = "kernel.local_id"
+
+
+# ============================================================================ locals
+
+
+class _LocalValueOp(IRDLOperation):
+    var_name = prop_def(StringAttr)
+    value = operand_def()
+
+    def __init__(self, var_name: str, value: SSAValue | Operation):
+        super().__init__(operands=[value], properties={"var_name": StringAttr(var_name)})
+
+    @property
+    def local_name(self) -> str:
+        return self.var_name.data
+
+    @classmethod
+    def parse(cls, parser: Parser):
+        name = parser.parse_symbol_name().data
+        parser.parse_punctuation("=")
+        unresolved = parser.parse_unresolved_operand()
+        parser.parse_punctuation(":")
+        value = parser.resolve_operand(unresolved, parser.parse_type())
+        op = cls(name, value)
+        op.attributes.update(parser.parse_optional_attr_dict())
+        return op
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        printer.print_symbol_name(self.local_name)
+        printer.print_string(" = ")
+        printer.print_operand(self.value)
+        printer.print_string(" : ")
+        printer.print_attribute(self.value.type)
+        _print_attrs(printer, self)
+
+
+@irdl_op_definition
+class LocalOp(_LocalValueOp):
+    """Declares a function-local variable (a vyre named local) in the current scope,
+    initialised with a value. It is visible to the ops after it in this block and in
+    their nested regions.
+
+    ```mlir
+    kernel.local @acc = %zero : f32
+    ```
+    """
+
+    name = "kernel.local"
+    traits = traits_def(MemoryWriteEffect())
+
+    def verify_(self) -> None:
+        _require_element_type(self.value.type, f"local @{self.local_name}")
+
+
+def find_local(op: Operation, name: str) -> LocalOp | None:
+    """The `kernel.local` named `name` visible at `op`."""
+    current: Operation = op
+    while True:
+        sibling = current.prev_op
+        while sibling is not None:
+            if isinstance(sibling, LocalOp) and sibling.local_name == name:
+                return sibling
+            sibling = sibling.prev_op
+        parent = current.parent_op()
+        if parent is None or isinstance(parent, DescriptorOp):
+            return None
+        current = parent
+
+
+@irdl_op_definition
+class LocalStoreOp(_LocalValueOp):
+    """Assigns a function-local variable.
+
+    ```mlir
+    kernel.local_store @acc = %s : f32
+    ```
+    """
+
+    name = "kernel.local_store"
+    traits = traits_def(MemoryWriteEffect())
+
+
+@irdl_op_definition
+class LocalLoadOp(IRDLOperation):
+    """Reads a function-local variable.
+
+    ```mlir
+    %a = kernel.local_load @acc : f32
+    ```
+    """
+
+    name = "kernel.local_load"
+    var_name = prop_def(StringAttr)
+    result = result_def()
+    traits = traits_def(MemoryReadEffect())
+
+    def __init__(self, var_name: str, result_type: Attribute | str):
+        super().__init__(
+            properties={"var_name": StringAttr(var_name)}, result_types=[_element(result_type)]
+        )
+
+    @property
+    def local_name(self) -> str:
+        return self.var_name.data
+
+    @classmethod
+    def parse(cls, parser: Parser) -> LocalLoadOp:
+        name = parser.parse_symbol_name().data
+        parser.parse_punctuation(":")
+        op = cls(name, parser.parse_type())
+        op.attributes.update(parser.parse_optional_attr_dict())
+        return op
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        printer.print_symbol_name(self.local_name)
+        printer.print_string(" : ")
+        printer.print_attribute(self.result.type)
+        _print_attrs(printer, self)
+
+
+# ============================================================================ structure
+
+
+class _ScopeOp(IRDLOperation):
+    traits = traits_def(NoTerminator(), RecursiveMemoryEffect())
+
+
+@irdl_op_definition
+class IfOp(_ScopeOp):
+    """Structured conditional; each branch is a scope.
+
+    ```mlir
+    kernel.if %c {
+      kernel.store_global slot 1 [%i] = %a : ui32
+    } else {
+      kernel.store_global slot 1 [%i] = %b : ui32
+    }
+    ```
+    """
+
+    name = "kernel.if"
+    cond = operand_def(i1)
+    then_region = region_def("single_block")
+    else_region = region_def()
+
+    def __init__(
+        self,
+        cond: SSAValue | Operation,
+        then_body: Region | Sequence[Operation] | None = None,
+        else_body: Region | Sequence[Operation] | None = None,
+    ):
+        else_region = Region() if else_body is None else _as_region(else_body)
+        super().__init__(operands=[cond], regions=[_as_region(then_body), else_region])
+
+    @property
+    def has_else(self) -> bool:
+        return bool(self.else_region.blocks)
+
+    @classmethod
+    def parse(cls, parser: Parser) -> IfOp:
+        cond = parser.parse_operand(i1)
+        then_region = _parse_body(parser)
+        else_region = None
+        if parser.parse_optional_keyword("else") is not None:
+            else_region = _parse_body(parser)
+        op = cls(cond, then_region, else_region)
+        op.attributes.update(parser.parse_optional_attr_dict())
+        return op
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        printer.print_operand(self.cond)
+        _print_body(printer, self.then_region)
+        if self.has_else:
+            printer.print_string(" else")
+            _print_body(printer, self.else_region)
+        _print_attrs(printer, self)
+
+    def verify_(self) -> None:
+        if len(self.else_region.blocks) > 1:
+            raise VerifyException("'else' region must have at most one block")
+
+
+@irdl_op_definition
+class ForOp(_ScopeOp):
+    """Half-open counted loop with step 1; the bounds are evaluated once. The body's
+    block argument is the induction value (`ui32`); each iteration is a fresh scope.
+
+    ```mlir
+    kernel.for %k = %lo to %hi {
+      %v = kernel.load_constant slot 0 [%k] : f32
+    }
+    ```
+    """
+
+    name = "kernel.for"
+    lower = operand_def(ui32)
+    upper = operand_def(ui32)
+    body = region_def("single_block")
+
+    def __init__(
+        self,
+        lower: SSAValue | Operation,
+        upper: SSAValue | Operation,
+        body: Region | None = None,
+    ):
+        if body is None:
+            body = Region(Block(arg_types=[ui32]))
+        super().__init__(operands=[lower, upper], regions=[body])
+
+    @property
+    def induction(self) -> SSAValue:
+        return self.body.block.args[0]
+
+    @classmethod
+    def parse(cls, parser: Parser) -> ForOp:
+        argument = parser.parse_argument(expect_type=False).resolve(ui32)
+        parser.parse_punctuation("=")
+        lower = parser.parse_operand(ui32)
+        parser.parse_keyword("to")
+        upper = parser.parse_operand(ui32)
+        body = parser.parse_region([argument])
+        op = cls(lower, upper, body)
+        op.attributes.update(parser.parse_optional_attr_dict())
+        return op
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        printer.print_block_argument(self.induction, print_type=False)
+        printer.print_string(" = ")
+        printer.print_operand(self.lower)
+        printer.print_string(" to ")
+        printer.print_operand(self.upper)
+        _print_body(printer, self.body)
+        _print_attrs(printer, self)
+
+    def verify_(self) -> None:
+        args = self.body.block.args
+        if len(args) != 1 or args[0].type != ui32:
+            raise VerifyException("the body of 'kernel.for' takes one ui32 induction value")
+
+
+@irdl_op_definition
+class BlockOp(_ScopeOp):
+    """A scope.
+
+    ```mlir
+    kernel.block {
+      kernel.local @t = %x : f32
+    }
+    ```
+    """
+
+    name = "kernel.block"
+    body = region_def("single_block")
+
+    def __init__(self, body: Region | Sequence[Operation] | None = None):
+        super().__init__(regions=[_as_region(body)])
+
+    @classmethod
+    def parse(cls, parser: Parser) -> BlockOp:
+        op = cls(_parse_body(parser))
+        op.attributes.update(parser.parse_optional_attr_dict())
+        return op
+
+    def print(self, printer: Printer) -> None:
+        _print_body(printer, self.body)
+        _print_attrs(printer, self)
+
+
+@irdl_op_definition
+class RegionOp(_ScopeOp):
+    """A scope carrying provenance (the generator that produced it).
+
+    ```mlir
+    kernel.region "vyre.fuse.arm0" {
+      kernel.store_global slot 1 [%i] = %v : f32
+    }
+    ```
+    """
+
+    name = "kernel.region"
+    generator = prop_def(StringAttr)
+    body = region_def("single_block")
+
+    def __init__(self, generator: str, body: Region | Sequence[Operation] | None = None):
+        super().__init__(
+            properties={"generator": StringAttr(generator)}, regions=[_as_region(body)]
+        )
+
+    @classmethod
+    def parse(cls, parser: Parser) -> RegionOp:
+        generator = parser.parse_str_literal()
+        op = cls(generator, _parse_body(parser))
+        op.attributes.update(parser.parse_optional_attr_dict())
+        return op
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        printer.print_string_literal(self.generator.data)
+        _print_body(printer, self.body)
+        _print_attrs(printer, self)
+
+
+@irdl_op_definition
+class BarrierOp(IRDLOperation):
+    """Workgroup barrier (memory and execution). `grid_sync` never reaches the
+    kernel level: lowering splits the dispatch there.
+
+    ```mlir
+    kernel.barrier
+    kernel.barrier acq_rel
+    ```
+    """
+
+    name = "kernel.barrier"
+    ordering = prop_def(StringAttr)
+    traits = traits_def(MemoryWriteEffect())
+
+    def __init__(self, ordering: str = "seq_cst"):
+        super().__init__(properties={"ordering": StringAttr(ordering)})
+
+    @classmethod
+    def parse(cls, parser: Parser) -> BarrierOp:
+        ordering = "seq_cst"
+        for candidate in BARRIER_ORDERINGS:
+            if parser.parse_optional_keyword(candidate) is not None:
+                ordering = candidate
+                break
+        op = cls(ordering)
+        op.attributes.update(parser.parse_optional_attr_dict())
+        return op
+
+    def print(self, printer: Printer) -> None:
+        if self.ordering.data != "seq_cst":
+            printer.print_string(f" {self.ordering.data}")
+        _print_attrs(printer, self)
+
+    def verify_(self) -> None:
+        if self.ordering.data not in BARRIER_ORDERINGS:
+            raise VerifyException(f"unknown barrier ordering '{self.ordering.data}'")
+        if self.ordering.data == "grid_sync":
+            raise VerifyException(
+                "'grid_sync' cannot appear in a kernel; vyre-lower splits the dispatch there"
+            )
+
+
+@irdl_op_definition
+class ReturnOp(IRDLOperation):
+    """Ends this invocation.
+
+    ```mlir
+    kernel.return
+    ```
+    """
+
+    name = "kernel.return"
+    traits = traits_def(MemoryWriteEffect())
+    assembly_format = "attr-dict"
+
+
+@irdl_op_definition
+class TrapOp(IRDLOperation):
+    """Records (tag, address, invocation) in the trap sidecar and ends the invocation.
+
+    ```mlir
+    kernel.trap %addr "bad_index"
+    ```
+    """
+
+    name = "kernel.trap"
+    address = operand_def(ui32)
+    tag = prop_def(StringAttr)
+    traits = traits_def(MemoryWriteEffect())
+
+    def __init__(self, address: SSAValue | Operation, tag: str):
+        super().__init__(operands=[address], properties={"tag": StringAttr(tag)})
+
+    @classmethod
+    def parse(cls, parser: Parser) -> TrapOp:
+        address = parser.parse_operand(ui32)
+        tag = parser.parse_str_literal()
+        op = cls(address, tag)
+        op.attributes.update(parser.parse_optional_attr_dict())
+        return op
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        printer.print_operand(self.address)
+        printer.print_string(" ")
+        printer.print_string_literal(self.tag.data)
+        _print_attrs(printer, self)
+
+    def verify_(self) -> None:
+        if not self.tag.data:
+            raise VerifyException("trap tag must not be empty")
+
+
+Kernel = Dialect(
+    "kernel",
+    [
+        DescriptorOp,
+        DispatchOp,
+        BindingOp,
+        LoadGlobalOp,
+        LoadConstantOp,
+        LoadUniformOp,
+        LoadSharedOp,
+        StoreGlobalOp,
+        StoreSharedOp,
+        AtomicOp,
+        BufferLengthOp,
+        InvocationIdOp,
+        WorkgroupIdOp,
+        LocalIdOp,
+        LocalOp,
+        LocalStoreOp,
+        LocalLoadOp,
+        IfOp,
+        ForOp,
+        BlockOp,
+        RegionOp,
+        BarrierOp,
+        ReturnOp,
+        TrapOp,
+    ],
+    [],
+)
+
+
+def descriptors(module: Operation) -> list[DescriptorOp]:
+    """The descriptors of a module, in dispatch order."""
+    return [op for op in module.walk() if isinstance(op, DescriptorOp)]
+
+
+__all__ = [
+    "Kernel",
+    "descriptors",
+    "TRAP_SIDECAR_NAME",
+    "TRAP_SIDECAR_WORDS",
+    "WORKGROUP_SLOT_BASE",
+    "SymbolRefAttr",
+]

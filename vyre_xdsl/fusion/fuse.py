@@ -1,0 +1,642 @@
+"""`fuse_programs`: shared-buffer fusion of several programs into one, never a
+wrong kernel (SPEC section 4; docs/fusion.md has the full story).
+
+The fused program runs, per invocation, every arm in program order. It is
+correct when each arm still does exactly what its own dispatch did:
+
+1. *Geometry*: the fused workgroup is the axis-wise max. Each arm runs on
+   exactly the invocations its own dispatch launched: an arm whose dispatch
+   was smaller is guarded (`geometry.py`), and an arm with effects whose
+   invocations the fused dispatch does not provably cover is refused.
+2. *Views*: an arm that declared a buffer shorter than the merged declaration
+   keeps seeing the shorter buffer (its indices past its count are pushed out
+   of bounds, its `buf_len` becomes its count).
+3. *Dependences* (`dependences.py`): invocation-local ones need nothing,
+   workgroup-local ones a `vyre.barrier`, others a `vyre.barrier grid_sync`
+   (or a refusal with `split-grid-sync=false`).
+4. *Forwarding*: a load that reads exactly the element the same invocation
+   stored in an earlier arm (unconditionally, at top level, with an injective
+   index, no write in between, no grid_sync in between) takes the stored
+   value instead; an intermediate buffer whose loads are all forwarded has its
+   stores dropped, so a fused chain touches memory once.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Sequence
+
+from xdsl.dialects.builtin import UnitAttr
+from xdsl.ir import Operation, SSAValue
+from xdsl.transforms.dead_code_elimination import is_trivially_dead
+from xdsl.utils.exceptions import VerifyException
+
+from vyre_xdsl.abi import buffer_accesses
+from vyre_xdsl.diagnostics import VyreDiagnostic, clean_message
+from vyre_xdsl.dialects.vyre import (
+    MAX_INVOCATIONS,
+    TABLE_OPS,
+    AssignOp,
+    AtomicOp,
+    BarrierOp,
+    BufLenOp,
+    ConstOp,
+    IfOp,
+    LetOp,
+    LoadOp,
+    LocalIdOp,
+    LoopOp,
+    ProgramOp,
+    SelectOp,
+    StoreOp,
+    TrapOp,
+    VarOp,
+    WorkgroupIdOp,
+    InvocationIdOp,
+    f32,
+    find_local_declaration,
+    i1,
+    si32,
+    ui32,
+)
+from vyre_xdsl.dispatch import uses_whole_buffers
+from vyre_xdsl.fusion.dependences import (
+    Access,
+    Hazard,
+    accesses,
+    grid_between,
+    hazards,
+    place_barriers,
+)
+from vyre_xdsl.fusion.geometry import Count, Launch, count_of, groups_value, launch_within
+from vyre_xdsl.fusion.indices import (
+    id_pure,
+    injective_in_invocation,
+    is_invocation_x as _is_invocation_x,
+    structurally_equal,
+)
+from vyre_xdsl.fusion.merge import (
+    Arm,
+    MergedBuffer,
+    buffer_declarations,
+    check_buffer_types,
+    clone_arms,
+    contain_returns,
+    live_flag_declaration,
+    merge_buffers,
+    rename_shared_locals,
+    rename_shared_workgroup_buffers,
+)
+
+OVER_DISPATCH_FACTOR = 4
+OUT_OF_BOUNDS = 0xFFFFFFFF
+
+
+def fuse_programs(
+    programs: Sequence[ProgramOp],
+    *,
+    split_grid_sync: bool = True,
+    intermediates: Iterable[str] = (),
+    name: str | None = None,
+) -> ProgramOp:
+    """Fuse `programs` (run in this order) into one new program; the inputs are not changed.
+
+    `intermediates` names buffers that nothing after these programs reads and
+    that are not outputs (SPEC section 8): their stores may be dropped once all
+    their loads are forwarded. The pass passes the module's intermediates; the
+    default drops nothing. The result is named `name`, else
+    `fused_<first>_<second>...`. Refusals raise a located `VyreDiagnostic`.
+    """
+    progs = list(programs)
+    if not progs:
+        return ProgramOp(name or "fused", (1, 1, 1))
+    if len(progs) == 1:
+        return progs[0].clone()
+    return _Fusion(progs, split_grid_sync, frozenset(intermediates), name).run()
+
+
+def fused_name(programs: Sequence[ProgramOp]) -> str:
+    return "fused_" + "_".join(p.sym_name.data for p in programs)
+
+
+# ====================================================================== checks before fusing
+
+
+def _self_alias_key(program: ProgramOp) -> tuple:
+    """Upstream's key: buffer names, workgroup size and the number of statements."""
+    names = tuple(sorted(b.buffer_name for b in program.buffers()))
+    return names, program.workgroup, len(list(program.statements()))
+
+
+def _check_self_aliasing(progs: Sequence[ProgramOp]) -> None:
+    for j, later in enumerate(progs):
+        for earlier in progs[:j]:
+            if (earlier.non_composable or later.non_composable) and _self_alias_key(earlier) == _self_alias_key(later):
+                flagged = earlier if earlier.non_composable else later
+                raise VyreDiagnostic([(
+                    later,
+                    f"cannot fuse @{earlier.sym_name.data} with @{later.sym_name.data}: they are the "
+                    f"same program (same buffers, workgroup size and statement count) and "
+                    f"@{flagged.sym_name.data} is non_composable, so it must not be fused with "
+                    "itself; fix: run the second copy as its own program (a separate fusion group)",
+                )])
+
+
+def _uses_ids(program: ProgramOp) -> bool:
+    return any(isinstance(op, WorkgroupIdOp | LocalIdOp) for op in program.walk())
+
+
+def _check_geometry(progs: Sequence[ProgramOp], workgroup: tuple[int, int, int]) -> None:
+    threads = math.prod(workgroup)
+    largest = max(math.prod(p.workgroup) for p in progs)
+    differing = [p for p in progs if p.workgroup != workgroup]
+    arm_list = ", ".join(f"@{p.sym_name.data} {list(p.workgroup)}" for p in progs)
+    if differing and threads > OVER_DISPATCH_FACTOR * largest:
+        raise VyreDiagnostic([(
+            differing[0],
+            f"cannot fuse: the fused workgroup {list(workgroup)} ({threads} invocations) is more "
+            f"than {OVER_DISPATCH_FACTOR}x the largest arm's ({largest}) (over-dispatch); the arms "
+            f"are {arm_list}; fix: give @{differing[0].sym_name.data} a workgroup size of the same "
+            "shape as the others, or fuse it in a separate group",
+        )])
+    if threads > MAX_INVOCATIONS:
+        raise VyreDiagnostic([(
+            differing[0],
+            f"cannot fuse: the fused workgroup {list(workgroup)} has {threads} invocations, more "
+            f"than the limit {MAX_INVOCATIONS}; the arms are {arm_list}; fix: give "
+            f"@{differing[0].sym_name.data} a workgroup size of the same shape as the others",
+        )])
+    for program in differing:
+        reason = None
+        if any(b.is_workgroup for b in program.buffers()):
+            reason = "it declares workgroup memory"
+        elif any(isinstance(op, BarrierOp) for op in program.walk()):
+            reason = "it contains a barrier"
+        elif _uses_ids(program):
+            reason = "it reads workgroup_id or local_id, whose values change with the workgroup size"
+        if reason is not None:
+            raise VyreDiagnostic([(
+                program,
+                f"cannot fuse @{program.sym_name.data}: its workgroup {list(program.workgroup)} "
+                f"differs from the fused workgroup {list(workgroup)} and {reason}; fix: give every "
+                "program of the fusion group the same workgroup size, or fuse "
+                f"@{program.sym_name.data} in a separate group",
+            )])
+
+
+# ====================================================================== helpers
+
+
+def _may_trap(op: Operation) -> bool:
+    if isinstance(op, TrapOp):
+        return True
+    semantics = getattr(type(op), "semantics", None)
+    return (
+        semantics is not None
+        and semantics().traps is not None
+        and any(operand.type == si32 for operand in op.operands)
+    )
+
+
+def _has_effects(arm: Arm, dropped: set[str]) -> bool:
+    """Whether the arm can change memory or trap (beyond stores to `dropped` buffers)."""
+    for op in arm.walk():
+        if isinstance(op, StoreOp) and op.buffer_name not in dropped:
+            return True
+        if isinstance(op, AtomicOp) or _may_trap(op):
+            return True
+    return False
+
+
+def _arm_launch(arm: Arm) -> Launch:
+    """The invocations the arm's own (unfused) dispatch launched."""
+    source = arm.source
+    host = [b.buffer_name for b in source.buffers() if not b.is_workgroup]
+    _, writes = buffer_accesses(source)
+    chosen = host if uses_whole_buffers(source) or not writes else sorted(writes)
+    return Launch(count_of([n for n in chosen if n in arm.views], arm.views), arm.workgroup)
+
+
+def _enclosing_loops(op: Operation) -> list[LoopOp]:
+    loops = []
+    parent = op.parent_op()
+    while parent is not None and not isinstance(parent, ProgramOp):
+        if isinstance(parent, LoopOp):
+            loops.append(parent)
+        parent = parent.parent_op()
+    return loops
+
+
+def _written_before(arm: Arm, buffer: str, load: LoadOp) -> bool:
+    """Whether the arm may write `buffer` before `load` reads it (earlier, or in a loop around it)."""
+    loops = _enclosing_loops(load)
+    passed = False
+    for op in arm.walk():
+        if op is load:
+            passed = True
+            continue
+        if isinstance(op, StoreOp | AtomicOp) and op.buffer_name == buffer:
+            if not passed or any(loop.is_ancestor(op) for loop in loops):
+                return True
+    return False
+
+
+def _has_grid_sync(arm: Arm) -> bool:
+    return any(isinstance(op, BarrierOp) and op.is_grid_sync for op in arm.walk())
+
+
+def _erase_orphans(values: Iterable[SSAValue]) -> None:
+    """Erase the pure, non-trapping ops that fusion left without uses."""
+    work = list(values)
+    while work:
+        value = work.pop()
+        op = value.owner
+        if not isinstance(op, Operation) or op.parent is None:
+            continue
+        if not is_trivially_dead(op) or _may_trap(op) or op.regions:
+            continue
+        operands = list(op.operands)
+        op.detach()
+        op.erase()
+        work.extend(operands)
+
+
+# ====================================================================== the algorithm
+
+
+class _Fusion:
+    def __init__(self, progs: list[ProgramOp], split: bool, intermediates: frozenset[str], name: str | None):
+        self.progs = progs
+        self.split = split
+        self.intermediates = intermediates
+        self.name = name or fused_name(progs)
+        self.workgroup: tuple[int, int, int] = tuple(max(p.workgroup[a] for p in progs) for a in range(3))
+        self.arms: list[Arm] = []
+        self.merged: dict[str, MergedBuffer] = {}
+        self.flags: list[bool] = []
+        self.dropped: set[str] = set()
+        self.orphans: list[SSAValue] = []
+
+    # ------------------------------------------------------------------ driver
+
+    def run(self) -> ProgramOp:
+        check_buffer_types(self.progs)
+        _check_self_aliasing(self.progs)
+        _check_geometry(self.progs, self.workgroup)
+        self.arms = clone_arms(self.progs)
+        rename_shared_locals(self.arms)
+        rename_shared_workgroup_buffers(self.arms)
+        self.merged = merge_buffers(self.arms)
+        for arm in self.arms:
+            self._narrow_buffer_lengths(arm)
+        self.flags = [contain_returns(arm) for arm in self.arms]
+
+        placed = place_barriers(self._hazards()) if self.split else {}
+        grid_positions = {p for p, ordering in placed.items() if ordering == "grid_sync"}
+        guarded = [not launch_within(self._fused_launch(), self._launch(arm), self._min_counts()) for arm in self.arms]
+        self._forward(guarded, placed)
+        self._drop_intermediates()
+        fused_launch = self._fused_launch()
+        guarded = [
+            g and not launch_within(fused_launch, self._launch(arm), self._min_counts())
+            for g, arm in zip(guarded, self.arms)
+        ]
+        self._check_coverage(fused_launch)
+        final = self._hazards()
+        self._refuse_grid_sync(final)
+        placed = place_barriers(final, grid_positions if self.split else None)
+        self._check_linked_locals(placed)
+        for arm in self.arms:
+            self._narrow_indices(arm)
+        fused = self._build(guarded, placed)
+        _erase_orphans(self.orphans)
+        self._verify(fused)
+        return fused
+
+    # ------------------------------------------------------------------ views
+
+    def _narrower(self, arm: Arm, buffer: str) -> int | None:
+        """The arm's count of `buffer` when it is smaller than the merged one, else None."""
+        view = arm.views.get(buffer)
+        merged = self.merged[buffer].count
+        if view is None or (merged is not None and view >= merged):
+            return None
+        return view
+
+    def _narrow_buffer_lengths(self, arm: Arm) -> None:
+        for op in list(arm.walk()):
+            if isinstance(op, BufLenOp) and op.buffer_name in arm.views:
+                view = self._narrower(arm, op.buffer_name)
+                if view is not None:
+                    const = ConstOp(view, ui32)
+                    op.parent.insert_op_before(const, op)
+                    op.result.replace_all_uses_with(const.result)
+                    op.detach()
+                    op.erase()
+
+    def _narrow_indices(self, arm: Arm) -> None:
+        for op in list(arm.walk()):
+            if not isinstance(op, LoadOp | StoreOp | AtomicOp) or op.buffer_name not in arm.views:
+                continue
+            view = self._narrower(arm, op.buffer_name)
+            if view is None:
+                continue
+            index = op.operands[0]
+            bound = ConstOp(view, ui32)
+            inside = TABLE_OPS["lt"](index, bound.result)
+            outside = ConstOp(OUT_OF_BOUNDS, ui32)
+            narrowed = SelectOp(inside.results[0], index, outside.result)
+            for new in (bound, inside, outside, narrowed):
+                op.parent.insert_op_before(new, op)
+            op.operands[0] = narrowed.result
+
+    # ------------------------------------------------------------------ launches
+
+    def _min_counts(self) -> dict[str, int]:
+        return {name: b.min_count for name, b in self.merged.items()}
+
+    def _launch(self, arm: Arm) -> Launch:
+        return _arm_launch(arm)
+
+    def _kept_buffers(self, dropped: set[str]) -> set[str]:
+        """Merged buffers the fused program declares (a dropped buffer nothing refers to goes)."""
+        referenced = {
+            op.buffer_name
+            for arm in self.arms
+            for op in arm.walk()
+            if isinstance(op, LoadOp | AtomicOp | BufLenOp)
+            or (isinstance(op, StoreOp) and op.buffer_name not in dropped)
+        }
+        return {n for n in self.merged if n not in dropped or n in referenced}
+
+    def _fused_launch(self, dropped: set[str] | None = None) -> Launch:
+        """The invocations the fused program's dispatch will launch."""
+        dropped = self.dropped if dropped is None else dropped
+        kept = self._kept_buffers(dropped)
+        host = [n for n in self.merged if n in kept and not self.merged[n].is_workgroup]
+        writes = {
+            op.buffer_name
+            for arm in self.arms
+            for op in arm.walk()
+            if isinstance(op, AtomicOp) or (isinstance(op, StoreOp) and op.buffer_name not in dropped)
+        }
+        whole = any(self.merged[n].is_workgroup for n in kept) or any(
+            isinstance(op, AtomicOp) for arm in self.arms for op in arm.walk()
+        )
+        chosen = host if whole or not writes else sorted(writes & set(host))
+        views = {n: self.merged[n].count for n in host}
+        return Launch(count_of(chosen, views), self.workgroup)
+
+    def _coverage_gaps(self, fused: Launch, dropped: set[str]) -> list[Arm]:
+        return [
+            arm
+            for arm in self.arms
+            if _has_effects(arm, dropped) and not launch_within(self._launch(arm), fused, self._min_counts())
+        ]
+
+    def _check_coverage(self, fused: Launch) -> None:
+        gaps = self._coverage_gaps(fused, self.dropped)
+        if gaps:
+            arm = gaps[0]
+            own = self._launch(arm)
+            raise VyreDiagnostic([(
+                arm.source,
+                f"cannot fuse @{arm.name}: its own dispatch (workgroup {list(own.workgroup)} over "
+                f"{own.count} elements) launches invocations that the fused dispatch (workgroup "
+                f"{list(fused.workgroup)} over {fused.count} elements) may not launch; fix: give "
+                f"the programs of the group the same workgroup size and static buffer counts, or "
+                f"fuse @{arm.name} in a separate group",
+            )])
+
+    # ------------------------------------------------------------------ dependences
+
+    def _host_buffers(self) -> set[str]:
+        return {n for n, b in self.merged.items() if not b.is_workgroup}
+
+    def _accesses(self) -> list[list[Access]]:
+        return [accesses(arm.statements()) for arm in self.arms]
+
+    def _hazards(self) -> list[Hazard]:
+        return hazards(self.arms, self._accesses(), self.workgroup, self._host_buffers())
+
+    def _refuse_grid_sync(self, found: list[Hazard]) -> None:
+        if self.split:
+            return
+        for hazard in found:
+            if hazard.strength == "grid":
+                earlier, later = self.arms[hazard.earlier], self.arms[hazard.later]
+                verb = {
+                    "read-after-write": f"reads buffer @{hazard.buffer} that @{earlier.name} writes",
+                    "write-after-read": f"writes buffer @{hazard.buffer} that @{earlier.name} reads",
+                    "write-after-write": f"writes buffer @{hazard.buffer} that @{earlier.name} also writes",
+                }[hazard.kind]
+                raise VyreDiagnostic([(
+                    later.source,
+                    f"cannot fuse @{earlier.name} and @{later.name} without a dispatch split: "
+                    f"@{later.name} {verb}, and an invocation may touch an element that another "
+                    "workgroup touched, which no workgroup barrier can order; fix: allow the split "
+                    "(vyre-fuse{split-grid-sync=true}), index "
+                    f"@{hazard.buffer} by the same invocation id in both programs, or keep "
+                    f"@{earlier.name} and @{later.name} in separate fusion groups",
+                )])
+
+    def _check_linked_locals(self, placed: dict[int, str]) -> None:
+        """A named local read by a later arm cannot live across a dispatch split."""
+        for later in self.arms:
+            for op in later.walk():
+                if not isinstance(op, VarOp | AssignOp) or find_local_declaration(op, op.var_name.data):
+                    continue
+                name = op.var_name.data
+                for earlier in reversed(self.arms[: later.index]):
+                    if any(isinstance(d, LetOp) and d.var_name.data == name for d in earlier.statements()):
+                        if grid_between(placed, earlier.index, later.index):
+                            raise VyreDiagnostic([(
+                                later.source,
+                                f"cannot fuse @{earlier.name} and @{later.name}: @{later.name} reads "
+                                f"named local @{name} of @{earlier.name}, but a dispatch split "
+                                "(grid_sync) separates them and a named local does not survive "
+                                "it; fix: pass the value through a buffer",
+                            )])
+                        break
+
+    # ------------------------------------------------------------------ forwarding
+
+    def _forward(self, guarded: list[bool], placed: dict[int, str]) -> None:
+        per_arm = self._accesses()
+        forwarded: dict[StoreOp, SSAValue] = {}
+        for consumer in self.arms:
+            for access in per_arm[consumer.index]:
+                store = self._forwarding_store(consumer, access, per_arm, guarded, placed)
+                if store is None:
+                    continue
+                if store not in forwarded:
+                    forwarded[store] = self._forwarded_value(store, self.arms[self._arm_of(store)])
+                load = access.op
+                load.results[0].replace_all_uses_with(forwarded[store])
+                self.orphans.append(load.index)
+                load.detach()
+                load.erase()
+
+    def _arm_of(self, op: Operation) -> int:
+        for arm in self.arms:
+            if arm.program.is_ancestor(op):
+                return arm.index
+        raise AssertionError("op outside every arm")
+
+    def _forwarding_store(
+        self, consumer: Arm, access: Access, per_arm, guarded: list[bool], placed: dict[int, str]
+    ) -> StoreOp | None:
+        if not isinstance(access.op, LoadOp) or access.buffer not in consumer.views:
+            return None
+        buffer = access.buffer
+        producers = [k for k in range(consumer.index) if any(a.buffer == buffer and a.writes for a in per_arm[k])]
+        if not producers:
+            return None
+        producer = self.arms[producers[-1]]
+        writes = [a for a in per_arm[producer.index] if a.buffer == buffer and a.writes]
+        store = writes[0].op
+        if (
+            len(writes) != 1
+            or not isinstance(store, StoreOp)
+            or store.parent_op() is not producer.program
+            or guarded[producer.index]
+            or producer.workgroup[1:] != (1, 1)
+            or consumer.workgroup[1:] != (1, 1)
+            or producer.views.get(buffer, -1) != consumer.views.get(buffer, -2)
+            or not id_pure(access.index)
+            or not injective_in_invocation(access.index)
+            or not structurally_equal(store.index, access.index)
+            or grid_between(placed, producer.index, consumer.index)
+            or any(_has_grid_sync(arm) for arm in self.arms[producer.index : consumer.index + 1])
+            or _written_before(consumer, buffer, access.op)
+        ):
+            return None
+        return store
+
+    def _forwarded_value(self, store: StoreOp, producer: Arm) -> SSAValue:
+        """`select(index < count, stored value, 0)`: the load's result (out of bounds gives 0).
+
+        Just the stored value when the index is `invocation_id x` and the fused
+        dispatch launches no invocation past the buffer's count.
+        """
+        view = producer.views[store.buffer_name]
+        extent = self._fused_launch().static_extent()
+        if view is not None and extent is not None and extent <= view and _is_invocation_x(store.index):
+            return store.value
+        if view is None:
+            bound: Operation = BufLenOp(store.buffer_name)
+        else:
+            bound = ConstOp(view, ui32)
+        inside = TABLE_OPS["lt"](store.index, bound.results[0])
+        zero = ConstOp(_zero_literal(store.value.type), store.value.type)
+        select = SelectOp(inside.results[0], store.value, zero.result)
+        anchor = store
+        for new in (bound, inside, zero, select):
+            producer.program.body.block.insert_op_after(new, anchor)
+            anchor = new
+        return select.result
+
+    # ------------------------------------------------------------------ dropping
+
+    def _drop_intermediates(self) -> None:
+        for buffer in self.merged:
+            if buffer not in self.intermediates or self.merged[buffer].is_workgroup:
+                continue
+            uses = [op for arm in self.arms for op in arm.walk() if isinstance(op, LoadOp | AtomicOp) and op.buffer_name == buffer]
+            if uses:
+                continue
+            candidate = self.dropped | {buffer}
+            if self._coverage_gaps(self._fused_launch(candidate), candidate):
+                continue
+            self.dropped = candidate
+            for arm in self.arms:
+                for op in list(arm.walk()):
+                    if isinstance(op, StoreOp) and op.buffer_name == buffer:
+                        self.orphans.extend(op.operands)
+                        op.detach()
+                        op.erase()
+
+    # ------------------------------------------------------------------ building
+
+    def _guard(self, arm: Arm) -> tuple[list[Operation], SSAValue]:
+        """Ops computing whether this fused invocation is one the arm's dispatch launched."""
+        ops: list[Operation] = []
+        own = self._launch(arm)
+        if arm.workgroup == self.workgroup:
+            groups = groups_value(own, ops)
+            wid = WorkgroupIdOp(0)
+            ops.append(wid)
+            cond = TABLE_OPS["lt"](wid.result, groups)
+            ops.append(cond)
+            return ops, cond.results[0]
+        static = own.static_extent()
+        if static is not None:
+            extent: Operation = ConstOp(static, ui32)
+            ops.append(extent)
+        else:
+            width = ConstOp(arm.workgroup[0], ui32)
+            extent = TABLE_OPS["mul"](groups_value(own, ops), width.result)
+            ops += [width, extent]
+        gid = InvocationIdOp(0)
+        cond = TABLE_OPS["lt"](gid.result, extent.results[0])
+        ops += [gid, cond]
+        result = cond.results[0]
+        for axis in (1, 2):
+            if arm.workgroup[axis] < self.workgroup[axis]:
+                local = LocalIdOp(axis)
+                size = ConstOp(arm.workgroup[axis], ui32)
+                within = TABLE_OPS["lt"](local.result, size.result)
+                both = TABLE_OPS["and"](result, within.results[0])
+                ops += [local, size, within, both]
+                result = both.results[0]
+        return ops, result
+
+    def _build(self, guarded: list[bool], placed: dict[int, str]) -> ProgramOp:
+        kept = self._kept_buffers(self.dropped)
+        body: list[Operation] = list(buffer_declarations(self.merged, kept))
+        for arm, guard, flag in zip(self.arms, guarded, self.flags):
+            statements = arm.statements()
+            for op in statements:
+                op.detach()
+            prologue = live_flag_declaration(arm) if flag else []
+            if guard:
+                if _has_grid_sync_ops(statements):
+                    raise VyreDiagnostic([(
+                        arm.source,
+                        f"cannot fuse @{arm.name}: its dispatch launches fewer invocations than the "
+                        "fused one, so it must run under a guard, but it contains a grid_sync "
+                        "barrier, which must stay at top level; fix: fuse it in a separate group",
+                    )])
+                ops, cond = self._guard(arm)
+                body += ops + [IfOp(cond, prologue + statements)]
+            else:
+                body += prologue + statements
+            if arm.index in placed:
+                body.append(BarrierOp(placed[arm.index]))
+        fused = ProgramOp(self.name, self.workgroup, body)
+        if any(p.non_composable for p in self.progs):
+            fused.attributes["non_composable"] = UnitAttr()
+        return fused
+
+    def _verify(self, fused: ProgramOp) -> None:
+        try:
+            fused.verify()
+        except VerifyException as error:
+            names = ", ".join(f"@{p.sym_name.data}" for p in self.progs)
+            raise VyreDiagnostic([(
+                self.progs[0],
+                f"cannot fuse {names}: the fused program does not verify ({clean_message(error)}); "
+                "fix: fuse these programs in separate groups",
+            )]) from None
+
+
+def _has_grid_sync_ops(ops: list[Operation]) -> bool:
+    return any(isinstance(inner, BarrierOp) and inner.is_grid_sync for op in ops for inner in op.walk())
+
+
+def _zero_literal(ty) -> int | float | bool:
+    if ty == f32:
+        return 0.0
+    if ty == i1:
+        return False
+    return 0

@@ -1,0 +1,392 @@
+"""The lockstep machine: runs one `vyre.program` over all its invocations at once.
+
+Every statement runs for all the lanes of the current :class:`Frame` with one
+numpy operation per op; `if` branches and loop iterations run in sub-frames of
+the lanes that take them; `return`, `trap` and trapping si32 division remove
+lanes for the rest of the program. Op dispatch is a plain dict keyed by op class
+(see docs/interpreter.md for why this is not xDSL's `Interpreter`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, MutableMapping
+from dataclasses import dataclass
+
+import numpy as np
+from xdsl.ir import Operation, SSAValue
+
+from vyre_xdsl import semantics
+from vyre_xdsl.diagnostics import VyreError
+from vyre_xdsl.dialects.vyre import (
+    TABLE_OPS,
+    AssignOp,
+    AtomicOp,
+    BarrierOp,
+    BitcastOp,
+    BlockOp,
+    BufferOp,
+    BufLenOp,
+    CastOp,
+    ConstOp,
+    FmaOp,
+    IfOp,
+    InvocationIdOp,
+    LetOp,
+    LoadOp,
+    LocalIdOp,
+    LoopOp,
+    ProgramOp,
+    RegionOp,
+    ReturnOp,
+    SelectOp,
+    StoreOp,
+    TrapOp,
+    VarOp,
+    WorkgroupIdOp,
+    type_name,
+)
+from vyre_xdsl.dispatch import logical_element_count
+from vyre_xdsl.interpreter.atomics import atomic
+from vyre_xdsl.interpreter.lanes import Frame, Launch, broadcast
+from vyre_xdsl.interpreter.memory import Memory
+from vyre_xdsl.interpreter.trap import VyreTrap
+from vyre_xdsl.semantics import HOST_DTYPES, NUMPY_DTYPES
+
+
+class InterpreterError(VyreError):
+    """The interpreter cannot run this program (an unsupported op, missing host buffer...)."""
+
+
+@dataclass
+class Local:
+    """A named local: one entry per lane of the frame that declared it.
+
+    A loop variable with uniform bounds stays a shape-(1,) `uniform` array.
+    """
+
+    frame: Frame
+    array: np.ndarray
+    uniform: bool = False
+
+    def read(self, frame: Frame) -> np.ndarray:
+        if self.uniform:
+            return self.array
+        positions = frame.positions_in(self.frame)
+        return self.array.copy() if positions is None else self.array[positions]
+
+    def write(self, frame: Frame, value: np.ndarray) -> None:
+        positions = frame.positions_in(self.frame)
+        if positions is None:
+            self.array[...] = value
+        else:
+            self.array[positions] = value
+
+
+class Scope:
+    """A lexical scope of named locals."""
+
+    def __init__(self, parent: Scope | None = None):
+        self.parent = parent
+        self.locals: dict[str, Local] = {}
+
+    def find(self, name: str) -> Local:
+        scope: Scope | None = self
+        while scope is not None:
+            if name in scope.locals:
+                return scope.locals[name]
+            scope = scope.parent
+        raise InterpreterError(f"named local @{name} is not declared (the module was not verified?)")
+
+
+Handler = Callable[["Machine", Operation, Frame, Scope], None]
+HANDLERS: dict[type[Operation], Handler] = {}
+
+
+def handles(*classes: type[Operation]) -> Callable[[Handler], Handler]:
+    def register(handler: Handler) -> Handler:
+        for cls in classes:
+            HANDLERS[cls] = handler
+        return handler
+
+    return register
+
+
+class Machine:
+    """The state of one running program: its buffers, lanes and the first trap."""
+
+    def __init__(self, program: ProgramOp, host: MutableMapping[str, np.ndarray]):
+        self.program = program
+        self.name = program.sym_name.data
+        counts = host_counts(program, host)
+        self.launch = Launch(logical_element_count(program, counts), program.workgroup)
+        self.memory: dict[str, Memory] = {}
+        for buffer in program.buffers():
+            if buffer.is_workgroup:
+                self.memory[buffer.buffer_name] = Memory.shared(
+                    buffer.buffer_name, buffer.element, buffer.static_count or 0, self.launch.workgroups
+                )
+            else:
+                self.memory[buffer.buffer_name] = Memory.host(
+                    buffer.buffer_name, buffer.element, counts[buffer.buffer_name], host[buffer.buffer_name]
+                )
+        self.alive = np.ones(self.launch.lanes, dtype=bool)
+        self.deaths = 0
+        self.trap: tuple[str, int, int] | None = None
+
+    # ------------------------------------------------------------------ driver
+
+    def run(self) -> None:
+        """Run the program; raise `VyreTrap` afterwards if any invocation trapped."""
+        with np.errstate(all="ignore"):
+            self.run_ops(self.program.statements(), Frame.root(self.launch.lanes), Scope())
+        if self.trap is not None:
+            tag, address, invocation = self.trap
+            raise VyreTrap(tag, address, invocation, self.name)
+
+    def run_ops(self, ops: Iterable[Operation], frame: Frame, scope: Scope) -> None:
+        """Run statements in order; lanes that end on the way drop out of `frame`."""
+        for op in ops:
+            if frame.size == 0:
+                return
+            handler = HANDLERS.get(type(op))
+            if handler is None:
+                raise InterpreterError(f"the reference interpreter does not support '{op.name}'")
+            handler(self, op, frame, scope)
+            if self.deaths != frame.death_mark:
+                frame = frame.subset(self.alive[frame.lanes], self.deaths)
+
+    def run_region(self, region, frame: Frame, scope: Scope) -> None:
+        if frame.size and region.blocks:
+            self.run_ops(region.block.ops, frame, Scope(scope))
+
+    # ------------------------------------------------------------------ helpers
+
+    def end_lanes(self, lanes: np.ndarray) -> None:
+        self.alive[lanes] = False
+        self.deaths += 1
+
+    def record_trap(self, tag: str, address: int, lane: int) -> None:
+        if self.trap is None:
+            self.trap = (tag, int(address), int(lane))
+
+    def workgroups_of(self, frame: Frame, memory: Memory) -> np.ndarray | None:
+        return self.launch.workgroup_of(frame.lanes) if memory.workgroup else None
+
+
+def host_counts(program: ProgramOp, host: MutableMapping[str, np.ndarray]) -> dict[str, int]:
+    """Element count of each host buffer as `program` sees it; checks the host arrays."""
+    counts: dict[str, int] = {}
+    for buffer in program.buffers():
+        if buffer.is_workgroup:
+            continue
+        name = buffer.buffer_name
+        if name not in host:
+            raise InterpreterError(f"no host array for buffer '{name}' of program @{program.sym_name.data}")
+        array = host[name]
+        expected = np.dtype(HOST_DTYPES[buffer.element])
+        if array.dtype != expected or array.ndim != 1:
+            raise InterpreterError(
+                f"host array for buffer '{name}' is {array.dtype}{list(array.shape)}; "
+                f"expected a one-dimensional {expected} array"
+            )
+        declared = buffer.static_count
+        if declared is not None and array.shape[0] < declared:
+            raise InterpreterError(
+                f"host array for buffer '{name}' has {array.shape[0]} elements; "
+                f"program @{program.sym_name.data} declares {declared}"
+            )
+        counts[name] = array.shape[0] if declared is None else declared
+    return counts
+
+
+def _typed(value: np.ndarray, ty: str, op: Operation) -> np.ndarray:
+    """`value` as a 1-d array, checked to have the register dtype of `ty`."""
+    result = np.asarray(value)
+    if result.ndim == 0:
+        result = result.reshape(1)
+    if result.dtype != NUMPY_DTYPES[ty]:
+        raise InterpreterError(
+            f"internal: '{op.name}' produced {result.dtype} for a {ty} result "
+            "(the semantics table must compute in the operand type)"
+        )
+    return result
+
+
+def _set(frame: Frame, op: Operation, value: np.ndarray) -> None:
+    result: SSAValue = op.results[0]
+    frame.values[result] = _typed(value, type_name(result.type), op)
+
+
+# ====================================================================== expressions
+
+
+@handles(ConstOp)
+def _const(m: Machine, op: ConstOp, frame: Frame, scope: Scope) -> None:
+    ty = type_name(op.result.type)
+    _set(frame, op, np.array([op.literal()], dtype=NUMPY_DTYPES[ty]))
+
+
+@handles(InvocationIdOp, WorkgroupIdOp, LocalIdOp)
+def _ids(m: Machine, op, frame: Frame, scope: Scope) -> None:
+    axis = op.axis_index
+    local = m.launch.local_ids(frame.lanes)[axis]
+    group = m.launch.workgroup_of(frame.lanes) if axis == 0 else np.zeros_like(local)
+    if isinstance(op, LocalIdOp):
+        value = local
+    elif isinstance(op, WorkgroupIdOp):
+        value = group
+    else:
+        value = group * m.launch.workgroup[axis] + local
+    _set(frame, op, value.astype(np.uint32))
+
+
+@handles(LoadOp)
+def _load(m: Machine, op: LoadOp, frame: Frame, scope: Scope) -> None:
+    memory = m.memory[op.buffer_name]
+    index = frame.lookup(op.index)
+    workgroup = m.workgroups_of(frame, memory)
+    if workgroup is not None:
+        index = broadcast(index, frame.size)
+    _set(frame, op, memory.load(index, workgroup))
+
+
+@handles(BufLenOp)
+def _buf_len(m: Machine, op: BufLenOp, frame: Frame, scope: Scope) -> None:
+    _set(frame, op, np.array([m.memory[op.buffer_name].count], dtype=np.uint32))
+
+
+def _table_op(m: Machine, op: Operation, frame: Frame, scope: Scope) -> None:
+    sem = type(op).semantics()
+    args = [frame.lookup(v) for v in op.operands]
+    if sem.traps is not None:
+        trapping = sem.traps(*args)
+        if trapping is not None and trapping.any():
+            trapping = broadcast(np.asarray(trapping), frame.size)
+            lanes = frame.lanes[trapping]
+            m.record_trap(sem.trap_tag, 0, lanes[0])
+            m.end_lanes(lanes)
+    _set(frame, op, sem.evaluate(*args))
+
+
+for _cls in TABLE_OPS.values():
+    HANDLERS[_cls] = _table_op
+
+
+@handles(SelectOp)
+def _select(m: Machine, op: SelectOp, frame: Frame, scope: Scope) -> None:
+    c, t, f = (frame.lookup(v) for v in op.operands)
+    _set(frame, op, semantics.evaluate_select(c, t, f))
+
+
+@handles(FmaOp)
+def _fma(m: Machine, op: FmaOp, frame: Frame, scope: Scope) -> None:
+    _set(frame, op, semantics.evaluate_fma(*(frame.lookup(v) for v in op.operands)))
+
+
+@handles(CastOp)
+def _cast(m: Machine, op: CastOp, frame: Frame, scope: Scope) -> None:
+    _set(frame, op, semantics.evaluate_cast(frame.lookup(op.input), op.source_name, op.target_name))
+
+
+@handles(BitcastOp)
+def _bitcast(m: Machine, op: BitcastOp, frame: Frame, scope: Scope) -> None:
+    _set(frame, op, semantics.evaluate_bitcast(frame.lookup(op.input), op.source_name, op.target_name))
+
+
+@handles(AtomicOp)
+def _atomic(m: Machine, op: AtomicOp, frame: Frame, scope: Scope) -> None:
+    memory = m.memory[op.buffer_name]
+    index = broadcast(frame.lookup(op.index), frame.size)
+    addr, in_bounds = memory.addresses(index, m.workgroups_of(frame, memory))
+    value = broadcast(frame.lookup(op.value), frame.size)
+    expected = None if op.expected is None else broadcast(frame.lookup(op.expected), frame.size)
+    _set(frame, op, atomic(op.kind.data, memory.data, addr, in_bounds, value, expected))
+
+
+# ====================================================================== statements
+
+
+@handles(LetOp)
+def _let(m: Machine, op: LetOp, frame: Frame, scope: Scope) -> None:
+    value = frame.lookup(op.value)
+    array = np.empty(frame.size, dtype=value.dtype)
+    array[...] = value
+    scope.locals[op.var_name.data] = Local(frame, array)
+
+
+@handles(AssignOp)
+def _assign(m: Machine, op: AssignOp, frame: Frame, scope: Scope) -> None:
+    scope.find(op.var_name.data).write(frame, frame.lookup(op.value))
+
+
+@handles(VarOp)
+def _var(m: Machine, op: VarOp, frame: Frame, scope: Scope) -> None:
+    _set(frame, op, scope.find(op.var_name.data).read(frame))
+
+
+@handles(StoreOp)
+def _store(m: Machine, op: StoreOp, frame: Frame, scope: Scope) -> None:
+    memory = m.memory[op.buffer_name]
+    index = broadcast(frame.lookup(op.index), frame.size)
+    value = broadcast(frame.lookup(op.value), frame.size)
+    memory.store(index, value, m.workgroups_of(frame, memory))
+
+
+@handles(IfOp)
+def _if(m: Machine, op: IfOp, frame: Frame, scope: Scope) -> None:
+    cond = frame.lookup(op.cond)
+    m.run_region(op.then_region, frame.subset(cond, m.deaths), scope)
+    if op.has_else:
+        m.run_region(op.else_region, frame.subset(~cond, m.deaths), scope)
+
+
+@handles(LoopOp)
+def _loop(m: Machine, op: LoopOp, frame: Frame, scope: Scope) -> None:
+    lower = frame.lookup(op.lower).astype(np.int64)
+    trips = np.maximum(frame.lookup(op.upper).astype(np.int64) - lower, 0)
+    start_mark = m.deaths
+    for k in range(int(trips.max())):
+        active = trips > k
+        if m.deaths != start_mark:
+            active = active & m.alive[frame.lanes]
+        iteration = frame.subset(active, m.deaths)
+        if iteration.size == 0:
+            return
+        value = lower if lower.shape[0] == 1 or iteration.sel is None else lower[iteration.sel]
+        body_scope = Scope(scope)
+        body_scope.locals[op.var_name.data] = Local(
+            iteration, (value + k).astype(np.uint32), uniform=value.shape[0] == 1
+        )
+        m.run_ops(op.body.block.ops, iteration, body_scope)
+
+
+@handles(BlockOp, RegionOp)
+def _block(m: Machine, op, frame: Frame, scope: Scope) -> None:
+    m.run_region(op.body, frame, scope)
+
+
+@handles(BarrierOp)
+def _barrier(m: Machine, op: BarrierOp, frame: Frame, scope: Scope) -> None:
+    """Nothing to do: every statement before it has already run for every lane.
+
+    The verifier keeps barriers out of invocation-dependent control flow, so all
+    lanes of a workgroup (all lanes, for `grid_sync`) reach this statement in the
+    same frame, after the previous statement finished for all of them.
+    """
+
+
+@handles(ReturnOp)
+def _return(m: Machine, op: ReturnOp, frame: Frame, scope: Scope) -> None:
+    m.end_lanes(frame.lanes)
+
+
+@handles(TrapOp)
+def _trap(m: Machine, op: TrapOp, frame: Frame, scope: Scope) -> None:
+    address = frame.lookup(op.address)
+    m.record_trap(op.tag.data, int(address[0]), int(frame.lanes[0]))
+    m.end_lanes(frame.lanes)
+
+
+@handles(BufferOp)
+def _buffer(m: Machine, op: BufferOp, frame: Frame, scope: Scope) -> None:
+    """Declarations are read when the machine starts."""

@@ -1,0 +1,10 @@
+"""Lowering from the `vyre` dialect to the `kernel` dialect (the `vyre-lower` pass).
+
+- `lower.lower_program(program, profile)`: one program -> its descriptors;
+- `split`: grid_sync splitting; `geometry`: workgroup size and grid;
+- `canonical`: canonical program bytes and descriptor ids; `profile`: target limits.
+"""
+
+from vyre_xdsl.lowering.profile import DEFAULT_PROFILE, TargetProfile
+
+__all__ = ["DEFAULT_PROFILE", "TargetProfile"]

@@ -1,0 +1,53 @@
+"""The target profile lowering and `kernel-verify` check against.
+
+The defaults are the WebGPU default device limits for workgroups (what a wgpu
+device gives unless more is requested, and upstream's wgpu profile
+`[256, 256, 64]` / 256 invocations) and the storage-buffer count that the
+runtime requests from the adapter (32 on lavapipe and common desktop drivers).
+
+```python
+from vyre_xdsl.lowering.profile import TargetProfile
+profile = TargetProfile(subgroup_size=8, max_storage_buffers=16)
+```
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class TargetProfile:
+    """Device limits and the facts the workgroup-size heuristic needs."""
+
+    max_workgroup_size: tuple[int, int, int] = (256, 256, 64)
+    max_invocations: int = 256
+    max_storage_buffers: int = 32
+    max_workgroup_storage_bytes: int = 16384
+    #: the device's minimum subgroup size; 0 when unknown (the heuristic then uses 32)
+    subgroup_size: int = 0
+
+    @classmethod
+    def from_limits(cls, limits: dict[str, int], subgroup_size: int = 0) -> TargetProfile:
+        """A profile from a wgpu device's `limits` mapping (hyphenated keys)."""
+        default = cls()
+        return cls(
+            max_workgroup_size=(
+                limits.get("max-compute-workgroup-size-x", default.max_workgroup_size[0]),
+                limits.get("max-compute-workgroup-size-y", default.max_workgroup_size[1]),
+                limits.get("max-compute-workgroup-size-z", default.max_workgroup_size[2]),
+            ),
+            max_invocations=limits.get(
+                "max-compute-invocations-per-workgroup", default.max_invocations
+            ),
+            max_storage_buffers=limits.get(
+                "max-storage-buffers-per-shader-stage", default.max_storage_buffers
+            ),
+            max_workgroup_storage_bytes=limits.get(
+                "max-compute-workgroup-storage-size", default.max_workgroup_storage_bytes
+            ),
+            subgroup_size=subgroup_size,
+        )
+
+
+DEFAULT_PROFILE = TargetProfile()

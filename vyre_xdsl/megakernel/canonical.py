@@ -1,0 +1,64 @@
+"""Canonical program text and canonical JSON: the byte encodings artifacts are built from.
+
+A program's canonical text is its print in the `vyre` custom syntax with every
+SSA name hint dropped (values print as `%0`, `%1`, ... in definition order) and
+no source locations. It is deterministic, independent of how the source named
+its values or where the program sat in its file, and it round-trips exactly:
+the custom syntax prints f32 literals with 17 significant digits (or as hex
+bits for NaNs), where the generic form prints only 7 and would change
+constants on the way back.
+
+Canonical JSON is `json.dumps(sort_keys=True, separators=(",", ":"),
+ensure_ascii=True, allow_nan=False)`, UTF-8 encoded.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+
+from xdsl.printer import Printer
+from xdsl.utils.exceptions import ParseError
+
+from vyre_xdsl.context import parse_module
+from vyre_xdsl.diagnostics import VyreDiagnostic, VyreError, verify_module
+from vyre_xdsl.dialects.vyre import ProgramOp, programs
+
+
+class ProgramTextError(VyreError):
+    """Canonical program text that does not parse or verify as exactly one program."""
+
+
+def canonical_program_text(program: ProgramOp) -> str:
+    clone = program.clone(clone_name_hints=False)
+    for op in clone.walk():
+        for region in op.regions:
+            for block in region.blocks:
+                for arg in block.args:
+                    arg.name_hint = None
+    stream = io.StringIO()
+    Printer(stream=stream).print_op(clone)
+    return stream.getvalue() + "\n"
+
+
+def parse_program_text(text: str, name: str = "<program>") -> ProgramOp:
+    """The one verified program that canonical `text` holds."""
+    try:
+        module = parse_module(text, name)
+        verify_module(module)
+    except ParseError as error:
+        raise ProgramTextError(f"does not parse: {error.msg}") from None
+    except VyreDiagnostic as error:
+        raise ProgramTextError(f"does not verify: {error}") from None
+    progs = programs(module)
+    if len(progs) != 1 or len(list(module.ops)) != 1:
+        raise ProgramTextError(f"holds {len(list(module.ops))} ops; expected exactly one vyre.program")
+    program = progs[0]
+    program.detach()
+    return program
+
+
+def canonical_json(value: object) -> bytes:
+    return json.dumps(
+        value, sort_keys=True, separators=(",", ":"), ensure_ascii=True, allow_nan=False
+    ).encode("utf-8")

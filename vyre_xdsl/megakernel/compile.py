@@ -1,0 +1,267 @@
+"""Target compilation: artifact -> one WGSL module per fusion group (seed
+`compile_selected_modules`, vyre-semantics section 4.5).
+
+For each fusion record of the artifact, in order:
+
+1. decode the member programs from the node records (members sorted by node id);
+2. fuse them with `vyre-fuse` (`vyre_xdsl.fusion.fuse_programs`; the group's
+   intermediates may lose their stores); a refusal is `TargetUnsupportedError`;
+3. lower (`vyre-lower` + `kernel-verify`) and print WGSL; a failure is
+   `EmissionError`;
+4. project every host binding of every descriptor onto the artifact resource of
+   the same name among the members' ABI values (`InvalidArtifactError` when
+   there is none): bind group 1 for uniform, else 0; memory `constant` for
+   constant/uniform classes or constant-lifetime values, else `global`;
+5. compute the logical element count by the seed's rule;
+6. build the `TargetModuleImage` and one `TargetEntryPoint` per dispatch.
+
+The images form the `TargetModuleBundle` (ordered by stage, group), whose
+bytes become the payload's bytes.
+
+```python
+envelope = compile_module(module)
+open("out.vkb", "wb").write(envelope.bundle_bytes())
+```
+"""
+
+from __future__ import annotations
+
+import attrs
+from xdsl.dialects.builtin import ModuleOp
+
+from vyre_xdsl.backends.wgsl.kernel_module import WgslKernel
+from vyre_xdsl.diagnostics import VyreDiagnostic, VyreError, verify_module
+from vyre_xdsl.dialects.vyre import ProgramOp
+from vyre_xdsl.dispatch import uses_whole_buffers
+from vyre_xdsl.lowering.profile import DEFAULT_PROFILE, TargetProfile
+from vyre_xdsl.megakernel.artifact import Artifact, FusionRecord, build_artifact
+from vyre_xdsl.megakernel.bundle import BundleNode, ProfileRecord, TargetModuleBundle, TargetModuleImage
+from vyre_xdsl.megakernel.canonical import ProgramTextError, canonical_program_text, parse_program_text
+from vyre_xdsl.megakernel.envelope import (
+    WGSL_FORMAT,
+    ArtifactEnvelope,
+    TargetEntryPoint,
+    TargetPayload,
+    TargetPayloadFormat,
+    TargetResourceBinding,
+)
+from vyre_xdsl.megakernel.graph import ProgramGraph
+from vyre_xdsl.megakernel.planner import fuse_group, plan
+
+ELEMENT_BYTES = 4
+
+
+class TargetCompileError(VyreError):
+    """Target compilation of an artifact failed."""
+
+
+class InvalidArtifactError(TargetCompileError):
+    """The artifact cannot be decoded into selected modules."""
+
+
+class TargetUnsupportedError(TargetCompileError):
+    """A fusion group cannot form one target module."""
+
+
+class EmissionError(TargetCompileError):
+    """Lowering or WGSL emission of a fusion group failed."""
+
+
+@attrs.frozen
+class SelectedModule:
+    """One fusion group decoded from the artifact."""
+
+    group: int
+    stage: int
+    nodes: tuple[int, ...]
+    programs: tuple[ProgramOp, ...] = attrs.field(eq=False)
+
+
+def profile_record(profile: TargetProfile) -> ProfileRecord:
+    return ProfileRecord(
+        identity=WGSL_FORMAT.identity,
+        generation=WGSL_FORMAT.version,
+        max_workgroup_size=tuple(profile.max_workgroup_size),  # type: ignore[arg-type]
+        max_invocations=profile.max_invocations,
+        max_storage_buffers=profile.max_storage_buffers,
+        max_dynamic_shared_bytes=profile.max_workgroup_storage_bytes,
+        subgroup_size=profile.subgroup_size,
+    )
+
+
+def compile_module(module: ModuleOp, profile: TargetProfile = DEFAULT_PROFILE) -> ArtifactEnvelope:
+    """Plan, fuse, lower and emit `module`: its artifact with the WGSL payload attached."""
+    verify_module(module)
+    graph = ProgramGraph.from_module(module)
+    artifact = build_artifact(graph, plan(graph))
+    payload = compile_selected_modules(artifact, profile)
+    return ArtifactEnvelope(artifact).attach_target_payload(payload)
+
+
+def compile_selected_modules(
+    artifact: Artifact,
+    profile: TargetProfile = DEFAULT_PROFILE,
+    format: TargetPayloadFormat = WGSL_FORMAT,
+) -> TargetPayload:
+    modules = selected_modules(artifact)
+    graph = _decoded_graph(modules)
+    images, entries = [], []
+    for module in modules:
+        fused = _fuse(graph, module)
+        kernels = _emit(fused, module, profile)
+        entries += _entries(artifact, module, fused, kernels)
+        images.append(
+            TargetModuleImage(
+                group=module.group,
+                stage=module.stage,
+                nodes=module.nodes,
+                program=canonical_program_text(fused),
+                descriptors=tuple(text for text, _ in kernels),
+                kernels=tuple(kernel for _, kernel in kernels),
+                logical_element_count=selected_logical_element_count(artifact, module, fused),
+            )
+        )
+    record = profile_record(profile)
+    bundle = TargetModuleBundle.new(
+        artifact=artifact.digest_hex(),
+        profile=record,
+        signature=artifact.signature,
+        nodes=tuple(BundleNode(n.id, n.name, n.program) for n in artifact.nodes),
+        modules=images,
+    )
+    return TargetPayload.new(artifact, format, record, entries, bundle.to_bytes())
+
+
+def selected_modules(artifact: Artifact) -> list[SelectedModule]:
+    """The fusion groups of the artifact with their decoded member programs."""
+    if [n.id for n in artifact.nodes] != list(range(len(artifact.nodes))):
+        raise InvalidArtifactError("the artifact's node ids are not 0, 1, ... in program order")
+    modules = [_decode_group(artifact, group) for group in artifact.plan.fusion]
+    covered = sorted(n for m in modules for n in m.nodes)
+    if covered != list(range(len(artifact.nodes))):
+        raise InvalidArtifactError("the fusion records do not cover every node exactly once")
+    return modules
+
+
+def _decoded_graph(modules: list[SelectedModule]) -> ProgramGraph:
+    """The program graph of the decoded programs (node ids as in the artifact)."""
+    by_node = {n: p for m in modules for n, p in zip(m.nodes, m.programs)}
+    return ProgramGraph.from_programs([by_node[n] for n in sorted(by_node)])
+
+
+def _decode_group(artifact: Artifact, group: FusionRecord) -> SelectedModule:
+    nodes = tuple(sorted(group.members))
+    if not nodes:
+        raise InvalidArtifactError(f"fusion group {group.id} has no member node")
+    programs = []
+    for node in nodes:
+        try:
+            record = artifact.node(node)
+        except KeyError:
+            raise InvalidArtifactError(f"fusion group {group.id} references missing node {node}") from None
+        try:
+            programs.append(parse_program_text(record.program, f"node {node}"))
+        except ProgramTextError as error:
+            raise InvalidArtifactError(f"node {node} canonical program failed to decode: {error}") from None
+    return SelectedModule(group.id, group.stage, nodes, tuple(programs))
+
+
+def _fuse(graph: ProgramGraph, module: SelectedModule) -> ProgramOp:
+    try:
+        return fuse_group(graph, module.nodes)
+    except VyreDiagnostic as error:
+        raise TargetUnsupportedError(
+            f"fusion group {module.group} cannot form one target module: {error}"
+        ) from None
+
+
+def _emit(fused: ProgramOp, module: SelectedModule, profile: TargetProfile) -> list[tuple[str, WgslKernel]]:
+    from vyre_xdsl.backends.wgsl import compile_descriptor, lowered_module
+    from vyre_xdsl.dialects.kernel import descriptors
+
+    try:
+        lowered = lowered_module([fused], profile)
+        return [(_descriptor_text(d), compile_descriptor(d)) for d in descriptors(lowered)]
+    except VyreError as error:
+        raise EmissionError(f"verified lowering failed for fusion group {module.group}: {error}") from None
+
+
+def _descriptor_text(descriptor) -> str:
+    import io
+
+    from xdsl.printer import Printer
+
+    stream = io.StringIO()
+    Printer(stream=stream).print_op(descriptor)
+    return stream.getvalue() + "\n"
+
+
+def _group_values(artifact: Artifact, module: SelectedModule) -> tuple[set[int], set[int]]:
+    """(every value the members use, the values they write), from the ABI entries."""
+    used: set[int] = set()
+    written: set[int] = set()
+    for entry in artifact.abi.entries:
+        if entry.node in module.nodes:
+            used |= set(entry.inputs) | set(entry.outputs)
+            written |= set(entry.outputs)
+    return used, written
+
+
+def selected_resource_bindings(
+    artifact: Artifact, module: SelectedModule, kernel: WgslKernel
+) -> tuple[TargetResourceBinding, ...]:
+    used, _ = _group_values(artifact, module)
+    by_name = {r.name: r for r in artifact.resources if r.value in used}
+    bindings = []
+    for binding in kernel.bindings:
+        if binding.is_trap_sidecar:
+            continue
+        resource = by_name.get(binding.name)
+        if resource is None:
+            raise InvalidArtifactError(
+                f"fusion group {module.group} descriptor binding `{binding.name}` has no canonical "
+                "artifact resource"
+            )
+        constant = binding.memory_class in ("constant", "uniform") or resource.lifetime == "constant"
+        bindings.append(
+            TargetResourceBinding(
+                resource=resource.value,
+                group=1 if binding.memory_class == "uniform" else 0,
+                slot=binding.slot,
+                memory="constant" if constant else "global",
+                access=binding.visibility,
+            )
+        )
+    return tuple(bindings)
+
+
+def selected_logical_element_count(artifact: Artifact, module: SelectedModule, fused: ProgramOp) -> int | None:
+    """The seed's rule, with SPEC section 5's full span: the largest element count
+    among all the group's values when the fused program uses atomics or workgroup
+    memory; else among the values the members write, falling back to all; at
+    least 1. None when a chosen value is runtime-sized."""
+    used, written = _group_values(artifact, module)
+    counts = {r.value: r.element_count for r in artifact.resources}
+    chosen = used if uses_whole_buffers(fused) or not written else written
+    selected = [counts[v] for v in chosen]
+    if any(c is None for c in selected):
+        return None
+    return max(selected + [1])  # type: ignore[operator]
+
+
+def _entries(
+    artifact: Artifact, module: SelectedModule, fused: ProgramOp, kernels: list[tuple[str, WgslKernel]]
+) -> list[TargetEntryPoint]:
+    shared = sum((b.static_count or 0) * ELEMENT_BYTES for b in fused.buffers() if b.is_workgroup)
+    return [
+        TargetEntryPoint(
+            name=f"group{module.group}.part{part}.{kernel.entry_point}",
+            node=module.nodes[0],
+            group=module.group,
+            workgroup_size=kernel.workgroup_size,
+            grid_size=kernel.static_grid,
+            dynamic_shared_bytes=shared,
+            resource_bindings=selected_resource_bindings(artifact, module, kernel),
+        )
+        for part, (_, kernel) in enumerate(kernels)
+    ]

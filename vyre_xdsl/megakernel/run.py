@@ -1,0 +1,102 @@
+"""Running a target-module bundle.
+
+`run_bundle(bundle, inputs)` applies the bundle's run signature (SPEC section 8:
+the same inputs, checks and outputs as running its source module), then runs
+every dispatch of every module, stage by stage and group by group, in one
+command encoder and one submit (`vyre_xdsl.runtime.run_kernels`).
+With `backend="reference"` it runs the bundle's original programs on the
+reference interpreter instead, which is the oracle the GPU run must match.
+
+```python
+bundle = TargetModuleBundle.from_bytes(open("out.vkb", "rb").read())
+outputs = run_bundle(bundle, {"x": x})
+```
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import numpy as np
+
+from vyre_xdsl.diagnostics import VyreError
+from vyre_xdsl.megakernel.bundle import TargetModuleBundle
+from vyre_xdsl.megakernel.canonical import parse_program_text
+
+BUNDLE_BACKENDS = ("wgpu", "reference")
+
+
+class UnknownBundleBackendError(VyreError):
+    pass
+
+
+def run_bundle(
+    bundle: TargetModuleBundle | bytes,
+    inputs: Mapping[str, object] | None = None,
+    backend: str = "wgpu",
+) -> dict[str, np.ndarray]:
+    """The output buffers (by name) of running `bundle` on `inputs`."""
+    if isinstance(bundle, bytes | bytearray):
+        bundle = TargetModuleBundle.from_bytes(bytes(bundle))
+    if backend not in BUNDLE_BACKENDS:
+        raise UnknownBundleBackendError(
+            f"unknown backend '{backend}' for a bundle; choose from {', '.join(BUNDLE_BACKENDS)}"
+        )
+    sig = bundle.run_signature()
+    buffers = sig.bind(inputs or {})
+    if backend == "reference":
+        from vyre_xdsl.interpreter import execute_programs
+
+        programs = [parse_program_text(node.program, node.name) for node in bundle.nodes]
+        final = execute_programs(programs, buffers)
+    else:
+        from vyre_xdsl.runtime import run_kernels
+
+        final = run_kernels(bundle.kernels(), buffers, outputs=list(sig.outputs), uploads=set(sig.inputs))
+    return {name: np.asarray(final[name]).reshape(-1) for name in sig.outputs}
+
+
+# ---------------------------------------------------------------------- vyre-run
+
+
+def is_bundle_file(path: str) -> bool:
+    """A `.vkb` path, or a file whose first 32 bytes are the BLAKE3 of the rest."""
+    if path.endswith(".vkb"):
+        return True
+    if path == "-":
+        return False
+    import blake3
+
+    try:
+        with open(path, "rb") as f:
+            data = f.read()
+    except OSError:
+        return False
+    return len(data) > 32 and data[32:33] == b"{" and blake3.blake3(data[32:]).digest() == data[:32]
+
+
+def load_bundle(path: str) -> TargetModuleBundle:
+    try:
+        with open(path, "rb") as f:
+            data = f.read()
+    except OSError as error:
+        raise BundleFileError(f"cannot read {path}: {error.strerror or error}") from None
+    return TargetModuleBundle.from_bytes(data)
+
+
+class BundleFileError(VyreError):
+    pass
+
+
+def run_bundle_file(
+    path: str, inputs: dict[str, np.ndarray], backend: str, random_seed: int | None, fuse: bool = False
+) -> dict[str, np.ndarray]:
+    """`vyre-run OUT.vkb ...`: load and check the bundle, fill random inputs, run it."""
+    if fuse:
+        raise BundleFileError("--fuse does not apply to a bundle: vyre-compile already planned and fused it")
+    bundle = load_bundle(path)
+    if random_seed is not None:
+        from vyre_xdsl.tools.vyre_run import random_inputs
+
+        inputs = random_inputs(bundle.run_signature(), random_seed, inputs)
+    return run_bundle(bundle, inputs, backend=backend)

@@ -1,0 +1,282 @@
+"""`kernel-verify`: every descriptor invariant, all violations reported at once.
+
+Upstream `vyre_lower::verify` (reference section 3.5) plus the wgpu target's
+limits. Each violation is reported on the op that causes it:
+
+- bindings: duplicate slots; a host slot (global, constant, uniform) at or above
+  2^24 and a shared/scratch slot below it; a user buffer named like the trap
+  sidecar; a malformed sidecar; more storage buffers than the target allows;
+  more workgroup memory than the target allows;
+- dispatch: a zero extent (workgroup size or grid); a workgroup size over the
+  target profile; a widened geometry the printer cannot remap; count buffers
+  that name no host binding;
+- body: memory ops on an unbound slot (dangling reference), on a slot of
+  another memory class, or with another element type; stores and atomics on a
+  read-only slot; atomics on a binding not marked `atomic`; local reads and
+  writes of an undeclared local; traps (explicit or si32 division) without a
+  trap sidecar; barriers in a widened kernel.
+
+```
+vyre-opt -p kernel-verify lowered.mlir
+vyre-opt -p 'kernel-verify{max-storage-buffers=8}' lowered.mlir
+```
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.ir import Operation
+from xdsl.passes import ModulePass
+
+from vyre_xdsl.diagnostics import VyreDiagnostic
+from vyre_xdsl.dialects import kernel as k
+from vyre_xdsl.dialects import vyre as v
+from vyre_xdsl.lowering.profile import TargetProfile
+
+Violation = tuple[Operation, str]
+
+
+def descriptor_violations(descriptor: k.DescriptorOp, profile: TargetProfile) -> list[Violation]:
+    """Every invariant `descriptor` breaks, in op order."""
+    return [
+        *_binding_violations(descriptor, profile),
+        *_dispatch_violations(descriptor, profile),
+        *_body_violations(descriptor),
+    ]
+
+
+def module_violations(module: Operation, profile: TargetProfile) -> list[Violation]:
+    return [
+        violation
+        for descriptor in k.descriptors(module)
+        for violation in descriptor_violations(descriptor, profile)
+    ]
+
+
+# ============================================================================ bindings
+
+
+def _binding_violations(descriptor: k.DescriptorOp, profile: TargetProfile) -> list[Violation]:
+    errors: list[Violation] = []
+    seen_slots: dict[int, k.BindingOp] = {}
+    seen_names: dict[str, k.BindingOp] = {}
+    storage = 0
+    workgroup_bytes = 0
+    for binding in descriptor.bindings():
+        slot, name = binding.slot_number, binding.buffer_name
+        if slot in seen_slots:
+            errors.append(
+                (binding, f"duplicate binding slot {slot}: @{name} and @{seen_slots[slot].buffer_name}")
+            )
+        seen_slots.setdefault(slot, binding)
+        if name in seen_names:
+            errors.append((binding, f"binding @{name} is declared twice"))
+        seen_names.setdefault(name, binding)
+        if binding.is_host and slot >= k.WORKGROUP_SLOT_BASE:
+            errors.append(
+                (binding, f"host binding @{name} ({binding.mem_class}) at slot {slot} is in the "
+                 f"workgroup range (>= 2^24 = {k.WORKGROUP_SLOT_BASE})")
+            )
+        if not binding.is_host and slot < k.WORKGROUP_SLOT_BASE:
+            errors.append(
+                (binding, f"{binding.mem_class} binding @{name} at slot {slot} is in the host "
+                 f"range (< 2^24 = {k.WORKGROUP_SLOT_BASE})")
+            )
+        errors.extend(_sidecar_violations(binding))
+        if binding.is_host:
+            storage += 1
+            if storage == profile.max_storage_buffers + 1:
+                errors.append(
+                    (binding, f"binding @{name} is storage buffer {storage}; the target allows "
+                     f"{profile.max_storage_buffers} per shader stage. Fix: fuse fewer programs "
+                     "or split the program")
+                )
+        else:
+            before = workgroup_bytes
+            workgroup_bytes += 4 * (binding.static_count or 0)
+            limit = profile.max_workgroup_storage_bytes
+            if before <= limit < workgroup_bytes:
+                errors.append(
+                    (binding, f"workgroup memory reaches {workgroup_bytes} bytes with @{name}; "
+                     f"the target allows {limit}")
+                )
+    return errors
+
+
+def _sidecar_violations(binding: k.BindingOp) -> list[Violation]:
+    name = binding.buffer_name
+    if binding.is_trap_sidecar:
+        shape_ok = (
+            name == k.TRAP_SIDECAR_NAME
+            and binding.element == "ui32"
+            and binding.static_count == k.TRAP_SIDECAR_WORDS
+            and binding.mem_class == "global"
+            and binding.access == "read_write"
+        )
+        if not shape_ok:
+            return [
+                (binding, f"the trap sidecar must be @{k.TRAP_SIDECAR_NAME}, a global "
+                 f"read_write ui32[{k.TRAP_SIDECAR_WORDS}] binding")
+            ]
+        return []
+    if name == k.TRAP_SIDECAR_NAME:
+        return [
+            (binding, f"buffer name @{name} is reserved for the trap sidecar. "
+             "Fix: rename the buffer")
+        ]
+    return []
+
+
+# ============================================================================ dispatch
+
+
+def _dispatch_violations(descriptor: k.DescriptorOp, profile: TargetProfile) -> list[Violation]:
+    dispatch = descriptor.dispatch()
+    if dispatch is None:
+        return []
+    errors: list[Violation] = []
+    for what, values in (
+        ("workgroup size", dispatch.kernel_workgroup),
+        ("program workgroup size", dispatch.program_workgroup),
+        ("grid", dispatch.static_grid),
+    ):
+        for axis, value in enumerate(values or ()):
+            if value == 0:
+                errors.append((dispatch, f"dispatch {what} is 0 on axis {v.AXES[axis]}"))
+    workgroup = dispatch.kernel_workgroup
+    for axis, (size, limit) in enumerate(zip(workgroup, profile.max_workgroup_size)):
+        if size > limit:
+            errors.append(
+                (dispatch, f"workgroup size {list(workgroup)} exceeds the target profile on axis "
+                 f"{v.AXES[axis]} ({size} > {limit})")
+            )
+    if math.prod(workgroup) > profile.max_invocations:
+        errors.append(
+            (dispatch, f"workgroup size {list(workgroup)} has {math.prod(workgroup)} invocations; "
+             f"the target profile allows {profile.max_invocations}")
+        )
+    if dispatch.is_widened and (
+        dispatch.program_workgroup != (1, 1, 1) or workgroup[1:] != (1, 1)
+    ):
+        errors.append(
+            (dispatch, f"a kernel workgroup {list(workgroup)} that differs from the program's "
+             f"{list(dispatch.program_workgroup)} is only supported when widening [1, 1, 1] to [N, 1, 1]")
+        )
+    for name in dispatch.count_names:
+        binding = descriptor.binding_named(name)
+        if binding is None or not binding.is_host:
+            errors.append((dispatch, f"count buffer @{name} is not a host binding of this descriptor"))
+    return errors
+
+
+# ============================================================================ body
+
+
+def _body_violations(descriptor: k.DescriptorOp) -> list[Violation]:
+    dispatch = descriptor.dispatch()
+    widened = dispatch is not None and dispatch.is_widened
+    has_sidecar = any(b.is_trap_sidecar for b in descriptor.bindings())
+    errors: list[Violation] = []
+    for op in descriptor.body.walk():
+        if isinstance(op, k._MemoryOp):  # noqa: SLF001
+            errors.extend(_memory_violations(descriptor, op))
+        elif isinstance(op, k.LocalStoreOp | k.LocalLoadOp):
+            errors.extend(_local_violations(op))
+        elif isinstance(op, k.TrapOp) and not has_sidecar:
+            errors.append((op, "'kernel.trap' needs a trap sidecar binding, and there is none"))
+        elif isinstance(op, v.BinaryOp) and not has_sidecar and _traps(op):
+            errors.append(
+                (op, f"'{op.name}' on si32 may trap and needs a trap sidecar binding, and there is none")
+            )
+        elif isinstance(op, k.BarrierOp) and widened:
+            errors.append((op, "a barrier in a kernel whose workgroup was widened from [1, 1, 1]"))
+    return errors
+
+
+def _traps(op: v.BinaryOp) -> bool:
+    return op.semantics().traps is not None and v.type_name(op.lhs.type) == "si32"
+
+
+def _memory_violations(descriptor: k.DescriptorOp, op: k._MemoryOp) -> list[Violation]:  # noqa: SLF001
+    slot = op.slot_number
+    binding = descriptor.binding_at(slot)
+    if binding is None:
+        return [(op, f"'{op.name}' refers to slot {slot}, which no binding declares")]
+    errors: list[Violation] = []
+    name = binding.buffer_name
+    if binding.mem_class not in op.CLASSES:
+        errors.append(
+            (op, f"'{op.name}' cannot address slot {slot} (@{name}), which is {binding.mem_class} memory")
+        )
+    ty = _access_type(op)
+    if ty is not None and ty != binding.element_type:
+        errors.append((op, f"slot {slot} (@{name}) holds {binding.element_type}, not {ty}"))
+    writes = isinstance(op, k._StoreOp | k.AtomicOp)  # noqa: SLF001
+    if writes and binding.access == "read_only":
+        errors.append((op, f"'{op.name}' writes read-only slot {slot} (@{name})"))
+    if isinstance(op, k.AtomicOp) and not binding.is_atomic:
+        errors.append((op, f"atomic on slot {slot} (@{name}), which is not marked 'atomic'"))
+    return errors
+
+
+def _access_type(op: Operation):
+    if isinstance(op, k._LoadOp):  # noqa: SLF001
+        return op.result.type
+    if isinstance(op, k._StoreOp):  # noqa: SLF001
+        return op.value.type
+    if isinstance(op, k.AtomicOp):
+        return v.ui32
+    return None
+
+
+def _local_violations(op: k.LocalStoreOp | k.LocalLoadOp) -> list[Violation]:
+    declaration = k.find_local(op, op.local_name)
+    if declaration is None:
+        return [(op, f"'{op.name}' of @{op.local_name}, which no visible 'kernel.local' declares")]
+    ty = op.value.type if isinstance(op, k.LocalStoreOp) else op.result.type
+    if declaration.value.type != ty:
+        return [(op, f"local @{op.local_name} has type {declaration.value.type}, not {ty}")]
+    return []
+
+
+# ============================================================================ pass
+
+
+@dataclass(frozen=True)
+class KernelVerifyPass(ModulePass):
+    """Checks every `kernel.descriptor` of the module against the target profile."""
+
+    name = "kernel-verify"
+
+    max_workgroup_size_x: int = 256
+    max_workgroup_size_y: int = 256
+    max_workgroup_size_z: int = 64
+    max_invocations: int = 256
+    max_storage_buffers: int = 32
+    max_workgroup_storage: int = 16384
+
+    def profile(self) -> TargetProfile:
+        return TargetProfile(
+            max_workgroup_size=(
+                self.max_workgroup_size_x,
+                self.max_workgroup_size_y,
+                self.max_workgroup_size_z,
+            ),
+            max_invocations=self.max_invocations,
+            max_storage_buffers=self.max_storage_buffers,
+            max_workgroup_storage_bytes=self.max_workgroup_storage,
+        )
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        verify_descriptors(op, self.profile())
+
+
+def verify_descriptors(module: Operation, profile: TargetProfile) -> None:
+    """Raise one `VyreDiagnostic` listing every violation, if there is any."""
+    errors = module_violations(module, profile)
+    if errors:
+        raise VyreDiagnostic(errors)

@@ -1,0 +1,50 @@
+"""`vyre-fuse`: fuse all programs of a module into one (SPEC section 4).
+
+```
+vyre-opt -p vyre-fuse chain.mlir
+vyre-opt -p 'vyre-fuse{split-grid-sync=false}' chain.mlir   # refuse instead of splitting
+```
+
+The run signature of the *unfused* module (`vyre_xdsl.abi.signature`) decides
+which buffers are intermediates, whose stores the fused program may drop.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.passes import ModulePass
+
+from vyre_xdsl.abi import signature
+from vyre_xdsl.dialects.vyre import programs
+from vyre_xdsl.fusion import fuse_programs
+from vyre_xdsl.fusion.merge import check_buffer_types
+
+
+@dataclass(frozen=True)
+class VyreFusePass(ModulePass):
+    """Replace the programs of a module by one fused program `@fused_<a>_<b>...`.
+
+    `split_grid_sync`: when a dependence crosses workgroups, insert
+    `vyre.barrier grid_sync` (lowering splits the dispatch there); when false,
+    refuse with a diagnostic instead.
+    """
+
+    name = "vyre-fuse"
+
+    split_grid_sync: bool = True
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        progs = programs(op)
+        if len(progs) < 2:
+            return
+        check_buffer_types(progs)  # before the signature, which would blame only one program
+        intermediates = {b.name for b in signature(op).buffers if b.is_intermediate}
+        fused = fuse_programs(progs, split_grid_sync=self.split_grid_sync, intermediates=intermediates)
+        fused.location = progs[0].location
+        op.body.block.insert_op_before(fused, progs[0])
+        for program in progs:
+            program.detach()
+            program.erase()

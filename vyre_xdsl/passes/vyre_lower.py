@@ -1,0 +1,75 @@
+"""`vyre-lower` (`--lower`): every `vyre.program` becomes `kernel.descriptor`s, then
+`kernel-verify` runs.
+
+Each program is replaced in place by its descriptors (one per part between
+`grid_sync` barriers), so the module's order stays the dispatch order. Options
+describe the target (defaults: the WebGPU default workgroup limits, 32 storage
+buffers, unknown subgroup size):
+
+```
+vyre-opt --lower in.mlir
+vyre-opt -p 'vyre-lower{subgroup-size=8 max-storage-buffers=16}' in.mlir
+```
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.ir import Operation
+from xdsl.passes import ModulePass
+
+from vyre_xdsl.diagnostics import VyreDiagnostic
+from vyre_xdsl.dialects.vyre import ProgramOp
+from vyre_xdsl.lowering.lower import lower_program
+from vyre_xdsl.lowering.profile import TargetProfile
+from vyre_xdsl.passes.kernel_verify import verify_descriptors
+
+
+@dataclass(frozen=True)
+class VyreLowerPass(ModulePass):
+    """Lowers every program of the module to kernel descriptors and verifies them."""
+
+    name = "vyre-lower"
+
+    subgroup_size: int = 0
+    max_workgroup_size_x: int = 256
+    max_workgroup_size_y: int = 256
+    max_workgroup_size_z: int = 64
+    max_invocations: int = 256
+    max_storage_buffers: int = 32
+    max_workgroup_storage: int = 16384
+
+    def profile(self) -> TargetProfile:
+        return TargetProfile(
+            max_workgroup_size=(
+                self.max_workgroup_size_x,
+                self.max_workgroup_size_y,
+                self.max_workgroup_size_z,
+            ),
+            max_invocations=self.max_invocations,
+            max_storage_buffers=self.max_storage_buffers,
+            max_workgroup_storage_bytes=self.max_workgroup_storage,
+            subgroup_size=self.subgroup_size,
+        )
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        lower_module(op, self.profile())
+
+
+def lower_module(module: ModuleOp, profile: TargetProfile) -> None:
+    """Replace every program of `module` by its descriptors; verify them all."""
+    errors: list[tuple[Operation | None, str]] = []
+    for program in [o for o in module.ops if isinstance(o, ProgramOp)]:
+        try:
+            descriptors = lower_program(program, profile)
+        except VyreDiagnostic as error:
+            errors.extend(error.errors)
+            continue
+        module.body.block.insert_ops_before(descriptors, program)
+        module.body.block.erase_op(program)
+    if errors:
+        raise VyreDiagnostic(errors)
+    verify_descriptors(module, profile)

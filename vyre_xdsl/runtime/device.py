@@ -1,0 +1,271 @@
+"""The wgpu device of this process, its pipeline cache and its buffer pool.
+
+```python
+from vyre_xdsl.runtime.device import adapter_available, gpu_device
+if adapter_available():
+    gpu = gpu_device()                 # acquired once per process
+    gpu.describe()                     # "llvmpipe (LLVM 15.0.6, 256 bits) (CPU) via Vulkan"
+    pipeline = gpu.pipeline(kernel)    # cached by the BLAKE3 digest of its WGSL
+```
+
+Adapter choice: `WGPU_BACKEND_TYPE` (Vulkan, Metal, D3D12, OpenGL), when set,
+restricts the adapters to that backend; otherwise Vulkan is preferred, then
+Metal, D3D12 and OpenGL last. Among adapters of one backend a discrete GPU
+beats an integrated one, which beats a CPU implementation (lavapipe). The
+device is requested with the adapter's own limits for storage-buffer binding
+size, buffer size, storage buffers per stage and the compute workgroup limits,
+instead of WebGPU's conservative defaults.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from vyre_xdsl.diagnostics import VyreError
+
+#: limits requested at the adapter's own value rather than WebGPU's default
+REQUESTED_LIMITS = (
+    "max-storage-buffer-binding-size",
+    "max-buffer-size",
+    "max-storage-buffers-per-shader-stage",
+    "max-compute-invocations-per-workgroup",
+    "max-compute-workgroup-size-x",
+    "max-compute-workgroup-size-y",
+    "max-compute-workgroup-size-z",
+    "max-compute-workgroup-storage-size",
+    "max-compute-workgroups-per-dimension",
+    "max-bind-groups",
+)
+
+#: device features requested when the adapter has them
+OPTIONAL_FEATURES = ("timestamp-query", "shader-f16", "subgroup")
+
+BACKEND_PREFERENCE = ("Vulkan", "Metal", "D3D12", "OpenGL")
+ADAPTER_TYPE_PREFERENCE = ("DiscreteGPU", "IntegratedGPU", "VirtualGPU", "CPU", "Unknown")
+
+INSTALL_HINT = (
+    "install a Vulkan driver: on Debian/Ubuntu `apt-get install mesa-vulkan-drivers libvulkan1` "
+    "(Mesa's lavapipe runs Vulkan on the CPU); or use backend='reference'"
+)
+
+
+class NoGpuAdapterError(VyreError):
+    """No wgpu adapter (no Vulkan/Metal/D3D12/OpenGL driver) on this machine."""
+
+
+class DeviceLimitError(VyreError):
+    """A run needs more than the device allows (binding size, buffers per stage)."""
+
+
+# ============================================================================ adapter
+
+
+_LOCK = threading.Lock()
+_ADAPTERS: list | None = None
+_ADAPTER_ERROR: str | None = None
+_DEVICE: GpuDevice | None = None
+
+
+def _forced_backend() -> str | None:
+    forced = os.environ.get("WGPU_BACKEND_TYPE", "").strip()
+    return forced or None
+
+
+def _enumerate() -> list:
+    """Every adapter wgpu sees, best first (cached; never raises)."""
+    global _ADAPTERS, _ADAPTER_ERROR
+    if _ADAPTERS is not None:
+        return _ADAPTERS
+    try:
+        import wgpu
+
+        adapters = list(wgpu.gpu.enumerate_adapters_sync())
+    except Exception as error:  # wgpu-native missing, no loader, driver crash
+        _ADAPTER_ERROR = f"{type(error).__name__}: {error}"
+        adapters = []
+    forced = _forced_backend()
+    if forced is not None:
+        adapters = [a for a in adapters if a.info.get("backend_type") == forced]
+    adapters.sort(key=_rank)
+    _ADAPTERS = adapters
+    return adapters
+
+
+def _rank(adapter) -> tuple[int, int]:
+    info = adapter.info
+    backend = info.get("backend_type", "")
+    kind = info.get("adapter_type", "Unknown")
+    b = BACKEND_PREFERENCE.index(backend) if backend in BACKEND_PREFERENCE else len(BACKEND_PREFERENCE)
+    t = ADAPTER_TYPE_PREFERENCE.index(kind) if kind in ADAPTER_TYPE_PREFERENCE else len(ADAPTER_TYPE_PREFERENCE)
+    return b, t
+
+
+def adapter_available() -> bool:
+    """Whether a wgpu adapter exists (honouring `WGPU_BACKEND_TYPE`). Cached; never raises."""
+    if _DEVICE is not None:
+        return True
+    with _LOCK:
+        return bool(_enumerate())
+
+
+def no_adapter_message() -> str:
+    forced = _forced_backend()
+    where = f" for WGPU_BACKEND_TYPE={forced}" if forced else ""
+    detail = f" ({_ADAPTER_ERROR})" if _ADAPTER_ERROR else ""
+    return f"no GPU adapter found{where}{detail}; {INSTALL_HINT}"
+
+
+def gpu_device() -> GpuDevice:
+    """The process's device, acquired on first use."""
+    global _DEVICE
+    if _DEVICE is not None:
+        return _DEVICE
+    with _LOCK:
+        if _DEVICE is None:
+            adapters = _enumerate()
+            if not adapters:
+                raise NoGpuAdapterError(no_adapter_message())
+            _DEVICE = GpuDevice(adapters[0])
+    return _DEVICE
+
+
+# ============================================================================ device
+
+
+@dataclass
+class Pipeline:
+    pipeline: object
+    layouts: dict[int, object]  # bind group -> GPUBindGroupLayout
+
+
+@dataclass
+class GpuDevice:
+    """One wgpu device with a pipeline cache and a buffer pool."""
+
+    adapter: object
+    device: object = field(init=False)
+    limits: dict[str, int] = field(init=False)
+    features: frozenset[str] = field(init=False)
+    pipelines: dict[str, Pipeline] = field(default_factory=dict, init=False)
+    pool: BufferPool = field(init=False)
+
+    def __post_init__(self) -> None:
+        adapter = self.adapter
+        limits = {name: adapter.limits[name] for name in REQUESTED_LIMITS if name in adapter.limits}
+        features = [f for f in OPTIONAL_FEATURES if f in adapter.features]
+        self.device = adapter.request_device_sync(required_features=features, required_limits=limits)
+        self.limits = dict(self.device.limits)
+        self.features = frozenset(self.device.features)
+        self.pool = BufferPool(self.device)
+
+    @property
+    def backend(self) -> str:
+        return self.adapter.info.get("backend_type", "")
+
+    def describe(self) -> str:
+        return self.adapter.summary
+
+    # ------------------------------------------------------------------ pipelines
+
+    def pipeline(self, wgsl: str, entry_point: str, bindings: Sequence) -> Pipeline:
+        """The compute pipeline of `wgsl`, cached by the BLAKE3 digest of the
+        source and entry point. Its bind group layouts come from `bindings`
+        (`WgslBinding`s): storage `read` for read_only, `read_write` otherwise."""
+        key = wgsl_digest(wgsl, entry_point)
+        cached = self.pipelines.get(key)
+        if cached is not None:
+            return cached
+        module = self.device.create_shader_module(code=wgsl)
+        layouts = self._bind_group_layouts(bindings)
+        count = max(layouts, default=-1) + 1
+        ordered = [layouts.get(g) or self.device.create_bind_group_layout(entries=[]) for g in range(count)]
+        layout = self.device.create_pipeline_layout(bind_group_layouts=ordered)
+        pipeline = self.device.create_compute_pipeline(
+            layout=layout, compute={"module": module, "entry_point": entry_point}
+        )
+        cached = Pipeline(pipeline, dict(enumerate(ordered)))
+        self.pipelines[key] = cached
+        return cached
+
+    def _bind_group_layouts(self, bindings: Sequence) -> dict[int, object]:
+        import wgpu
+
+        entries: dict[int, list[dict]] = {}
+        for binding in bindings:
+            kind = (
+                wgpu.BufferBindingType.read_only_storage
+                if binding.visibility == "read_only"
+                else wgpu.BufferBindingType.storage
+            )
+            entries.setdefault(binding.group, []).append(
+                {"binding": binding.slot, "visibility": wgpu.ShaderStage.COMPUTE, "buffer": {"type": kind}}
+            )
+        return {g: self.device.create_bind_group_layout(entries=e) for g, e in entries.items()}
+
+    def clear_caches(self) -> None:
+        self.pipelines.clear()
+        self.pool.clear()
+
+
+def wgsl_digest(wgsl: str, entry_point: str = "main") -> str:
+    import blake3
+
+    return blake3.blake3(f"{entry_point}\0{wgsl}".encode()).hexdigest()
+
+
+# ============================================================================ buffers
+
+
+STORAGE_USAGE = "storage"
+STAGING_USAGE = "staging"
+
+
+class BufferPool:
+    """GPU buffers reused across runs, keyed by (size in bytes, usage).
+
+    `acquire` hands out a free buffer of exactly that size and usage (or makes
+    one); `release` returns it. At most `limit_bytes` of free buffers are kept.
+    Contents are not cleared: the runtime writes or clears every buffer it uses.
+    """
+
+    def __init__(self, device, limit_bytes: int = 1 << 30):
+        self.device = device
+        self.limit_bytes = limit_bytes
+        self.free: dict[tuple[int, str], list] = {}
+        self.free_bytes = 0
+        self.created = 0
+
+    def acquire(self, size: int, usage: str = STORAGE_USAGE):
+        size = max(4, (size + 3) // 4 * 4)
+        free = self.free.get((size, usage))
+        if free:
+            self.free_bytes -= size
+            return free.pop()
+        self.created += 1
+        return self.device.create_buffer(size=size, usage=self._flags(usage))
+
+    def release(self, buffer, usage: str = STORAGE_USAGE) -> None:
+        size = buffer.size
+        if self.free_bytes + size > self.limit_bytes:
+            buffer.destroy()
+            return
+        self.free.setdefault((size, usage), []).append(buffer)
+        self.free_bytes += size
+
+    def clear(self) -> None:
+        for buffers in self.free.values():
+            for buffer in buffers:
+                buffer.destroy()
+        self.free.clear()
+        self.free_bytes = 0
+
+    @staticmethod
+    def _flags(usage: str) -> int:
+        import wgpu
+
+        if usage == STAGING_USAGE:
+            return wgpu.BufferUsage.MAP_READ | wgpu.BufferUsage.COPY_DST
+        return wgpu.BufferUsage.STORAGE | wgpu.BufferUsage.COPY_DST | wgpu.BufferUsage.COPY_SRC

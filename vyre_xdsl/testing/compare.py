@@ -1,0 +1,89 @@
+"""Run one module on several backends and compare the outcomes.
+
+An *outcome* is either the output buffers of a run or the trap it raised.
+Integer and Bool buffers must be byte-for-byte equal; f32 buffers must be
+within the buffer's ULP tolerance (`semantics.ulp_distance`, which counts +0
+and -0, and any two NaNs, as equal); traps must agree on tag, address and
+invocation.
+
+```python
+from vyre_xdsl.testing.compare import outcome, differences
+ref = outcome(case.module, case.inputs, "reference")
+gpu = outcome(case.module, case.inputs, "wgpu", fuse=True)
+assert not differences(ref, gpu, case.tolerances)
+```
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+import numpy as np
+from xdsl.dialects.builtin import ModuleOp
+
+from vyre_xdsl.semantics import ulp_distance
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """Outputs by name, or the trap (tag, address, invocation)."""
+
+    outputs: dict[str, np.ndarray] | None = None
+    trap: tuple[str, int, int] | None = None
+
+    def describe(self) -> str:
+        if self.trap is not None:
+            return "trap {!r} at address {} in invocation {}".format(*self.trap)
+        return f"outputs {sorted(self.outputs or {})}"
+
+
+def outcome(module: ModuleOp, inputs: Mapping[str, np.ndarray], backend: str, fuse: bool = False) -> Outcome:
+    """Run `module` and capture its outputs or trap (other errors propagate)."""
+    import vyre_xdsl
+    from vyre_xdsl.interpreter import VyreTrap
+
+    try:
+        outputs = vyre_xdsl.run(module, dict(inputs), backend=backend, fuse=fuse)
+    except VyreTrap as trap:
+        return Outcome(trap=(trap.tag, trap.address, trap.invocation))
+    return Outcome(outputs={k: np.array(v, copy=True) for k, v in outputs.items()})
+
+
+def differences(expected: Outcome, actual: Outcome, tolerances: Mapping[str, float]) -> list[str]:
+    """Human-readable differences between two outcomes (empty when they agree)."""
+    if expected.trap is not None or actual.trap is not None:
+        if expected.trap == actual.trap:
+            return []
+        return [f"expected {expected.describe()}, got {actual.describe()}"]
+    assert expected.outputs is not None and actual.outputs is not None
+    problems = []
+    if sorted(expected.outputs) != sorted(actual.outputs):
+        problems.append(f"output names differ: {sorted(expected.outputs)} vs {sorted(actual.outputs)}")
+    for name in sorted(set(expected.outputs) & set(actual.outputs)):
+        problem = buffer_difference(name, expected.outputs[name], actual.outputs[name], tolerances.get(name, 0.0))
+        if problem:
+            problems.append(problem)
+    return problems
+
+
+def buffer_difference(name: str, expected: np.ndarray, actual: np.ndarray, tolerance: float = 0.0) -> str | None:
+    """Why buffer `name` differs, or None when it matches."""
+    expected, actual = np.asarray(expected).reshape(-1), np.asarray(actual).reshape(-1)
+    if expected.dtype != actual.dtype or expected.shape != actual.shape:
+        return f"{name}: {expected.dtype}{list(expected.shape)} vs {actual.dtype}{list(actual.shape)}"
+    if expected.dtype == np.float32:
+        distance = ulp_distance(expected, actual)
+        bad = np.flatnonzero(distance > tolerance)
+        if bad.size == 0:
+            return None
+        i = int(bad[0])
+        return (
+            f"{name}: {bad.size} f32 elements beyond {tolerance:g} ULP, first [{i}] "
+            f"expected {expected[i]!r} got {actual[i]!r} ({int(distance[i])} ULP)"
+        )
+    if expected.tobytes() == actual.tobytes():
+        return None
+    bad = np.flatnonzero(expected != actual)
+    i = int(bad[0])
+    return f"{name}: {bad.size} elements differ, first [{i}] expected {expected[i]!r} got {actual[i]!r}"

@@ -1,0 +1,169 @@
+"""`vyre-compile`: plan, fuse, lower and emit a module into a target-module bundle.
+
+```
+vyre-compile examples/chain3.mlir -o chain3.vkb       # the bundle (SPEC section 7)
+vyre-run chain3.vkb --input x=x.npy                   # runs it, stage by stage, one submit
+vyre-compile prog.mlir --plan-dot plan.dot            # the plan as Graphviz DOT only
+vyre-compile prog.mlir --plan-dot - | dot -Tsvg > plan.svg
+vyre-compile prog.mlir -o prog.vkb --artifact prog.vmk   # also the neutral artifact
+```
+
+Without `-o` (and without `--plan-dot`/`--artifact`), the bundle is written to
+`<stem>.vkb` in the current directory. Every file is written atomically
+(temporary file + rename), and only after everything succeeded: a failed run
+leaves no file, partial or otherwise. `-` writes to stdout. Errors go to stderr
+(`file:line:col: error: ...` for IR errors, `vyre-compile: error: ...` for the
+rest) with exit status 1; an internal error prints one line and exits with 2
+(`VYRE_DEBUG=1` shows the traceback).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Sequence
+
+from xdsl.utils.exceptions import ParseError
+
+from vyre_xdsl.diagnostics import VyreDiagnostic, VyreError, format_errors, verify_module
+
+PROG = "vyre-compile"
+
+
+class UsageError(VyreError):
+    """A bad command line or unreadable input."""
+
+
+class ReportedError(Exception):
+    """An error whose message is already formatted."""
+
+
+def argument_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog=PROG, description="Compile a vyre module into a target-module bundle (.vkb)."
+    )
+    parser.add_argument("file", metavar="FILE", help="module to compile ('-' reads stdin)")
+    parser.add_argument("-o", "--output", metavar="OUT.vkb", help="bundle file ('-': stdout)")
+    parser.add_argument("--plan-dot", metavar="FILE.dot", help="write the plan as Graphviz DOT ('-': stdout)")
+    parser.add_argument("--artifact", metavar="FILE.vmk", help="also write the neutral artifact bytes")
+    parser.add_argument("--subgroup-size", type=int, default=0, help="target subgroup size (0: unknown)")
+    parser.add_argument("--max-storage-buffers", type=int, default=32, help="storage buffers per shader stage")
+    return parser
+
+
+def load_module(path: str):
+    from vyre_xdsl.context import parse_module
+
+    name = "<stdin>" if path == "-" else path
+    try:
+        text = sys.stdin.read() if path == "-" else open(path, encoding="utf-8").read()
+    except (OSError, UnicodeDecodeError) as error:
+        raise UsageError(f"cannot read {name}: {getattr(error, 'strerror', None) or error}") from None
+    try:
+        module = parse_module(text, name)
+        verify_module(module)
+    except ParseError as error:
+        raise ReportedError(format_parse_error(error, text)) from None
+    except VyreDiagnostic as error:
+        raise ReportedError(format_errors(error.errors, text)) from None
+    return module
+
+
+def format_parse_error(error: ParseError, text: str) -> str:
+    """`file:line:col: error: message`, the source line and a caret (MLIR style)."""
+    where = error.span.get_location()
+    lines = text.splitlines()
+    line = lines[where.line - 1] if 0 < where.line <= len(lines) else ""
+    return f"{where.file}:{where.line}:{where.col}: error: {error.msg}\n{line}\n{' ' * (where.col - 1)}^"
+
+
+def default_output(path: str) -> str:
+    if path == "-":
+        raise UsageError("reading stdin: give the bundle file with -o OUT.vkb")
+    stem = os.path.splitext(os.path.basename(path))[0]
+    return f"{stem}.vkb"
+
+
+def compile_command(args: argparse.Namespace) -> dict[str, bytes]:
+    """The files to write, by path (nothing is written here)."""
+    from vyre_xdsl.lowering.profile import TargetProfile
+    from vyre_xdsl.megakernel.artifact import build_artifact
+    from vyre_xdsl.megakernel.compile import compile_selected_modules
+    from vyre_xdsl.megakernel.dot import plan_dot
+    from vyre_xdsl.megakernel.envelope import ArtifactEnvelope
+    from vyre_xdsl.megakernel.graph import ProgramGraph
+    from vyre_xdsl.megakernel.planner import plan
+
+    output = args.output
+    if output is None and args.plan_dot is None and args.artifact is None:
+        output = default_output(args.file)
+    if args.subgroup_size < 0 or args.max_storage_buffers < 1:
+        raise UsageError("--subgroup-size must be >= 0 and --max-storage-buffers >= 1")
+    module = load_module(args.file)
+    graph = ProgramGraph.from_module(module)
+    artifact = build_artifact(graph, plan(graph))
+    files: dict[str, bytes] = {}
+    if args.plan_dot is not None:
+        files[args.plan_dot] = plan_dot(artifact).encode()
+    if args.artifact is not None:
+        files[args.artifact] = artifact.to_bytes()
+    if output is not None:
+        profile = TargetProfile(subgroup_size=args.subgroup_size, max_storage_buffers=args.max_storage_buffers)
+        payload = compile_selected_modules(artifact, profile)
+        files[output] = ArtifactEnvelope(artifact).attach_target_payload(payload).bundle_bytes()
+    return files
+
+
+def write_files(files: dict[str, bytes]) -> None:
+    from vyre_xdsl.tools.vyre_opt import write_atomically
+
+    targets = [p for p in files if p != "-"]
+    if len(set(targets)) != len(targets):
+        raise UsageError("two outputs name the same file")
+    for path in targets:
+        directory = os.path.dirname(os.path.abspath(path))
+        if not os.path.isdir(directory):
+            raise UsageError(f"cannot write {path}: no such directory {directory}")
+    for path, data in files.items():
+        if path == "-":
+            sys.stdout.buffer.write(data)
+            sys.stdout.flush()
+            continue
+        try:
+            write_atomically(path, data)
+            os.chmod(path, 0o666 & ~_umask())
+        except OSError as error:
+            raise UsageError(f"cannot write {path}: {error.strerror or error}") from None
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = argument_parser().parse_args(argv)
+    try:
+        write_files(compile_command(args))
+    except ReportedError as error:
+        print(str(error), file=sys.stderr)
+        return 1
+    except VyreDiagnostic as error:
+        print(format_errors(error.errors), file=sys.stderr)
+        return 1
+    except VyreError as error:
+        print(f"{PROG}: error: {error}", file=sys.stderr)
+        return 1
+    except Exception as error:  # a bug: say so, without a traceback unless asked
+        if os.environ.get("VYRE_DEBUG"):
+            raise
+        print(f"{PROG}: internal error: {type(error).__name__}: {error} (set VYRE_DEBUG=1 for a traceback)",
+              file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,240 @@
+"""`vyre-run`: run a vyre module on host arrays and show or save its outputs.
+
+```
+vyre-run examples/axpy.mlir --input x=x.npy --input y=y.npy
+vyre-run examples/axpy.mlir --random-inputs 0 --backend reference
+vyre-run prog.mlir --input x=x.npy --output-dir out/      # writes out/NAME.npy per output
+cat prog.mlir | vyre-run - --random-inputs 1
+```
+
+Without `--output-dir` each output buffer is printed as one line,
+`NAME: DTYPE[COUNT] = [v0, v1, ...]`, with the values when there are at most 16.
+With it, `DIR/NAME.npy` is written for every output, all or none. Bad input
+(unreadable or ill-typed IR, a missing, unknown or mis-shaped input, a trap)
+gives `vyre-run: error: ...` (or `file:line:col: error: ...`) on stderr and exit
+status 1, with no traceback and no output file.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import tempfile
+from collections.abc import Sequence
+from importlib import import_module
+
+import numpy as np
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.utils.exceptions import ParseError
+
+from vyre_xdsl.abi import RunSignature, signature
+from vyre_xdsl.api import BACKENDS, default_backend, run
+from vyre_xdsl.context import parse_module
+from vyre_xdsl.diagnostics import VyreDiagnostic, VyreError, format_errors, verify_module
+
+PROG = "vyre-run"
+MAX_PRINTED = 16
+DEFAULT_RUNTIME_COUNT = 1024
+
+
+class UsageError(VyreError):
+    """A bad command line or input file."""
+
+
+class ReportedError(Exception):
+    """An error whose message is already formatted (located diagnostics)."""
+
+
+# ---------------------------------------------------------------------- loading
+
+
+def load_runnable(path: str) -> ModuleOp:
+    """The verified module that FILE holds ('-' reads stdin).
+
+    This is the one place that knows file formats: bundle (`.vkb`) support
+    belongs here.
+    """
+    name = "<stdin>" if path == "-" else path
+    try:
+        text = sys.stdin.read() if path == "-" else open(path, encoding="utf-8").read()
+    except (OSError, UnicodeDecodeError) as error:
+        raise UsageError(f"cannot read {name}: {getattr(error, 'strerror', None) or error}") from None
+    try:
+        module = parse_module(text, name)
+        verify_module(module)
+    except ParseError as error:
+        raise ReportedError(str(error).rstrip()) from None
+    except VyreDiagnostic as error:
+        raise ReportedError(format_errors(error.errors, text)) from None
+    return module
+
+
+def parse_input_spec(spec: str) -> tuple[str, str]:
+    name, sep, path = spec.partition("=")
+    if not sep or not name or not path:
+        raise UsageError(f"--input expects NAME=FILE.npy, got '{spec}'")
+    return name, path
+
+
+def load_inputs(specs: Sequence[str]) -> dict[str, np.ndarray]:
+    inputs: dict[str, np.ndarray] = {}
+    for spec in specs:
+        name, path = parse_input_spec(spec)
+        if name in inputs:
+            raise UsageError(f"--input gives buffer '{name}' twice")
+        inputs[name] = load_npy(name, path)
+    return inputs
+
+
+def load_npy(name: str, path: str) -> np.ndarray:
+    try:
+        array = np.load(path, allow_pickle=False)
+    except OSError as error:
+        raise UsageError(f"cannot read input for buffer '{name}' from {path}: {error.strerror or error}") from None
+    except ValueError as error:
+        raise UsageError(f"input for buffer '{name}': {path} is not a valid .npy array ({error})") from None
+    if not isinstance(array, np.ndarray):
+        raise UsageError(f"input for buffer '{name}': {path} holds several arrays (.npz); give one .npy array")
+    return array
+
+
+def random_inputs(sig: RunSignature, seed: int, given: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """Deterministic random data for every required input not given explicitly.
+
+    ui32 in [0, 1024), si32 in [1, 1024) (never a zero divisor nor INT_MIN),
+    f32 in [-1, 1), i1 as 0/1 words. A runtime-sized buffer gets the largest
+    static count other programs declare for it, else 1024 elements.
+    """
+    rng = np.random.default_rng(seed)
+    filled = dict(given)
+    for name in sig.inputs:
+        if name in filled:
+            continue
+        buffer = sig[name]
+        count = buffer.count if buffer.count is not None else (buffer.min_count or DEFAULT_RUNTIME_COUNT)
+        if buffer.element == "f32":
+            filled[name] = rng.uniform(-1.0, 1.0, count).astype(np.float32)
+        elif buffer.element == "si32":
+            filled[name] = rng.integers(1, 1024, count, dtype=np.int32)
+        elif buffer.element == "i1":
+            filled[name] = rng.integers(0, 2, count, dtype=np.uint32)
+        else:
+            filled[name] = rng.integers(0, 1024, count, dtype=np.uint32)
+    return filled
+
+
+def check_backend(name: str) -> None:
+    if name not in BACKENDS:
+        raise UsageError(f"unknown backend '{name}'; choose from {', '.join(BACKENDS)}")
+    module, function = BACKENDS[name].split(":")
+    try:
+        getattr(import_module(module), function)
+    except (ImportError, AttributeError) as error:
+        raise UsageError(f"backend '{name}' is not available here ({error})") from None
+
+
+# ---------------------------------------------------------------------- output
+
+
+def format_output(name: str, array: np.ndarray) -> str:
+    head = f"{name}: {array.dtype}[{array.size}]"
+    if array.size > MAX_PRINTED:
+        return f"{head} ({array.size} values; --output-dir DIR saves them)"
+    return f"{head} = [{', '.join(str(v) for v in array.reshape(-1))}]"
+
+
+def write_outputs(directory: str, outputs: dict[str, np.ndarray]) -> None:
+    """Write DIR/NAME.npy for every output: all files appear, or none."""
+    try:
+        os.makedirs(directory, exist_ok=True)
+    except OSError as error:
+        raise UsageError(f"cannot create output directory {directory}: {error.strerror or error}") from None
+    staged: list[tuple[str, str]] = []
+    try:
+        for name, array in outputs.items():
+            fd, tmp = tempfile.mkstemp(dir=directory, prefix=f".{name}-", suffix=".npy.tmp")
+            staged.append((tmp, os.path.join(directory, f"{name}.npy")))
+            with os.fdopen(fd, "wb") as f:
+                np.save(f, array, allow_pickle=False)
+            os.chmod(tmp, 0o666 & ~_umask())
+        for tmp, final in staged:
+            os.replace(tmp, final)
+    except OSError as error:
+        raise UsageError(f"cannot write outputs to {directory}: {error.strerror or error}") from None
+    finally:
+        for tmp, _ in staged:
+            if os.path.exists(tmp):
+                os.unlink(tmp)
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+# ---------------------------------------------------------------------- main
+
+
+def argument_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog=PROG, description="Run a vyre module and show or save its outputs.")
+    parser.add_argument("file", metavar="FILE", help="module to run ('-' reads stdin)")
+    parser.add_argument("--input", metavar="NAME=FILE.npy", action="append", default=[],
+                        help="host array for buffer NAME (repeatable)")
+    parser.add_argument("--backend", help="reference or wgpu (default: wgpu when an adapter exists)")
+    parser.add_argument("--fuse", action="store_true", help="fuse the programs first (vyre-fuse)")
+    parser.add_argument("--output-dir", metavar="DIR", help="write DIR/NAME.npy per output instead of printing")
+    parser.add_argument("--random-inputs", metavar="SEED", type=int,
+                        help="fill every input not given with --input with deterministic random data")
+    return parser
+
+
+def execute_command(args: argparse.Namespace) -> None:
+    backend = args.backend or default_backend()
+    check_backend(backend)
+    from vyre_xdsl.megakernel.run import is_bundle_file, run_bundle_file
+
+    if is_bundle_file(args.file):  # a target-module bundle from vyre-compile
+        outputs = run_bundle_file(args.file, load_inputs(args.input), backend, args.random_inputs, args.fuse)
+    else:
+        module = load_runnable(args.file)
+        inputs = load_inputs(args.input)
+        sig = signature(module)
+        if args.random_inputs is not None:
+            inputs = random_inputs(sig, args.random_inputs, inputs)
+        outputs = run(module, inputs, backend=backend, fuse=args.fuse)
+    if args.output_dir is not None:
+        write_outputs(args.output_dir, outputs)
+        return
+    for name, array in outputs.items():
+        print(format_output(name, array))
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    try:
+        args = argument_parser().parse_args(argv)
+    except SystemExit as exit_:  # argparse: usage errors exit 1 like every other bad input
+        return 1 if exit_.code == 2 else (exit_.code or 0)
+    try:
+        execute_command(args)
+    except ReportedError as error:
+        print(str(error), file=sys.stderr)
+        return 1
+    except VyreDiagnostic as error:
+        print(format_errors(error.errors), file=sys.stderr)
+        return 1
+    except VyreError as error:
+        print(f"{PROG}: error: {error}", file=sys.stderr)
+        return 1
+    except Exception as error:  # a bug: say so, without a traceback unless asked
+        if os.environ.get("VYRE_DEBUG"):
+            raise
+        print(f"{PROG}: internal error: {type(error).__name__}: {error} (set VYRE_DEBUG=1 for a traceback)",
+              file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
