@@ -373,15 +373,21 @@ class _Context:
 
 def chain_inputs(sig, plans: Sequence[ProgramPlan], seed: int) -> dict[str, np.ndarray]:
     """Deterministic inputs for every buffer the run signature asks for."""
-    rng = np.random.default_rng(seed)
     lengths = {}
     for plan in plans:
         for access in plan.sources + plan.extra + [plan.dest]:
             lengths[access.buffer.name] = access.buffer.length
+    return random_inputs(sig, seed, lengths)
+
+
+def random_inputs(sig, seed: int, lengths: dict[str, int] | None = None) -> dict[str, np.ndarray]:
+    """Small random values (si32 never INT_MIN) for every input of `sig`; a
+    runtime-sized buffer gets `lengths[name]`, else its largest static count, else 64."""
+    rng = np.random.default_rng(seed)
     inputs = {}
     for name in sig.inputs:
         buffer = sig[name]
-        length = buffer.count if buffer.count is not None else lengths[name]
+        length = buffer.count if buffer.count is not None else (lengths or {}).get(name) or buffer.min_count or 64
         if name == "idx":
             inputs[name] = rng.integers(0, 80, length).astype(np.uint32)
         elif buffer.element == "ui32":
@@ -393,6 +399,25 @@ def chain_inputs(sig, plans: Sequence[ProgramPlan], seed: int) -> dict[str, np.n
         else:
             inputs[name] = rng.integers(0, 2, length).astype(np.uint32)
     return inputs
+
+
+# ====================================================================== outcomes
+
+
+def outcome(run_it, outputs: Sequence[str]):
+    """("trap", tag) or ("ok", {name: bytes}) of a run."""
+    try:
+        result = run_it()
+    except VyreTrap as trap:
+        return ("trap", trap.tag)
+    return ("ok", {name: np.asarray(result[name]).reshape(-1).tobytes() for name in outputs})
+
+
+def same(expected, got, *, tags: bool = True) -> bool:
+    """Equal outputs byte for byte, or both trapped (with the same tag when `tags`)."""
+    if expected[0] == "trap" and got[0] == "trap":
+        return not tags or expected[1] == got[1]
+    return expected == got
 
 
 # ====================================================================== the scheduler

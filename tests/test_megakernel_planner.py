@@ -21,6 +21,7 @@ from test_megakernel_cases import (
     graph_of,
 )
 
+from vyre_xdsl.lowering.profile import TargetProfile
 from vyre_xdsl.megakernel import planner as P
 from vyre_xdsl.megakernel.artifact import build_artifact
 from vyre_xdsl.megakernel.graph import ANTI, DATA, Dependence
@@ -41,7 +42,7 @@ def _rejections(p, graph) -> dict[tuple[str, str, str], str]:
 
 
 def _fresh_check(graph, edge):
-    return check_merge(graph, UnionFind(len(graph.nodes)), edge, default_classifier)
+    return check_merge(graph, UnionFind(len(graph.nodes)), edge)
 
 
 # ---------------------------------------------------------------------- legality codes
@@ -134,6 +135,19 @@ def test_mkl007_cycle():
     assert P._edge_class(graph, Dependence(0, 2, a, DATA), default_classifier) is None
 
 
+def test_mkl008_resource_limit():
+    # each program binds 2 storage buffers, the fused one 3 (x, t, out: t is an
+    # output, so its stores stay)
+    text = MKL003.replace("%next]", "%i]").replace("@t binding 1 write_only", "@t binding 1 write_only output")
+    graph = graph_of(text)
+    assert _groups(plan(graph)) == [(0, 1)]
+    tight = TargetProfile(max_storage_buffers=2)
+    p = plan(graph, profile=tight)
+    assert _groups(p) == [(0,), (1,)]
+    assert _rejections(p, graph) == {("p", "c", "t"): P.MKL008_RESOURCE_LIMIT}
+    assert "storage buffer 3; the target allows 2" in p.rejections[0].message
+
+
 def test_invocation_local_dependences_fuse_without_a_barrier():
     graph = graph_of((EXAMPLES / "chain3.mlir").read_text())
     p = plan(graph)
@@ -174,8 +188,7 @@ def test_cost_is_work_plus_1000_per_group_plus_100_per_crossing_edge():
 def test_the_cheapest_candidate_wins():
     graph = graph_of(PIPELINE)
     p = plan(graph)
-    classify = default_classifier
-    totals = [P.cost_of(graph, c.assignment()).total for c in P.candidates(graph, classify)]
+    totals = [P.cost_of(graph, c.assignment()).total for c in P.candidates(graph, P.Rules())]
     assert p.cost.total == min(totals)
     assert p.candidates_explored == len(totals)
     assert _groups(p) == [(0, 1), (2, 3, 4)]

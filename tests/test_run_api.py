@@ -117,6 +117,16 @@ def test_input_violations_name_the_buffer(inputs, error, message):
         vyre_xdsl.run(AXPY, inputs, backend="reference")
 
 
+def test_python_lists_are_converted_and_bad_values_name_the_buffer():
+    prog = AXPY.replace("f32", "ui32").replace("2.0", "2")
+    out = vyre_xdsl.run(prog, {"x": list(range(100)), "y": [1] * 100}, backend="reference")
+    np.testing.assert_array_equal(out["y"], 2 * np.arange(100, dtype=np.uint32) + 1)
+    with pytest.raises(InputDtypeError, match="input for buffer 'x' cannot be converted to 100 uint32"):
+        vyre_xdsl.run(prog, {"x": [-1] * 100, "y": [1] * 100}, backend="reference")
+    with pytest.raises(InputDtypeError, match="input for buffer 'y' cannot be converted"):
+        vyre_xdsl.run(prog, {"x": [1] * 100, "y": ["a"] * 100}, backend="reference")
+
+
 def test_input_for_a_buffer_written_first_is_an_error():
     x = np.zeros(40, np.uint32)
     flags = np.zeros(40, np.uint32)

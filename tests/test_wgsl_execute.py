@@ -305,3 +305,34 @@ def test_workgroup_reduction_example(device):
     arrays = {"x": x, "partial": np.zeros(64, np.uint32)}
     out = execute(device, compile_module(module), arrays)
     assert out["partial"].tolist() == x.reshape(64, 64).sum(axis=1).astype(np.uint32).tolist()
+
+
+def test_workgroup_memory_starts_zeroed(device):
+    # lavapipe (through wgpu) keeps the previous workgroup's values in
+    # workgroup memory; the kernel must clear it itself.
+    text = """
+vyre.program @dirty workgroup_size [64, 1, 1] {
+  vyre.buffer @sink binding 0 write_only : ui32[4096]
+  vyre.buffer @tile workgroup : ui32[64]
+  %i = vyre.invocation_id x
+  %l = vyre.local_id x
+  %big = vyre.const 12345 : ui32
+  %v = vyre.add %l, %big : ui32
+  vyre.store @tile[%l] = %v : ui32
+  vyre.barrier
+  %r = vyre.load @tile[%l] : ui32
+  vyre.store @sink[%i] = %r : ui32
+}
+vyre.program @fresh workgroup_size [64, 1, 1] {
+  vyre.buffer @out binding 1 write_only : ui32[4096]
+  vyre.buffer @tile workgroup : ui32[64]
+  %i = vyre.invocation_id x
+  %l = vyre.local_id x
+  %r = vyre.load @tile[%l] : ui32
+  vyre.store @out[%i] = %r : ui32
+}
+"""
+    arrays = {"sink": np.zeros(4096, np.uint32), "out": np.ones(4096, np.uint32)}
+    out = run(device, text, arrays)
+    assert out["sink"].tolist() == (np.arange(4096) % 64 + 12345).tolist()
+    assert out["out"].tolist() == [0] * 4096

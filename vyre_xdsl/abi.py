@@ -107,8 +107,8 @@ class RunSignature:
                 arrays[buffer.name] = _checked_input(buffer, inputs)
             elif buffer.name in inputs:
                 raise UnexpectedInputError(
-                    f"buffer '{buffer.name}' takes no input (it is written before it is read "
-                    "and is not read_write or uniform); it starts zero-filled"
+                    f"buffer '{buffer.name}' takes no input (no program reads it before one writes "
+                    "it, and it is not read_write or uniform); it starts zero-filled"
                 )
             elif buffer.count is None:
                 raise UnsizedBufferError(
@@ -126,7 +126,12 @@ def _checked_input(buffer: BufferSignature, inputs: Mapping[str, object]) -> np.
             f"missing input for buffer '{buffer.name}': expected {_describe(buffer)}"
         )
     value = inputs[buffer.name]
-    array = value if isinstance(value, np.ndarray) else np.asarray(value, dtype=buffer.host_dtype)
+    try:
+        array = value if isinstance(value, np.ndarray) else np.asarray(value, dtype=buffer.host_dtype)
+    except (OverflowError, TypeError, ValueError) as error:
+        raise InputDtypeError(
+            f"input for buffer '{buffer.name}' cannot be converted to {_describe(buffer)}: {error}"
+        ) from None
     if buffer.element == "i1" and array.dtype == np.bool_:
         array = array.astype(np.uint32)
     if array.dtype != buffer.host_dtype:

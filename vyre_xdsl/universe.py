@@ -11,8 +11,21 @@ from vyre_xdsl.backends import get_all_targets
 from vyre_xdsl.dialects import get_all_dialects
 from vyre_xdsl.passes import get_all_passes
 
+
+def _universe_target(name: str):
+    # the target class must carry the name it is registered under (`from_spec`
+    # checks it), so the universe gets the `vyre-` subclass
+    def factory():
+        from vyre_xdsl.backends.wgsl.target import VyreWGSLTarget
+
+        assert name == "wgsl"
+        return VyreWGSLTarget
+
+    return factory
+
+
 VYRE_UNIVERSE = Universe(
     all_dialects=get_all_dialects(),
     all_passes=get_all_passes(),
-    all_targets={f"vyre-{name}": factory for name, factory in get_all_targets().items()},
+    all_targets={f"vyre-{name}": _universe_target(name) for name in get_all_targets()},
 )

@@ -70,9 +70,11 @@ kernel.descriptor @body id "0" entry "main" {
 
 // -----
 
-// Traps need the sidecar; a widened kernel cannot hold a barrier.
+// Traps need the sidecar; a widened kernel cannot hold a barrier or workgroup memory.
 kernel.descriptor @traps id "0" entry "main" {
   kernel.dispatch workgroup_size [128, 1, 1] program_workgroup_size [1, 1, 1] grid [1, 1, 1] count []
+// CHECK: kernel-verify.mlir:[[# @LINE + 1]]:3: error: workgroup memory @t in a kernel whose workgroup was widened from [1, 1, 1]
+  kernel.binding @t slot 16777216 shared read_write : f32[4]
   %z = vyre.const 0 : ui32
   %m = vyre.const -1 : si32
 // CHECK: kernel-verify.mlir:[[# @LINE + 1]]:3: error: 'kernel.trap' needs a trap sidecar binding, and there is none

@@ -93,7 +93,7 @@ def compile_module(module: ModuleOp, profile: TargetProfile = DEFAULT_PROFILE) -
     """Plan, fuse, lower and emit `module`: its artifact with the WGSL payload attached."""
     verify_module(module)
     graph = ProgramGraph.from_module(module)
-    artifact = build_artifact(graph, plan(graph))
+    artifact = build_artifact(graph, plan(graph, profile=profile))
     payload = compile_selected_modules(artifact, profile)
     return ArtifactEnvelope(artifact).attach_target_payload(payload)
 

@@ -21,9 +21,11 @@ The planner is small and deterministic (vyre-semantics section 4.2, step 4):
    | `MKL007_CYCLE` | the merged group would both precede and follow another group |
    | `MKL005_WORKGROUP_MISMATCH` | `vyre-fuse` refuses the merged group's programs: a member whose workgroup differs from the fused one uses workgroup memory, barriers or local/workgroup ids, over-dispatch (fused workgroup > 4x the largest member's), or a member whose invocations the fused dispatch does not cover (the message is fusion's) |
 
-   The last check is a trial: the merged group is fused exactly as target
-   compilation will fuse it, so every planned group compiles; a trial that
-   still needs a `grid_sync` split is `MKL004`.
+   | `MKL008_RESOURCE_LIMIT` | the fused program does not fit the target profile (storage buffers per stage, workgroup memory, workgroup size): lowering refuses it |
+
+   The last two checks are a trial: the merged group is fused and lowered
+   exactly as target compilation will do it, so every planned group compiles;
+   a trial that still needs a `grid_sync` split is `MKL004`.
    Invocation-local dependences are legal as they are; workgroup-local ones
    are legal because `vyre-fuse` puts a workgroup barrier between the arms.
 3. Cost: `semantic_work + 1000 x groups + 100 x data edges crossing groups`;
@@ -39,8 +41,9 @@ from collections.abc import Callable, Sequence
 
 import attrs
 
-from vyre_xdsl.diagnostics import VyreDiagnostic
+from vyre_xdsl.diagnostics import VyreDiagnostic, VyreError
 from vyre_xdsl.dialects.vyre import BarrierOp, ProgramOp
+from vyre_xdsl.lowering.profile import DEFAULT_PROFILE, TargetProfile
 from vyre_xdsl.megakernel.graph import DATA, Dependence, ProgramGraph
 
 SINGLE_NODE_GROUP = "MKL000_SINGLE_NODE_GROUP"
@@ -52,6 +55,7 @@ MKL004_SEVERAL_CONSUMERS = "MKL004_SEVERAL_CONSUMERS"
 MKL005_WORKGROUP_MISMATCH = "MKL005_WORKGROUP_MISMATCH"
 MKL006_SYNCHRONIZATION_BOUNDARY = "MKL006_SYNCHRONIZATION_BOUNDARY"
 MKL007_CYCLE = "MKL007_CYCLE"
+MKL008_RESOURCE_LIMIT = "MKL008_RESOURCE_LIMIT"
 
 REJECTION_CODES = (
     MKL001_UNKNOWN_ENDPOINT,
@@ -61,6 +65,7 @@ REJECTION_CODES = (
     MKL005_WORKGROUP_MISMATCH,
     MKL006_SYNCHRONIZATION_BOUNDARY,
     MKL007_CYCLE,
+    MKL008_RESOURCE_LIMIT,
 )
 
 #: dependence classes (from `vyre_xdsl.fusion`)
@@ -70,6 +75,21 @@ WORK_WEIGHT, LAUNCH_WEIGHT, MATERIALIZATION_WEIGHT = 1, 1000, 100
 
 #: classify(graph, dependence) -> INVOCATION_LOCAL | WORKGROUP_LOCAL | CROSS_WORKGROUP
 Classifier = Callable[[ProgramGraph, Dependence], str]
+
+
+def default_classifier(graph: ProgramGraph, dep: Dependence) -> str:
+    """The dependence class of `vyre_xdsl.fusion` for one dependence."""
+    from vyre_xdsl.megakernel.classify import classify_dependence
+
+    return classify_dependence(graph, dep)
+
+
+@attrs.frozen
+class Rules:
+    """What legality is judged by: the dependence classifier and the target profile."""
+
+    classify: Classifier = default_classifier
+    profile: TargetProfile = DEFAULT_PROFILE
 
 
 @attrs.frozen
@@ -194,19 +214,20 @@ def _describe(graph: ProgramGraph, dep: Dependence) -> str:
 
 
 def check_merge(
-    graph: ProgramGraph, groups: UnionFind, edge: Dependence, classify: Classifier
+    graph: ProgramGraph, groups: UnionFind, edge: Dependence, rules: Rules | None = None
 ) -> Rejection | None:
     """Why the groups of `edge`'s endpoints cannot be merged, or None when they can."""
+    rules = rules or Rules()
     n, m = len(graph.nodes), len(graph.values)
     if not (0 <= edge.producer < n and 0 <= edge.consumer < n and 0 <= edge.value < m):
         return Rejection(edge, MKL001_UNKNOWN_ENDPOINT, f"edge {edge} names a program or value the graph does not have")
     reason = (
         _disconnected(graph, edge)
         or _synchronization(graph, edge)
-        or _edge_class(graph, edge, classify)
-        or _group_hazard(graph, groups, edge, classify)
+        or _edge_class(graph, edge, rules.classify)
+        or _group_hazard(graph, groups, edge, rules.classify)
         or _cycle(graph, groups, edge)
-        or _fusion_trial(graph, groups, edge)
+        or _fusion_trial(graph, groups, edge, rules.profile)
     )
     return None if reason is None else Rejection(edge, *reason)
 
@@ -282,29 +303,40 @@ def _cycle(graph: ProgramGraph, groups: UnionFind, edge: Dependence) -> tuple[st
     return None
 
 
-def _fusion_trial(graph: ProgramGraph, groups: UnionFind, edge: Dependence) -> tuple[str, str] | None:
-    """Fuse the merged group's programs exactly as target compilation will.
+def _fusion_trial(
+    graph: ProgramGraph, groups: UnionFind, edge: Dependence, profile: TargetProfile
+) -> tuple[str, str] | None:
+    """Fuse and lower the merged group's programs exactly as target compilation will.
 
     `vyre-fuse` refusing (workgroup geometry, over-dispatch, an arm whose
     invocations the fused dispatch does not cover) is MKL005; a fused program
     that needs a `grid_sync` split is MKL004 (a dependence between the groups
-    crosses workgroups in the fused geometry)."""
+    crosses workgroups in the fused geometry); lowering refusing it for the
+    target profile is MKL008. Memoised per member set and profile."""
     members = tuple(sorted(set(groups.members(edge.producer)) | set(groups.members(edge.consumer))))
-    key = ("fusion-trial", members)
+    key = ("fusion-trial", members, profile)
     if key not in graph.memo:
-        try:
-            graph.memo[key] = has_grid_sync(fuse_group(graph, members))
-        except VyreDiagnostic as error:
-            graph.memo[key] = str(error)
-    outcome = graph.memo[key]
-    if isinstance(outcome, str):
-        return MKL005_WORKGROUP_MISMATCH, outcome
-    if outcome:
+        graph.memo[key] = _trial(graph, members, profile)
+    return graph.memo[key]
+
+
+def _trial(graph: ProgramGraph, members: tuple[int, ...], profile: TargetProfile) -> tuple[str, str] | None:
+    from vyre_xdsl.backends.wgsl import lowered_module
+
+    try:
+        fused = fuse_group(graph, members)
+    except VyreDiagnostic as error:
+        return MKL005_WORKGROUP_MISMATCH, str(error)
+    if has_grid_sync(fused):
         names = ", ".join(f"@{graph.nodes[k].name}" for k in members)
         return MKL004_SEVERAL_CONSUMERS, (
             f"fusing {names} needs a dispatch split: a dependence between them crosses workgroups "
             "in the fused workgroup"
         )
+    try:
+        lowered_module([fused], profile)
+    except VyreError as error:
+        return MKL008_RESOURCE_LIMIT, f"the fused program does not fit the target: {error}"
     return None
 
 
@@ -350,7 +382,7 @@ def cost_of(graph: ProgramGraph, assignment: Sequence[int]) -> Cost:
     )
 
 
-def extend(graph: ProgramGraph, groups: UnionFind, classify: Classifier) -> UnionFind:
+def extend(graph: ProgramGraph, groups: UnionFind, rules: Rules) -> UnionFind:
     """`groups` with every data edge merged that is legal against the groups so
     far, in canonical edge order, repeated until nothing more merges."""
     groups = groups.copy()
@@ -360,29 +392,31 @@ def extend(graph: ProgramGraph, groups: UnionFind, classify: Classifier) -> Unio
         for edge in graph.data_edges():
             if groups.find(edge.producer) == groups.find(edge.consumer):
                 continue
-            if check_merge(graph, groups, edge, classify) is None:
+            if check_merge(graph, groups, edge, rules) is None:
                 groups.union(edge.producer, edge.consumer)
                 changed = True
     return groups
 
 
-def candidates(graph: ProgramGraph, classify: Classifier) -> list[UnionFind]:
+def candidates(graph: ProgramGraph, rules: Rules) -> list[UnionFind]:
     """The baseline, max-fusion (the baseline extended), and for every edge that
     is legal on its own, that one merge extended: distinct assignments only."""
     baseline = UnionFind(len(graph.nodes))
-    found = [baseline, extend(graph, baseline, classify)]
+    found = [baseline, extend(graph, baseline, rules)]
     for edge in graph.data_edges():
-        if check_merge(graph, baseline, edge, classify) is None:
+        if check_merge(graph, baseline, edge, rules) is None:
             single = baseline.copy()
             single.union(edge.producer, edge.consumer)
-            found.append(extend(graph, single, classify))
+            found.append(extend(graph, single, rules))
     distinct: dict[tuple[int, ...], UnionFind] = {}
     for candidate in found:
         distinct.setdefault(candidate.assignment(), candidate)
     return list(distinct.values())
 
 
-def plan(graph: ProgramGraph, classify: Classifier | None = None) -> Plan:
+def plan(
+    graph: ProgramGraph, classify: Classifier | None = None, profile: TargetProfile = DEFAULT_PROFILE
+) -> Plan:
     """The cheapest legal plan for `graph` (deterministic).
 
     Every candidate but the baseline is maximal (no data edge between two of
@@ -391,13 +425,13 @@ def plan(graph: ProgramGraph, classify: Classifier | None = None) -> Plan:
     """
     from vyre_xdsl.megakernel.classify import memoized
 
-    classify = memoized(classify or default_classifier)
-    explored = candidates(graph, classify)
+    rules = Rules(memoized(classify or default_classifier), profile)
+    explored = candidates(graph, rules)
     chosen = min(explored, key=lambda c: (cost_of(graph, c.assignment()).total, c.assignment()))
-    return _plan_of(graph, chosen, classify, len(explored))
+    return _plan_of(graph, chosen, rules, len(explored))
 
 
-def _plan_of(graph: ProgramGraph, groups: UnionFind, classify: Classifier, explored: int) -> Plan:
+def _plan_of(graph: ProgramGraph, groups: UnionFind, rules: Rules, explored: int) -> Plan:
     assignment = groups.assignment()
     stages = group_stages(graph, assignment)
     members: dict[int, list[int]] = {}
@@ -410,9 +444,9 @@ def _plan_of(graph: ProgramGraph, groups: UnionFind, classify: Classifier, explo
     fused, rejections = [], []
     for edge in graph.data_edges():
         if assignment[edge.producer] == assignment[edge.consumer]:
-            fused.append((edge, classify(graph, edge)))
+            fused.append((edge, rules.classify(graph, edge)))
         else:
-            rejection = check_merge(graph, groups, edge, classify)
+            rejection = check_merge(graph, groups, edge, rules)
             if rejection is None:
                 raise AssertionError(f"the selected plan leaves the legal edge {edge} unfused")
             rejections.append(rejection)
@@ -480,10 +514,3 @@ def _materializations(
         group = assignment[value.writers[-1]]
         records.append(MaterializedValue(value.id, group, stages[group], reason))
     return tuple(records)
-
-
-def default_classifier(graph: ProgramGraph, dep: Dependence) -> str:
-    """The dependence class of `vyre_xdsl.fusion` for one dependence."""
-    from vyre_xdsl.megakernel.classify import classify_dependence
-
-    return classify_dependence(graph, dep)

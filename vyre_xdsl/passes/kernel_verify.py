@@ -166,6 +166,13 @@ def _dispatch_violations(descriptor: k.DescriptorOp, profile: TargetProfile) -> 
             (dispatch, f"a kernel workgroup {list(workgroup)} that differs from the program's "
              f"{list(dispatch.program_workgroup)} is only supported when widening [1, 1, 1] to [N, 1, 1]")
         )
+    if dispatch.is_widened:
+        for binding in descriptor.bindings():
+            if not binding.is_host:
+                errors.append(
+                    (binding, f"workgroup memory @{binding.buffer_name} in a kernel whose "
+                     "workgroup was widened from [1, 1, 1]")
+                )
     for name in dispatch.count_names:
         binding = descriptor.binding_named(name)
         if binding is None or not binding.is_host:

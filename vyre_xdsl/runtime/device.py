@@ -113,7 +113,7 @@ def adapter_available() -> bool:
 
 def no_adapter_message() -> str:
     forced = _forced_backend()
-    where = f" for WGPU_BACKEND_TYPE={forced}" if forced else ""
+    where = f" for WGPU_BACKEND_TYPE={forced} (unset it to allow any backend)" if forced else ""
     detail = f" ({_ADAPTER_ERROR})" if _ADAPTER_ERROR else ""
     return f"no GPU adapter found{where}{detail}; {INSTALL_HINT}"
 

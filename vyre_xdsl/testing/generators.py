@@ -236,7 +236,14 @@ class GeneratedModule:
     tolerances: dict[str, float]  # f32 host buffer -> ULP tolerance (0: equal)
     features: frozenset[str]
     has_trap: bool
-    nonlocal_sharing: bool
+    # why `vyre-fuse` may legitimately refuse (or split) this module:
+    # "nonlocal_sharing" (a shared written buffer accessed at another
+    # invocation's index), "workgroup_mismatch" (programs of different sizes)
+    fusion_hazards: frozenset[str]
+
+    @property
+    def nonlocal_sharing(self) -> bool:
+        return "nonlocal_sharing" in self.fusion_hazards
 
     @property
     def text(self) -> str:
@@ -278,6 +285,7 @@ class _ModuleGen:
         self.features: set[str] = set()
         self.stored_k: dict[str, float] = {}
         self.has_trap = False
+        self.hazards: set[str] = set()
 
     # ------------------------------------------------------------------ plan
 
@@ -305,7 +313,7 @@ class _ModuleGen:
             tolerances=self._tolerances(),
             features=frozenset(self.features),
             has_trap=self.has_trap,
-            nonlocal_sharing=self._nonlocal(plans),
+            fusion_hazards=frozenset(self.hazards | ({"nonlocal_sharing"} if self._nonlocal(plans) else set())),
         )
 
     def _shape(self) -> tuple[bool, int]:
@@ -490,6 +498,8 @@ class _ProgramGen:
         wg = self.mod.workgroup
         if self.mod.barrier_free and wg[1] == wg[2] == 1 and d.chance(15):
             wg = (max(1, wg[0] * d.pick((2, 1))) if wg[0] <= 128 else wg[0] // 2, 1, 1)
+        if wg != self.mod.workgroup:
+            self.mod.hazards.add("workgroup_mismatch")
         self.wg = wg
         self.threads = wg[0] * wg[1] * wg[2]
         if uses_tile:
@@ -1051,7 +1061,7 @@ class _ProgramGen:
             return self.value(v.LoadOp(tile.name, index.ssa, ty), ty, tile.contract.info if tile.contract else None)
         if kind == "id":
             op = d.pick((v.InvocationIdOp, v.WorkgroupIdOp, v.LocalIdOp))
-            axis = d.pick(("x", "x", "y", "z"))
+            axis = d.weighted([("x", 6), ("y", 1), ("z", 1)])
             self.feature(f"{op.name}:{axis}")
             return self.value(op(axis), "ui32")
         if kind == "buf_len":

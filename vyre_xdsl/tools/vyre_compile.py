@@ -100,16 +100,16 @@ def compile_command(args: argparse.Namespace) -> dict[str, bytes]:
         output = default_output(args.file)
     if args.subgroup_size < 0 or args.max_storage_buffers < 1:
         raise UsageError("--subgroup-size must be >= 0 and --max-storage-buffers >= 1")
+    profile = TargetProfile(subgroup_size=args.subgroup_size, max_storage_buffers=args.max_storage_buffers)
     module = load_module(args.file)
     graph = ProgramGraph.from_module(module)
-    artifact = build_artifact(graph, plan(graph))
+    artifact = build_artifact(graph, plan(graph, profile=profile))
     files: dict[str, bytes] = {}
     if args.plan_dot is not None:
         files[args.plan_dot] = plan_dot(artifact).encode()
     if args.artifact is not None:
         files[args.artifact] = artifact.to_bytes()
     if output is not None:
-        profile = TargetProfile(subgroup_size=args.subgroup_size, max_storage_buffers=args.max_storage_buffers)
         payload = compile_selected_modules(artifact, profile)
         files[output] = ArtifactEnvelope(artifact).attach_target_payload(payload).bundle_bytes()
     return files

@@ -59,3 +59,6 @@ kernel.descriptor @copy id "c0ffee" entry "main" attributes {source = "copy"} {
 // AXPY-NEXT:     b_y[v_i] = v_s;
 // AXPY-NEXT:   }
 // AXPY-NEXT: }
+
+// Stock xdsl-opt sees the same target as `vyre-wgsl` (xDSL has a toy `wgsl`).
+// RUN: xdsl-opt %examples/axpy.mlir -t vyre-wgsl | filecheck %s --check-prefix=AXPY

@@ -26,6 +26,7 @@ Semantics made explicit rather than left to the driver (SPEC section 3.4):
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -164,10 +165,12 @@ class _Printer:
         self.lines.append("  " * self.depth + line)
 
     def print(self) -> PrintedKernel:
-        self._prologue()
         for op in self.descriptor.statements():
             self.statement(op)
-        body = self.lines
+        statements, self.lines = self.lines, []
+        self._prologue()
+        self._zero_workgroup_memory()
+        body = self.lines + statements
         header = self._header()
         wgsl = "\n".join(header + body + ["}", ""])
         return PrintedKernel(wgsl, tuple(sorted(self.used_slots)), tuple(self.trap_tags))
@@ -220,6 +223,29 @@ class _Printer:
         self.emit(f"if (vyre_invocation >= {self._declared_total()}) {{")
         self.emit("  return;")
         self.emit("}")
+
+    def _zero_workgroup_memory(self) -> None:
+        """Workgroup memory starts zeroed (as in the interpreter). WGSL promises it,
+        but not every driver does (lavapipe through wgpu keeps the previous
+        workgroup's values), so the kernel clears it itself: each invocation a
+        strided share, then a barrier. The prologue is uniform control flow."""
+        shared = [
+            b for b in self.descriptor.bindings()
+            if not b.is_host and b.slot_number in self.used_slots
+        ]
+        if not shared:
+            return
+        threads = math.prod(self.dispatch.kernel_workgroup)
+        for binding in shared:
+            name = self.binding_names[binding.slot_number]
+            zero = zero_literal(binding.element if binding.element != "i1" else "ui32")
+            self.emit(
+                f"for (var vyre_z: u32 = vyre_local; vyre_z < {binding.static_count}u; "
+                f"vyre_z = vyre_z + {threads}u) {{"
+            )
+            self.emit(f"  {name}[vyre_z] = {zero};")
+            self.emit("}")
+        self.emit("workgroupBarrier();")
 
     def _declared_total(self) -> str:
         """WGSL for how many invocations the program's declared launch has."""

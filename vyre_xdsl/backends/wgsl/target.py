@@ -32,3 +32,11 @@ class WGSLTarget(Target):
         )
         kernels = compile_module(module, profile)
         output.write(SEPARATOR.join(kernel.wgsl for kernel in kernels))
+
+
+@dataclass(frozen=True)
+class VyreWGSLTarget(WGSLTarget):
+    """The same target under the name stock `xdsl-opt` sees (`-t vyre-wgsl`; xDSL
+    ships a toy `wgsl` target of its own)."""
+
+    name = "vyre-wgsl"

@@ -1,0 +1,316 @@
+"""Target-module bundles: canonical bytes, every `from_bytes` rejection, byte flips,
+payloads and the envelope, artifact framing."""
+
+from __future__ import annotations
+
+import json
+import pathlib
+
+import attrs
+import blake3
+import pytest
+from test_megakernel_cases import MKL003, PIPELINE, module_of
+
+from vyre_xdsl.diagnostics import VyreError
+from vyre_xdsl.megakernel import bundle as B
+from vyre_xdsl.megakernel import envelope as E
+from vyre_xdsl.megakernel.artifact import Artifact, ArtifactError
+from vyre_xdsl.megakernel.compile import compile_module
+
+EXAMPLES = pathlib.Path(__file__).parent.parent / "examples"
+
+
+@pytest.fixture(scope="module")
+def small() -> bytes:
+    """A one-program bundle (examples/axpy.mlir)."""
+    return compile_module(module_of((EXAMPLES / "axpy.mlir").read_text())).bundle_bytes()
+
+
+@pytest.fixture(scope="module")
+def staged() -> bytes:
+    """A bundle with two modules in two stages."""
+    return compile_module(module_of(MKL003)).bundle_bytes()
+
+
+def document(data: bytes) -> dict:
+    return json.loads(data[32:])
+
+
+def signed(body: bytes | dict) -> bytes:
+    """Bytes with a correct digest, so that the check under test is reached."""
+    if isinstance(body, dict):
+        body = json.dumps(body, sort_keys=True, separators=(",", ":")).encode()
+    return blake3.blake3(body).digest() + body
+
+
+# ---------------------------------------------------------------------- encoding
+
+
+def test_layout_is_blake3_of_the_body_then_canonical_json(small):
+    body = small[32:]
+    assert small[:32] == blake3.blake3(body).digest()
+    assert body == json.dumps(json.loads(body), sort_keys=True, separators=(",", ":")).encode()
+    assert json.loads(body)["schema_version"] == 2
+
+
+@pytest.mark.parametrize("name", ["small", "staged"])
+def test_round_trip_is_byte_exact(name, request):
+    data = request.getfixturevalue(name)
+    assert B.TargetModuleBundle.from_bytes(data).to_bytes() == data
+
+
+def test_modules_are_in_stage_group_order(staged):
+    bundle = B.TargetModuleBundle.from_bytes(staged)
+    assert [(m.stage, m.group, m.nodes) for m in bundle.modules] == [(0, 0, (0,)), (1, 1, (1,))]
+
+
+def test_compiling_twice_gives_the_same_bytes():
+    assert compile_module(module_of(PIPELINE)).bundle_bytes() == compile_module(module_of(PIPELINE)).bundle_bytes()
+
+
+def test_new_sorts_modules(staged):
+    bundle = B.TargetModuleBundle.from_bytes(staged)
+    shuffled = B.TargetModuleBundle.new(
+        bundle.artifact, bundle.profile, bundle.signature, bundle.nodes, list(reversed(bundle.modules))
+    )
+    assert shuffled.to_bytes() == staged
+
+
+# ---------------------------------------------------------------------- rejections
+
+
+@pytest.mark.parametrize("length", [0, 1, 31])
+def test_truncated(small, length):
+    with pytest.raises(B.BundleTruncatedError, match="truncated"):
+        B.TargetModuleBundle.from_bytes(small[:length])
+
+
+def test_truncated_body_is_a_digest_mismatch(small):
+    with pytest.raises(B.BundleDigestMismatchError):
+        B.TargetModuleBundle.from_bytes(small[:-1])
+    with pytest.raises(B.BundleDigestMismatchError):
+        B.TargetModuleBundle.from_bytes(small[:32])
+
+
+def test_digest_mismatch(small):
+    body = bytearray(small)
+    body[40] ^= 0x01
+    with pytest.raises(B.BundleDigestMismatchError, match="digest mismatch"):
+        B.TargetModuleBundle.from_bytes(bytes(body))
+
+
+def test_every_single_byte_flip_is_refused(small):
+    for position in range(len(small)):
+        for mask in (0xFF, 0x01):
+            flipped = bytearray(small)
+            flipped[position] ^= mask
+            with pytest.raises(B.BundleError):
+                B.TargetModuleBundle.from_bytes(bytes(flipped))
+
+
+@pytest.mark.parametrize(
+    "body",
+    [b"not json", b"[1, 2]", b"\xff\xfe", b'{"schema_version": 2}'],
+    ids=["not-json", "array", "not-utf8", "missing-keys"],
+)
+def test_malformed_body(body):
+    with pytest.raises(B.MalformedBundleError):
+        B.TargetModuleBundle.from_bytes(signed(body))
+
+
+def test_malformed_field_types(small):
+    doc = document(small)
+    doc["modules"][0]["group"] = "0"
+    with pytest.raises(B.MalformedBundleError, match=r"modules\[0\].group: expected an integer"):
+        B.TargetModuleBundle.from_bytes(signed(doc))
+    doc = document(small)
+    doc["modules"][0]["kernels"][0]["workgroup_size"] = [64, 1]
+    with pytest.raises(B.MalformedBundleError, match="expected 3 elements"):
+        B.TargetModuleBundle.from_bytes(signed(doc))
+    doc = document(small)
+    doc["extra"] = 1
+    with pytest.raises(B.MalformedBundleError, match="unexpected key 'extra'"):
+        B.TargetModuleBundle.from_bytes(signed(doc))
+
+
+def test_module_naming_an_unknown_node(small):
+    doc = document(small)
+    doc["modules"][0]["nodes"] = [5]
+    with pytest.raises(B.MalformedBundleError, match="node 5"):
+        B.TargetModuleBundle.from_bytes(signed(doc))
+
+
+@pytest.mark.parametrize("schema", [1, 3, "2", None])
+def test_unsupported_schema(small, schema):
+    doc = document(small)
+    doc["schema_version"] = schema
+    with pytest.raises(B.UnsupportedSchemaError, match="schema"):
+        B.TargetModuleBundle.from_bytes(signed(doc))
+
+
+def test_group_with_no_nodes(small):
+    doc = document(small)
+    doc["modules"][0]["nodes"] = []
+    with pytest.raises(B.EmptyGroupError, match="fusion group 0 has no selected nodes"):
+        B.TargetModuleBundle.from_bytes(signed(doc))
+
+
+@pytest.mark.parametrize(
+    "where, text",
+    [
+        ("module", "garbage"),
+        ("module", "vyre.program @p workgroup_size [0, 1, 1] {\n}\n"),  # parses, does not verify
+        ("node", "vyre.program @p workgroup_size [64, 1, 1] {\n}\nvyre.program @q workgroup_size [64, 1, 1] {\n}\n"),
+        ("node", 'vyre.program @p workgroup_size [64, 1, 1] {\n  %0 = vyre.load @x[%0] : f32\n}\n'),
+    ],
+)
+def test_malformed_program(small, where, text):
+    doc = document(small)
+    if where == "module":
+        doc["modules"][0]["program"] = text
+    else:
+        doc["nodes"][0]["program"] = text
+    with pytest.raises(B.MalformedProgramError, match="malformed"):
+        B.TargetModuleBundle.from_bytes(signed(doc))
+
+
+def _edit_descriptor(data: bytes, edit) -> bytes:
+    doc = document(data)
+    doc["modules"][0]["descriptors"][0] = edit(doc["modules"][0]["descriptors"][0])
+    return signed(doc)
+
+
+@pytest.mark.parametrize(
+    "edit, match",
+    [
+        (lambda text: "kernel.garbage", "invalid"),
+        # both bindings on slot 0: kernel-verify reports a duplicate slot
+        (lambda text: text.replace("slot 1 group 0", "slot 0 group 0"), "invalid"),
+        # a valid descriptor, but not the one its kernel was printed from
+        (lambda text: text.replace('entry "main"', 'entry "other"'), "does not match"),
+        (lambda text: text + text.replace("kernel.descriptor @", "kernel.descriptor @copy_"), "exactly one"),
+    ],
+    ids=["unparsable", "kernel-verify", "mismatch", "two"],
+)
+def test_invalid_descriptor(small, edit, match):
+    with pytest.raises(B.InvalidDescriptorError, match=match):
+        B.TargetModuleBundle.from_bytes(_edit_descriptor(small, edit))
+
+
+def test_descriptor_count_must_match_kernels(small):
+    doc = document(small)
+    doc["modules"][0]["descriptors"] = []
+    with pytest.raises(B.InvalidDescriptorError, match="0 descriptors for 1 kernels"):
+        B.TargetModuleBundle.from_bytes(signed(doc))
+
+
+def test_non_canonical_order(staged):
+    doc = document(staged)
+    doc["modules"].reverse()
+    with pytest.raises(B.NonCanonicalOrderError, match="canonical stage/group order"):
+        B.TargetModuleBundle.from_bytes(signed(doc))
+    doc = document(staged)
+    doc["modules"][1] = dict(doc["modules"][0])  # a duplicate (stage, group)
+    with pytest.raises(B.NonCanonicalOrderError):
+        B.TargetModuleBundle.from_bytes(signed(doc))
+
+
+def test_non_canonical_encoding(small):
+    pretty = json.dumps(document(small), sort_keys=True, indent=1).encode()
+    with pytest.raises(B.NonCanonicalEncodingError, match="canonically encoded"):
+        B.TargetModuleBundle.from_bytes(signed(pretty))
+
+
+def test_every_rejection_is_its_own_bundle_error():
+    classes = [
+        B.BundleTruncatedError, B.BundleDigestMismatchError, B.MalformedBundleError,
+        B.UnsupportedSchemaError, B.EmptyGroupError, B.MalformedProgramError,
+        B.InvalidDescriptorError, B.NonCanonicalOrderError, B.NonCanonicalEncodingError,
+    ]
+    assert len(set(classes)) == len(classes)
+    assert all(issubclass(c, B.BundleError) and issubclass(c, VyreError) for c in classes)
+
+
+# ---------------------------------------------------------------------- payload and envelope
+
+
+@pytest.fixture(scope="module")
+def envelope() -> E.ArtifactEnvelope:
+    return compile_module(module_of(MKL003))
+
+
+def test_payload_entries_and_bindings(envelope):
+    payload = envelope.require_target_payload(E.WGSL_FORMAT)
+    artifact = envelope.artifact
+    assert payload.artifact == artifact.digest_hex()
+    assert [e.name for e in payload.entries] == sorted(e.name for e in payload.entries)
+    names = {r.value: r.name for r in artifact.resources}
+    bound = [[names[b.resource] for b in e.resource_bindings] for e in payload.entries]
+    assert bound == [["x", "t"], ["t", "out"]]
+    bundle = B.TargetModuleBundle.from_bytes(payload.bytes)
+    assert bundle.artifact == artifact.digest_hex()
+
+
+def test_attach_checks_the_association(envelope):
+    payload = envelope.payloads[0]
+    other = compile_module(module_of(PIPELINE))
+    with pytest.raises(E.PayloadAssociationError, match="compiled for artifact"):
+        E.ArtifactEnvelope(other.artifact).attach_target_payload(payload)
+
+
+def test_attach_checks_the_digest(envelope):
+    payload = envelope.payloads[0]
+    tampered = attrs.evolve(payload, entries=payload.entries[:1])
+    with pytest.raises(E.PayloadDigestMismatchError):
+        E.ArtifactEnvelope(envelope.artifact).attach_target_payload(tampered)
+    tampered = attrs.evolve(payload, bytes=payload.bytes + b" ")
+    with pytest.raises(E.PayloadDigestMismatchError):
+        E.ArtifactEnvelope(envelope.artifact).attach_target_payload(tampered)
+
+
+def test_attach_refuses_a_duplicate_format(envelope):
+    with pytest.raises(E.DuplicatePayloadError):
+        envelope.attach_target_payload(envelope.payloads[0])
+
+
+def test_require_target_payload(envelope):
+    with pytest.raises(E.PayloadVersionSkewError, match="version 2"):
+        envelope.require_target_payload(E.TargetPayloadFormat("wgsl", 3))
+    with pytest.raises(E.MissingPayloadError):
+        envelope.require_target_payload(E.TargetPayloadFormat("spirv", 1))
+
+
+def test_payload_validation(envelope):
+    payload = envelope.payloads[0]
+    artifact = envelope.artifact
+    with pytest.raises(E.PayloadError, match="empty"):
+        E.TargetPayload.new(artifact, E.WGSL_FORMAT, payload.profile, list(payload.entries), b"")
+    twice = [payload.entries[0], payload.entries[0]]
+    with pytest.raises(E.PayloadError, match="unique"):
+        E.TargetPayload.new(artifact, E.WGSL_FORMAT, payload.profile, twice, payload.bytes)
+    too_big = attrs.evolve(payload.entries[0], workgroup_size=(512, 1, 1))
+    with pytest.raises(E.PayloadError, match="exceeds the profile"):
+        E.TargetPayload.new(artifact, E.WGSL_FORMAT, payload.profile, [too_big], payload.bytes)
+    dangling = attrs.evolve(
+        payload.entries[0],
+        resource_bindings=(attrs.evolve(payload.entries[0].resource_bindings[0], resource=99),),
+    )
+    with pytest.raises(E.PayloadError, match="resource 99"):
+        E.TargetPayload.new(artifact, E.WGSL_FORMAT, payload.profile, [dangling], payload.bytes)
+
+
+# ---------------------------------------------------------------------- artifact bytes
+
+
+def test_artifact_round_trip_and_tamper(envelope):
+    data = envelope.artifact.to_bytes()
+    assert data[:4] == b"VMK0"
+    assert Artifact.from_bytes(data) == envelope.artifact
+    assert Artifact.from_bytes(data).to_bytes() == data
+    for position in (0, 5, 12, len(data) // 2, len(data) - 1):
+        flipped = bytearray(data)
+        flipped[position] ^= 0xFF
+        with pytest.raises(ArtifactError):
+            Artifact.from_bytes(bytes(flipped))
+    with pytest.raises(ArtifactError):
+        Artifact.from_bytes(data[:-1])

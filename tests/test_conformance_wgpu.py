@@ -1,0 +1,164 @@
+"""GPU-versus-reference conformance (issue 6).
+
+Two sources of programs, each run on the reference interpreter and on wgpu
+(lavapipe in CI), unfused and fused (`vyre-fuse`):
+
+* the conformance corpus (`tests/conformance/`): every case whose expected
+  values hold on any conforming backend is checked against those values (its
+  `device_ulp` for f32) on wgpu unfused, wgpu fused and the reference fused.
+  Cases that pin a choice WGSL leaves open (`backends=("reference",)`: NaN
+  propagation, order of contended atomics, IEEE specials of approximate ops,
+  which trap wins) must still run on wgpu and produce the same outcome kind
+  (trap or not) and output buffers (dtypes, lengths);
+* at least 300 random programs per run from the hypothesis strategy
+  `vyre_xdsl.testing.generators.modules()`: the unfused reference run is the
+  oracle; wgpu unfused, reference fused and wgpu fused must agree with it:
+  integers and Bools byte for byte, f32 within the per-buffer tolerance the
+  generator derived from the ops' ULP budgets (0 for buffers of exact
+  values), traps on (tag, address, invocation). `vyre-fuse` may refuse only
+  modules the generator flags as fusion hazards.
+
+Every failure shows the module text (hypothesis `note`) and the disagreeing
+configuration.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import pathlib
+import sys
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, note, settings
+
+os.environ.setdefault("WGPU_BACKEND_TYPE", "Vulkan")
+
+import vyre_xdsl  # noqa: E402
+from vyre_xdsl.api import fuse_module  # noqa: E402
+from vyre_xdsl.diagnostics import VyreDiagnostic  # noqa: E402
+from vyre_xdsl.interpreter import VyreTrap  # noqa: E402
+from vyre_xdsl.runtime import adapter_available  # noqa: E402
+from vyre_xdsl.runtime.device import no_adapter_message  # noqa: E402
+from vyre_xdsl.testing.compare import differences, outcome  # noqa: E402
+from vyre_xdsl.testing.generators import modules  # noqa: E402
+
+RANDOM_PROGRAMS = int(os.environ.get("VYRE_RANDOM_PROGRAMS", "300"))
+CORPUS_DIR = pathlib.Path(__file__).parent / "conformance"
+
+
+def test_a_gpu_adapter_exists():
+    assert adapter_available(), no_adapter_message()
+
+
+# ============================================================================ corpus
+
+
+def _corpus():
+    sys.path.insert(0, str(CORPUS_DIR))
+    cases, bitcasts = [], set()
+    for path in sorted(CORPUS_DIR.glob("test_conformance_*.py")):
+        spec = importlib.util.spec_from_file_location(f"_corpus_{path.stem}", path)
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        cases += list(module.CASES)
+        if hasattr(module, "bitcast_cases"):
+            extra = list(module.bitcast_cases())
+            bitcasts |= {c.name for c in extra}
+            cases += extra
+    return cases, bitcasts
+
+
+CORPUS, BITCAST_CASES = _corpus()
+from conformance_support import assert_matches  # noqa: E402  (on sys.path now)
+
+CONFIGURATIONS = (("wgpu", False), ("wgpu", True), ("reference", True))
+
+
+def _portable(case) -> bool:
+    return case.backends is None or "wgpu" in case.backends
+
+
+def _run_case(case, backend: str, fuse: bool):
+    inputs = {name: np.array(array, copy=True) for name, array in case.inputs.items()}
+    try:
+        return vyre_xdsl.run(case.text, inputs, backend=backend, fuse=fuse), None
+    except VyreTrap as trap:
+        return None, (trap.tag, trap.address, trap.invocation)
+
+
+def test_the_corpus_is_loaded():
+    assert len(CORPUS) >= 100, [c.name for c in CORPUS]
+
+
+@pytest.mark.parametrize("case", CORPUS, ids=str)
+def test_corpus_case(case):
+    for backend, fuse in CONFIGURATIONS:
+        where = f"{case.name} on {backend}{' fused' if fuse else ''}"
+        outputs, trap = _run_case(case, backend, fuse)
+        if not _portable(case):
+            _check_shape_only(case, outputs, trap, where)
+            continue
+        assert trap == case.trap, f"{where}: trap {trap}, expected {case.trap}"
+        if trap is not None:
+            continue
+        ulp = case.ulp if backend == "reference" or case.device_ulp is None else case.device_ulp
+        if case.exact_outputs:
+            assert sorted(outputs) == sorted(case.expected), f"{where}: outputs {sorted(outputs)}"
+        for name, want in case.expected.items():
+            got = outputs[name]
+            if case.name in BITCAST_CASES and got.dtype == np.float32:
+                got = got.view(np.uint32)  # bit patterns, as the corpus compares them
+            assert_matches(got, want, ulp, f"{where}: {name}")
+
+
+def _check_shape_only(case, outputs, trap, where: str) -> None:
+    """A reference-only case on another configuration: the same kind of outcome
+    and the same output buffers; the values are the reference's choice."""
+    assert (trap is None) == (case.trap is None), f"{where}: trap {trap}, expected {case.trap}"
+    if trap is not None:
+        return  # which of several trapping statements or lanes wins is the reference's choice
+    for name, want in case.expected.items():
+        got = outputs[name]
+        want = np.asarray(want)
+        assert (got.dtype, got.shape) == (want.dtype, want.shape), f"{where}: {name} {got.dtype}{got.shape}"
+
+
+# ============================================================================ random
+
+
+def test_random_programs_agree_with_the_reference():
+    tally = {"examples": 0, "traps": 0, "fused": 0, "refused": 0, "programs": 0}
+
+    @settings(
+        max_examples=RANDOM_PROGRAMS,
+        deadline=None,
+        database=None,
+        print_blob=True,
+        suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+    )
+    @given(case=modules())
+    def agree(case):
+        tally["examples"] += 1
+        note(case.text)
+        note(f"fusion hazards: {sorted(case.fusion_hazards)}; tolerances: {case.tolerances}")
+        oracle = outcome(case.module, case.inputs, "reference")
+        tally["traps"] += oracle.trap is not None
+        problems = [f"wgpu: {p}" for p in differences(oracle, outcome(case.module, case.inputs, "wgpu"), case.tolerances)]
+        try:
+            fused = fuse_module(case.module)
+        except VyreDiagnostic as refusal:
+            assert case.fusion_hazards, f"vyre-fuse refused a module without fusion hazards: {refusal}"
+            tally["refused"] += 1
+        else:
+            tally["fused"] += 1
+            for backend in ("reference", "wgpu"):
+                got = outcome(fused, case.inputs, backend)
+                problems += [f"{backend} fused: {p}" for p in differences(oracle, got, case.tolerances)]
+        assert not problems, "\n".join(problems)
+
+    agree()
+    print(f"random conformance: {tally}")
+    assert tally["examples"] >= RANDOM_PROGRAMS
+    assert tally["fused"] >= RANDOM_PROGRAMS // 2, tally

@@ -1,0 +1,198 @@
+"""Differential tests of vyre-fuse: a fused module computes exactly what the
+programs computed one after another, on the reference interpreter.
+
+Two oracles:
+- lockstep: `run(fuse=True)` equals `run(fuse=False)` byte for byte (or both
+  trap with the same tag). This checks everything fusion does to the data:
+  forwarding, dropped stores, guards, renaming, views, contained returns.
+- scheduled: the fused module run one invocation at a time in random orders
+  that only respect its barriers (tests/fusion_chains.py) equals the unfused
+  result. This checks that fusion never misses a barrier or a grid_sync, and
+  that every "invocation-local" claim holds.
+A refusal is allowed, but must be a located diagnostic.
+"""
+
+from __future__ import annotations
+
+import pathlib
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from fusion_chains import (
+    DataChoices,
+    RandomChoices,
+    chain_inputs,
+    execute_scheduled,
+    make_chain,
+    outcome,
+    random_inputs,
+    same,
+)
+from xdsl.dialects.builtin import StringAttr
+
+from vyre_xdsl import run
+from vyre_xdsl.abi import signature
+from vyre_xdsl.api import fuse_module
+from vyre_xdsl.context import parse_module
+from vyre_xdsl.diagnostics import VyreDiagnostic, verify_module
+from vyre_xdsl.dialects.vyre import BarrierOp, IfOp, LoadOp, programs
+
+EXAMPLES = sorted((pathlib.Path(__file__).parent.parent / "examples").glob("*.mlir"))
+
+
+def check_fusion(module, inputs, *, schedules: int = 0, seed: int = 0) -> str:
+    """Assert that fusing `module` preserves its results; returns "fused" or "refused"."""
+    sig = signature(module)
+    expected = outcome(lambda: run(module, inputs, backend="reference"), sig.outputs)
+    try:
+        fused = fuse_module(module)
+    except VyreDiagnostic as refusal:
+        assert refusal.errors and all(op is not None for op, _ in refusal.errors), refusal
+        assert all(message.startswith("cannot fuse") for _, message in refusal.errors), refusal
+        return "refused"
+    got = outcome(lambda: run(module, inputs, backend="reference", fuse=True), sig.outputs)
+    assert same(expected, got), f"fused result differs\n{module}\n{fused}"
+    rng = np.random.default_rng(seed)
+    for _ in range(schedules):
+        scheduled = outcome(lambda: execute_scheduled(fused, sig.bind(inputs), rng), sig.outputs)
+        if not same(expected, scheduled, tags=False):
+            unfused = outcome(lambda: execute_scheduled(module, sig.bind(inputs), rng), sig.outputs)
+            assert same(expected, unfused, tags=False), f"the unfused chain itself races\n{module}"
+            raise AssertionError(f"fused result depends on the schedule\n{module}\n{fused}")
+    return "fused"
+
+
+# ---------------------------------------------------------------- examples
+
+
+@pytest.mark.parametrize("path", EXAMPLES, ids=lambda p: p.name)
+def test_example_fuses_to_the_same_result(path):
+    module = parse_module(path.read_text(), path.name)
+    verify_module(module)
+    inputs = random_inputs(signature(module), seed=1)
+    assert check_fusion(module, inputs, schedules=1 if len(programs(module)) > 1 else 0) == "fused"
+
+
+@pytest.mark.parametrize("path", EXAMPLES, ids=lambda p: p.name)
+def test_example_fused_with_a_copy_of_itself(path):
+    """Each example run twice in a row (a second program reading what the first wrote)."""
+    text = path.read_text()
+    module = parse_module(text, path.name)
+    copy = parse_module(text, path.name)
+    for program in programs(copy):
+        program.sym_name = StringAttr(program.sym_name.data + "_again")
+        program.detach()
+        module.body.block.add_op(program)
+    verify_module(module)
+    inputs = random_inputs(signature(module), seed=2)
+    assert check_fusion(module, inputs, schedules=1) == "fused"
+
+
+# ---------------------------------------------------------------- generated chains
+
+
+@settings(max_examples=250, deadline=None, suppress_health_check=list(HealthCheck), derandomize=True)
+@given(st.data())
+def test_generated_chains_fuse_to_the_same_result(data):
+    chain = make_chain(DataChoices(data))
+    verify_module(chain.module)
+    inputs = chain_inputs(signature(chain.module), chain.plans, seed=3)
+    check_fusion(chain.module, inputs)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=list(HealthCheck), derandomize=True)
+@given(st.data())
+def test_generated_chains_respect_every_schedule(data):
+    chain = make_chain(DataChoices(data))
+    inputs = chain_inputs(signature(chain.module), chain.plans, seed=4)
+    check_fusion(chain.module, inputs, schedules=2, seed=5)
+
+
+def _fused_chains(seeds):
+    for seed in seeds:
+        chain = make_chain(RandomChoices(seed))
+        try:
+            yield chain, fuse_module(chain.module)
+        except VyreDiagnostic:
+            yield chain, None
+
+
+def test_generated_chains_mostly_fuse_and_cover_every_case():
+    """The property tests above are only as good as the chains: most must fuse,
+    and together they must exercise every kind of barrier, forwarding and guard."""
+    seen = {"fused": 0, "grid_sync": 0, "seq_cst": 0, "guard": 0, "forwarded": 0, "refused": 0}
+    for chain, fused in _fused_chains(range(200)):
+        if fused is None:
+            seen["refused"] += 1
+            continue
+        seen["fused"] += 1
+        ops = list(fused.walk())
+        seen["grid_sync"] += any(isinstance(op, BarrierOp) and op.is_grid_sync for op in ops)
+        seen["seq_cst"] += any(isinstance(op, BarrierOp) and not op.is_grid_sync for op in ops)
+        top = list(programs(fused)[0].statements())
+        seen["guard"] += any(isinstance(op, IfOp) for op in top)
+        loads = sum(isinstance(op, LoadOp) for op in ops)
+        unfused_loads = sum(isinstance(op, LoadOp) for op in chain.module.walk())
+        seen["forwarded"] += loads < unfused_loads
+    assert seen["fused"] >= 180, seen
+    for feature in ("grid_sync", "seq_cst", "guard", "forwarded"):
+        assert seen[feature] >= 10, seen
+
+
+def test_generated_chains_are_race_free_on_their_own():
+    """Each generated program's result does not depend on the schedule, so a
+    schedule-dependent fused result is fusion's fault."""
+    for seed in range(25):
+        chain = make_chain(RandomChoices(seed))
+        sig = signature(chain.module)
+        inputs = chain_inputs(sig, chain.plans, seed)
+        expected = outcome(lambda: run(chain.module, inputs, backend="reference"), sig.outputs)
+        scheduled = outcome(
+            lambda: execute_scheduled(chain.module, sig.bind(inputs), np.random.default_rng(seed)),
+            sig.outputs,
+        )
+        assert same(expected, scheduled, tags=False), chain
+
+
+REVERSE_CHAIN = """
+vyre.program @produce workgroup_size [8, 1, 1] {
+  vyre.buffer @x binding 0 read_only : ui32[64]
+  vyre.buffer @t binding 1 write_only : ui32[64]
+  %i = vyre.invocation_id x
+  %v = vyre.load @x[%i] : ui32
+  %w = vyre.mul %v, %v : ui32
+  vyre.store @t[%i] = %w : ui32
+}
+vyre.program @reverse workgroup_size [8, 1, 1] {
+  vyre.buffer @t binding 0 read_only : ui32[64]
+  vyre.buffer @out binding 1 write_only : ui32[64]
+  %i = vyre.invocation_id x
+  %c63 = vyre.const 63 : ui32
+  %j = vyre.sub %c63, %i : ui32
+  %v = vyre.load @t[%j] : ui32
+  vyre.store @out[%i] = %v : ui32
+}
+"""
+
+
+def test_the_scheduler_catches_a_missing_grid_sync():
+    """Remove the grid_sync fusion inserted for a reversed read: some schedule
+    must then give a different result (the oracle can fail)."""
+    module = parse_module(REVERSE_CHAIN)
+    sig = signature(module)
+    inputs = random_inputs(sig, seed=6)
+    expected = outcome(lambda: run(module, inputs, backend="reference"), sig.outputs)
+    fused = fuse_module(module)
+    barriers = [op for op in fused.walk() if isinstance(op, BarrierOp) and op.is_grid_sync]
+    assert len(barriers) == 1
+    assert same(expected, outcome(lambda: execute_scheduled(fused, sig.bind(inputs), np.random.default_rng(0)), sig.outputs))
+    barriers[0].detach()
+    barriers[0].erase()
+    results = [
+        outcome(lambda: execute_scheduled(fused, sig.bind(inputs), np.random.default_rng(s)), sig.outputs)
+        for s in range(3)
+    ]
+    assert any(not same(expected, r) for r in results)

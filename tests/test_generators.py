@@ -1,0 +1,157 @@
+"""The random program generator: well-typed, deterministic, covering, and its
+f32 abstract domain sound on the cases it claims."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+
+from vyre_xdsl import semantics
+from vyre_xdsl.abi import signature
+from vyre_xdsl.context import parse_module
+from vyre_xdsl.diagnostics import verify_module
+from vyre_xdsl.dialects.vyre import programs
+from vyre_xdsl.testing import f32_domain as fd
+from vyre_xdsl.testing.generators import GeneratorOptions, modules, random_module
+
+SEEDS = range(150)
+
+
+@pytest.fixture(scope="module")
+def cases():
+    return [random_module(seed) for seed in SEEDS]
+
+
+def test_modules_verify_and_their_inputs_bind(cases):
+    for case in cases:
+        verify_module(case.module)
+        assert 1 <= len(programs(case.module)) <= 3
+        sig = signature(case.module)
+        assert sorted(case.inputs) == sorted(sig.inputs)
+        bound = sig.bind(case.inputs)
+        assert sorted(bound) == sorted(sig.names)
+
+
+def test_printed_modules_parse_back_to_the_same_text(cases):
+    for case in cases[:40]:
+        assert str(parse_module(case.text)) == case.text
+
+
+def test_a_seed_gives_the_same_module_and_inputs():
+    a, b = random_module(1234), random_module(1234)
+    assert a.text == b.text
+    assert sorted(a.inputs) == sorted(b.inputs)
+    for name in a.inputs:
+        assert a.inputs[name].tobytes() == b.inputs[name].tobytes()
+    assert random_module(1235).text != a.text
+
+
+def test_every_op_and_construct_appears(cases):
+    seen = set().union(*(case.features for case in cases))
+    ops = {name.split(":")[0] for name in seen}
+    assert set(semantics.OPS) <= ops, sorted(set(semantics.OPS) - ops)
+    constructs = {
+        "select", "fma", "const", "load", "store", "oob_store", "buf_len", "let", "assign", "var",
+        "if", "else", "loop", "accumulator", "block", "region", "barrier", "workgroup_memory",
+        "tile_load", "tile_store", "return", "trap", "runtime_sized", "zero_count", "sink",
+        "atomic_contended", "atomic_result",
+        "vyre.invocation_id:x", "vyre.workgroup_id:x", "vyre.local_id:x", "vyre.local_id:y",
+    }
+    constructs |= {f"atomic:{kind}" for kind in semantics.ATOMIC_OPS}
+    for ty in ("ui32", "si32", "f32"):
+        constructs |= {f"cast:{ty}:i1", f"cast:i1:{ty}"}
+    constructs |= {"cast:f32:ui32", "cast:f32:si32", "cast:ui32:f32", "cast:si32:f32", "cast:ui32:si32"}
+    constructs |= {"bitcast:ui32:f32", "bitcast:f32:ui32", "bitcast:si32:f32", "bitcast:f32:si32"}
+    assert constructs <= seen, sorted(constructs - seen)
+
+
+def test_every_table_op_appears_on_every_type_it_accepts(cases):
+    seen = set().union(*(case.features for case in cases))
+    wanted = {f"{name}:{ty}" for name, sem in semantics.OPS.items() for ty in sem.types}
+    assert wanted <= seen, sorted(wanted - seen)
+
+
+def test_options_turn_features_off():
+    options = GeneratorOptions(atomics=False, workgroup_memory=False, traps=False, returns=False,
+                               nonlocal_sharing=False)
+    for seed in range(40):
+        case = random_module(seed, options)
+        assert not {f for f in case.features if f.startswith("atomic")}
+        assert not case.features & {"workgroup_memory", "trap", "return"}
+        assert "nonlocal_sharing" not in case.fusion_hazards
+        text = case.text
+        assert "vyre.atomic" not in text and "vyre.trap" not in text and "workgroup :" not in text
+
+
+def test_exact_f32_buffers_have_no_tolerance_and_approximate_ones_do(cases):
+    tolerances = [t for case in cases for t in case.tolerances.values()]
+    assert 0.0 in tolerances
+    assert any(t > 0 for t in tolerances)
+    assert all(t <= fd.MAX_K for t in tolerances)
+
+
+@settings(max_examples=25, deadline=None, database=None)
+@given(case=modules(GeneratorOptions(max_programs=2)))
+def test_the_hypothesis_strategy_gives_verified_modules(case):
+    verify_module(case.module)
+    assert len(programs(case.module)) <= 2
+    signature(case.module).bind(case.inputs)
+
+
+# ------------------------------------------------------------------ f32 domain
+
+
+def test_exact_arithmetic_stays_exact_while_it_fits_the_significand():
+    quarter = fd.F32(fd.EXACT, -64.0, 64.0, 2, 0.0, 0.25)
+    product = fd.mul(quarter, quarter)
+    assert product.kind == fd.EXACT and (product.lo, product.hi, product.frac) == (-4096.0, 4096.0, 4)
+    cube = fd.mul(product, quarter)
+    assert cube.kind == fd.EXACT and cube.hi == 2.0**18 and cube.frac == 6  # 2**18 * 2**6 == 2**24
+    fourth = fd.mul(cube, quarter)
+    assert fourth.kind == fd.APPROX and fourth.k == 2.0
+
+
+def test_the_exactness_rule_matches_float32_arithmetic():
+    """Products of quarter-grid values in [-64, 64] (three factors) are exact in f32."""
+    rng = np.random.default_rng(0)
+    a, b, c = (rng.integers(-256, 257, 10000) / 4.0 for _ in range(3))
+    exact = a * b * c  # float64: exact for these magnitudes
+    single = (a.astype(np.float32) * b.astype(np.float32)) * c.astype(np.float32)
+    assert np.array_equal(exact, single.astype(np.float64))
+
+
+def test_inexact_additions_need_a_result_away_from_zero():
+    approx = fd.F32(fd.APPROX, 1.0, 2.0, 0, 10.0, 1.0)
+    assert fd.add(approx, approx).k == pytest.approx(10.0 * 2 * 2 / 2 + 2)  # (10*2 + 10*2) / 2 + 2
+    crossing = fd.F32(fd.EXACT, -3.0, 3.0, 0, 0.0, 1.0)
+    assert fd.add(approx, crossing) is None
+    assert fd.minmax(approx, crossing, True).k == 10.0
+
+
+def test_specials_only_flow_into_bit_preserving_ops():
+    special = fd.SPECIAL_VALUE
+    exact_zero_free = fd.F32(fd.EXACT, 1.0, 2.0, 0, 0.0, 1.0)
+    exact_with_zero = fd.F32(fd.EXACT, -1.0, 2.0, 0, 0.0, 1.0)
+    assert fd.add(special, exact_zero_free) is None and fd.mul(special, special) is None
+    assert fd.join(special, exact_zero_free) == special
+    assert fd.join(special, exact_with_zero) is None  # -0 and +0 have different bits
+    assert fd.bit_exact(exact_zero_free) and not fd.bit_exact(exact_with_zero)
+
+
+def test_transcendental_ops_take_quarter_grid_operands_in_their_domain():
+    inside = fd.F32(fd.EXACT, -2.0, 3.0, 2, 0.0, 0.25)
+    result = fd.transcendental("exp", inside)
+    assert result.kind == fd.APPROX
+    assert result.lo == pytest.approx(math.exp(-2.0)) and result.hi == pytest.approx(math.exp(3.0))
+    assert result.k == 2 * semantics.OPS["exp"].ulp + 2
+    assert fd.transcendental("exp", fd.F32(fd.EXACT, 0.0, 7.0, 2, 0.0, 0.25)) is None
+    assert fd.transcendental("sin", fd.F32(fd.EXACT, 0.0, 1.0, 5, 0.0, 2.0**-5)) is None
+    assert fd.transcendental("log", fd.F32(fd.EXACT, 1.0, 4.0, 2, 0.0, 0.25)) is None
+
+
+def test_constants_know_their_grid():
+    assert fd.constant(0.75).frac == 2 and fd.constant(3.0).frac == 0
+    assert fd.constant(-0.0).kind == fd.EXACT

@@ -1,0 +1,124 @@
+"""Bundles run on wgpu (lavapipe) with the reference interpreter's outputs, from
+Python and from the command line (`vyre-compile` then `vyre-run OUT.vkb`; more
+command-line behaviour in filecheck_tests/tools/vyre-compile-cli.test)."""
+
+from __future__ import annotations
+
+import os
+import pathlib
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+from test_megakernel_cases import CASES, PIPELINE, module_of
+
+import vyre_xdsl
+from vyre_xdsl.abi import signature
+from vyre_xdsl.interpreter import VyreTrap
+from vyre_xdsl.megakernel.bundle import TargetModuleBundle
+from vyre_xdsl.megakernel.compile import compile_module
+from vyre_xdsl.megakernel.run import run_bundle
+from vyre_xdsl.semantics import ulp_distance
+from vyre_xdsl.tools.vyre_run import random_inputs
+
+os.environ.setdefault("WGPU_BACKEND_TYPE", "Vulkan")
+
+ROOT = pathlib.Path(__file__).parent.parent
+EXAMPLES = sorted((ROOT / "examples").glob("*.mlir"))
+BIN = pathlib.Path(sys.executable).parent
+F32_ULP = 4  # SPEC 3.4: contraction/reassociation in fused kernels (measured: 2)
+
+SOURCES = {p.name: p.read_text() for p in EXAMPLES} | {f"case:{k}": v for k, v in CASES.items()}
+
+
+def outcome(run):
+    """The outputs of `run()`, or the tag of the trap it raised."""
+    try:
+        return run()
+    except VyreTrap as trap:
+        return ("trap", trap.tag)
+
+
+def assert_same(expected, got):
+    if isinstance(expected, tuple) or isinstance(got, tuple):
+        assert expected == got
+        return
+    assert sorted(expected) == sorted(got)
+    for name, want in expected.items():
+        have = got[name]
+        assert have.dtype == want.dtype and have.shape == want.shape, name
+        if want.dtype == np.float32:
+            assert int(ulp_distance(want, have).max(initial=0)) <= F32_ULP, name
+        else:
+            np.testing.assert_array_equal(have, want, err_msg=name)
+
+
+@pytest.mark.parametrize("name", sorted(SOURCES))
+def test_bundle_runs_like_the_reference(name):
+    text = SOURCES[name]
+    module = module_of(text)
+    inputs = random_inputs(signature(module), 7, {})
+    data = compile_module(module).bundle_bytes()
+    bundle = TargetModuleBundle.from_bytes(data)
+    expected = outcome(lambda: vyre_xdsl.run(text, inputs, backend="reference"))
+    assert_same(expected, outcome(lambda: run_bundle(bundle, inputs)))
+    # the same as running the programs one by one on the GPU
+    assert_same(outcome(lambda: vyre_xdsl.run(text, inputs, backend="wgpu")), outcome(lambda: run_bundle(bundle, inputs)))
+    # the bundle's own copy of the source programs, on the interpreter: exact
+    assert_same(expected, outcome(lambda: run_bundle(data, inputs, backend="reference")))
+    # the seed's logical element count agrees with what each dispatch covers
+    counts = {b.name: b.count for b in bundle.signature}
+    for module in bundle.modules:
+        assert {k.element_count(counts) for k in module.kernels} == {module.logical_element_count}
+
+
+def test_the_pipeline_runs_in_two_stages_in_one_submit():
+    bundle = TargetModuleBundle.from_bytes(compile_module(module_of(PIPELINE)).bundle_bytes())
+    assert [(m.stage, m.nodes) for m in bundle.modules] == [(0, (0, 1)), (1, (2, 3, 4))]
+    assert len(bundle.kernels()) == 2
+
+
+def test_bundle_applies_the_run_signature():
+    data = compile_module(module_of(PIPELINE)).bundle_bytes()
+    with pytest.raises(vyre_xdsl.api.VyreError, match="missing input for buffer 'x'"):
+        run_bundle(data, {"hist": np.zeros(16, np.uint32)})
+    given = {"x": np.zeros(256, np.uint32), "hist": np.zeros(16, np.uint32)}
+    with pytest.raises(vyre_xdsl.api.VyreError, match="buffer 't1' takes no input"):
+        run_bundle(data, given | {"t1": np.zeros(256, np.uint32)})
+    with pytest.raises(vyre_xdsl.api.VyreError, match="unknown buffer 'nope'"):
+        run_bundle(data, given | {"nope": np.zeros(256, np.uint32)})
+    with pytest.raises(vyre_xdsl.api.VyreError, match="has 255 elements"):
+        run_bundle(data, given | {"x": np.zeros(255, np.uint32)})
+    outputs = run_bundle(data, {"x": np.arange(256, dtype=np.uint32), "hist": np.zeros(16, np.uint32)})
+    assert sorted(outputs) == ["hist", "out"]  # intermediates are not returned
+
+
+# ---------------------------------------------------------------------- command line
+
+
+def cli(*args: str, cwd: pathlib.Path) -> subprocess.CompletedProcess:
+    return subprocess.run([str(BIN / args[0]), *args[1:]], cwd=cwd, capture_output=True, text=True)
+
+
+def test_cli_compile_then_run_gives_the_reference_outputs(tmp_path):
+    (tmp_path / "pipeline.mlir").write_text(PIPELINE)
+    compiled = cli("vyre-compile", "pipeline.mlir", "-o", "pipeline.vkb", cwd=tmp_path)
+    assert compiled.returncode == 0, compiled.stderr
+    x = np.random.default_rng(3).integers(0, 1000, 256, dtype=np.uint32)
+    hist = np.arange(16, dtype=np.uint32)
+    np.save(tmp_path / "x.npy", x)
+    np.save(tmp_path / "hist.npy", hist)
+    ran = cli("vyre-run", "pipeline.vkb", "--input", "x=x.npy", "--input", "hist=hist.npy",
+              "--backend", "wgpu", "--output-dir", "out", cwd=tmp_path)
+    assert ran.returncode == 0, ran.stderr
+    expected = vyre_xdsl.run(PIPELINE, {"x": x, "hist": hist}, backend="reference")
+    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["hist.npy", "out.npy"]
+    for name, want in expected.items():
+        np.testing.assert_array_equal(np.load(tmp_path / "out" / f"{name}.npy"), want)
+    # and independently of the compiler: numpy
+    t3 = np.roll(x + 2, -1) + 1
+    t3[-1] = 1  # the last element reads t2 past its end: 0
+    out = t3.reshape(4, 64)[:, ::-1].reshape(-1)
+    np.testing.assert_array_equal(expected["out"], out)
+    np.testing.assert_array_equal(expected["hist"], hist + np.bincount(out & 15, minlength=16).astype(np.uint32))
