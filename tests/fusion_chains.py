@@ -131,8 +131,8 @@ OPS_BY_TYPE = {
     "si32": ("add", "sub", "mul", "max", "safe_div", "div"),
     "f32": ("add", "sub", "mul", "max", "min"),
 }
-STORE_PATTERNS = ("id", "id", "id", "rev", "shift", "stride3", "stride2")
-LOAD_PATTERNS = ("id", "id", "id", "rev", "shift", "shift_back", "stride3", "stride2", "gather", "first")
+STORE_PATTERNS = ("id",) * 6 + ("rev", "shift", "stride3", "stride2")
+LOAD_PATTERNS = ("id",) * 8 + ("rev", "shift", "shift_back", "stride3", "stride2", "gather", "first")
 
 
 def make_chain(c) -> Chain:
@@ -140,9 +140,11 @@ def make_chain(c) -> Chain:
     mode = c.choice(("same", "same", "same", "mixed", "2d"))
     base = c.choice((4, 8, 16))
     uses_ids = mode != "mixed"
+    size = c.choice(COUNTS)
+    count = lambda: size if c.chance(75) else c.choice(COUNTS)  # noqa: E731
     pool: list[Buffer] = [
-        Buffer("x0", element, _count(c), 0, is_input=True),
-        Buffer("x1", element, _count(c), 0, is_input=True),
+        Buffer("x0", element, count(), 0, is_input=True),
+        Buffer("x1", element, count(), 0, is_input=True),
     ]
     if c.chance(20):
         pool[1].count = None  # runtime-sized input
@@ -153,12 +155,8 @@ def make_chain(c) -> Chain:
     written: list[Buffer] = []
     plans = []
     for k in range(c.integer(2, 6)):
-        plans.append(_plan(c, k, element, mode, base, uses_ids, pool, written, index_buffer, counter))
+        plans.append(_plan(c, k, element, mode, base, uses_ids, pool, written, index_buffer, counter, count))
     return Chain(module_of([_build(plan, element) for plan in plans]), {}, plans)
-
-
-def _count(c) -> int:
-    return c.choice(COUNTS)
 
 
 def _workgroup(c, mode: str, base: int) -> tuple[int, int, int]:
@@ -169,7 +167,7 @@ def _workgroup(c, mode: str, base: int) -> tuple[int, int, int]:
     return (base, 1, 1)
 
 
-def _plan(c, k, element, mode, base, uses_ids, pool, written, index_buffer, counter) -> ProgramPlan:
+def _plan(c, k, element, mode, base, uses_ids, pool, written, index_buffer, counter, count) -> ProgramPlan:
     wg = _workgroup(c, mode, base)
     patterns = LOAD_PATTERNS + (("mirror",) if uses_ids else ())
     store_patterns = STORE_PATTERNS + (("mirror",) if uses_ids else ())
@@ -185,7 +183,7 @@ def _plan(c, k, element, mode, base, uses_ids, pool, written, index_buffer, coun
         dest_buffer = c.choice(rewritable)  # write-after-write on an earlier program's buffer
         accumulate = c.chance(40) and mode != "2d"
     else:
-        dest_buffer = Buffer(f"t{k}", element, _count(c), 0)
+        dest_buffer = Buffer(f"t{k}", element, count(), 0)
         dest_buffer.length = dest_buffer.count
         written.append(dest_buffer)
     # a program reads what it writes only at the store's own index
@@ -511,9 +509,21 @@ def _run_scheduled(program, host, rng) -> None:
         raise VyreTrap(tag, address, invocation, machine.name)
 
 
+def _has_barrier(ops) -> bool:
+    return any(isinstance(inner, BarrierOp) for op in ops for inner in op.walk())
+
+
 def _run_workgroup(machine, lanes, frames, scopes, ops, rng) -> None:
     """Run one workgroup's lanes through `ops`: each round, every lane in a random
-    order runs to its next workgroup barrier."""
+    order runs to its next workgroup barrier (one thread per lane; without
+    barriers, simply one lane after another)."""
+    if not _has_barrier(ops):
+        for position in rng.permutation(len(lanes)):
+            lane = lanes[position]
+            if machine.alive[lane]:
+                frames[lane].death_mark = machine.deaths
+                machine.run_ops(ops, frames[lane], scopes[lane])
+        return
     running = [_Lane(machine, lane, frames[lane], scopes[lane], ops) for lane in lanes]
     for lane in running:
         lane.start()

@@ -38,9 +38,25 @@ from vyre_xdsl.abi import signature
 from vyre_xdsl.api import fuse_module
 from vyre_xdsl.context import parse_module
 from vyre_xdsl.diagnostics import VyreDiagnostic, verify_module
-from vyre_xdsl.dialects.vyre import BarrierOp, IfOp, LoadOp, programs
+from vyre_xdsl.dialects.vyre import (
+    TABLE_OPS,
+    BarrierOp,
+    IfOp,
+    InvocationIdOp,
+    LoadOp,
+    WorkgroupIdOp,
+    programs,
+)
 
 EXAMPLES = sorted((pathlib.Path(__file__).parent.parent / "examples").glob("*.mlir"))
+
+
+def schedulable(module) -> bool:
+    """Small enough to run one invocation at a time within the test budget."""
+    sig = signature(module)
+    elements = max([b.count or 64 for b in sig.buffers] + [1])
+    statements = sum(1 for p in programs(module) for _ in p.walk())
+    return elements * statements <= 150_000
 
 
 def check_fusion(module, inputs, *, schedules: int = 0, seed: int = 0) -> str:
@@ -73,7 +89,8 @@ def test_example_fuses_to_the_same_result(path):
     module = parse_module(path.read_text(), path.name)
     verify_module(module)
     inputs = random_inputs(signature(module), seed=1)
-    assert check_fusion(module, inputs, schedules=1 if len(programs(module)) > 1 else 0) == "fused"
+    schedules = 1 if len(programs(module)) > 1 and schedulable(module) else 0
+    assert check_fusion(module, inputs, schedules=schedules) == "fused"
 
 
 @pytest.mark.parametrize("path", EXAMPLES, ids=lambda p: p.name)
@@ -88,13 +105,13 @@ def test_example_fused_with_a_copy_of_itself(path):
         module.body.block.add_op(program)
     verify_module(module)
     inputs = random_inputs(signature(module), seed=2)
-    assert check_fusion(module, inputs, schedules=1) == "fused"
+    assert check_fusion(module, inputs, schedules=1 if schedulable(module) else 0) == "fused"
 
 
 # ---------------------------------------------------------------- generated chains
 
 
-@settings(max_examples=250, deadline=None, suppress_health_check=list(HealthCheck), derandomize=True)
+@settings(max_examples=200, deadline=None, suppress_health_check=list(HealthCheck), derandomize=True)
 @given(st.data())
 def test_generated_chains_fuse_to_the_same_result(data):
     chain = make_chain(DataChoices(data))
@@ -103,12 +120,22 @@ def test_generated_chains_fuse_to_the_same_result(data):
     check_fusion(chain.module, inputs)
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=list(HealthCheck), derandomize=True)
+@settings(max_examples=30, deadline=None, suppress_health_check=list(HealthCheck), derandomize=True)
 @given(st.data())
 def test_generated_chains_respect_every_schedule(data):
     chain = make_chain(DataChoices(data))
     inputs = chain_inputs(signature(chain.module), chain.plans, seed=4)
     check_fusion(chain.module, inputs, schedules=2, seed=5)
+
+
+def _is_guard(op: IfOp) -> bool:
+    """A fusion guard: `workgroup_id x < G` or `invocation_id x < X [&& ...]`."""
+    cond = op.cond.owner
+    while isinstance(cond, TABLE_OPS["and"]):
+        cond = cond.operands[0].owner
+    return isinstance(cond, TABLE_OPS["lt"]) and isinstance(
+        cond.operands[0].owner, WorkgroupIdOp | InvocationIdOp
+    )
 
 
 def _fused_chains(seeds):
@@ -124,7 +151,7 @@ def test_generated_chains_mostly_fuse_and_cover_every_case():
     """The property tests above are only as good as the chains: most must fuse,
     and together they must exercise every kind of barrier, forwarding and guard."""
     seen = {"fused": 0, "grid_sync": 0, "seq_cst": 0, "guard": 0, "forwarded": 0, "refused": 0}
-    for chain, fused in _fused_chains(range(200)):
+    for chain, fused in _fused_chains(range(100)):
         if fused is None:
             seen["refused"] += 1
             continue
@@ -133,13 +160,13 @@ def test_generated_chains_mostly_fuse_and_cover_every_case():
         seen["grid_sync"] += any(isinstance(op, BarrierOp) and op.is_grid_sync for op in ops)
         seen["seq_cst"] += any(isinstance(op, BarrierOp) and not op.is_grid_sync for op in ops)
         top = list(programs(fused)[0].statements())
-        seen["guard"] += any(isinstance(op, IfOp) for op in top)
+        seen["guard"] += any(isinstance(op, IfOp) and _is_guard(op) for op in top)
         loads = sum(isinstance(op, LoadOp) for op in ops)
         unfused_loads = sum(isinstance(op, LoadOp) for op in chain.module.walk())
         seen["forwarded"] += loads < unfused_loads
-    assert seen["fused"] >= 180, seen
+    assert seen["fused"] >= 90, seen
     for feature in ("grid_sync", "seq_cst", "guard", "forwarded"):
-        assert seen[feature] >= 10, seen
+        assert seen[feature] >= 5, seen
 
 
 def test_generated_chains_are_race_free_on_their_own():

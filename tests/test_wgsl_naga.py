@@ -3,7 +3,7 @@
 `create_shader_module` parses and validates; `create_compute_pipeline` with the
 automatic layout runs the rest (uniformity, bindings, entry point). Covered:
 every example, unfused and (once the vyre-fuse pass exists) fused, and random
-modules from `tests/wgsl_programs.py` that exercise every construct the
+modules from `tests/test_wgsl_programs.py` that exercise every construct the
 printer handles.
 """
 
@@ -25,7 +25,7 @@ from vyre_xdsl.context import parse_module  # noqa: E402
 from vyre_xdsl.diagnostics import verify_module  # noqa: E402
 
 sys.path.insert(0, str(pathlib.Path(__file__).parent))
-from wgsl_programs import random_module  # noqa: E402
+from test_wgsl_programs import random_module  # noqa: E402
 
 os.environ.setdefault("WGPU_BACKEND_TYPE", "Vulkan")
 

@@ -171,11 +171,18 @@ def _mod(a, b):
 
 
 def _min(a, b):
-    return _f32(np.fmin(a, b)) if _is_float(a) else np.minimum(a, b)
+    if not _is_float(a):
+        return np.minimum(a, b)
+    # numpy's fmin picks either zero for min(+0, -0) depending on the array length
+    # (SIMD vs scalar loop); -0 is the answer, whatever the number of lanes.
+    return _f32(np.where(a == b, np.where(np.signbit(a), a, b), np.fmin(a, b)))
 
 
 def _max(a, b):
-    return _f32(np.fmax(a, b)) if _is_float(a) else np.maximum(a, b)
+    if not _is_float(a):
+        return np.maximum(a, b)
+    # max(+0, -0) is +0, whatever the number of lanes (see _min).
+    return _f32(np.where(a == b, np.where(np.signbit(a), b, a), np.fmax(a, b)))
 
 
 def _shl(a, b):

@@ -37,7 +37,6 @@ from xdsl.dialects.builtin import (
     DenseArrayBase,
     IntegerAttr,
     StringAttr,
-    SymbolRefAttr,
     UnitAttr,
     i32,
     i64,
@@ -1378,5 +1377,4 @@ __all__ = [
     "TRAP_SIDECAR_NAME",
     "TRAP_SIDECAR_WORDS",
     "WORKGROUP_SLOT_BASE",
-    "SymbolRefAttr",
 ]

@@ -273,27 +273,26 @@ class MergedBuffer:
 
 
 def check_buffer_types(programs: Sequence[ProgramOp]) -> None:
-    """Refuse a buffer name that holds two element types, or is workgroup memory in
-    one program and a host buffer in another (before any renaming)."""
+    """Refuse a host buffer name that holds two element types. (Workgroup buffers
+    are renamed apart, see `rename_shared_workgroup_buffers`.)"""
     first: dict[str, tuple[ProgramOp, BufferOp]] = {}
     for program in programs:
         for buffer in program.buffers():
             name = buffer.buffer_name
+            if buffer.is_workgroup:
+                continue
             if name not in first:
                 first[name] = (program, buffer)
                 continue
             earlier, known = first[name]
             if buffer.element_type != known.element_type:
-                what = f"holds {buffer.element_type} in @{program.sym_name.data} but {known.element_type} in @{earlier.sym_name.data}"
-            elif buffer.is_workgroup != known.is_workgroup:
-                what = "is workgroup memory in one of them and a host buffer in the other"
-            else:
-                continue
-            raise VyreDiagnostic([(
-                buffer,
-                f"cannot fuse @{earlier.sym_name.data} and @{program.sym_name.data}: buffer @{name} "
-                f"{what}; fix: rename the buffer in one of the programs",
-            )])
+                raise VyreDiagnostic([(
+                    buffer,
+                    f"cannot fuse @{earlier.sym_name.data} and @{program.sym_name.data}: buffer "
+                    f"@{name} holds {buffer.element_type} in @{program.sym_name.data} but "
+                    f"{known.element_type} in @{earlier.sym_name.data}; fix: rename the buffer in "
+                    "one of the programs",
+                )])
 
 
 def merge_buffers(arms: Sequence[Arm]) -> dict[str, MergedBuffer]:

@@ -215,7 +215,7 @@ class GeneratorOptions:
     max_programs: int = 3
     max_buffers: int = 5
     max_count: int = 150
-    statements: int = 5  # top-level statements per barrier-separated segment (upper bound)
+    statements: int = 4  # top-level statements per barrier-separated segment (upper bound)
     depth: int = 3  # expression depth
     nesting: int = 2  # statement nesting (if / loop / block)
     atomics: bool = True
@@ -451,7 +451,7 @@ class _ProgramGen:
         self.frames: list[Frame] = [Frame()]
         self.phase = "write"
         self.local_counter = 0
-        self.statement_budget = 40
+        self.statement_budget = 30
         self.loop_depth = 0
         self.uses_tile = uses_tile
         self.barriers = barriers
@@ -656,7 +656,7 @@ class _ProgramGen:
             ("atomic", 2 if own_atomic or contended else 0),
             ("tile", 3 if tile_store else 0),
             ("return", 1 if exits and self.opt.returns else 0),
-            ("trap", 1 if exits and self.opt.traps and not self.mod.has_trap else 0),
+            ("trap", 1 if exits and self.opt.traps and not self.mod.has_trap and d.chance(50) else 0),
         ])
         getattr(self, f"stmt_{kind}")(nesting)
 

@@ -230,3 +230,24 @@ def random_program(rng: random.Random, name: str):
 def random_module(seed: int) -> ModuleOp:
     rng = random.Random(seed)
     return module_of([random_program(rng, f"p{k}") for k in range(rng.randint(1, 2))])
+
+
+def test_generated_modules_verify_and_cover_every_op():
+    from vyre_xdsl.diagnostics import verify_module
+    from vyre_xdsl.dialects.vyre import Vyre
+
+    seen: set[str] = set()
+    kinds: set[tuple[str, str]] = set()
+    for seed in range(60):
+        module = random_module(seed)
+        verify_module(module)
+        for op in module.walk():
+            seen.add(op.name)
+            if op.name == "vyre.barrier":
+                kinds.add(("barrier", op.ordering.data))
+            if op.name == "vyre.atomic":
+                kinds.add(("atomic", op.kind.data))
+    missing = {op.name for op in Vyre.operations} - seen
+    assert not missing, f"never generated: {sorted(missing)}"
+    assert ("barrier", "grid_sync") in kinds
+    assert {k for t, k in kinds if t == "atomic"} == set(semantics.ATOMIC_OPS)

@@ -1,0 +1,115 @@
+"""Fused versus unfused K-stage elementwise chains on the wgpu backend (issue 6).
+
+Stage k of a chain is its own program: `t_k[i] = t_{k-1}[i] * a_k + b_k` over N
+f32 elements (t_0 = x is the input, t_K = y the output; t_1 .. t_{K-1} are
+intermediates). Unfused, the runtime dispatches K kernels (all in one submit),
+each reading and writing N floats; fused (`vyre-fuse`), one kernel reads x
+once and writes y once.
+
+Each configuration is run once to compile and build pipelines, then timed end
+to end (`vyre_xdsl.run`: upload, dispatch, readback) `--reps` times; the table
+shows the median and the fused speed-up. Fused and unfused outputs are checked
+against each other (at most K ULP apart: contraction may differ per stage).
+
+    python bench/fusion.py                        # K = 2, 4, 8, 16; N = 2^20, 2^22
+    python bench/fusion.py --stages 8 --log2n 22  # the headline case
+    python bench/fusion.py --log2n 24 --markdown   # a table for docs/performance.md
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import statistics
+import sys
+import time
+
+import numpy as np
+
+os.environ.setdefault("WGPU_BACKEND_TYPE", "Vulkan")
+
+import vyre_xdsl  # noqa: E402
+from vyre_xdsl.context import parse_module  # noqa: E402
+from vyre_xdsl.runtime import gpu_device  # noqa: E402
+from vyre_xdsl.semantics import ulp_distance  # noqa: E402
+
+WORKGROUP = 256
+
+
+def chain_text(stages: int, n: int) -> str:
+    names = ["x"] + [f"t{k}" for k in range(1, stages)] + ["y"]
+    programs = []
+    for k in range(1, stages + 1):
+        a, b = 1.0 + k / 64.0, k / 8.0
+        programs.append(
+            f"""vyre.program @stage{k} workgroup_size [{WORKGROUP}, 1, 1] {{
+  vyre.buffer @{names[k - 1]} binding 0 read_only : f32[{n}]
+  vyre.buffer @{names[k]} binding 1 write_only : f32[{n}]
+  %i = vyre.invocation_id x
+  %v = vyre.load @{names[k - 1]}[%i] : f32
+  %a = vyre.const {a!r} : f32
+  %b = vyre.const {b!r} : f32
+  %m = vyre.mul %v, %a : f32
+  %r = vyre.add %m, %b : f32
+  vyre.store @{names[k]}[%i] = %r : f32
+}}"""
+        )
+    return "\n".join(programs) + "\n"
+
+
+def timed(module, inputs, fuse: bool, reps: int) -> tuple[float, np.ndarray]:
+    out = vyre_xdsl.run(module, inputs, backend="wgpu", fuse=fuse)["y"]  # compile, pipelines
+    times = []
+    for _ in range(reps):
+        start = time.perf_counter()
+        out = vyre_xdsl.run(module, inputs, backend="wgpu", fuse=fuse)["y"]
+        times.append(time.perf_counter() - start)
+    return statistics.median(times), out
+
+
+def measure(stages: int, log2n: int, reps: int) -> dict:
+    n = 1 << log2n
+    module = parse_module(chain_text(stages, n))
+    x = np.random.default_rng(stages).uniform(-1.0, 1.0, n).astype(np.float32)
+    unfused, y_unfused = timed(module, {"x": x}, False, reps)
+    fused, y_fused = timed(module, {"x": x}, True, reps)
+    worst = int(ulp_distance(y_unfused, y_fused).max())
+    if worst > stages:
+        raise SystemExit(f"K={stages} N=2^{log2n}: fused and unfused differ by {worst} ULP")
+    return {"stages": stages, "log2n": log2n, "unfused": unfused, "fused": fused,
+            "ratio": unfused / fused, "ulp": worst}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--stages", type=int, nargs="+", default=[2, 4, 8, 16])
+    parser.add_argument("--log2n", type=int, nargs="+", default=[20, 22])
+    parser.add_argument("--reps", type=int, default=3)
+    parser.add_argument("--markdown", action="store_true", help="print a markdown table")
+    args = parser.parse_args(argv)
+
+    gpu = gpu_device()
+    print(f"# adapter: {gpu.describe()}; {os.cpu_count()} CPUs; {platform.platform()}; "
+          f"python {platform.python_version()}", flush=True)
+    print(f"# command: python bench/fusion.py {' '.join(sys.argv[1:] if argv is None else argv)}", flush=True)
+    rows = []
+    for log2n in args.log2n:
+        for stages in args.stages:
+            row = measure(stages, log2n, args.reps)
+            rows.append(row)
+            if not args.markdown:
+                print(f"K={stages:>2} N=2^{log2n}: unfused {row['unfused'] * 1e3:8.1f} ms  "
+                      f"fused {row['fused'] * 1e3:8.1f} ms  speed-up {row['ratio']:5.2f}x  "
+                      f"(max {row['ulp']} ULP apart)", flush=True)
+    if args.markdown:
+        print("| K stages | N | unfused (ms) | fused (ms) | speed-up | max ULP fused vs unfused |")
+        print("|---:|---:|---:|---:|---:|---:|")
+        for row in rows:
+            print(f"| {row['stages']} | 2^{row['log2n']} | {row['unfused'] * 1e3:.1f} | "
+                  f"{row['fused'] * 1e3:.1f} | {row['ratio']:.2f}x | {row['ulp']} |")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
