@@ -30,7 +30,6 @@ from xdsl.dialect_interfaces.constant_materialization import (
 from xdsl.dialects.builtin import (
     ArrayAttr,
     DenseArrayBase,
-    Float32Type,
     FloatAttr,
     IntegerAttr,
     IntegerType,

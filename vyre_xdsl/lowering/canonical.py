@@ -1,31 +1,21 @@
-"""Canonical program bytes and the descriptor id (BLAKE3 hex of them).
+"""The descriptor id: BLAKE3 hex of the program's canonical text.
 
-The canonical form is the generic MLIR print of the program with SSA name hints
-and source locations dropped, so renaming values or moving the program in its
+The canonical text (`vyre_xdsl.canonical.canonical_program_text`) drops SSA name
+hints and source locations, so renaming values or moving the program in its
 file does not change its identity, while any change of ops, types, buffers,
-workgroup size or attributes does.
+workgroup size, attributes or f32 literal bits does.
 """
 
 from __future__ import annotations
 
-import io
-
 import blake3
-from xdsl.printer import Printer
 
+from vyre_xdsl.canonical import canonical_program_text
 from vyre_xdsl.dialects.vyre import ProgramOp
 
 
 def canonical_program_bytes(program: ProgramOp) -> bytes:
-    clone = program.clone(clone_name_hints=False)
-    for op in clone.walk():
-        for region in op.regions:
-            for block in region.blocks:
-                for arg in block.args:
-                    arg.name_hint = None
-    stream = io.StringIO()
-    Printer(stream=stream, print_generic_format=True).print_op(clone)
-    return stream.getvalue().encode()
+    return canonical_program_text(program).encode()
 
 
 def descriptor_id(program: ProgramOp) -> str:

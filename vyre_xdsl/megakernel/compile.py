@@ -36,7 +36,7 @@ from vyre_xdsl.dispatch import uses_whole_buffers
 from vyre_xdsl.lowering.profile import DEFAULT_PROFILE, TargetProfile
 from vyre_xdsl.megakernel.artifact import Artifact, FusionRecord, build_artifact
 from vyre_xdsl.megakernel.bundle import BundleNode, ProfileRecord, TargetModuleBundle, TargetModuleImage
-from vyre_xdsl.megakernel.canonical import ProgramTextError, canonical_program_text, parse_program_text
+from vyre_xdsl.canonical import ProgramTextError, canonical_program_text, parse_program_text
 from vyre_xdsl.megakernel.envelope import (
     WGSL_FORMAT,
     ArtifactEnvelope,

@@ -30,7 +30,7 @@ from xdsl.dialects.builtin import ModuleOp
 
 from vyre_xdsl.abi import RunSignature, buffer_accesses, signature
 from vyre_xdsl.dialects.vyre import ProgramOp, programs
-from vyre_xdsl.megakernel.canonical import canonical_program_text
+from vyre_xdsl.canonical import canonical_program_text
 
 #: dependence kinds, in the order they sort
 DATA, ANTI, OUTPUT = "data", "anti", "output"

@@ -24,19 +24,16 @@ import os
 import sys
 from collections.abc import Sequence
 
-from xdsl.utils.exceptions import ParseError
-
-from vyre_xdsl.diagnostics import VyreDiagnostic, VyreError, format_errors, verify_module
+from vyre_xdsl.diagnostics import VyreDiagnostic, VyreError, format_errors
+from vyre_xdsl.tools.common import (
+    ReportedError,
+    UsageError,
+    load_module_text,
+    read_source,
+    write_files_atomically,
+)
 
 PROG = "vyre-compile"
-
-
-class UsageError(VyreError):
-    """A bad command line or unreadable input."""
-
-
-class ReportedError(Exception):
-    """An error whose message is already formatted."""
 
 
 def argument_parser() -> argparse.ArgumentParser:
@@ -53,29 +50,7 @@ def argument_parser() -> argparse.ArgumentParser:
 
 
 def load_module(path: str):
-    from vyre_xdsl.context import parse_module
-
-    name = "<stdin>" if path == "-" else path
-    try:
-        text = sys.stdin.read() if path == "-" else open(path, encoding="utf-8").read()
-    except (OSError, UnicodeDecodeError) as error:
-        raise UsageError(f"cannot read {name}: {getattr(error, 'strerror', None) or error}") from None
-    try:
-        module = parse_module(text, name)
-        verify_module(module)
-    except ParseError as error:
-        raise ReportedError(format_parse_error(error, text)) from None
-    except VyreDiagnostic as error:
-        raise ReportedError(format_errors(error.errors, text)) from None
-    return module
-
-
-def format_parse_error(error: ParseError, text: str) -> str:
-    """`file:line:col: error: message`, the source line and a caret (MLIR style)."""
-    where = error.span.get_location()
-    lines = text.splitlines()
-    line = lines[where.line - 1] if 0 < where.line <= len(lines) else ""
-    return f"{where.file}:{where.line}:{where.col}: error: {error.msg}\n{line}\n{' ' * (where.col - 1)}^"
+    return load_module_text(*read_source(path))
 
 
 def default_output(path: str) -> str:
@@ -116,7 +91,6 @@ def compile_command(args: argparse.Namespace) -> dict[str, bytes]:
 
 
 def write_files(files: dict[str, bytes]) -> None:
-    from vyre_xdsl.tools.vyre_opt import write_atomically
 
     targets = [p for p in files if p != "-"]
     if len(set(targets)) != len(targets):
@@ -125,22 +99,13 @@ def write_files(files: dict[str, bytes]) -> None:
         directory = os.path.dirname(os.path.abspath(path))
         if not os.path.isdir(directory):
             raise UsageError(f"cannot write {path}: no such directory {directory}")
-    for path, data in files.items():
-        if path == "-":
-            sys.stdout.buffer.write(data)
-            sys.stdout.flush()
-            continue
-        try:
-            write_atomically(path, data)
-            os.chmod(path, 0o666 & ~_umask())
-        except OSError as error:
-            raise UsageError(f"cannot write {path}: {error.strerror or error}") from None
-
-
-def _umask() -> int:
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask
+    try:
+        write_files_atomically({p: data for p, data in files.items() if p != "-"})
+    except OSError as error:
+        raise UsageError(f"cannot write {error.filename or 'output'}: {error.strerror or error}") from None
+    if "-" in files:
+        sys.stdout.buffer.write(files["-"])
+        sys.stdout.flush()
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -17,7 +17,6 @@ import argparse
 import io
 import os
 import sys
-import tempfile
 from collections.abc import Sequence
 from typing import IO
 
@@ -39,25 +38,7 @@ from vyre_xdsl.diagnostics import (
 )
 from vyre_xdsl.dialects import get_all_dialects
 from vyre_xdsl.passes import get_all_passes
-
-
-class UsageError(VyreError):
-    """A bad command line (unknown pass, unreadable file, ...)."""
-
-
-def write_atomically(path: str, data: str | bytes) -> None:
-    """Write `data` to `path` via a temporary file and a rename: never a partial file."""
-    directory = os.path.dirname(os.path.abspath(path))
-    mode = "wb" if isinstance(data, bytes) else "w"
-    fd, tmp = tempfile.mkstemp(dir=directory, prefix=".vyre-", suffix=".tmp")
-    try:
-        with os.fdopen(fd, mode) as f:
-            f.write(data)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+from vyre_xdsl.tools.common import UsageError, format_parse_error, write_atomically
 
 
 class VyreOptMain(xDSLOptMain):
@@ -187,14 +168,6 @@ class VyreOptMain(xDSLOptMain):
             sys.stdout.write(text)
             return
         write_atomically(self.args.output_file, text)
-
-
-def format_parse_error(error: ParseError) -> str:
-    """`file:line:col: error: message`, the source line and a caret (MLIR style)."""
-    where = error.span.get_location()
-    line = error.span.input.content.splitlines()[where.line - 1 - error.span.line_offset]
-    caret = " " * (where.col - 1) + "^" * max(1, min(len(error.span), len(line) - where.col + 1))
-    return f"{where.file}:{where.line}:{where.col}: error: {error.msg}\n{line}\n{caret}"
 
 
 def _pass_names(spec: str) -> list[str]:

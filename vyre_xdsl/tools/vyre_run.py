@@ -20,30 +20,27 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-import tempfile
+import io
 from collections.abc import Sequence
 from importlib import import_module
 
 import numpy as np
 from xdsl.dialects.builtin import ModuleOp
-from xdsl.utils.exceptions import ParseError
 
 from vyre_xdsl.abi import RunSignature, signature
 from vyre_xdsl.api import BACKENDS, default_backend, run
-from vyre_xdsl.context import parse_module
-from vyre_xdsl.diagnostics import VyreDiagnostic, VyreError, format_errors, verify_module
+from vyre_xdsl.diagnostics import VyreDiagnostic, VyreError, format_errors
+from vyre_xdsl.tools.common import (
+    ReportedError,
+    UsageError,
+    load_module_text,
+    read_source,
+    write_files_atomically,
+)
 
 PROG = "vyre-run"
 MAX_PRINTED = 16
 DEFAULT_RUNTIME_COUNT = 1024
-
-
-class UsageError(VyreError):
-    """A bad command line or input file."""
-
-
-class ReportedError(Exception):
-    """An error whose message is already formatted (located diagnostics)."""
 
 
 # ---------------------------------------------------------------------- loading
@@ -55,19 +52,7 @@ def load_runnable(path: str) -> ModuleOp:
     This is the one place that knows file formats: bundle (`.vkb`) support
     belongs here.
     """
-    name = "<stdin>" if path == "-" else path
-    try:
-        text = sys.stdin.read() if path == "-" else open(path, encoding="utf-8").read()
-    except (OSError, UnicodeDecodeError) as error:
-        raise UsageError(f"cannot read {name}: {getattr(error, 'strerror', None) or error}") from None
-    try:
-        module = parse_module(text, name)
-        verify_module(module)
-    except ParseError as error:
-        raise ReportedError(str(error).rstrip()) from None
-    except VyreDiagnostic as error:
-        raise ReportedError(format_errors(error.errors, text)) from None
-    return module
+    return load_module_text(*read_source(path))
 
 
 def parse_input_spec(spec: str) -> tuple[str, str]:
@@ -150,28 +135,15 @@ def write_outputs(directory: str, outputs: dict[str, np.ndarray]) -> None:
         os.makedirs(directory, exist_ok=True)
     except OSError as error:
         raise UsageError(f"cannot create output directory {directory}: {error.strerror or error}") from None
-    staged: list[tuple[str, str]] = []
     try:
+        files = {}
         for name, array in outputs.items():
-            fd, tmp = tempfile.mkstemp(dir=directory, prefix=f".{name}-", suffix=".npy.tmp")
-            staged.append((tmp, os.path.join(directory, f"{name}.npy")))
-            with os.fdopen(fd, "wb") as f:
-                np.save(f, array, allow_pickle=False)
-            os.chmod(tmp, 0o666 & ~_umask())
-        for tmp, final in staged:
-            os.replace(tmp, final)
+            buffer = io.BytesIO()
+            np.save(buffer, array, allow_pickle=False)
+            files[os.path.join(directory, f"{name}.npy")] = buffer.getvalue()
+        write_files_atomically(files)
     except OSError as error:
         raise UsageError(f"cannot write outputs to {directory}: {error.strerror or error}") from None
-    finally:
-        for tmp, _ in staged:
-            if os.path.exists(tmp):
-                os.unlink(tmp)
-
-
-def _umask() -> int:
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask
 
 
 # ---------------------------------------------------------------------- main

@@ -1,0 +1,88 @@
+"""What the three CLIs share: reading a source file into a verified module,
+MLIR-style error text, and all-or-nothing file writes."""
+
+from __future__ import annotations
+
+import os
+import sys
+import tempfile
+from collections.abc import Mapping
+
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.utils.exceptions import ParseError
+
+from vyre_xdsl.diagnostics import VyreDiagnostic, VyreError, format_errors, verify_module
+
+
+class UsageError(VyreError):
+    """A bad command line or unreadable input (printed as one `PROG: error:` line)."""
+
+
+class ReportedError(Exception):
+    """An error whose message is already formatted (located diagnostics)."""
+
+
+def format_parse_error(error: ParseError) -> str:
+    """`file:line:col: error: message`, the source line and a caret (MLIR style)."""
+    where = error.span.get_location()
+    lines = error.span.input.content.splitlines()
+    index = where.line - 1 - error.span.line_offset
+    line = lines[index] if 0 <= index < len(lines) else ""
+    width = max(1, min(len(error.span), len(line) - where.col + 1))
+    return f"{where.file}:{where.line}:{where.col}: error: {error.msg}\n{line}\n{' ' * (where.col - 1)}{'^' * width}"
+
+
+def read_source(path: str) -> tuple[str, str]:
+    """(text, display name) of FILE; '-' reads stdin."""
+    name = "<stdin>" if path == "-" else path
+    try:
+        text = sys.stdin.read() if path == "-" else open(path, encoding="utf-8").read()
+    except (OSError, UnicodeDecodeError) as error:
+        raise UsageError(f"cannot read {name}: {getattr(error, 'strerror', None) or error}") from None
+    return text, name
+
+
+def load_module_text(text: str, name: str) -> ModuleOp:
+    """Parse and verify; errors become a `ReportedError` with located text."""
+    from vyre_xdsl.context import parse_module
+
+    try:
+        module = parse_module(text, name)
+        verify_module(module)
+    except ParseError as error:
+        raise ReportedError(format_parse_error(error)) from None
+    except VyreDiagnostic as error:
+        raise ReportedError(format_errors(error.errors, text)) from None
+    return module
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+def write_files_atomically(files: Mapping[str, bytes | str]) -> None:
+    """Write every file or none: each goes to a temporary file beside its target
+    (with the usual permissions), and they are renamed into place only once all
+    were written."""
+    staged: list[tuple[str, str]] = []
+    try:
+        for path, data in files.items():
+            directory = os.path.dirname(os.path.abspath(path))
+            fd, tmp = tempfile.mkstemp(dir=directory, prefix=".vyre-", suffix=".tmp")
+            staged.append((tmp, path))
+            with os.fdopen(fd, "wb" if isinstance(data, bytes) else "w") as f:
+                f.write(data)
+            os.chmod(tmp, 0o666 & ~_umask())
+        for tmp, path in staged:
+            os.replace(tmp, path)
+    finally:
+        for tmp, _ in staged:
+            if os.path.exists(tmp):
+                os.unlink(tmp)
+
+
+def write_atomically(path: str, data: str | bytes) -> None:
+    """Write `data` to `path` via a temporary file and a rename: never a partial file."""
+    write_files_atomically({path: data})
