@@ -90,6 +90,8 @@ def main() -> None:
     p.add_argument("--log2n", type=int, default=22)
     p.add_argument("--reps", type=int, default=7)
     p.add_argument("--json", default=None)
+    p.add_argument("--batch", type=int, default=20, help="dispatches per timed compute pass")
+    p.add_argument("--rounds", type=int, default=2, help="repeat the whole variant list")
     args = p.parse_args()
     n = 1 << args.log2n
     n4 = n // 4
@@ -127,38 +129,52 @@ def main() -> None:
 
     results = {}
     sm_groups = 132 * 16
-    for name, (code, invocations, _) in shaders(n4, sm_groups).items():
-        try:
-            module = device.create_shader_module(code=code)
-            pipe = device.create_compute_pipeline(layout="auto", compute={"module": module, "entry_point": "main"})
-        except Exception as e:  # report and go on: a variant that does not validate is an answer too
-            print(f"{name:12s} failed to compile: {str(e).splitlines()[-1]}")
-            continue
-        bg = device.create_bind_group(
-            layout=pipe.get_bind_group_layout(0),
-            entries=[
-                {"binding": k, "resource": {"buffer": buf}}
-                for k, buf in enumerate((ba, bb, bo))
-                if not (name.startswith("copy") and k == 1)
-            ],
-        )
-        gx, gy = grid_for(invocations)
 
-        def record(enc, pipe=pipe, bg=bg, gx=gx, gy=gy):
-            pas = enc.begin_compute_pass(timestamp_writes={"query_set": qs, "beginning_of_pass_write_index": 0, "end_of_pass_write_index": 1})
-            pas.set_pipeline(pipe)
-            pas.set_bind_group(0, bg)
-            pas.dispatch_workgroups(gx, gy, 1)
-            pas.end()
+    def measure_variants(variants):
+        for name, (code, invocations, _) in variants:
+            try:
+                module = device.create_shader_module(code=code)
+                pipe = device.create_compute_pipeline(layout="auto", compute={"module": module, "entry_point": "main"})
+            except Exception as e:  # report and go on: a variant that does not validate is an answer too
+                print(f"{name:12s} failed to compile: {str(e).splitlines()[-1]}")
+                continue
+            bg = device.create_bind_group(
+                layout=pipe.get_bind_group_layout(0),
+                entries=[
+                    {"binding": k, "resource": {"buffer": buf}}
+                    for k, buf in enumerate((ba, bb, bo))
+                    if not (name.startswith("copy") and k == 1)
+                ],
+            )
+            gx, gy = grid_for(invocations)
 
-        times = [timed(record) for _ in range(args.reps)]
-        t = statistics.median(times)
-        moved = nbytes * (2 if name.startswith("copy") else 3)
-        out = np.frombuffer(device.queue.read_buffer(bo), dtype=np.float32)
-        expect = a if name.startswith("copy") else a * np.float32(2) + b
-        ok = np.allclose(out, expect, rtol=1e-6, atol=1e-6)
-        results[name] = {"ms": t * 1e3, "tbps": moved / t / 1e12, "correct": bool(ok), "grid": [gx, gy]}
-        print(f"{name:12s} {t * 1e3:8.3f} ms  {moved / t / 1e12:6.3f} TB/s  grid {gx}x{gy}  correct={ok}")
+            def record(enc, pipe=pipe, bg=bg, gx=gx, gy=gy, count=1):
+                pas = enc.begin_compute_pass(timestamp_writes={"query_set": qs, "beginning_of_pass_write_index": 0, "end_of_pass_write_index": 1})
+                pas.set_pipeline(pipe)
+                pas.set_bind_group(0, bg)
+                for _ in range(count):
+                    pas.dispatch_workgroups(gx, gy, 1)
+                pas.end()
+
+            single = statistics.median(timed(record) for _ in range(args.reps))
+            batched = [timed(lambda enc: record(enc, count=args.batch)) / args.batch for _ in range(args.reps)]
+            t = statistics.median(batched)
+            moved = nbytes * (2 if name.startswith("copy") else 3)
+            out = np.frombuffer(device.queue.read_buffer(bo), dtype=np.float32)
+            expect = a if name.startswith("copy") else a * np.float32(2) + b
+            ok = np.allclose(out, expect, rtol=1e-6, atol=1e-6)
+            results.setdefault(name, []).append(
+                {"ms": t * 1e3, "tbps": moved / t / 1e12, "single_ms": single * 1e3, "correct": bool(ok), "grid": [gx, gy]}
+            )
+            print(
+                f"{name:12s} {t * 1e3:8.3f} ms  {moved / t / 1e12:6.3f} TB/s  (one dispatch per submit: "
+                f"{single * 1e3:7.3f} ms, {moved / single / 1e12:5.3f} TB/s)  grid {gx}x{gy}  correct={ok}"
+            )
+
+    variants = list(shaders(n4, sm_groups).items())
+    for round_ in range(args.rounds):
+        print(f"-- round {round_ + 1}")
+        measure_variants(variants)
 
     # copy_buffer_to_buffer between passes' timestamps: bracket with two empty passes
     def record_copy(enc):
