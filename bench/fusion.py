@@ -11,8 +11,11 @@ pass) and each configuration is run once to compile and build pipelines (both
 cached by the runtime); then `vyre_xdsl.run(module, inputs, backend="wgpu")` is
 timed end to end (verify, bind, upload, dispatch, readback) `--reps` times.
 The table shows the median times and the fused speed-up; the one-time costs
-(fusion pass, lowering, WGSL, pipeline creation) are shown separately. Fused and unfused outputs are checked
-against each other (at most K ULP apart: contraction may differ per stage).
+(fusion pass, lowering, WGSL, pipeline creation) are shown separately. GPU
+time is the sum over compute passes of timestamp-query deltas (median of
+`--reps` runs), when the device has timestamp queries. Fused and unfused
+outputs are checked against each other (at most K ULP apart: contraction may
+differ per stage).
 
     python bench/fusion.py                        # K = 2, 4, 8, 16; N = 2^20, 2^22
     python bench/fusion.py --stages 8 --log2n 22  # the headline case
@@ -33,9 +36,10 @@ import numpy as np
 os.environ.setdefault("WGPU_BACKEND_TYPE", "Vulkan")
 
 import vyre_xdsl  # noqa: E402
+from vyre_xdsl.abi import signature  # noqa: E402
 from vyre_xdsl.api import fuse_module  # noqa: E402
 from vyre_xdsl.context import parse_module  # noqa: E402
-from vyre_xdsl.runtime import gpu_device  # noqa: E402
+from vyre_xdsl.runtime import compiled_kernels, gpu_device, run_kernels  # noqa: E402
 from vyre_xdsl.semantics import ulp_distance  # noqa: E402
 
 WORKGROUP = 256
@@ -75,6 +79,20 @@ def timed(module, inputs, reps: int) -> tuple[float, float, np.ndarray]:
     return first, statistics.median(times), out
 
 
+def gpu_time(module, inputs, reps: int) -> float | None:
+    """Median GPU time (timestamp queries around each compute pass), seconds."""
+    if "timestamp-query" not in gpu_device().features:
+        return None
+    sig = signature(module)
+    kernels = compiled_kernels(module)
+    ticks = []
+    for _ in range(reps):
+        profile: dict = {}
+        run_kernels(kernels, sig.bind(inputs), outputs=list(sig.outputs), uploads=set(sig.inputs), profile=profile)
+        ticks.append(profile["gpu_ticks"])
+    return statistics.median(ticks) * 1e-9  # lavapipe's ticks are nanoseconds
+
+
 def measure(stages: int, log2n: int, reps: int) -> dict:
     n = 1 << log2n
     module = parse_module(chain_text(stages, n))
@@ -84,19 +102,28 @@ def measure(stages: int, log2n: int, reps: int) -> dict:
     x = np.random.default_rng(stages).uniform(-1.0, 1.0, n).astype(np.float32)
     first_unfused, unfused, y_unfused = timed(module, {"x": x}, reps)
     first_fused, fused, y_fused = timed(fused_module, {"x": x}, reps)
+    gpu_unfused, gpu_fused = gpu_time(module, {"x": x}, reps), gpu_time(fused_module, {"x": x}, reps)
     worst = int(ulp_distance(y_unfused, y_fused).max())
     if worst > stages:
         raise SystemExit(f"K={stages} N=2^{log2n}: fused and unfused differ by {worst} ULP")
     return {"stages": stages, "log2n": log2n, "unfused": unfused, "fused": fused,
             "ratio": unfused / fused, "ulp": worst, "fusing": fusing,
-            "first_unfused": first_unfused, "first_fused": first_fused}
+            "first_unfused": first_unfused, "first_fused": first_fused,
+            "gpu_unfused": gpu_unfused, "gpu_fused": gpu_fused}
+
+
+def gpu_columns(row: dict) -> tuple[str, str]:
+    if row["gpu_unfused"] is None:
+        return "n/a", "n/a"
+    return (f"{row['gpu_unfused'] * 1e3:.1f} / {row['gpu_fused'] * 1e3:.1f}",
+            f"{row['gpu_unfused'] / row['gpu_fused']:.2f}x")
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--stages", type=int, nargs="+", default=[2, 4, 8, 16])
     parser.add_argument("--log2n", type=int, nargs="+", default=[20, 22])
-    parser.add_argument("--reps", type=int, default=3)
+    parser.add_argument("--reps", type=int, default=5)
     parser.add_argument("--markdown", action="store_true", help="print a markdown table")
     args = parser.parse_args(argv)
 
@@ -110,18 +137,21 @@ def main(argv: list[str] | None = None) -> int:
             row = measure(stages, log2n, args.reps)
             rows.append(row)
             if not args.markdown:
+                gpu, gpu_ratio = gpu_columns(row)
                 print(f"K={stages:>2} N=2^{log2n}: unfused {row['unfused'] * 1e3:8.1f} ms  "
                       f"fused {row['fused'] * 1e3:8.1f} ms  speed-up {row['ratio']:5.2f}x  "
+                      f"GPU time {gpu} ms = {gpu_ratio}  "
                       f"(max {row['ulp']} ULP apart; once: fuse {row['fusing'] * 1e3:.0f} ms, "
                       f"first run {row['first_unfused'] * 1e3:.0f} / {row['first_fused'] * 1e3:.0f} ms)",
                       flush=True)
     if args.markdown:
-        print("| K stages | N | unfused (ms) | fused (ms) | speed-up | max ULP apart "
-              "| fuse pass (ms) | first run unfused / fused (ms) |")
-        print("|---:|---:|---:|---:|---:|---:|---:|---:|")
+        print("| K stages | N | unfused (ms) | fused (ms) | speed-up | GPU time unfused / fused (ms) "
+              "| GPU speed-up | max ULP apart | fuse pass (ms) | first run unfused / fused (ms) |")
+        print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
         for row in rows:
+            gpu, gpu_ratio = gpu_columns(row)
             print(f"| {row['stages']} | 2^{row['log2n']} | {row['unfused'] * 1e3:.1f} | "
-                  f"{row['fused'] * 1e3:.1f} | {row['ratio']:.2f}x | {row['ulp']} | "
+                  f"{row['fused'] * 1e3:.1f} | {row['ratio']:.2f}x | {gpu} | {gpu_ratio} | {row['ulp']} | "
                   f"{row['fusing'] * 1e3:.0f} | {row['first_unfused'] * 1e3:.0f} / {row['first_fused'] * 1e3:.0f} |")
     return 0
 

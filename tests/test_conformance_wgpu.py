@@ -38,6 +38,7 @@ os.environ.setdefault("WGPU_BACKEND_TYPE", "Vulkan")
 import vyre_xdsl  # noqa: E402
 from vyre_xdsl.api import fuse_module  # noqa: E402
 from vyre_xdsl.diagnostics import VyreDiagnostic  # noqa: E402
+from vyre_xdsl.dialects.vyre import programs  # noqa: E402
 from vyre_xdsl.interpreter import VyreTrap  # noqa: E402
 from vyre_xdsl.runtime import adapter_available  # noqa: E402
 from vyre_xdsl.runtime.device import no_adapter_message  # noqa: E402
@@ -141,20 +142,21 @@ def test_random_programs_agree_with_the_reference():
     @given(case=modules())
     def agree(case):
         tally["examples"] += 1
+        tally["programs"] += len(programs(case.module))
         note(case.text)
         note(f"fusion hazards: {sorted(case.fusion_hazards)}; tolerances: {case.tolerances}")
         oracle = outcome(case.module, case.inputs, "reference")
         tally["traps"] += oracle.trap is not None
         problems = [f"wgpu: {p}" for p in differences(oracle, outcome(case.module, case.inputs, "wgpu"), case.tolerances)]
         try:
-            fused = fuse_module(case.module)
+            fuse_module(case.module)
         except VyreDiagnostic as refusal:
             assert case.fusion_hazards, f"vyre-fuse refused a module without fusion hazards: {refusal}"
             tally["refused"] += 1
         else:
             tally["fused"] += 1
             for backend in ("reference", "wgpu"):
-                got = outcome(fused, case.inputs, backend)
+                got = outcome(case.module, case.inputs, backend, fuse=True)
                 problems += [f"{backend} fused: {p}" for p in differences(oracle, got, case.tolerances)]
         assert not problems, "\n".join(problems)
 

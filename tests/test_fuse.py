@@ -428,3 +428,34 @@ def test_a_shorter_view_keeps_its_bounds():
     out = run(module, {"x": x}, backend="reference", fuse=True)
     np.testing.assert_array_equal(out["a"], np.concatenate([x[:8] + 8, np.full(8, 8, np.uint32)]))
     np.testing.assert_array_equal(out["b"], x)
+
+
+def test_workgroup_memory_is_never_shared_between_programs():
+    """@a's workgroup buffer @x and @b's host buffer @x are different buffers."""
+    text = """
+vyre.program @a workgroup_size [8, 1, 1] {
+  vyre.buffer @x workgroup : ui32[8]
+  vyre.buffer @out binding 0 write_only : ui32[8]
+  %l = vyre.local_id x
+  %i = vyre.invocation_id x
+  %seven = vyre.const 7 : ui32
+  vyre.store @x[%l] = %seven : ui32
+  %v = vyre.load @x[%l] : ui32
+  vyre.store @out[%i] = %v : ui32
+}
+vyre.program @b workgroup_size [8, 1, 1] {
+  vyre.buffer @x binding 0 read_only : ui32[8]
+  vyre.buffer @y binding 1 write_only : ui32[8]
+  %i = vyre.invocation_id x
+  %v = vyre.load @x[%i] : ui32
+  vyre.store @y[%i] = %v : ui32
+}
+"""
+    fused = programs(fuse_module(parse_module(text)))[0]
+    assert [(b.buffer_name, b.access_mode) for b in fused.buffers()] == [
+        ("__vyre_fuse_a0_x", "workgroup"), ("out", "write_only"), ("x", "read_only"), ("y", "write_only"),
+    ]
+    x = _x(8)
+    out = run(text, {"x": x}, backend="reference", fuse=True)
+    np.testing.assert_array_equal(out["out"], np.full(8, 7, np.uint32))
+    np.testing.assert_array_equal(out["y"], x)

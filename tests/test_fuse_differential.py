@@ -111,7 +111,7 @@ def test_example_fused_with_a_copy_of_itself(path):
 # ---------------------------------------------------------------- generated chains
 
 
-@settings(max_examples=200, deadline=None, suppress_health_check=list(HealthCheck), derandomize=True)
+@settings(max_examples=300, deadline=None, suppress_health_check=list(HealthCheck), derandomize=True)
 @given(st.data())
 def test_generated_chains_fuse_to_the_same_result(data):
     chain = make_chain(DataChoices(data))

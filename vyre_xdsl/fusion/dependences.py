@@ -31,9 +31,6 @@ from vyre_xdsl.dialects.vyre import AtomicOp, LoadOp, StoreOp
 from vyre_xdsl.fusion.indices import in_workgroup_span, injective_in_invocation, structurally_equal
 from vyre_xdsl.fusion.merge import Arm
 
-STRENGTH = {"none": 0, "invocation": 1, "workgroup": 2, "grid": 3}
-
-
 @dataclass(frozen=True)
 class Access:
     op: Operation
@@ -149,7 +146,7 @@ def place_barriers(
             candidates = [
                 p for p in span if ordering == "seq_cst" or allowed_grid is None or p in allowed_grid
             ]
-            placed[max(candidates)] = ordering
+            placed[max(candidates or span)] = ordering
     return placed
 
 

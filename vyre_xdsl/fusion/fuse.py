@@ -68,7 +68,7 @@ from vyre_xdsl.fusion.dependences import (
     hazards,
     place_barriers,
 )
-from vyre_xdsl.fusion.geometry import Count, Launch, count_of, groups_value, launch_within
+from vyre_xdsl.fusion.geometry import Launch, count_of, groups_value, launch_within
 from vyre_xdsl.fusion.indices import (
     id_pure,
     injective_in_invocation,
@@ -276,6 +276,7 @@ class _Fusion:
         self.flags: list[bool] = []
         self.dropped: set[str] = set()
         self.orphans: list[SSAValue] = []
+        self.forwarded_pairs: set[tuple[int, int]] = set()
 
     # ------------------------------------------------------------------ driver
 
@@ -291,20 +292,22 @@ class _Fusion:
             self._narrow_buffer_lengths(arm)
         self.flags = [contain_returns(arm) for arm in self.arms]
 
-        placed = place_barriers(self._hazards()) if self.split else {}
-        grid_positions = {p for p, ordering in placed.items() if ordering == "grid_sync"}
-        guarded = [not launch_within(self._fused_launch(), self._launch(arm), self._min_counts()) for arm in self.arms]
-        self._forward(guarded, placed)
+        # Where the dependences as written need a dispatch split: forwarding must not cross one.
+        first = place_barriers(self._hazards()) if self.split else {}
+        grid_positions = {p for p, ordering in first.items() if ordering == "grid_sync"}
+        guarded = self._guards(self._fused_launch(), [True] * len(self.arms))
+        self._forward(guarded, first)
         self._drop_intermediates()
+        # Dropping stores can only shrink the fused dispatch: a guard may become
+        # unnecessary (never the reverse), and every arm with effects must stay covered.
         fused_launch = self._fused_launch()
-        guarded = [
-            g and not launch_within(fused_launch, self._launch(arm), self._min_counts())
-            for g, arm in zip(guarded, self.arms)
-        ]
+        guarded = self._guards(fused_launch, guarded)
         self._check_coverage(fused_launch)
+
         final = self._hazards()
         self._refuse_grid_sync(final)
         placed = place_barriers(final, grid_positions if self.split else None)
+        self._check_no_forwarding_across(placed)
         self._check_linked_locals(placed)
         for arm in self.arms:
             self._narrow_indices(arm)
@@ -312,6 +315,13 @@ class _Fusion:
         _erase_orphans(self.orphans)
         self._verify(fused)
         return fused
+
+    def _guards(self, fused: Launch, previous: list[bool]) -> list[bool]:
+        """Which arms need a guard: the fused dispatch may launch an invocation theirs did not."""
+        return [
+            was and not launch_within(fused, _arm_launch(arm), self._min_counts())
+            for was, arm in zip(previous, self.arms)
+        ]
 
     # ------------------------------------------------------------------ views
 
@@ -355,9 +365,6 @@ class _Fusion:
     def _min_counts(self) -> dict[str, int]:
         return {name: b.min_count for name, b in self.merged.items()}
 
-    def _launch(self, arm: Arm) -> Launch:
-        return _arm_launch(arm)
-
     def _kept_buffers(self, dropped: set[str]) -> set[str]:
         """Merged buffers the fused program declares (a dropped buffer nothing refers to goes)."""
         referenced = {
@@ -391,14 +398,14 @@ class _Fusion:
         return [
             arm
             for arm in self.arms
-            if _has_effects(arm, dropped) and not launch_within(self._launch(arm), fused, self._min_counts())
+            if _has_effects(arm, dropped) and not launch_within(_arm_launch(arm), fused, self._min_counts())
         ]
 
     def _check_coverage(self, fused: Launch) -> None:
         gaps = self._coverage_gaps(fused, self.dropped)
         if gaps:
             arm = gaps[0]
-            own = self._launch(arm)
+            own = _arm_launch(arm)
             raise VyreDiagnostic([(
                 arm.source,
                 f"cannot fuse @{arm.name}: its own dispatch (workgroup {list(own.workgroup)} over "
@@ -440,6 +447,17 @@ class _Fusion:
                     f"@{earlier.name} and @{later.name} in separate fusion groups",
                 )])
 
+    def _check_no_forwarding_across(self, placed: dict[int, str]) -> None:
+        """Forwarded values are SSA values: they cannot cross a dispatch split."""
+        for producer, consumer in self.forwarded_pairs:
+            if grid_between(placed, producer, consumer):
+                raise VyreDiagnostic([(
+                    self.arms[consumer].source,
+                    f"internal error in vyre-fuse: a value forwarded from @{self.arms[producer].name} "
+                    f"to @{self.arms[consumer].name} would cross a grid_sync; fix: fuse them in "
+                    "separate groups, and report this",
+                )])
+
     def _check_linked_locals(self, placed: dict[int, str]) -> None:
         """A named local read by a later arm cannot live across a dispatch split."""
         for later in self.arms:
@@ -469,8 +487,10 @@ class _Fusion:
                 store = self._forwarding_store(consumer, access, per_arm, guarded, placed)
                 if store is None:
                     continue
+                producer = self._arm_of(store)
+                self.forwarded_pairs.add((producer, consumer.index))
                 if store not in forwarded:
-                    forwarded[store] = self._forwarded_value(store, self.arms[self._arm_of(store)])
+                    forwarded[store] = self._forwarded_value(store, self.arms[producer])
                 load = access.op
                 load.results[0].replace_all_uses_with(forwarded[store])
                 self.orphans.append(load.index)
@@ -561,7 +581,7 @@ class _Fusion:
     def _guard(self, arm: Arm) -> tuple[list[Operation], SSAValue]:
         """Ops computing whether this fused invocation is one the arm's dispatch launched."""
         ops: list[Operation] = []
-        own = self._launch(arm)
+        own = _arm_launch(arm)
         if arm.workgroup == self.workgroup:
             groups = groups_value(own, ops)
             wid = WorkgroupIdOp(0)

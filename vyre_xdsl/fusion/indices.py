@@ -25,7 +25,6 @@ from xdsl.ir import Operation, SSAValue
 from xdsl.traits import Pure
 
 from vyre_xdsl.dialects.vyre import (
-    BufLenOp,
     ConstOp,
     InvocationIdOp,
     LocalIdOp,

@@ -43,6 +43,11 @@ REQUESTED_LIMITS = (
 #: device features requested when the adapter has them
 OPTIONAL_FEATURES = ("timestamp-query", "shader-f16", "subgroup")
 
+#: adapters whose memory is the host's: there storage buffers are mapped
+#: directly (no staging copies) when "mappable-primary-buffers" is available
+UNIFIED_MEMORY_TYPES = ("CPU", "IntegratedGPU")
+UNIFIED_MEMORY_FEATURE = "mappable-primary-buffers"
+
 BACKEND_PREFERENCE = ("Vulkan", "Metal", "D3D12", "OpenGL")
 ADAPTER_TYPE_PREFERENCE = ("DiscreteGPU", "IntegratedGPU", "VirtualGPU", "CPU", "Unknown")
 
@@ -156,10 +161,18 @@ class GpuDevice:
         adapter = self.adapter
         limits = {name: adapter.limits[name] for name in REQUESTED_LIMITS if name in adapter.limits}
         features = [f for f in OPTIONAL_FEATURES if f in adapter.features]
+        unified = adapter.info.get("adapter_type") in UNIFIED_MEMORY_TYPES
+        if unified and UNIFIED_MEMORY_FEATURE in adapter.features and not os.environ.get("VYRE_NO_UMA"):
+            features.append(UNIFIED_MEMORY_FEATURE)
         self.device = adapter.request_device_sync(required_features=features, required_limits=limits)
         self.limits = dict(self.device.limits)
         self.features = frozenset(self.device.features)
         self.pool = BufferPool(self.device)
+
+    @property
+    def unified_memory(self) -> bool:
+        """Storage buffers are host-mappable: uploads and readbacks map them directly."""
+        return UNIFIED_MEMORY_FEATURE in self.features
 
     @property
     def backend(self) -> str:
@@ -220,6 +233,7 @@ def wgsl_digest(wgsl: str, entry_point: str = "main") -> str:
 
 
 STORAGE_USAGE = "storage"
+MAPPABLE_STORAGE_USAGE = "mappable-storage"  # unified memory: storage that maps for read and write
 STAGING_USAGE = "staging"
 
 
@@ -268,4 +282,7 @@ class BufferPool:
 
         if usage == STAGING_USAGE:
             return wgpu.BufferUsage.MAP_READ | wgpu.BufferUsage.COPY_DST
-        return wgpu.BufferUsage.STORAGE | wgpu.BufferUsage.COPY_DST | wgpu.BufferUsage.COPY_SRC
+        storage = wgpu.BufferUsage.STORAGE | wgpu.BufferUsage.COPY_DST | wgpu.BufferUsage.COPY_SRC
+        if usage == MAPPABLE_STORAGE_USAGE:
+            return storage | wgpu.BufferUsage.MAP_READ | wgpu.BufferUsage.MAP_WRITE
+        return storage

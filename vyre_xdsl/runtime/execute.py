@@ -39,6 +39,7 @@ from xdsl.dialects.builtin import ModuleOp
 from vyre_xdsl.backends.wgsl.kernel_module import WgslBinding, WgslKernel
 from vyre_xdsl.diagnostics import VyreError
 from vyre_xdsl.runtime.device import (
+    MAPPABLE_STORAGE_USAGE,
     STAGING_USAGE,
     STORAGE_USAGE,
     DeviceLimitError,
@@ -103,12 +104,17 @@ def run_kernels(
     outputs: Sequence[str] | None = None,
     uploads: set[str] | None = None,
     device: GpuDevice | None = None,
+    profile: dict | None = None,
 ) -> dict[str, np.ndarray]:
     """Run `kernels` in order over the host arrays `buffers` (by name).
 
     Returns every host array: the `outputs` (default: every buffer a kernel
     binds) read back from the GPU, the others as given. Only `uploads`
     (default: all) are copied to the GPU; the other buffers start zeroed.
+    With a `profile` dict and a device with timestamp queries, each compute
+    pass is timed on the GPU: `profile["kernel_ticks"]` lists the timestamp
+    ticks of every kernel (nanoseconds on lavapipe), `profile["gpu_ticks"]`
+    their sum.
     """
     gpu = device or gpu_device()
     host = {name: np.ascontiguousarray(a).reshape(-1) for name, a in buffers.items()}
@@ -123,13 +129,15 @@ def run_kernels(
         encoder = gpu.device.create_command_encoder()
         for name in bound:
             if uploads is None or name in uploads:
-                if host[name].nbytes:
-                    gpu.device.queue.write_buffer(storage[name], 0, host[name])
+                run.upload(storage[name], host[name])
             else:
                 encoder.clear_buffer(storage[name])
+        timer = _Timer(run, len(kernels)) if profile is not None and "timestamp-query" in gpu.features else None
         sidecars = []
-        for kernel in kernels:
-            sidecars.append(_record(run, encoder, kernel, storage, lengths))
+        for index, kernel in enumerate(kernels):
+            writes = timer.writes(index) if timer else None
+            sidecars.append(_record(run, encoder, kernel, storage, lengths, writes))
+        ticks = timer.resolve(encoder) if timer else None
         staged = [run.stage(encoder, storage[name], name, host[name].nbytes) for name in wanted]
         traps = [
             (kernel, run.stage(encoder, sidecar, kernel.id, SIDECAR_WORDS * 4))
@@ -137,11 +145,15 @@ def run_kernels(
             if sidecar is not None
         ]
         gpu.device.queue.submit([encoder.finish()])
+        if ticks is not None:
+            stamps = run.read(ticks, np.uint64).astype(np.int64).reshape(-1, 2)
+            profile["kernel_ticks"] = [int(end - begin) for begin, end in stamps]
+            profile["gpu_ticks"] = sum(profile["kernel_ticks"])
         for kernel, stage in traps:
-            _raise_trap(kernel, np.frombuffer(run.read(stage), np.uint32))
+            _raise_trap(kernel, run.read(stage, np.uint32))
         result = dict(host)
         for stage in staged:
-            result[stage.name] = np.frombuffer(run.read(stage), host[stage.name].dtype).copy()
+            result[stage.name] = run.read(stage, host[stage.name].dtype)
         return result
     except VyreError:
         raise
@@ -207,7 +219,7 @@ def _check_limits(gpu: GpuDevice, kernel: WgslKernel, lengths: Mapping[str, int]
 
 
 def _record(run: _Run, encoder, kernel: WgslKernel, storage: Mapping[str, object],
-            lengths: Mapping[str, int]):
+            lengths: Mapping[str, int], timestamp_writes: dict | None = None):
     """Record one kernel's compute pass; return its trap sidecar buffer (or None)."""
     gpu = run.gpu
     pipeline = gpu.pipeline(kernel.wgsl, kernel.entry_point, kernel.bindings)
@@ -226,7 +238,8 @@ def _record(run: _Run, encoder, kernel: WgslKernel, storage: Mapping[str, object
         g: gpu.device.create_bind_group(layout=pipeline.layouts[g], entries=e)
         for g, e in entries.items()
     }
-    compute = encoder.begin_compute_pass()
+    compute = (encoder.begin_compute_pass(timestamp_writes=timestamp_writes)
+               if timestamp_writes else encoder.begin_compute_pass())
     compute.set_pipeline(pipeline.pipeline)
     for g in sorted(pipeline.layouts):
         if g in groups:
@@ -250,19 +263,64 @@ def _raise_trap(kernel: WgslKernel, words: np.ndarray) -> None:
     raise VyreTrap(tag, int(words[1]), int(words[3]), kernel.source or None)
 
 
+class _Timer:
+    """Timestamp queries around each compute pass."""
+
+    def __init__(self, run: _Run, passes: int):
+        import wgpu
+
+        self.run = run
+        self.count = 2 * max(1, passes)
+        self.queries = run.gpu.device.create_query_set(type=wgpu.QueryType.timestamp, count=self.count)
+
+    def writes(self, index: int) -> dict:
+        return {"query_set": self.queries, "beginning_of_pass_write_index": 2 * index,
+                "end_of_pass_write_index": 2 * index + 1}
+
+    def resolve(self, encoder) -> _Staged:
+        import wgpu
+
+        nbytes = 8 * self.count
+        resolved = self.run.gpu.device.create_buffer(
+            size=nbytes, usage=wgpu.BufferUsage.QUERY_RESOLVE | wgpu.BufferUsage.COPY_SRC)
+        encoder.resolve_query_set(self.queries, 0, self.count, resolved, 0)
+        return self.run.stage(encoder, resolved, "timestamps", nbytes, mappable=False)
+
+
 class _Run:
     """The pooled buffers of one run, released when it ends."""
 
     def __init__(self, gpu: GpuDevice):
         self.gpu = gpu
         self.held: list[tuple[object, str]] = []
+        self.mappable = gpu.unified_memory
+        self.usage = MAPPABLE_STORAGE_USAGE if self.mappable else STORAGE_USAGE
 
     def storage(self, nbytes: int):
-        buffer = self.gpu.pool.acquire(nbytes, STORAGE_USAGE)
-        self.held.append((buffer, STORAGE_USAGE))
+        buffer = self.gpu.pool.acquire(nbytes, self.usage)
+        self.held.append((buffer, self.usage))
         return buffer
 
-    def stage(self, encoder, source, name: str, nbytes: int) -> _Staged:
+    def upload(self, buffer, array: np.ndarray) -> None:
+        """Copy `array` into the start of `buffer` before the submit."""
+        import wgpu
+
+        if not array.nbytes:
+            return
+        if not self.mappable:
+            self.gpu.device.queue.write_buffer(buffer, 0, array)
+            return
+        buffer.map_sync(wgpu.MapMode.WRITE, 0, buffer.size)
+        try:
+            buffer.write_mapped(array, 0)
+        finally:
+            buffer.unmap()
+
+    def stage(self, encoder, source, name: str, nbytes: int, mappable: bool = True) -> _Staged:
+        """Make `nbytes` of `source` readable after the submit: the buffer itself
+        on unified memory, else a staging copy recorded in `encoder`."""
+        if mappable and self.mappable:
+            return _Staged(name, source, nbytes)
         size = max(4, nbytes)
         staging = self.gpu.pool.acquire(size, STAGING_USAGE)
         self.held.append((staging, STAGING_USAGE))
@@ -270,14 +328,16 @@ class _Run:
             encoder.copy_buffer_to_buffer(source, 0, staging, 0, nbytes)
         return _Staged(name, staging, nbytes)
 
-    def read(self, stage: _Staged) -> bytes:
+    def read(self, stage: _Staged, dtype) -> np.ndarray:
+        """The staged bytes as a fresh array (one copy out of the mapping)."""
         import wgpu
 
         if not stage.nbytes:
-            return b""
+            return np.zeros(0, dtype)
         stage.staging.map_sync(wgpu.MapMode.READ, 0, stage.staging.size)
         try:
-            return bytes(stage.staging.read_mapped(0, stage.nbytes))
+            mapped = stage.staging.read_mapped(0, stage.nbytes, copy=False)
+            return np.frombuffer(mapped, dtype).copy()
         finally:
             stage.staging.unmap()
 

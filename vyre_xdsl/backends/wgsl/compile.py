@@ -11,6 +11,7 @@ from xdsl.printer import Printer
 
 from vyre_xdsl.backends.wgsl.kernel_module import WgslBinding, WgslKernel
 from vyre_xdsl.backends.wgsl.printer import MAX_WGSL_BYTES, print_descriptor
+from vyre_xdsl.dispatch import dispatch_grid
 from vyre_xdsl.diagnostics import verify_module
 from vyre_xdsl.dialects import kernel as k
 from vyre_xdsl.dialects.vyre import ProgramOp
@@ -72,6 +73,11 @@ def compile_descriptor(descriptor: k.DescriptorOp, max_bytes: int = MAX_WGSL_BYT
         declared.append(None if binding is None else binding.static_count)
     source = descriptor.attributes.get("source")
     part = descriptor.attributes.get("part")
+    static_grid = dispatch.static_grid
+    if printed.elements_per_invocation > 1:
+        # vec4 form: n is a multiple of 4 and each invocation covers four elements
+        n = max([c for c in declared if c is not None] + [1])
+        static_grid = dispatch_grid(n // printed.elements_per_invocation, dispatch.kernel_workgroup)
     kernel = WgslKernel(
         id=descriptor.id,
         wgsl=printed.wgsl,
@@ -79,12 +85,13 @@ def compile_descriptor(descriptor: k.DescriptorOp, max_bytes: int = MAX_WGSL_BYT
         workgroup_size=dispatch.kernel_workgroup,  # type: ignore[arg-type]
         bindings=bindings,
         count_buffers=dispatch.count_names,
-        static_grid=dispatch.static_grid,  # type: ignore[arg-type]
+        static_grid=static_grid,  # type: ignore[arg-type]
         trap_tags=printed.trap_tags,
         program_workgroup_size=dispatch.program_workgroup,  # type: ignore[arg-type]
         source=source.data if source is not None else descriptor.sym_name.data,  # type: ignore[union-attr]
         part=part.value.data if part is not None else 0,  # type: ignore[union-attr]
         count_declared=tuple(declared),
+        elements_per_invocation=printed.elements_per_invocation,
     )
     _dump_if_requested(descriptor, kernel)
     return kernel

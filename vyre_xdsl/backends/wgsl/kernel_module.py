@@ -54,6 +54,9 @@ class WgslKernel:
     part: int = 0
     # The declared element count of each of `count_buffers` (None: runtime-sized).
     count_declared: tuple[int | None, ...] = ()
+    # 4 for a kernel printed in vec4 form (each invocation runs four consecutive
+    # logical invocations; `static_grid` already covers n / 4 invocations).
+    elements_per_invocation: int = 1
 
     def element_count(self, lengths: Mapping[str, int]) -> int:
         """The logical element count n: the largest count among `count_buffers`
