@@ -66,11 +66,18 @@ def chain_text(stages: int, n: int) -> str:
     return "\n".join(programs) + "\n"
 
 
-def timed(module, inputs, reps: int) -> tuple[float, float, np.ndarray]:
-    """(first run, median of `reps` warm runs, output y)."""
+WARMUP_SECONDS = 0.5
+
+
+def timed(module, inputs, reps: int, warmup: float) -> tuple[float, float, np.ndarray]:
+    """(first run, median of `reps` warm runs, output y). Between them the module
+    runs back to back for `warmup` seconds (GPUs raise clocks under load)."""
     start = time.perf_counter()
     out = vyre_xdsl.run(module, inputs, backend="wgpu")["y"]  # lowering, WGSL, pipelines
     first = time.perf_counter() - start
+    warm_until = time.perf_counter() + warmup
+    while time.perf_counter() < warm_until:
+        vyre_xdsl.run(module, inputs, backend="wgpu")
     times = []
     for _ in range(reps):
         start = time.perf_counter()
@@ -93,15 +100,15 @@ def gpu_time(module, inputs, reps: int) -> float | None:
     return statistics.median(ticks) * 1e-9  # lavapipe's ticks are nanoseconds
 
 
-def measure(stages: int, log2n: int, reps: int) -> dict:
+def measure(stages: int, log2n: int, reps: int, warmup: float = WARMUP_SECONDS) -> dict:
     n = 1 << log2n
     module = parse_module(chain_text(stages, n))
     start = time.perf_counter()
     fused_module = fuse_module(module)
     fusing = time.perf_counter() - start
     x = np.random.default_rng(stages).uniform(-1.0, 1.0, n).astype(np.float32)
-    first_unfused, unfused, y_unfused = timed(module, {"x": x}, reps)
-    first_fused, fused, y_fused = timed(fused_module, {"x": x}, reps)
+    first_unfused, unfused, y_unfused = timed(module, {"x": x}, reps, warmup)
+    first_fused, fused, y_fused = timed(fused_module, {"x": x}, reps, warmup)
     gpu_unfused, gpu_fused = gpu_time(module, {"x": x}, reps), gpu_time(fused_module, {"x": x}, reps)
     worst = int(ulp_distance(y_unfused, y_fused).max())
     if worst > stages:
@@ -124,6 +131,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--stages", type=int, nargs="+", default=[2, 4, 8, 16])
     parser.add_argument("--log2n", type=int, nargs="+", default=[20, 22])
     parser.add_argument("--reps", type=int, default=5)
+    parser.add_argument("--warmup", type=float, default=WARMUP_SECONDS,
+                        help="seconds of back-to-back runs before timing each configuration")
     parser.add_argument("--markdown", action="store_true", help="print a markdown table")
     args = parser.parse_args(argv)
 
@@ -134,7 +143,7 @@ def main(argv: list[str] | None = None) -> int:
     rows = []
     for log2n in args.log2n:
         for stages in args.stages:
-            row = measure(stages, log2n, args.reps)
+            row = measure(stages, log2n, args.reps, args.warmup)
             rows.append(row)
             if not args.markdown:
                 gpu, gpu_ratio = gpu_columns(row)

@@ -30,7 +30,7 @@ from vyre_xdsl.backends.wgsl import compile_module
 from vyre_xdsl.context import parse_module
 from vyre_xdsl.runtime.device import gpu_device
 
-COEFFS = [(1.0 + 0.001 * k, 0.5 - 0.01 * k) for k in range(64)]
+COEFFS = [(1.0 + 0.001 * (k % 64), 0.5 - 0.01 * (k % 64)) for k in range(1024)]
 
 
 def chain_text(stages: int, n: int) -> str:

@@ -1,0 +1,77 @@
+"""Host cost per dispatch in a multi-dispatch run (issue 8, item 2).
+
+Runs an unfused 100-program elementwise chain (100 kernels, N = 256 elements,
+so GPU time is negligible) and a 1-program module through the wgpu runtime
+(`run_kernels`: bind, record every dispatch in one encoder, one submit, read
+back), warm (pipelines cached), and reports the marginal host cost of one more
+dispatch: (t(100) - t(1)) / 99, median of --reps runs.
+
+    python bench/host_overhead.py
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+import time
+
+import numpy as np
+
+from gpu_chains import chain_text
+from vyre_xdsl.abi import signature
+from vyre_xdsl.backends.wgsl import compile_module
+from vyre_xdsl.context import parse_module
+from vyre_xdsl.runtime.execute import run_kernels
+
+
+def wall(kernels, inputs, reps: int) -> tuple[float, float]:
+    """(median wall seconds of a run, median GPU seconds of its compute passes)."""
+    run_kernels(kernels, inputs, outputs=["out"])  # warm: pipelines, pools
+    times, gpu = [], []
+    for _ in range(reps):
+        profile: dict = {}
+        start = time.perf_counter()
+        run_kernels(kernels, inputs, outputs=["out"], profile=profile)
+        times.append(time.perf_counter() - start)
+        gpu.append(profile.get("gpu_ticks", 0) * 1e-9)
+    return statistics.median(times), statistics.median(gpu)
+
+
+def measure(dispatches: int = 100, n: int = 256, reps: int = 20) -> dict:
+    x = np.arange(n, dtype=np.float32)
+    timings = []
+    for count in (dispatches, 1):
+        module = parse_module(chain_text(count, n))
+        timings.append(wall(compile_module(module), signature(module).bind({"x": x}), reps))
+    (t_many, g_many), (t_one, g_one) = timings
+    return {
+        "dispatches": dispatches,
+        "run_s": t_many,
+        "run_gpu_s": g_many,
+        "single_run_s": t_one,
+        "per_dispatch_us": (t_many - t_one) / (dispatches - 1) * 1e6,
+        "per_dispatch_host_us": ((t_many - g_many) - (t_one - g_one)) / (dispatches - 1) * 1e6,
+    }
+
+
+def main() -> None:
+    p = argparse.ArgumentParser()
+    p.add_argument("--dispatches", type=int, default=100)
+    p.add_argument("--reps", type=int, default=20)
+    p.add_argument("--json", default=None)
+    args = p.parse_args()
+    result = measure(args.dispatches, reps=args.reps)
+    print(
+        f"{result['dispatches']}-dispatch run: {result['run_s'] * 1e3:.2f} ms; 1-dispatch run: "
+        f"{result['single_run_s'] * 1e3:.2f} ms; per extra dispatch {result['per_dispatch_us']:.1f} us wall, "
+        f"{result['per_dispatch_host_us']:.1f} us without GPU time (timestamps)"
+    )
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(result, f, indent=1)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
