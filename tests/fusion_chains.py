@@ -105,8 +105,9 @@ class ProgramPlan:
     combine: str
     accumulate: bool = False
     tile: bool = False
-    loop: bool = False
+    loop: str | None = None  # None, "locals", "load" (a load inside the loop), "return" (a return inside)
     early_return: bool = False
+    accumulate_in_loop: bool = False
     trap: bool = False
     atomic: bool = False
     conditional: bool = False
@@ -198,7 +199,7 @@ def _plan(c, k, element, mode, base, uses_ids, pool, written, index_buffer, coun
         combine=c.choice(OPS_BY_TYPE[element]),
         accumulate=accumulate,
         tile=uses_ids and c.chance(15),
-        loop=c.chance(20),
+        loop=c.choice((None,) * 7 + ("locals", "load", "return")),
         early_return=c.chance(15),
         trap=c.chance(5),
         atomic=c.chance(15),
@@ -208,6 +209,7 @@ def _plan(c, k, element, mode, base, uses_ids, pool, written, index_buffer, coun
     if plan.atomic:
         plan.counter = counter
         plan.sources = [s for s in sources if s.buffer is not counter] or [Access(pool[0], "id", None)]
+    plan.accumulate_in_loop = accumulate and c.chance(50)
     if any(s.pattern == "gather" for s in sources):
         plan.extra.append(Access(index_buffer, "id", 32))
     if c.chance(15):
@@ -246,7 +248,7 @@ def _build(plan: ProgramPlan, element: str):
     if plan.tile:
         v = ctx.tile_shuffle(v)
     if plan.loop:
-        v = ctx.loop_accumulate(v)
+        v = ctx.loop_accumulate(v, plan.loop)
     if plan.early_return:
         with b.if_(b.lt(v, ctx.threshold(1))):
             b.ret()
@@ -259,13 +261,18 @@ def _build(plan: ProgramPlan, element: str):
         one = b.const(1, "ui32")
         b.atomic("add", "cnt", zero, one)
     index = ctx.index(plan.dest)
-    if plan.accumulate:
-        v = ctx.combine(v, b.load(plan.dest.buffer.name, index))
-    if plan.conditional:
-        with b.if_(b.gt(v, ctx.threshold(3))):
-            b.store(plan.dest.buffer.name, index, v)
+    dest = plan.dest.buffer.name
+    if plan.accumulate_in_loop:  # dest[e] = f(dest[e], v) twice: the second load reads this program's store
+        with b.loop("again", ctx.u(0), ctx.u(2)):
+            b.store(dest, index, ctx.combine(v, b.load(dest, index)))
     else:
-        b.store(plan.dest.buffer.name, index, v)
+        if plan.accumulate:
+            v = ctx.combine(v, b.load(dest, index))
+        if plan.conditional:
+            with b.if_(b.gt(v, ctx.threshold(3))):
+                b.store(dest, index, v)
+        else:
+            b.store(dest, index, v)
     if plan.flag is not None:
         b.store(plan.flag.name, ctx.i, b.gt(v, ctx.threshold(2)))
     return b.build()
@@ -356,12 +363,20 @@ class _Context:
         mirrored = b.sub(self.u(wx * wy - 1), local)
         return b.load("tile", mirrored)
 
-    def loop_accumulate(self, v: SSAValue) -> SSAValue:
+    def loop_accumulate(self, v: SSAValue, kind: str) -> SSAValue:
+        """acc = v; for k in 0..3: acc += k (+ a source load, or a return at k == 1 when small)."""
         b = self.b
         b.let("acc", v)
         with b.loop("k", self.u(0), self.u(3)):
             k = b.var("k", "ui32")
             step = b.cast(k, self.element) if self.element != "ui32" else k
+            if kind == "load":
+                source = self.plan.sources[0]
+                step = b.add(step, self.load_source(source))
+            if kind == "return":
+                with b.if_(b.eq(k, self.u(1))):
+                    with b.if_(b.lt(b.var("acc", self.element), self.threshold(5))):
+                        b.ret()
             b.assign("acc", b.add(b.var("acc", self.element), step))
         return b.var("acc", self.element)
 

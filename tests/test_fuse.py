@@ -459,3 +459,77 @@ vyre.program @b workgroup_size [8, 1, 1] {
     out = run(text, {"x": x}, backend="reference", fuse=True)
     np.testing.assert_array_equal(out["out"], np.full(8, 7, np.uint32))
     np.testing.assert_array_equal(out["y"], x)
+
+
+def test_a_load_after_its_own_program_wrote_the_buffer_is_not_forwarded():
+    """@twice adds 1 to t[i] in a loop: its second load must see its own store,
+    not @copy's value."""
+    text = """
+vyre.program @copy workgroup_size [16, 1, 1] {
+  vyre.buffer @x binding 0 read_only : ui32[32]
+  vyre.buffer @t binding 1 write_only : ui32[32]
+  %i = vyre.invocation_id x
+  %v = vyre.load @x[%i] : ui32
+  vyre.store @t[%i] = %v : ui32
+}
+vyre.program @twice workgroup_size [16, 1, 1] {
+  vyre.buffer @t binding 0 read_write : ui32[32]
+  %i = vyre.invocation_id x
+  %zero = vyre.const 0 : ui32
+  %two = vyre.const 2 : ui32
+  %one = vyre.const 1 : ui32
+  vyre.loop @k = %zero to %two {
+    %v = vyre.load @t[%i] : ui32
+    %s = vyre.add %v, %one : ui32
+    vyre.store @t[%i] = %s : ui32
+  }
+}
+vyre.program @after_store workgroup_size [16, 1, 1] {
+  vyre.buffer @t binding 0 read_write : ui32[32]
+  vyre.buffer @out binding 1 write_only : ui32[32]
+  %i = vyre.invocation_id x
+  %seven = vyre.const 7 : ui32
+  vyre.store @t[%i] = %seven : ui32
+  %v = vyre.load @t[%i] : ui32
+  vyre.store @out[%i] = %v : ui32
+}
+"""
+    x = _x(32)
+    out = run(text, {"x": x, "t": np.zeros(32, np.uint32)}, backend="reference", fuse=True)
+    np.testing.assert_array_equal(out["t"], np.full(32, 7, np.uint32))
+    np.testing.assert_array_equal(out["out"], np.full(32, 7, np.uint32))
+    fused = programs(fuse_module(parse_module(text)))[0]
+    assert len(_ops(fused, LoadOp)) == 3  # x, and t in both later programs
+    # without the last program, t = x + 2
+    two = text[: text.index("vyre.program @after_store")]
+    np.testing.assert_array_equal(run(two, {"x": x, "t": np.zeros(32, np.uint32)}, backend="reference", fuse=True)["t"], x + np.uint32(2))
+
+
+def test_a_forwarded_load_past_the_end_reads_zero():
+    """t[i + 1] for the last invocation is out of bounds: 0, not the value the
+    store (which was dropped) would have written."""
+    text = """
+vyre.program @put workgroup_size [16, 1, 1] {
+  vyre.buffer @x binding 0 read_only : ui32[32]
+  vyre.buffer @t binding 1 write_only : ui32[32]
+  %i = vyre.invocation_id x
+  %one = vyre.const 1 : ui32
+  %j = vyre.add %i, %one : ui32
+  %v = vyre.load @x[%i] : ui32
+  vyre.store @t[%j] = %v : ui32
+}
+vyre.program @get workgroup_size [16, 1, 1] {
+  vyre.buffer @t binding 0 read_only : ui32[32]
+  vyre.buffer @out binding 1 write_only : ui32[32]
+  %i = vyre.invocation_id x
+  %one = vyre.const 1 : ui32
+  %j = vyre.add %i, %one : ui32
+  %v = vyre.load @t[%j] : ui32
+  vyre.store @out[%i] = %v : ui32
+}
+"""
+    fused = programs(fuse_module(parse_module(text)))[0]
+    assert [op.buffer_name for op in _ops(fused, LoadOp)] == ["x"]
+    x = _x(32) + np.uint32(1)
+    out = run(text, {"x": x}, backend="reference", fuse=True)
+    np.testing.assert_array_equal(out["out"], np.concatenate([x[:31], [0]]).astype(np.uint32))

@@ -330,7 +330,6 @@ def test_without_an_adapter_the_error_names_the_driver_to_install():
 
 
 def test_vyre_run_backend_wgpu_matches_the_reference(tmp_path):
-    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     module = tmp_path / "chain.mlir"
     module.write_text(chain(50))
     x = np.arange(50, dtype=np.uint32) * 1234567
@@ -345,3 +344,36 @@ def test_vyre_run_backend_wgpu_matches_the_reference(tmp_path):
         )
         assert done.returncode == 0, done.stderr
         assert np.load(out_dir / "out.npy").tolist() == chain_expected(x).tolist()
+
+
+def test_the_staging_path_without_unified_memory():
+    """VYRE_NO_UMA=1 makes the runtime copy through staging buffers, the path
+    discrete GPUs take; lavapipe otherwise maps storage buffers directly."""
+    script = (
+        "import sys, numpy as np, vyre_xdsl\n"
+        "sys.path.insert(0, 'tests')\n"
+        "from test_runtime import TRAP, chain, chain_expected\n"
+        "from vyre_xdsl.interpreter import VyreTrap\n"
+        "from vyre_xdsl.runtime import gpu_device\n"
+        "assert not gpu_device().unified_memory\n"
+        "x = np.arange(300, dtype=np.uint32) * 977\n"
+        "out = vyre_xdsl.run(chain(300), {'x': x}, backend='wgpu')['out']\n"
+        "assert out.tolist() == chain_expected(x).tolist()\n"
+        "try:\n"
+        "    vyre_xdsl.run(TRAP, {}, backend='wgpu')\n"
+        "except VyreTrap as t:\n"
+        "    print(t.tag, t.address, t.invocation)\n"
+    )
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    done = subprocess.run([sys.executable, "-c", script], cwd=root, capture_output=True, text=True,
+                          env=_environment(VYRE_NO_UMA="1"), timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["found_77", "4242", "77"]
+
+
+def test_lavapipe_maps_storage_buffers_directly():
+    gpu = gpu_device()
+    if gpu.adapter.info.get("adapter_type") == "CPU" and "mappable-primary-buffers" in gpu.adapter.features:
+        assert gpu.unified_memory
+    else:
+        assert not gpu.unified_memory

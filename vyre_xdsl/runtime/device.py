@@ -93,7 +93,7 @@ def _enumerate() -> list:
         adapters = []
     forced = _forced_backend()
     if forced is not None:
-        adapters = [a for a in adapters if a.info.get("backend_type") == forced]
+        adapters = [a for a in adapters if str(a.info.get("backend_type", "")).lower() == forced.lower()]
     adapters.sort(key=_rank)
     _ADAPTERS = adapters
     return adapters

@@ -24,9 +24,11 @@ Three kinds of f32 value:
     result interval excludes zero, with the error scaled by the condition
     number ``(|a| k_a + |b| k_b) / min |a+b|``.
 ``special``
-    any bits at all (NaN, infinities, -0, huge values, raw bitcasts): only the
-    predicates `is_nan`/`is_inf`/`is_finite`, bitcasts, `select` and stores
-    may consume them.
+    any bits at all (NaN, infinities, -0, huge values), loaded from input data
+    or made by a bitcast, never by arithmetic, so their bits are the same
+    everywhere: only the predicates `is_nan`/`is_inf`/`is_finite`, bitcasts,
+    `select` and stores may consume them (`bit_exact` values: specials and
+    exact values whose interval excludes 0, as -0 and +0 differ in bits).
 
 Every function here returns the abstract result of one op, or ``None`` when
 the generator must not emit the op on these operands.

@@ -59,7 +59,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TypeVar
 
 import numpy as np
@@ -136,9 +136,6 @@ class Contract:
     @property
     def need(self) -> int:
         return {fd.EXACT: NEED_EXACT, fd.APPROX: NEED_FINITE}.get(self.kind, NEED_ANY)
-
-
-EXACT_CONTRACT = Contract(fd.EXACT)
 
 
 @dataclass
@@ -227,6 +224,10 @@ class GeneratorOptions:
     # read) a shared written buffer at another invocation's index; fusion must
     # split or refuse such modules
     nonlocal_sharing: bool = True
+    # percent of modules made purely elementwise (straight-line programs that
+    # access every buffer at `invocation_id x`, counts multiples of 4): the
+    # shape the WGSL printer's vec4 form applies to
+    elementwise: int = 15
 
 
 @dataclass
@@ -291,6 +292,13 @@ class _ModuleGen:
 
     def build(self) -> GeneratedModule:
         d = self.dice
+        self.elementwise = d.chance(self.options.elementwise)
+        if self.elementwise:
+            self.options = replace(
+                self.options, atomics=False, workgroup_memory=False, runtime_sized=False,
+                returns=False, traps=False, nesting=0, nonlocal_sharing=False,
+            )
+            self.features.add("elementwise")
         n_programs = d.int(1, self.options.max_programs)
         self.workgroup = self._workgroup()
         self.buffers = [self._buffer(i) for i in range(d.int(1, self.options.max_buffers))]
@@ -318,10 +326,14 @@ class _ModuleGen:
 
     def _shape(self) -> tuple[bool, int]:
         """(uses workgroup memory, number of barriers) of one program."""
+        if self.elementwise:
+            return False, 0
         tile = self.options.workgroup_memory and self.dice.chance(25)
         return tile, self.dice.int(1, 3) if tile else (1 if self.dice.chance(8) else 0)
 
     def _workgroup(self) -> tuple[int, int, int]:
+        if self.elementwise:
+            return (self.dice.pick(WORKGROUP_SIZES_1D[2:]), 1, 1)
         if self.dice.chance(15):
             return self.dice.pick(WORKGROUP_SIZES_ND)
         return (self.dice.pick(WORKGROUP_SIZES_1D), 1, 1)
@@ -333,6 +345,8 @@ class _ModuleGen:
         length = {"small": d.int(1, self.options.max_count), "zero": 0}.get(
             count, d.int(self.options.max_count, 4 * self.options.max_count)
         )
+        if self.elementwise:
+            length = 4 * max(1, length // 4)
         runtime = self.options.runtime_sized and length > 0 and d.chance(15)
         contract = None
         if element == "f32":
@@ -375,6 +389,9 @@ class _ModuleGen:
     def _share_strictly(self, plans: list[list[Use]]) -> None:
         """Without nonlocal sharing, buffers written somewhere and used by several
         programs are only accessed at the own index."""
+        if self.elementwise:
+            for use in (u for uses in plans for u in uses):
+                use.strict = True  # every access at invocation_id x
         if self.options.nonlocal_sharing:
             return
         for buffer in self.buffers:
@@ -496,7 +513,7 @@ class _ProgramGen:
         d = self.d
         uses_tile, barriers = self.uses_tile, self.barriers
         wg = self.mod.workgroup
-        if self.mod.barrier_free and wg[1] == wg[2] == 1 and d.chance(15):
+        if self.mod.barrier_free and not self.mod.elementwise and wg[1] == wg[2] == 1 and d.chance(15):
             wg = (max(1, wg[0] * d.pick((2, 1))) if wg[0] <= 128 else wg[0] // 2, 1, 1)
         if wg != self.mod.workgroup:
             self.mod.hazards.add("workgroup_mismatch")
@@ -628,10 +645,6 @@ class _ProgramGen:
             if info is not None and (a.f.kind != fd.EXACT or info.kind == fd.EXACT):
                 return self.value(TABLE(name)(a.ssa, b.ssa), "f32", info, keep=False)
         return a
-
-    def _writable(self) -> Use:
-        return self.d.pick([u for u in self.uses if u.mode == OWN] or
-                           [u for u in self.uses if u.mode == ATOMIC])
 
     # ------------------------------------------------------------------ statements
 
@@ -903,6 +916,9 @@ class _ProgramGen:
     def any_index(self, use: Use) -> Value:
         d = self.d
         n = use.buffer.length
+        if use.strict:
+            use.indices.add("own")
+            return self.own
         use.indices.add("any")
         choice = d.weighted([("own", 3), ("const", 2), ("mask", 2), ("mod", 2), ("shifted", 2), ("wild", 1)])
         if choice == "own":
@@ -1062,6 +1078,8 @@ class _ProgramGen:
         if kind == "id":
             op = d.pick((v.InvocationIdOp, v.WorkgroupIdOp, v.LocalIdOp))
             axis = d.weighted([("x", 6), ("y", 1), ("z", 1)])
+            if self.mod.elementwise:
+                op, axis = v.InvocationIdOp, "x"
             self.feature(f"{op.name}:{axis}")
             return self.value(op(axis), "ui32")
         if kind == "buf_len":
@@ -1102,7 +1120,10 @@ class _ProgramGen:
         return self.leaf(ty) if self.d.chance(85) else self.int_const(ty)
 
     def int_binary(self, ty: str, depth: int) -> Value:
-        name = self.d.pick([n for n in semantics.BINARY_OPS if ty in OPS[n].types])
+        names = [n for n in semantics.BINARY_OPS if ty in OPS[n].types]
+        if self.mod.elementwise and ty == "si32":
+            names = [n for n in names if n not in ("div", "mod")]  # they may trap
+        name = self.d.pick(names)
         a = self.integer(ty, depth - 1)
         b = self.integer(ty, depth - 1)
         if ty == "si32" and name in ("div", "mod"):
