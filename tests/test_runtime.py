@@ -373,7 +373,8 @@ def test_the_staging_path_without_unified_memory():
 
 def test_lavapipe_maps_storage_buffers_directly():
     gpu = gpu_device()
-    if gpu.adapter.info.get("adapter_type") == "CPU" and "mappable-primary-buffers" in gpu.adapter.features:
+    cpu = gpu.adapter.info.get("adapter_type") == "CPU"
+    if cpu and "mappable-primary-buffers" in gpu.adapter.features and not os.environ.get("VYRE_NO_UMA"):
         assert gpu.unified_memory
-    else:
+    elif gpu.adapter.info.get("adapter_type") == "DiscreteGPU":
         assert not gpu.unified_memory

@@ -39,26 +39,32 @@ kernel.descriptor @copy id "c0ffee" entry "main" attributes {source = "copy"} {
 // CHECK-NEXT:   }
 // CHECK-NEXT: }
 
+// axpy is elementwise over counts divisible by 4, so it prints in vec4 form.
 // AXPY:      // vyre kernel @axpy id {{[0-9a-f]+$}}
 // AXPY-NEXT: // program workgroup [64, 1, 1], kernel workgroup [64, 1, 1], grid [16, 1, 1], count [@y]
-// AXPY-NEXT: @group(0) @binding(0) var<storage, read> b_x: array<f32>;
-// AXPY-NEXT: @group(0) @binding(1) var<storage, read_write> b_y: array<f32>;
+// AXPY-NEXT: // vec4 form: invocation i runs logical invocations 4i .. 4i+3; launch grid [4, 1, 1]
+// AXPY-NEXT: @group(0) @binding(0) var<storage, read> b_x: array<vec4<f32>>;
+// AXPY-NEXT: @group(0) @binding(1) var<storage, read_write> b_y: array<vec4<f32>>;
 // AXPY-EMPTY:
 // AXPY-NEXT: @compute @workgroup_size(64, 1, 1)
 // AXPY-NEXT: fn main(@builtin(workgroup_id) vyre_wid: vec3<u32>, @builtin(local_invocation_id) vyre_lid: vec3<u32>, @builtin(num_workgroups) vyre_nwg: vec3<u32>) {
 // AXPY-NEXT:   let vyre_group = vyre_wid.x + (vyre_wid.y + vyre_wid.z * vyre_nwg.y) * vyre_nwg.x;
 // AXPY-NEXT:   let vyre_local = vyre_lid.x + vyre_lid.y * 64u + vyre_lid.z * 64u;
 // AXPY-NEXT:   let vyre_invocation = vyre_group * 64u + vyre_local;
-// AXPY-NEXT:   let v_i = (vyre_group * 64u + vyre_lid.x);
+// AXPY-NEXT:   let v_i = (vyre_invocation * 4u + 0u);
+// AXPY-NEXT:   let v_i_1 = (vyre_invocation * 4u + 1u);
+// AXPY-NEXT:   let v_i_2 = (vyre_invocation * 4u + 2u);
+// AXPY-NEXT:   let v_i_3 = (vyre_invocation * 4u + 3u);
 // AXPY-NEXT:   let v_a = 2.0f;
-// AXPY-NEXT:   let v_xv = select(0.0f, b_x[min(v_i, 1024u - 1u)], v_i < 1024u);
-// AXPY-NEXT:   let v_yv = select(0.0f, b_y[min(v_i, 1024u - 1u)], v_i < 1024u);
-// AXPY-NEXT:   let v_p = (v_a * v_xv);
-// AXPY-NEXT:   let v_s = (v_p + v_yv);
-// AXPY-NEXT:   if (v_i < 1024u) {
-// AXPY-NEXT:     b_y[v_i] = v_s;
-// AXPY-NEXT:   }
-// AXPY-NEXT: }
+// AXPY-NEXT:   let v_a_4 = 2.0f;
+// AXPY-NEXT:   let v_a_5 = 2.0f;
+// AXPY-NEXT:   let v_a_6 = 2.0f;
+// AXPY-NEXT:   let w_xv = select(vec4<f32>(), b_x[min(vyre_invocation, 255u)], vyre_invocation < 256u);
+// AXPY-NEXT:   let v_xv = w_xv[0];
+// AXPY-NEXT:   let v_xv_7 = w_xv[1];
+// AXPY-NEXT:   let v_xv_8 = w_xv[2];
+// AXPY-NEXT:   let v_xv_9 = w_xv[3];
+// AXPY:        b_y[vyre_invocation] = vec4<f32>(v_s, v_s_16, v_s_17, v_s_18);
 
 // Stock xdsl-opt sees the same target as `vyre-wgsl` (xDSL has a toy `wgsl`).
 // RUN: xdsl-opt %examples/axpy.mlir -t vyre-wgsl | filecheck %s --check-prefix=AXPY

@@ -10,8 +10,7 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.printer import Printer
 
 from vyre_xdsl.backends.wgsl.kernel_module import WgslBinding, WgslKernel
-from vyre_xdsl.backends.wgsl.printer import MAX_WGSL_BYTES, print_descriptor
-from vyre_xdsl.dispatch import dispatch_grid
+from vyre_xdsl.backends.wgsl.printer import MAX_WGSL_BYTES, print_descriptor, vector_grid
 from vyre_xdsl.diagnostics import verify_module
 from vyre_xdsl.dialects import kernel as k
 from vyre_xdsl.dialects.vyre import ProgramOp
@@ -73,11 +72,8 @@ def compile_descriptor(descriptor: k.DescriptorOp, max_bytes: int = MAX_WGSL_BYT
         declared.append(None if binding is None else binding.static_count)
     source = descriptor.attributes.get("source")
     part = descriptor.attributes.get("part")
-    static_grid = dispatch.static_grid
-    if printed.elements_per_invocation > 1:
-        # vec4 form: n is a multiple of 4 and each invocation covers four elements
-        n = max([c for c in declared if c is not None] + [1])
-        static_grid = dispatch_grid(n // printed.elements_per_invocation, dispatch.kernel_workgroup)
+    # vec4 form: n is a multiple of 4 and each invocation covers four elements
+    static_grid = vector_grid(descriptor) if printed.elements_per_invocation > 1 else dispatch.static_grid
     kernel = WgslKernel(
         id=descriptor.id,
         wgsl=printed.wgsl,

@@ -194,7 +194,10 @@ class _Printer:
             f"{list(d.kernel_workgroup)}, grid {grid}, count [{', '.join('@' + n for n in d.count_names)}]",
         ]
         if self.width > 1:
-            out.append(f"// vec{self.width} form: invocation i runs logical invocations {self.width}i .. {self.width}i+{self.width - 1}")
+            out.append(
+                f"// vec{self.width} form: invocation i runs logical invocations "
+                f"{self.width}i .. {self.width}i+{self.width - 1}; launch grid {list(vector_grid(self.descriptor))}"
+            )
         for binding in self.descriptor.bindings():
             if binding.slot_number in self.used_slots:
                 out.append(self._declaration(binding))
@@ -628,6 +631,16 @@ def vectorizable(descriptor: k.DescriptorOp) -> bool:
                 return False
             memory_ops += 1
     return memory_ops > 0
+
+
+def vector_grid(descriptor: k.DescriptorOp) -> tuple[int, int, int]:
+    """The launch grid of a kernel in vec4 form: n / 4 invocations."""
+    from vyre_xdsl.dispatch import dispatch_grid
+
+    d = descriptor.dispatch()
+    assert d is not None
+    n = max([b.static_count for name in d.count_names if (b := descriptor.binding_named(name))] + [1])
+    return dispatch_grid(n // VECTOR_WIDTH, tuple(d.kernel_workgroup))
 
 
 def _elementwise_access(descriptor: k.DescriptorOp, op: Operation) -> bool:
