@@ -129,9 +129,16 @@ def _self_alias_key(program: ProgramOp) -> tuple:
 
 
 def _check_self_aliasing(progs: Sequence[ProgramOp]) -> None:
+    flags = [p.non_composable for p in progs]
+    if not any(flags):
+        return
+    # Programs with equal keys, in program order: only those can be the same program.
+    seen: dict[tuple, list[int]] = {}
     for j, later in enumerate(progs):
-        for earlier in progs[:j]:
-            if (earlier.non_composable or later.non_composable) and _self_alias_key(earlier) == _self_alias_key(later):
+        same = seen.setdefault(_self_alias_key(later), [])
+        for i in same:
+            earlier = progs[i]
+            if flags[i] or flags[j]:
                 flagged = earlier if earlier.non_composable else later
                 raise VyreDiagnostic([(
                     later,
@@ -140,6 +147,7 @@ def _check_self_aliasing(progs: Sequence[ProgramOp]) -> None:
                     f"@{flagged.sym_name.data} is non_composable, so it must not be fused with "
                     "itself; fix: run the second copy as its own program (a separate fusion group)",
                 )])
+        same.append(j)
 
 
 def _uses_ids(program: ProgramOp) -> bool:
