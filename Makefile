@@ -24,11 +24,15 @@ $(VENV)/.installed: pyproject.toml
 setup: system-deps $(VENV)/.installed
 
 run: setup
-	@export XDG_RUNTIME_DIR=$$(mktemp -d); \
+	@export XDG_RUNTIME_DIR=$$(mktemp -d); set -e; \
+	echo "== vyre-opt --fuse $(EXAMPLE)   (one program; intermediates forwarded)"; \
+	$(VENV)/bin/vyre-opt --fuse $(EXAMPLE); \
 	echo "== vyre-opt --fuse --lower -t wgsl $(EXAMPLE)"; \
-	$(VENV)/bin/vyre-opt --fuse --lower -t wgsl $(EXAMPLE) && \
-	echo "== vyre-run $(EXAMPLE)" && \
-	$(VENV)/bin/vyre-run $(EXAMPLE) --random-inputs 0
+	$(VENV)/bin/vyre-opt --fuse --lower -t wgsl $(EXAMPLE); \
+	echo "== vyre-run --fuse --random-inputs 0 $(EXAMPLE)   (wgpu; lavapipe without a GPU)"; \
+	$(VENV)/bin/vyre-run $(EXAMPLE) --fuse --random-inputs 0; \
+	echo "== vyre-run --backend reference --random-inputs 0 $(EXAMPLE)   (the reference interpreter)"; \
+	$(VENV)/bin/vyre-run $(EXAMPLE) --backend reference --random-inputs 0
 
 lit: setup
 	@export XDG_RUNTIME_DIR=$$(mktemp -d); $(VENV)/bin/lit -sv filecheck_tests 2>&1 | tail -n 40; exit $${PIPESTATUS[0]}

@@ -8,7 +8,7 @@
 // CHECK:      y: float32[4] = [0.5, 2.5, 4.5, 6.5]
 // CHECK-NEXT: flags: uint32[4] = [1, 0, 1, 0]
 // CHECK-NEXT: count: uint32[1] = [2]
-// CHECK-NEXT: wide: int32[20] (20 values; --output-dir DIR saves them)
+// CHECK-NEXT: wide: int32[20] = [{{.*}}, ...] (20 values; --output-dir DIR saves them)
 // CHECK-NOT:  {{.}}
 
 // RUN: rm -rf %t.out

@@ -108,20 +108,30 @@ def hazards(
     workgroup: tuple[int, int, int],
     host_buffers: set[str],
 ) -> list[Hazard]:
-    """Every dependence between two arms through a host buffer."""
+    """Every dependence between two arms through a host buffer, ordered by
+    (later arm, earlier arm, buffer name)."""
+    # buffer -> arm index -> that arm's accesses of the buffer (arms in order)
+    by_buffer: dict[str, dict[int, list[Access]]] = {}
+    for k, found_in_arm in enumerate(per_arm):
+        for a in found_in_arm:
+            if a.buffer in host_buffers:
+                by_buffer.setdefault(a.buffer, {}).setdefault(k, []).append(a)
     found = []
-    for j, later in enumerate(arms):
-        for i in range(j):
-            for buffer in sorted(host_buffers):
-                first = [a for a in per_arm[i] if a.buffer == buffer]
-                second = [a for a in per_arm[j] if a.buffer == buffer]
-                if not first or not second:
-                    continue
+    for buffer, touching in by_buffer.items():
+        writers = [k for k, mine in touching.items() if any(a.writes for a in mine)]
+        if not writers:
+            continue  # only reads: no dependence
+        for j, second in touching.items():
+            # a dependence needs a write on one side: any earlier arm if j writes, else an earlier writer
+            writes_j = any(a.writes for a in second)
+            for i in (k for k in touching if k < j) if writes_j else (k for k in writers if k < j):
+                first = touching[i]
                 kind = _kind(first, second)
                 if kind is None:
                     continue
-                strength = classify(first, second, (arms[i], later), workgroup)
+                strength = classify(first, second, (arms[i], arms[j]), workgroup)
                 found.append(Hazard(i, j, buffer, kind, strength))
+    found.sort(key=lambda h: (h.later, h.earlier, h.buffer))
     return found
 
 

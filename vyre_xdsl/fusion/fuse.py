@@ -24,6 +24,7 @@ correct when each arm still does exactly what its own dispatch did:
 from __future__ import annotations
 
 import math
+from bisect import bisect_left
 from collections.abc import Iterable, Sequence
 
 from xdsl.dialects.builtin import UnitAttr
@@ -206,14 +207,57 @@ def _may_trap(op: Operation) -> bool:
     )
 
 
-def _has_effects(arm: Arm, dropped: set[str]) -> bool:
-    """Whether the arm can change memory or trap (beyond stores to `dropped` buffers)."""
-    for op in arm.walk():
-        if isinstance(op, StoreOp) and op.buffer_name not in dropped:
-            return True
-        if isinstance(op, AtomicOp) or _may_trap(op):
-            return True
-    return False
+class _Summary:
+    """What the launch and coverage computations need from the arms' IR, from one walk.
+
+    A snapshot: take a new one after the arms change (forwarding, dropping).
+    Stores whose buffer is later dropped stay listed; every user excludes
+    dropped buffers itself.
+    """
+
+    def __init__(self, arms: Sequence[Arm]):
+        #: per arm: the buffers it stores to
+        self.stores: list[set[str]] = []
+        #: per arm: whether it has an atomic or an op that may trap
+        self.atomic_or_trap: list[bool] = []
+        #: buffer -> its stores, in arm order, each arm in walk order
+        self.store_ops: dict[str, list[StoreOp]] = {}
+        #: buffers read by a load or an atomic
+        self.loaded: set[str] = set()
+        #: buffers named by a load, an atomic or a buf_len
+        self.referenced: set[str] = set()
+        #: buffers touched by an atomic
+        self.atomics: set[str] = set()
+        for arm in arms:
+            stores: set[str] = set()
+            effects = False
+            for op in arm.walk():
+                if isinstance(op, StoreOp):
+                    stores.add(op.buffer_name)
+                    self.store_ops.setdefault(op.buffer_name, []).append(op)
+                elif isinstance(op, LoadOp | AtomicOp | BufLenOp):
+                    self.referenced.add(op.buffer_name)
+                    if not isinstance(op, BufLenOp):
+                        self.loaded.add(op.buffer_name)
+                    if isinstance(op, AtomicOp):
+                        self.atomics.add(op.buffer_name)
+                if isinstance(op, AtomicOp) or _may_trap(op):
+                    effects = True
+            self.stores.append(stores)
+            self.atomic_or_trap.append(effects)
+        self.all_stores: set[str] = set().union(*self.stores)
+
+    @property
+    def has_atomic(self) -> bool:
+        return bool(self.atomics)
+
+    def stored(self, dropped: set[str]) -> set[str]:
+        """Buffers some arm stores to, beyond the `dropped` ones."""
+        return self.all_stores - dropped
+
+    def has_effects(self, arm: int, dropped: set[str]) -> bool:
+        """Whether the arm can change memory or trap (beyond stores to `dropped` buffers)."""
+        return self.atomic_or_trap[arm] or bool(self.stores[arm] - dropped)
 
 
 def _arm_launch(arm: Arm) -> Launch:
@@ -285,6 +329,13 @@ class _Fusion:
         self.dropped: set[str] = set()
         self.orphans: list[SSAValue] = []
         self.forwarded_pairs: set[tuple[int, int]] = set()
+        self.min_counts: dict[str, int] = {}
+        self.counts: dict[str, int | None] = {}  # merged counts (None: runtime-sized)
+        self.host_buffers: set[str] = set()
+        self.has_workgroup_memory = False
+        self.launches: list[Launch] = []  # per arm: what its own dispatch launched
+        self.summary: _Summary | None = None
+        self.arms_by_launch: dict[Launch, list[int]] = {}  # own launch -> the arms with it
 
     # ------------------------------------------------------------------ driver
 
@@ -296,6 +347,13 @@ class _Fusion:
         rename_shared_locals(self.arms)
         rename_shared_workgroup_buffers(self.arms)
         self.merged = merge_buffers(self.arms)
+        self.min_counts = {name: b.min_count for name, b in self.merged.items()}
+        self.counts = {name: b.count for name, b in self.merged.items()}
+        self.host_buffers = self._host_buffers()
+        self.has_workgroup_memory = len(self.host_buffers) < len(self.merged)
+        self.launches = [_arm_launch(arm) for arm in self.arms]
+        for arm, launch in zip(self.arms, self.launches):
+            self.arms_by_launch.setdefault(launch, []).append(arm.index)
         for arm in self.arms:
             self._narrow_buffer_lengths(arm)
         self.flags = [contain_returns(arm) for arm in self.arms]
@@ -303,11 +361,14 @@ class _Fusion:
         # Where the dependences as written need a dispatch split: forwarding must not cross one.
         first = place_barriers(self._hazards()) if self.split else {}
         grid_positions = {p for p, ordering in first.items() if ordering == "grid_sync"}
+        self.summary = _Summary(self.arms)
         guarded = self._guards(self._fused_launch(), [True] * len(self.arms))
         self._forward(guarded, first)
+        self.summary = _Summary(self.arms)
         self._drop_intermediates()
         # Dropping stores can only shrink the fused dispatch: a guard may become
         # unnecessary (never the reverse), and every arm with effects must stay covered.
+        self.summary = _Summary(self.arms)
         fused_launch = self._fused_launch()
         guarded = self._guards(fused_launch, guarded)
         self._check_coverage(fused_launch)
@@ -327,7 +388,7 @@ class _Fusion:
     def _guards(self, fused: Launch, previous: list[bool]) -> list[bool]:
         """Which arms need a guard: the fused dispatch may launch an invocation theirs did not."""
         return [
-            was and not launch_within(fused, _arm_launch(arm), self._min_counts())
+            was and not launch_within(fused, self.launches[arm.index], self.min_counts)
             for was, arm in zip(previous, self.arms)
         ]
 
@@ -370,50 +431,43 @@ class _Fusion:
 
     # ------------------------------------------------------------------ launches
 
-    def _min_counts(self) -> dict[str, int]:
-        return {name: b.min_count for name, b in self.merged.items()}
-
     def _kept_buffers(self, dropped: set[str]) -> set[str]:
         """Merged buffers the fused program declares (a dropped buffer nothing refers to goes)."""
-        referenced = {
-            op.buffer_name
-            for arm in self.arms
-            for op in arm.walk()
-            if isinstance(op, LoadOp | AtomicOp | BufLenOp)
-            or (isinstance(op, StoreOp) and op.buffer_name not in dropped)
-        }
+        referenced = self.summary.referenced | self.summary.stored(dropped)
         return {n for n in self.merged if n not in dropped or n in referenced}
 
     def _fused_launch(self, dropped: set[str] | None = None) -> Launch:
         """The invocations the fused program's dispatch will launch."""
         dropped = self.dropped if dropped is None else dropped
-        kept = self._kept_buffers(dropped)
-        host = [n for n in self.merged if n in kept and not self.merged[n].is_workgroup]
-        writes = {
-            op.buffer_name
-            for arm in self.arms
-            for op in arm.walk()
-            if isinstance(op, AtomicOp) or (isinstance(op, StoreOp) and op.buffer_name not in dropped)
-        }
-        whole = any(self.merged[n].is_workgroup for n in kept) or any(
-            isinstance(op, AtomicOp) for arm in self.arms for op in arm.walk()
-        )
-        chosen = host if whole or not writes else sorted(writes & set(host))
-        views = {n: self.merged[n].count for n in host}
-        return Launch(count_of(chosen, views), self.workgroup)
+        # The host buffers the fused program declares (`_kept_buffers`, with set operations:
+        # this runs once per candidate intermediate). Workgroup buffers are never dropped.
+        host = self.host_buffers - (dropped - self.summary.referenced)
+        writes = self.summary.atomics | self.summary.stored(dropped)
+        whole = self.has_workgroup_memory or self.summary.has_atomic
+        chosen = host if whole or not writes else writes & host
+        return Launch(count_of(list(chosen), self.counts), self.workgroup)
 
     def _coverage_gaps(self, fused: Launch, dropped: set[str]) -> list[Arm]:
         return [
             arm
             for arm in self.arms
-            if _has_effects(arm, dropped) and not launch_within(_arm_launch(arm), fused, self._min_counts())
+            if self.summary.has_effects(arm.index, dropped)
+            and not launch_within(self.launches[arm.index], fused, self.min_counts)
         ]
+
+    def _has_coverage_gap(self, fused: Launch, dropped: set[str]) -> bool:
+        """Whether `_coverage_gaps` would find an arm; one `launch_within` per distinct arm launch."""
+        return any(
+            not launch_within(launch, fused, self.min_counts)
+            and any(self.summary.has_effects(k, dropped) for k in arms)
+            for launch, arms in self.arms_by_launch.items()
+        )
 
     def _check_coverage(self, fused: Launch) -> None:
         gaps = self._coverage_gaps(fused, self.dropped)
         if gaps:
             arm = gaps[0]
-            own = _arm_launch(arm)
+            own = self.launches[arm.index]
             raise VyreDiagnostic([(
                 arm.source,
                 f"cannot fuse @{arm.name}: its own dispatch (workgroup {list(own.workgroup)} over "
@@ -468,60 +522,88 @@ class _Fusion:
 
     def _check_linked_locals(self, placed: dict[int, str]) -> None:
         """A named local read by a later arm cannot live across a dispatch split."""
+        # name -> the arms that declare it by a top-level `vyre.let`, in order
+        declaring: dict[str, list[int]] = {}
+        for arm in self.arms:
+            for d in arm.statements():
+                if isinstance(d, LetOp):
+                    arms = declaring.setdefault(d.var_name.data, [])
+                    if not arms or arms[-1] != arm.index:
+                        arms.append(arm.index)
         for later in self.arms:
             for op in later.walk():
                 if not isinstance(op, VarOp | AssignOp) or find_local_declaration(op, op.var_name.data):
                     continue
                 name = op.var_name.data
-                for earlier in reversed(self.arms[: later.index]):
-                    if any(isinstance(d, LetOp) and d.var_name.data == name for d in earlier.statements()):
-                        if grid_between(placed, earlier.index, later.index):
-                            raise VyreDiagnostic([(
-                                later.source,
-                                f"cannot fuse @{earlier.name} and @{later.name}: @{later.name} reads "
-                                f"named local @{name} of @{earlier.name}, but a dispatch split "
-                                "(grid_sync) separates them and a named local does not survive "
-                                "it; fix: pass the value through a buffer",
-                            )])
-                        break
+                candidates = declaring.get(name, [])
+                last = bisect_left(candidates, later.index) - 1  # the last declaring arm before `later`
+                if last < 0:
+                    continue
+                earlier = self.arms[candidates[last]]
+                if grid_between(placed, earlier.index, later.index):
+                    raise VyreDiagnostic([(
+                        later.source,
+                        f"cannot fuse @{earlier.name} and @{later.name}: @{later.name} reads "
+                        f"named local @{name} of @{earlier.name}, but a dispatch split "
+                        "(grid_sync) separates them and a named local does not survive "
+                        "it; fix: pass the value through a buffer",
+                    )])
 
     # ------------------------------------------------------------------ forwarding
 
     def _forward(self, guarded: list[bool], placed: dict[int, str]) -> None:
         per_arm = self._accesses()
+        # buffer -> per arm that writes it (in arm order): that arm's writes of the buffer
+        writers: dict[str, list[tuple[int, list[Access]]]] = {}
+        for k, found in enumerate(per_arm):
+            mine: dict[str, list[Access]] = {}
+            for a in found:
+                if a.writes:
+                    mine.setdefault(a.buffer, []).append(a)
+            for buffer, writes in mine.items():
+                writers.setdefault(buffer, []).append((k, writes))
+        # grid_syncs[k]: how many arms before arm k contain a grid_sync
+        grid_syncs = [0]
+        for arm in self.arms:
+            grid_syncs.append(grid_syncs[-1] + _has_grid_sync(arm))
+        # Forwarding changes no store or atomic, so the fused launch stays the same throughout.
+        extent = self._fused_launch().static_extent()
         forwarded: dict[StoreOp, SSAValue] = {}
         for consumer in self.arms:
             for access in per_arm[consumer.index]:
-                store = self._forwarding_store(consumer, access, per_arm, guarded, placed)
-                if store is None:
+                found = self._forwarding_store(consumer, access, writers, grid_syncs, guarded, placed)
+                if found is None:
                     continue
-                producer = self._arm_of(store)
+                store, producer = found
                 self.forwarded_pairs.add((producer, consumer.index))
                 if store not in forwarded:
-                    forwarded[store] = self._forwarded_value(store, self.arms[producer])
+                    forwarded[store] = self._forwarded_value(store, self.arms[producer], extent)
                 load = access.op
                 load.results[0].replace_all_uses_with(forwarded[store])
                 self.orphans.append(load.index)
                 load.detach()
                 load.erase()
 
-    def _arm_of(self, op: Operation) -> int:
-        for arm in self.arms:
-            if arm.program.is_ancestor(op):
-                return arm.index
-        raise AssertionError("op outside every arm")
-
     def _forwarding_store(
-        self, consumer: Arm, access: Access, per_arm, guarded: list[bool], placed: dict[int, str]
-    ) -> StoreOp | None:
+        self,
+        consumer: Arm,
+        access: Access,
+        writers: dict[str, list[tuple[int, list[Access]]]],
+        grid_syncs: list[int],
+        guarded: list[bool],
+        placed: dict[int, str],
+    ) -> tuple[StoreOp, int] | None:
+        """The store whose value the load `access` may take, and the index of its arm."""
         if not isinstance(access.op, LoadOp) or access.buffer not in consumer.views:
             return None
         buffer = access.buffer
-        producers = [k for k in range(consumer.index) if any(a.buffer == buffer and a.writes for a in per_arm[k])]
-        if not producers:
+        candidates = writers.get(buffer, [])
+        # the last arm before the consumer that writes the buffer
+        last = bisect_left(candidates, consumer.index, key=lambda entry: entry[0]) - 1
+        if last < 0:
             return None
-        producer = self.arms[producers[-1]]
-        writes = [a for a in per_arm[producer.index] if a.buffer == buffer and a.writes]
+        index, writes = candidates[last]
+        producer = self.arms[index]
         store = writes[0].op
         if (
             len(writes) != 1
@@ -535,20 +617,20 @@ class _Fusion:
             or not injective_in_invocation(access.index)
             or not structurally_equal(store.index, access.index)
             or grid_between(placed, producer.index, consumer.index)
-            or any(_has_grid_sync(arm) for arm in self.arms[producer.index : consumer.index + 1])
+            or grid_syncs[consumer.index + 1] > grid_syncs[producer.index]
             or _written_before(consumer, buffer, access.op)
         ):
             return None
-        return store
+        return store, producer.index
 
-    def _forwarded_value(self, store: StoreOp, producer: Arm) -> SSAValue:
+    def _forwarded_value(self, store: StoreOp, producer: Arm, extent: int | None) -> SSAValue:
         """`select(index < count, stored value, 0)`: the load's result (out of bounds gives 0).
 
         Just the stored value when the index is `invocation_id x` and the fused
-        dispatch launches no invocation past the buffer's count.
+        dispatch (of x extent `extent`, None when not static) launches no
+        invocation past the buffer's count.
         """
         view = producer.views[store.buffer_name]
-        extent = self._fused_launch().static_extent()
         if view is not None and extent is not None and extent <= view and _is_invocation_x(store.index):
             return store.value
         if view is None:
@@ -567,29 +649,28 @@ class _Fusion:
     # ------------------------------------------------------------------ dropping
 
     def _drop_intermediates(self) -> None:
+        # Dropping removes only stores of dropped buffers, which every query of
+        # the summary leaves out: one summary serves the whole loop.
         for buffer in self.merged:
             if buffer not in self.intermediates or self.merged[buffer].is_workgroup:
                 continue
-            uses = [op for arm in self.arms for op in arm.walk() if isinstance(op, LoadOp | AtomicOp) and op.buffer_name == buffer]
-            if uses:
+            if buffer in self.summary.loaded:
                 continue
             candidate = self.dropped | {buffer}
-            if self._coverage_gaps(self._fused_launch(candidate), candidate):
+            if self._has_coverage_gap(self._fused_launch(candidate), candidate):
                 continue
             self.dropped = candidate
-            for arm in self.arms:
-                for op in list(arm.walk()):
-                    if isinstance(op, StoreOp) and op.buffer_name == buffer:
-                        self.orphans.extend(op.operands)
-                        op.detach()
-                        op.erase()
+            for op in self.summary.store_ops.get(buffer, []):
+                self.orphans.extend(op.operands)
+                op.detach()
+                op.erase()
 
     # ------------------------------------------------------------------ building
 
     def _guard(self, arm: Arm) -> tuple[list[Operation], SSAValue]:
         """Ops computing whether this fused invocation is one the arm's dispatch launched."""
         ops: list[Operation] = []
-        own = _arm_launch(arm)
+        own = self.launches[arm.index]
         if arm.workgroup == self.workgroup:
             groups = groups_value(own, ops)
             wid = WorkgroupIdOp(0)

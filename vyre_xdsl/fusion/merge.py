@@ -22,6 +22,7 @@ Beyond upstream, because a fused arm must mean what its own dispatch meant:
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 
@@ -115,11 +116,8 @@ def declared_locals(arm: Arm) -> set[str]:
 def rename_shared_locals(arms: Sequence[Arm]) -> None:
     """Alpha-rename every named local declared in two or more arms."""
     declared = [declared_locals(arm) for arm in arms]
-    shared = {
-        name
-        for name in set().union(*declared)
-        if not name.startswith(PREFIX) and sum(name in d for d in declared) >= 2
-    }
+    arms_declaring = Counter(name for names in declared for name in names)
+    shared = {name for name, n in arms_declaring.items() if not name.startswith(PREFIX) and n >= 2}
     for arm, names in zip(arms, declared):
         for op in arm.walk():
             if isinstance(op, LetOp | AssignOp | VarOp | LoopOp) and op.var_name.data in shared & names:
@@ -129,10 +127,11 @@ def rename_shared_locals(arms: Sequence[Arm]) -> None:
 def rename_shared_workgroup_buffers(arms: Sequence[Arm]) -> None:
     """Give every workgroup buffer whose name another arm declares a per-arm name."""
     declared = [{b.buffer_name for b in arm.program.buffers()} for arm in arms]
+    # a name this arm declares is declared by another arm too when two or more arms declare it
+    arms_declaring = Counter(name for names in declared for name in names)
     for arm in arms:
-        others = set().union(*(d for k, d in enumerate(declared) if k != arm.index))
         for buffer in arm.program.buffers():
-            if buffer.is_workgroup and buffer.buffer_name in others:
+            if buffer.is_workgroup and arms_declaring[buffer.buffer_name] >= 2:
                 _rename_buffer(arm, buffer, arm_name(arm.index, buffer.buffer_name))
 
 

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import os
 import threading
+from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -156,6 +157,8 @@ class GpuDevice:
     features: frozenset[str] = field(init=False)
     pipelines: dict[str, Pipeline] = field(default_factory=dict, init=False)
     pool: BufferPool = field(init=False)
+    #: execute.py's run plans (pipelines, bindings, sizes, bind groups) by kernels
+    run_plans: OrderedDict = field(default_factory=OrderedDict, init=False)
 
     def __post_init__(self) -> None:
         adapter = self.adapter
@@ -220,6 +223,7 @@ class GpuDevice:
 
     def clear_caches(self) -> None:
         self.pipelines.clear()
+        self.run_plans.clear()
         self.pool.clear()
 
 

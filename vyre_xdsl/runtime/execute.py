@@ -44,6 +44,7 @@ from vyre_xdsl.runtime.device import (
     STORAGE_USAGE,
     DeviceLimitError,
     GpuDevice,
+    Pipeline,
     gpu_device,
 )
 
@@ -91,11 +92,156 @@ def execute(module: ModuleOp, buffers: Mapping[str, np.ndarray], sig=None) -> di
 # ============================================================================ run
 
 
+#: uploads on unified memory smaller than this go through `queue.write_buffer`
+#: (about 10 us on lavapipe); larger ones map the buffer (one copy fewer, but
+#: a map costs about 250 us)
+MAP_UPLOAD_MIN_BYTES = 1 << 20
+#: run plans kept per device (`GpuDevice.run_plans`), and sized plans per run plan
+RUN_PLAN_CACHE_SIZE = 64
+#: sets of bind groups kept per sized plan (one per set of pooled buffers seen)
+BIND_GROUP_SETS = 4
+
+
 @dataclass
 class _Staged:
     name: str
     staging: object
     nbytes: int
+
+
+@dataclass
+class _Step:
+    """One kernel of a run plan: its pipeline and where its bindings come from."""
+
+    kernel: WgslKernel
+    pipeline: Pipeline
+    # bind group -> [(slot, index into _Plan.names, or None for the trap sidecar)]
+    entries: dict[int, list[tuple[int, int | None]]]
+    sidecar: int | None  # its slot in the run's sidecar buffer
+
+
+@dataclass
+class _Sized:
+    """What a run plan needs for one set of host array sizes."""
+
+    buffer_bytes: list[int]  # per bound name
+    binding_bytes: list[dict[int, list[int]]]  # per step: group -> bytes per entry
+    grids: list[tuple[int, int, int]]  # per step
+    # (storage buffers..., sidecar buffer) -> per step [(group, bind group)]
+    bind_groups: OrderedDict[tuple, list[list[tuple[int, object]]]]
+
+
+@dataclass
+class _Plan:
+    """What a tuple of kernels needs, whatever the data: cached per device."""
+
+    kernels: tuple[WgslKernel, ...]  # held, so the id()s of the cache key stay valid
+    names: list[str]  # bound buffer names, in first-use order
+    index: dict[str, int]  # name -> position in `names`
+    size_names: list[str]  # names whose host sizes the plan depends on
+    steps: list[_Step]
+    traps: int  # kernels with a trap sidecar
+    stride: int  # bytes between two sidecars in the run's sidecar buffer
+    sized: OrderedDict[tuple, _Sized]
+
+
+def _plan(gpu: GpuDevice, kernels: Sequence[WgslKernel]) -> _Plan:
+    key = tuple(map(id, kernels))
+    plan = gpu.run_plans.get(key)
+    if plan is not None:
+        gpu.run_plans.move_to_end(key)
+        return plan
+    names: list[str] = []
+    for kernel in kernels:
+        for binding in kernel.bindings:
+            if not binding.is_trap_sidecar and binding.name not in names:
+                names.append(binding.name)
+    index = {name: i for i, name in enumerate(names)}
+    size_names = list(names)
+    for kernel in kernels:
+        size_names += [n for n in kernel.count_buffers if n not in index and n not in size_names]
+    steps, traps = [], 0
+    for kernel in kernels:
+        entries: dict[int, list[tuple[int, int | None]]] = {}
+        sidecar = None
+        for binding in kernel.bindings:
+            if binding.is_trap_sidecar:
+                sidecar, traps = traps, traps + 1
+                entries.setdefault(binding.group, []).append((binding.slot, None))
+            else:
+                entries.setdefault(binding.group, []).append((binding.slot, index[binding.name]))
+        pipeline = gpu.pipeline(kernel.wgsl, kernel.entry_point, kernel.bindings)
+        steps.append(_Step(kernel, pipeline, entries, sidecar))
+    stride = max(SIDECAR_WORDS * 4, gpu.limits.get("min-storage-buffer-offset-alignment", 256))
+    plan = _Plan(tuple(kernels), names, index, size_names, steps, traps, stride, OrderedDict())
+    gpu.run_plans[key] = plan
+    while len(gpu.run_plans) > RUN_PLAN_CACHE_SIZE:
+        gpu.run_plans.popitem(last=False)
+    return plan
+
+
+def _sized(gpu: GpuDevice, plan: _Plan, host: Mapping[str, np.ndarray]) -> _Sized:
+    """The sized plan of `host`'s array sizes; the device limits are checked
+    when it is made (they are part of its key)."""
+    limits = (gpu.limits.get("max-storage-buffer-binding-size"),
+              gpu.limits.get("max-storage-buffers-per-shader-stage"))
+    key = (limits, tuple((host[n].size, host[n].nbytes) if n in host else None for n in plan.size_names))
+    sized = plan.sized.get(key)
+    if sized is not None:
+        plan.sized.move_to_end(key)
+        return sized
+    lengths = {name: a.size for name, a in host.items()}
+    kernels = plan.kernels
+    for kernel in kernels:
+        _check_limits(gpu, kernel, lengths)
+    buffer_bytes = [_buffer_bytes(name, host[name], kernels) for name in plan.names]
+    binding_bytes = []
+    for kernel in kernels:
+        sizes: dict[int, list[int]] = {}
+        for binding in kernel.bindings:
+            size = (SIDECAR_WORDS * 4 if binding.is_trap_sidecar
+                    else 4 * max(1, _binding_count(binding, lengths)))
+            sizes.setdefault(binding.group, []).append(size)
+        binding_bytes.append(sizes)
+    grids = [kernel.dispatch_grid(lengths) for kernel in kernels]
+    sized = _Sized(buffer_bytes, binding_bytes, grids, OrderedDict())
+    plan.sized[key] = sized
+    while len(plan.sized) > RUN_PLAN_CACHE_SIZE:
+        plan.sized.popitem(last=False)
+    return sized
+
+
+def _bind_groups(gpu: GpuDevice, plan: _Plan, sized: _Sized, storage: list, sidecar) -> list:
+    """Per step, its [(group, bind group)] over these buffers; cached per set of
+    buffers (the pool hands a repeated run the same buffers)."""
+    key = (*storage, sidecar)
+    cached = sized.bind_groups.get(key)
+    if cached is not None:
+        return cached
+    cached = []
+    for step, sizes in zip(plan.steps, sized.binding_bytes):
+        groups = []
+        for g in sorted(step.pipeline.layouts):
+            entries = []
+            for (slot, i), size in zip(step.entries.get(g, ()), sizes.get(g, ())):
+                if i is None:
+                    resource = {"buffer": sidecar, "offset": step.sidecar * plan.stride, "size": size}
+                else:
+                    resource = {"buffer": storage[i], "offset": 0, "size": size}
+                entries.append({"binding": slot, "resource": resource})
+            groups.append((g, gpu.device.create_bind_group(layout=step.pipeline.layouts[g], entries=entries)))
+        cached.append(groups)
+    sized.bind_groups[key] = cached
+    while len(sized.bind_groups) > BIND_GROUP_SETS:
+        sized.bind_groups.popitem(last=False)
+    return cached
+
+
+def _dispatch(compute, step: _Step, groups: list[tuple[int, object]], grid: tuple[int, int, int]) -> None:
+    compute.set_pipeline(step.pipeline.pipeline)
+    for g, group in groups:
+        compute.set_bind_group(g, group)
+    compute.dispatch_workgroups(*grid)
 
 
 def run_kernels(
@@ -111,46 +257,55 @@ def run_kernels(
     Returns every host array: the `outputs` (default: every buffer a kernel
     binds) read back from the GPU, the others as given. Only `uploads`
     (default: all) are copied to the GPU; the other buffers start zeroed.
-    With a `profile` dict and a device with timestamp queries, each compute
-    pass is timed on the GPU: `profile["kernel_ticks"]` lists the timestamp
-    ticks of every kernel (nanoseconds on lavapipe), `profile["gpu_ticks"]`
-    their sum.
+    With a `profile` dict and a device with timestamp queries, each kernel
+    gets its own compute pass timed on the GPU: `profile["kernel_ticks"]` lists
+    the timestamp ticks of every kernel (nanoseconds on lavapipe),
+    `profile["gpu_ticks"]` their sum. Without, all dispatches share one pass.
     """
     gpu = device or gpu_device()
     host = {name: np.ascontiguousarray(a).reshape(-1) for name, a in buffers.items()}
-    lengths = {name: a.size for name, a in host.items()}
-    bound = _bound_names(kernels, host)
-    for kernel in kernels:
-        _check_limits(gpu, kernel, lengths)
-    wanted = [n for n in (outputs if outputs is not None else bound) if n in bound]
+    plan = _plan(gpu, kernels)
+    if any(name not in host for name in plan.names):
+        _bound_names(kernels, host)  # raises, naming the kernel
+    sized = _sized(gpu, plan, host)
+    wanted = [n for n in (outputs if outputs is not None else plan.names) if n in plan.index]
     run = _Run(gpu)
     try:
-        storage = {name: run.storage(_buffer_bytes(name, host[name], kernels)) for name in bound}
+        storage = [run.storage(nbytes) for nbytes in sized.buffer_bytes]
+        sidecar = run.storage(plan.traps * plan.stride) if plan.traps else None
         encoder = gpu.device.create_command_encoder()
-        for name in bound:
+        for name, buffer in zip(plan.names, storage):
             if uploads is None or name in uploads:
-                run.upload(storage[name], host[name])
+                run.upload(buffer, host[name])
             else:
-                encoder.clear_buffer(storage[name])
+                encoder.clear_buffer(buffer)
+        if sidecar is not None:
+            encoder.clear_buffer(sidecar)
+        bind_groups = _bind_groups(gpu, plan, sized, storage, sidecar)
         timer = _Timer(run, len(kernels)) if profile is not None and "timestamp-query" in gpu.features else None
-        sidecars = []
-        for index, kernel in enumerate(kernels):
-            writes = timer.writes(index) if timer else None
-            sidecars.append(_record(run, encoder, kernel, storage, lengths, writes))
+        if timer is None:
+            compute = encoder.begin_compute_pass()
+            for step, groups, grid in zip(plan.steps, bind_groups, sized.grids):
+                _dispatch(compute, step, groups, grid)
+            compute.end()
+        else:
+            for index, (step, groups, grid) in enumerate(zip(plan.steps, bind_groups, sized.grids)):
+                compute = encoder.begin_compute_pass(timestamp_writes=timer.writes(index))
+                _dispatch(compute, step, groups, grid)
+                compute.end()
         ticks = timer.resolve(encoder) if timer else None
-        staged = [run.stage(encoder, storage[name], name, host[name].nbytes) for name in wanted]
-        traps = [
-            (kernel, run.stage(encoder, sidecar, kernel.id, SIDECAR_WORDS * 4))
-            for kernel, sidecar in zip(kernels, sidecars)
-            if sidecar is not None
-        ]
+        staged = [run.stage(encoder, storage[plan.index[name]], name, host[name].nbytes) for name in wanted]
+        traps = run.stage(encoder, sidecar, "traps", plan.traps * plan.stride) if sidecar is not None else None
         gpu.device.queue.submit([encoder.finish()])
         if ticks is not None:
             stamps = run.read(ticks, np.uint64).astype(np.int64).reshape(-1, 2)
             profile["kernel_ticks"] = [int(end - begin) for begin, end in stamps]
             profile["gpu_ticks"] = sum(profile["kernel_ticks"])
-        for kernel, stage in traps:
-            _raise_trap(kernel, run.read(stage, np.uint32))
+        if traps is not None:
+            words = run.read(traps, np.uint32).reshape(plan.traps, -1)
+            for step in plan.steps:
+                if step.sidecar is not None:
+                    _raise_trap(step.kernel, words[step.sidecar])
         result = dict(host)
         for stage in staged:
             result[stage.name] = run.read(stage, host[stage.name].dtype)
@@ -218,40 +373,6 @@ def _check_limits(gpu: GpuDevice, kernel: WgslKernel, lengths: Mapping[str, int]
             )
 
 
-def _record(run: _Run, encoder, kernel: WgslKernel, storage: Mapping[str, object],
-            lengths: Mapping[str, int], timestamp_writes: dict | None = None):
-    """Record one kernel's compute pass; return its trap sidecar buffer (or None)."""
-    gpu = run.gpu
-    pipeline = gpu.pipeline(kernel.wgsl, kernel.entry_point, kernel.bindings)
-    sidecar = None
-    entries: dict[int, list[dict]] = {}
-    for binding in kernel.bindings:
-        if binding.is_trap_sidecar:
-            sidecar = run.storage(SIDECAR_WORDS * 4)
-            encoder.clear_buffer(sidecar)
-            resource = {"buffer": sidecar, "offset": 0, "size": SIDECAR_WORDS * 4}
-        else:
-            size = 4 * max(1, _binding_count(binding, lengths))
-            resource = {"buffer": storage[binding.name], "offset": 0, "size": size}
-        entries.setdefault(binding.group, []).append({"binding": binding.slot, "resource": resource})
-    groups = {
-        g: gpu.device.create_bind_group(layout=pipeline.layouts[g], entries=e)
-        for g, e in entries.items()
-    }
-    compute = (encoder.begin_compute_pass(timestamp_writes=timestamp_writes)
-               if timestamp_writes else encoder.begin_compute_pass())
-    compute.set_pipeline(pipeline.pipeline)
-    for g in sorted(pipeline.layouts):
-        if g in groups:
-            compute.set_bind_group(g, groups[g])
-        else:
-            compute.set_bind_group(g, gpu.device.create_bind_group(layout=pipeline.layouts[g], entries=[]))
-    x, y, z = kernel.dispatch_grid(lengths)
-    compute.dispatch_workgroups(x, y, z)
-    compute.end()
-    return sidecar
-
-
 def _raise_trap(kernel: WgslKernel, words: np.ndarray) -> None:
     if words[0] == 0:
         return
@@ -307,7 +428,7 @@ class _Run:
 
         if not array.nbytes:
             return
-        if not self.mappable:
+        if not self.mappable or array.nbytes < MAP_UPLOAD_MIN_BYTES:
             self.gpu.device.queue.write_buffer(buffer, 0, array)
             return
         buffer.map_sync(wgpu.MapMode.WRITE, 0, buffer.size)
@@ -342,6 +463,8 @@ class _Run:
             stage.staging.unmap()
 
     def release(self) -> None:
-        for buffer, usage in self.held:
+        # in reverse, so that the pool hands a repeated run the same buffers
+        # in the same roles (and its cached bind groups apply)
+        for buffer, usage in reversed(self.held):
             self.gpu.pool.release(buffer, usage)
         self.held.clear()

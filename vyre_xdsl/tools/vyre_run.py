@@ -125,7 +125,8 @@ def check_backend(name: str) -> None:
 def format_output(name: str, array: np.ndarray) -> str:
     head = f"{name}: {array.dtype}[{array.size}]"
     if array.size > MAX_PRINTED:
-        return f"{head} ({array.size} values; --output-dir DIR saves them)"
+        first = ", ".join(str(v) for v in array.reshape(-1)[:4])
+        return f"{head} = [{first}, ...] ({array.size} values; --output-dir DIR saves them)"
     return f"{head} = [{', '.join(str(v) for v in array.reshape(-1))}]"
 
 
