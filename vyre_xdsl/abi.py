@@ -192,16 +192,24 @@ def signature(module_or_programs: ModuleOp | Sequence[ProgramOp]) -> RunSignatur
                 declarations.setdefault(buffer.buffer_name, []).append(buffer)
     _check_consistent(declarations)
 
-    accesses = [buffer_accesses(p) for p in progs]
+    reads: dict[str, list[int]] = {}
+    writes: dict[str, list[int]] = {}
+    for index, program in enumerate(progs):
+        read, written = buffer_accesses(program)
+        for name in read:
+            reads.setdefault(name, []).append(index)
+        for name in written:
+            writes.setdefault(name, []).append(index)
     result: list[BufferSignature] = []
     for name, decls in declarations.items():
-        read_first = _read_before_written(name, accesses)
+        read_at, written_at = reads.get(name, []), writes.get(name, [])
+        # a program that both reads and writes a buffer reads it first
+        read_first = bool(read_at) and (not written_at or read_at[0] <= written_at[0])
         modes = {d.access_mode for d in decls}
-        written = [k for k, (_, w) in enumerate(accesses) if name in w]
-        read_later = bool(written) and any(name in accesses[k][0] for k in range(written[-1] + 1, len(progs)))
+        read_later = bool(written_at) and bool(read_at) and read_at[-1] > written_at[-1]
         marked = any(d.is_output for d in decls)
-        is_output = marked or "read_write" in modes or (bool(written) and not read_later)
-        intermediate = bool(written) and not is_output
+        is_output = marked or "read_write" in modes or (bool(written_at) and not read_later)
+        intermediate = bool(written_at) and not is_output
         static = [d.static_count for d in decls if d.static_count is not None]
         runtime_sized = any(d.static_count is None for d in decls)
         result.append(
@@ -216,15 +224,6 @@ def signature(module_or_programs: ModuleOp | Sequence[ProgramOp]) -> RunSignatur
             )
         )
     return RunSignature(tuple(result))
-
-
-def _read_before_written(name: str, accesses: list[tuple[set[str], set[str]]]) -> bool:
-    for reads, writes in accesses:
-        if name in reads:
-            return True
-        if name in writes:
-            return False
-    return False
 
 
 def _check_consistent(declarations: dict[str, list[BufferOp]]) -> None:
