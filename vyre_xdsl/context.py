@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import bisect
+import re
+
 from xdsl.context import Context
 from xdsl.dialects.builtin import Builtin, FileLineColLoc, IntAttr, ModuleOp, StringAttr
 from xdsl.ir import Operation
@@ -28,15 +31,21 @@ class LocatedParser(Parser):
     def __init__(self, ctx: Context, input: str | bytes, name: str = "<unknown>", line_offset: int = 0):
         super().__init__(ctx, input, name)
         self.line_offset = line_offset
+        self.file_name = name
+        content = self.lexer.input.content
+        # offsets where lines start, for O(log n) locations (xDSL's Span.get_location
+        # counts newlines from the start of the file, quadratic over a whole parse)
+        self._line_starts = [0] + [m.end() for m in re.finditer("\n", content)]
 
     def parse_operation(self) -> Operation:
         span = self._current_token.span
         op = super().parse_operation()
         if isinstance(op.location, FileLineColLoc):
             return op
-        location = span.get_location()
+        line = bisect.bisect_right(self._line_starts, span.start)
+        col = span.start - self._line_starts[line - 1] + 1
         op.location = FileLineColLoc(
-            StringAttr(location.file), IntAttr(location.line + self.line_offset), IntAttr(location.col)
+            StringAttr(self.file_name), IntAttr(line + self.line_offset), IntAttr(col)
         )
         return op
 

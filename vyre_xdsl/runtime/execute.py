@@ -18,13 +18,20 @@ A run (`run_kernels`):
    runtime-sized buffer), so `arrayLength` is the element count the program
    declared; a declared count of 0 is bound as 4 bytes that the kernel never
    touches (its bound is the declared 0);
-3. every kernel gets its own 4-word trap sidecar, cleared;
-4. all dispatches are recorded in one command encoder, one compute pass per
-   kernel (`kernel.dispatch_grid`, folded into y past 65535 workgroups), followed
-   by copies of every output and sidecar into staging buffers; one submit;
+3. every kernel with a trap sidecar binding gets its own 4-word sidecar, a
+   slot of one buffer shared by the run, cleared;
+4. all dispatches are recorded in one command encoder and one compute pass
+   (one pass per kernel when profiled with timestamps; `kernel.dispatch_grid`,
+   folded into y past 65535 workgroups), followed by copies of every output and
+   the sidecars into staging buffers; one submit;
 5. the sidecars are read first: the first kernel in dispatch order whose
    sidecar records a trap raises `VyreTrap` (the interpreter's exception); else
    every output is read back into a numpy array of its host dtype.
+
+What does not depend on the data is cached per device (`GpuDevice.run_plans`):
+a plan per tuple of kernel objects (names, pipelines, binding slots), a sized
+plan per set of host sizes (byte sizes, grids, checked limits) and the bind
+groups per set of pooled buffers (the pool hands a repeated run the same ones).
 """
 
 from __future__ import annotations

@@ -196,6 +196,9 @@ def run_tool(main: type[VyreOptMain], argv: Sequence[str] | None = None) -> int:
         main(args=argv).run()
     except SystemExit as exit_:
         return exit_.code if isinstance(exit_.code, int) else 1
+    except BrokenPipeError:  # e.g. `vyre-opt ... | head`: the reader went away
+        sys.stdout = open(os.devnull, "w")
+        return 0
     except (VyreError, ArgSpecParseError, ValueError) as error:
         print(f"{os.path.basename(sys.argv[0] or 'vyre-opt')}: error: {error}", file=sys.stderr)
         return 1
