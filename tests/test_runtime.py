@@ -87,15 +87,29 @@ def test_one_device_per_process_with_the_adapters_limits():
         assert "via Vulkan" in gpu.describe()
 
 
+class _PassSpy:
+    """Delegates to a compute pass, counting its dispatches."""
+
+    def __init__(self, real, encoder):
+        self.real, self.encoder = real, encoder
+
+    def dispatch_workgroups(self, *args, **kwargs):
+        self.encoder.dispatches += 1
+        return self.real.dispatch_workgroups(*args, **kwargs)
+
+    def __getattr__(self, name):
+        return getattr(self.real, name)
+
+
 class _EncoderSpy:
-    """Delegates to a command encoder, counting its compute passes."""
+    """Delegates to a command encoder, counting its compute passes and dispatches."""
 
     def __init__(self, real, finished: dict):
-        self.real, self.finished, self.passes = real, finished, 0
+        self.real, self.finished, self.passes, self.dispatches = real, finished, 0, 0
 
     def begin_compute_pass(self, *args, **kwargs):
         self.passes += 1
-        return self.real.begin_compute_pass(*args, **kwargs)
+        return _PassSpy(self.real.begin_compute_pass(*args, **kwargs), self)
 
     def finish(self, *args, **kwargs):
         buffer = self.real.finish(*args, **kwargs)
@@ -126,7 +140,8 @@ def test_a_three_program_chain_runs_in_one_encoder_and_one_submit(monkeypatch):
     monkeypatch.setattr(queue, "submit", submit)
     out = vyre_xdsl.run(chain(1000), {"x": x}, backend="wgpu")
     working = [e for e in encoders if e.passes]
-    assert [e.passes for e in working] == [3]  # three dispatches, one encoder
+    assert [e.dispatches for e in working] == [3]  # three dispatches, one encoder
+    assert [e.passes for e in working] == [1]  # ... in one compute pass (no profiling)
     # that encoder is submitted exactly once (wgpu-py adds empty submits when mapping)
     assert sum(batch.count(working[0]) for batch in submits) == 1
     assert out["out"].tolist() == chain_expected(x).tolist()

@@ -69,7 +69,16 @@ from xdsl.traits import (
 from xdsl.utils.exceptions import VerifyException
 
 from vyre_xdsl import semantics
-from vyre_xdsl.dialects.vyre import AXES, BARRIER_ORDERINGS, ELEMENT_TYPES, i1, type_name, ui32
+from vyre_xdsl.dialects.syntax import (
+    BarrierOpBase,
+    IdOpBase,
+    TrapOpBase,
+    as_region,
+    parse_body,
+    print_attrs,
+    print_body,
+)
+from vyre_xdsl.dialects.vyre import ELEMENT_TYPES, i1, type_name, ui32
 
 #: slots at and above this are workgroup (`shared`) and `scratch` slots
 WORKGROUP_SLOT_BASE = 1 << 24
@@ -107,28 +116,10 @@ def _triple(attr: DenseArrayBase) -> tuple[int, ...]:
     return tuple(int(v) for v in attr.get_values())
 
 
-def _print_attrs(printer: Printer, op: Operation) -> None:
-    if op.attributes:
-        printer.print_string(" ")
-        printer.print_attr_dict(op.attributes)
-
-
-def _parse_body(parser: Parser, arguments: Sequence[Parser.Argument] | None = None) -> Region:
-    region = parser.parse_region(arguments)
-    if not region.blocks:
-        region.add_block(Block())
-    return region
-
-
-def _print_body(printer: Printer, region: Region) -> None:
-    printer.print_string(" ")
-    printer.print_region(region, print_entry_block_args=False, print_empty_block=False)
-
-
-def _as_region(body: Region | Sequence[Operation] | None) -> Region:
-    if isinstance(body, Region):
-        return body
-    return Region(Block(list(body or [])))
+_print_attrs = print_attrs
+_parse_body = parse_body
+_print_body = print_body
+_as_region = as_region
 
 
 def _element(ty: Attribute | str) -> Attribute:
@@ -867,37 +858,8 @@ STORE_OPS: dict[str, type[_StoreOp]] = {
 # ============================================================================ ids
 
 
-class _IdOp(IRDLOperation):
-    axis = prop_def(IntegerAttr)
-    result = result_def(ui32)
-    traits = traits_def(Pure())
-
-    def __init__(self, axis: int | str):
-        if isinstance(axis, str):
-            axis = AXES.index(axis)
-        super().__init__(properties={"axis": IntegerAttr(axis, i64)}, result_types=[ui32])
-
-    @property
-    def axis_index(self) -> int:
-        return self.axis.value.data
-
-    @classmethod
-    def parse(cls, parser: Parser):
-        pos = parser.pos
-        axis = parser.parse_identifier()
-        if axis not in AXES:
-            parser.raise_error("expected axis x, y or z", pos, parser.pos)
-        op = cls(axis)
-        op.attributes.update(parser.parse_optional_attr_dict())
-        return op
-
-    def print(self, printer: Printer) -> None:
-        printer.print_string(f" {AXES[self.axis_index]}")
-        _print_attrs(printer, self)
-
-    def verify_(self) -> None:
-        if self.axis_index not in (0, 1, 2):
-            raise VerifyException(f"axis must be 0, 1 or 2 (x, y, z), got {self.axis_index}")
+class _IdOp(IdOpBase):
+    pass
 
 
 @irdl_op_definition
@@ -1241,7 +1203,7 @@ class RegionOp(_ScopeOp):
 
 
 @irdl_op_definition
-class BarrierOp(IRDLOperation):
+class BarrierOp(BarrierOpBase):
     """Workgroup barrier (memory and execution). `grid_sync` never reaches the
     kernel level: lowering splits the dispatch there.
 
@@ -1252,31 +1214,9 @@ class BarrierOp(IRDLOperation):
     """
 
     name = "kernel.barrier"
-    ordering = prop_def(StringAttr)
-    traits = traits_def(MemoryWriteEffect())
-
-    def __init__(self, ordering: str = "seq_cst"):
-        super().__init__(properties={"ordering": StringAttr(ordering)})
-
-    @classmethod
-    def parse(cls, parser: Parser) -> BarrierOp:
-        ordering = "seq_cst"
-        for candidate in BARRIER_ORDERINGS:
-            if parser.parse_optional_keyword(candidate) is not None:
-                ordering = candidate
-                break
-        op = cls(ordering)
-        op.attributes.update(parser.parse_optional_attr_dict())
-        return op
-
-    def print(self, printer: Printer) -> None:
-        if self.ordering.data != "seq_cst":
-            printer.print_string(f" {self.ordering.data}")
-        _print_attrs(printer, self)
 
     def verify_(self) -> None:
-        if self.ordering.data not in BARRIER_ORDERINGS:
-            raise VerifyException(f"unknown barrier ordering '{self.ordering.data}'")
+        super().verify_()
         if self.ordering.data == "grid_sync":
             raise VerifyException(
                 "'grid_sync' cannot appear in a kernel; vyre-lower splits the dispatch there"
@@ -1298,7 +1238,7 @@ class ReturnOp(IRDLOperation):
 
 
 @irdl_op_definition
-class TrapOp(IRDLOperation):
+class TrapOp(TrapOpBase):
     """Records (tag, address, invocation) in the trap sidecar and ends the invocation.
 
     ```mlir
@@ -1307,31 +1247,6 @@ class TrapOp(IRDLOperation):
     """
 
     name = "kernel.trap"
-    address = operand_def(ui32)
-    tag = prop_def(StringAttr)
-    traits = traits_def(MemoryWriteEffect())
-
-    def __init__(self, address: SSAValue | Operation, tag: str):
-        super().__init__(operands=[address], properties={"tag": StringAttr(tag)})
-
-    @classmethod
-    def parse(cls, parser: Parser) -> TrapOp:
-        address = parser.parse_operand(ui32)
-        tag = parser.parse_str_literal()
-        op = cls(address, tag)
-        op.attributes.update(parser.parse_optional_attr_dict())
-        return op
-
-    def print(self, printer: Printer) -> None:
-        printer.print_string(" ")
-        printer.print_operand(self.address)
-        printer.print_string(" ")
-        printer.print_string_literal(self.tag.data)
-        _print_attrs(printer, self)
-
-    def verify_(self) -> None:
-        if not self.tag.data:
-            raise VerifyException("trap tag must not be empty")
 
 
 Kernel = Dialect(

@@ -44,7 +44,7 @@ from xdsl.dialects.builtin import (
     i64,
 )
 from xdsl.interfaces import HasFolderInterface
-from xdsl.ir import Attribute, Block, Dialect, Operation, Region, SSAValue, TypeAttribute
+from xdsl.ir import Attribute, Dialect, Operation, Region, SSAValue, TypeAttribute
 from xdsl.irdl import (
     AnyAttr,
     AttrSizedOperandSegments,
@@ -75,6 +75,17 @@ from xdsl.traits import (
 from xdsl.utils.exceptions import VerifyException
 
 from vyre_xdsl import semantics
+from vyre_xdsl.dialects.syntax import (
+    AXES,
+    BARRIER_ORDERINGS,
+    BarrierOpBase,
+    IdOpBase,
+    TrapOpBase,
+    as_region,
+    parse_body,
+    print_attrs,
+    print_body,
+)
 from vyre_xdsl.semantics import OPS
 
 ui32 = IntegerType(32, Signedness.UNSIGNED)
@@ -84,8 +95,6 @@ si32 = IntegerType(32, Signedness.SIGNED)
 ELEMENT_TYPES: dict[str, TypeAttribute] = {"ui32": ui32, "si32": si32, "f32": f32, "i1": i1}
 
 ACCESS_MODES = ("read_only", "read_write", "write_only", "uniform", "workgroup")
-BARRIER_ORDERINGS = ("seq_cst", "acquire", "release", "acq_rel", "grid_sync")
-AXES = ("x", "y", "z")
 MAX_WORKGROUP = (1024, 1024, 64)
 MAX_INVOCATIONS = 1024
 
@@ -172,37 +181,15 @@ def _print_buffer_index(printer: Printer, buffer: SymbolRefAttr, index: SSAValue
     printer.print_string("]")
 
 
-def _print_attrs(printer: Printer, op: Operation) -> None:
-    if op.attributes:
-        printer.print_string(" ")
-        printer.print_attr_dict(op.attributes)
-
-
 def _require_ui32_index(index: SSAValue) -> None:
     if index.type != ui32:
         raise VerifyException(f"index must be ui32, got {index.type}")
 
 
-def _parse_body(parser: Parser) -> Region:
-    region = parser.parse_region()
-    if not region.blocks:
-        region.add_block(Block())
-    return region
-
-
-def _print_body(printer: Printer, region: Region) -> None:
-    printer.print_string(" ")
-    printer.print_region(region, print_entry_block_args=False, print_empty_block=False)
-
-
-def _single_block_region() -> Region:
-    return Region(Block())
-
-
-def _as_region(body: Region | Sequence[Operation] | None) -> Region:
-    if isinstance(body, Region):
-        return body
-    return Region(Block(list(body or [])))
+_print_attrs = print_attrs
+_parse_body = parse_body
+_print_body = print_body
+_as_region = as_region
 
 
 # ============================================================================ structure
@@ -883,7 +870,7 @@ def _divergent_ancestor(op: Operation) -> Operation | None:
 
 
 @irdl_op_definition
-class BarrierOp(IRDLOperation):
+class BarrierOp(BarrierOpBase):
     """Workgroup barrier; `grid_sync` is dispatch-wide and only legal where a pass
     splits the dispatch there.
 
@@ -895,35 +882,13 @@ class BarrierOp(IRDLOperation):
     """
 
     name = "vyre.barrier"
-    ordering = prop_def(StringAttr)
-    traits = traits_def(MemoryWriteEffect())
-
-    def __init__(self, ordering: str = "seq_cst"):
-        super().__init__(properties={"ordering": StringAttr(ordering)})
 
     @property
     def is_grid_sync(self) -> bool:
         return self.ordering.data == "grid_sync"
 
-    @classmethod
-    def parse(cls, parser: Parser) -> BarrierOp:
-        ordering = "seq_cst"
-        for candidate in BARRIER_ORDERINGS:
-            if parser.parse_optional_keyword(candidate) is not None:
-                ordering = candidate
-                break
-        op = cls(ordering)
-        op.attributes.update(parser.parse_optional_attr_dict())
-        return op
-
-    def print(self, printer: Printer) -> None:
-        if self.ordering.data != "seq_cst":
-            printer.print_string(f" {self.ordering.data}")
-        _print_attrs(printer, self)
-
     def verify_(self) -> None:
-        if self.ordering.data not in BARRIER_ORDERINGS:
-            raise VerifyException(f"unknown barrier ordering '{self.ordering.data}'")
+        super().verify_()
         if (divergent := _divergent_ancestor(self)) is not None:
             raise VerifyException(
                 f"barrier under invocation-dependent control flow ('{divergent.name}' "
@@ -958,7 +923,7 @@ class ReturnOp(IRDLOperation):
 
 
 @irdl_op_definition
-class TrapOp(IRDLOperation):
+class TrapOp(TrapOpBase):
     """Records (tag, address, invocation) in the trap sidecar and ends the invocation.
 
     ```mlir
@@ -967,31 +932,6 @@ class TrapOp(IRDLOperation):
     """
 
     name = "vyre.trap"
-    address = operand_def(ui32)
-    tag = prop_def(StringAttr)
-    traits = traits_def(MemoryWriteEffect())
-
-    def __init__(self, address: SSAValue | Operation, tag: str):
-        super().__init__(operands=[address], properties={"tag": StringAttr(tag)})
-
-    @classmethod
-    def parse(cls, parser: Parser) -> TrapOp:
-        address = parser.parse_operand(ui32)
-        tag = parser.parse_str_literal()
-        op = cls(address, tag)
-        op.attributes.update(parser.parse_optional_attr_dict())
-        return op
-
-    def print(self, printer: Printer) -> None:
-        printer.print_string(" ")
-        printer.print_operand(self.address)
-        printer.print_string(" ")
-        printer.print_string_literal(self.tag.data)
-        _print_attrs(printer, self)
-
-    def verify_(self) -> None:
-        if not self.tag.data:
-            raise VerifyException("trap tag must not be empty")
 
 
 # ============================================================================ expressions
@@ -1207,39 +1147,8 @@ class BufLenOp(IRDLOperation):
         _buffer_of(self, self.buffer_name)
 
 
-class _IdOp(IRDLOperation):
+class _IdOp(IdOpBase):
     """Shared parse/print of the invocation id ops: `%g = vyre.invocation_id x`."""
-
-    axis = prop_def(IntegerAttr)
-    result = result_def(ui32)
-    traits = traits_def(Pure())
-
-    def __init__(self, axis: int | str):
-        if isinstance(axis, str):
-            axis = AXES.index(axis)
-        super().__init__(properties={"axis": IntegerAttr(axis, i64)}, result_types=[ui32])
-
-    @property
-    def axis_index(self) -> int:
-        return self.axis.value.data
-
-    @classmethod
-    def parse(cls, parser: Parser):
-        pos = parser.pos
-        axis = parser.parse_identifier()
-        if axis not in AXES:
-            parser.raise_error("expected axis x, y or z", pos, parser.pos)
-        op = cls(axis)
-        op.attributes.update(parser.parse_optional_attr_dict())
-        return op
-
-    def print(self, printer: Printer) -> None:
-        printer.print_string(f" {AXES[self.axis_index]}")
-        _print_attrs(printer, self)
-
-    def verify_(self) -> None:
-        if self.axis_index not in (0, 1, 2):
-            raise VerifyException(f"axis must be 0, 1 or 2 (x, y, z), got {self.axis_index}")
 
 
 @irdl_op_definition
@@ -1669,6 +1578,8 @@ def programs(module: ModuleOp) -> list[ProgramOp]:
 
 
 __all__ = [
+    "AXES",
+    "BARRIER_ORDERINGS",
     "ELEMENT_TYPES",
     "TABLE_OPS",
     "Vyre",

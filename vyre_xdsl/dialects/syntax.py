@@ -1,0 +1,142 @@
+"""Syntax and op bases shared by the `vyre` and `kernel` dialects.
+
+Both dialects spell ids, barriers, traps, attribute dictionaries and nested
+bodies the same way; the ops subclass these bases and add only their name,
+docstring and verifier.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from xdsl.dialects.builtin import IntegerAttr, IntegerType, Signedness, StringAttr, i64
+from xdsl.ir import Block, Operation, Region, SSAValue
+from xdsl.irdl import IRDLOperation, operand_def, prop_def, result_def, traits_def
+from xdsl.parser import Parser
+from xdsl.printer import Printer
+from xdsl.traits import MemoryWriteEffect, Pure
+from xdsl.utils.exceptions import VerifyException
+
+ui32 = IntegerType(32, Signedness.UNSIGNED)
+AXES = ("x", "y", "z")
+BARRIER_ORDERINGS = ("seq_cst", "acquire", "release", "acq_rel", "grid_sync")
+
+
+def print_attrs(printer: Printer, op: Operation) -> None:
+    """The op's attribute dictionary, if any, after a space."""
+    if op.attributes:
+        printer.print_string(" ")
+        printer.print_attr_dict(op.attributes)
+
+
+def parse_body(parser: Parser, arguments: Sequence[Parser.Argument] | None = None) -> Region:
+    """A `{ ... }` body; an empty one still gets its (single) block."""
+    region = parser.parse_region(arguments)
+    if not region.blocks:
+        region.add_block(Block())
+    return region
+
+
+def print_body(printer: Printer, region: Region) -> None:
+    printer.print_string(" ")
+    printer.print_region(region, print_entry_block_args=False, print_empty_block=False)
+
+
+def as_region(body: Region | Sequence[Operation] | None) -> Region:
+    """`body` as a single-block region (a list of ops becomes its block)."""
+    if isinstance(body, Region):
+        return body
+    return Region(Block(list(body or [])))
+
+
+def parse_attrs_into(parser: Parser, op: Operation) -> Operation:
+    op.attributes.update(parser.parse_optional_attr_dict())
+    return op
+
+
+class IdOpBase(IRDLOperation):
+    """`%g = <dialect>.invocation_id x`: an id on one axis, as `ui32`."""
+
+    axis = prop_def(IntegerAttr)
+    result = result_def(ui32)
+    traits = traits_def(Pure())
+
+    def __init__(self, axis: int | str):
+        if isinstance(axis, str):
+            axis = AXES.index(axis)
+        super().__init__(properties={"axis": IntegerAttr(axis, i64)}, result_types=[ui32])
+
+    @property
+    def axis_index(self) -> int:
+        return self.axis.value.data
+
+    @classmethod
+    def parse(cls, parser: Parser):
+        pos = parser.pos
+        axis = parser.parse_identifier()
+        if axis not in AXES:
+            parser.raise_error("expected axis x, y or z", pos, parser.pos)
+        return parse_attrs_into(parser, cls(axis))
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(f" {AXES[self.axis_index]}")
+        print_attrs(printer, self)
+
+    def verify_(self) -> None:
+        if self.axis_index not in (0, 1, 2):
+            raise VerifyException(f"axis must be 0, 1 or 2 (x, y, z), got {self.axis_index}")
+
+
+class BarrierOpBase(IRDLOperation):
+    """`<dialect>.barrier [ORDERING]` (`seq_cst` is the default and is not printed)."""
+
+    ordering = prop_def(StringAttr)
+    traits = traits_def(MemoryWriteEffect())
+
+    def __init__(self, ordering: str = "seq_cst"):
+        super().__init__(properties={"ordering": StringAttr(ordering)})
+
+    @classmethod
+    def parse(cls, parser: Parser):
+        ordering = "seq_cst"
+        for candidate in BARRIER_ORDERINGS:
+            if parser.parse_optional_keyword(candidate) is not None:
+                ordering = candidate
+                break
+        return parse_attrs_into(parser, cls(ordering))
+
+    def print(self, printer: Printer) -> None:
+        if self.ordering.data != "seq_cst":
+            printer.print_string(f" {self.ordering.data}")
+        print_attrs(printer, self)
+
+    def verify_(self) -> None:
+        if self.ordering.data not in BARRIER_ORDERINGS:
+            raise VerifyException(f"unknown barrier ordering '{self.ordering.data}'")
+
+
+class TrapOpBase(IRDLOperation):
+    """`<dialect>.trap %addr "tag"`."""
+
+    address = operand_def(ui32)
+    tag = prop_def(StringAttr)
+    traits = traits_def(MemoryWriteEffect())
+
+    def __init__(self, address: SSAValue | Operation, tag: str):
+        super().__init__(operands=[address], properties={"tag": StringAttr(tag)})
+
+    @classmethod
+    def parse(cls, parser: Parser):
+        address = parser.parse_operand(ui32)
+        return parse_attrs_into(parser, cls(address, parser.parse_str_literal()))
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        printer.print_operand(self.address)
+        printer.print_string(" ")
+        printer.print_string_literal(self.tag.data)
+        print_attrs(printer, self)
+
+    def verify_(self) -> None:
+        if not self.tag.data:
+            raise VerifyException("trap tag must not be empty")
