@@ -14,8 +14,9 @@ The table shows the median times and the fused speed-up; the one-time costs
 (fusion pass, lowering, WGSL, pipeline creation) are shown separately. GPU
 time is the sum over compute passes of timestamp-query deltas (median of
 `--reps` runs), when the device has timestamp queries. Fused and unfused
-outputs are checked against each other (at most K ULP apart: contraction may
-differ per stage).
+outputs are checked against each other (within K * 2^-20 of the output's
+magnitude: contraction and constant reassociation may differ per stage; the
+table reports the worst ULP distance, which near a zero crossing can be large).
 
     python bench/fusion.py                        # K = 2, 4, 8, 16; N = 2^20, 2^22
     python bench/fusion.py --stages 8 --log2n 22  # the headline case
@@ -111,8 +112,13 @@ def measure(stages: int, log2n: int, reps: int, warmup: float = WARMUP_SECONDS) 
     first_fused, fused, y_fused = timed(fused_module, {"x": x}, reps, warmup)
     gpu_unfused, gpu_fused = gpu_time(module, {"x": x}, reps), gpu_time(fused_module, {"x": x}, reps)
     worst = int(ulp_distance(y_unfused, y_fused).max())
-    if worst > stages:
-        raise SystemExit(f"K={stages} N=2^{log2n}: fused and unfused differ by {worst} ULP")
+    # A GPU compiler may contract t*a+b into an fma and, in the fused kernel,
+    # reassociate constants across stages (SPEC 3.4): near a zero crossing that is
+    # many ULP of a tiny result, so the check is absolute, scaled by the values' size.
+    scale = max(1.0, float(np.abs(y_unfused).max()))
+    error = float(np.abs(y_unfused.astype(np.float64) - y_fused).max())
+    if error > stages * 2.0**-20 * scale:
+        raise SystemExit(f"K={stages} N=2^{log2n}: fused and unfused differ by {error:g} ({worst} ULP)")
     return {"stages": stages, "log2n": log2n, "unfused": unfused, "fused": fused,
             "ratio": unfused / fused, "ulp": worst, "fusing": fusing,
             "first_unfused": first_unfused, "first_fused": first_fused,
