@@ -299,7 +299,9 @@ def _wgsl_div(ty, a, b):
 def _wgsl_mod(ty, a, b):
     if ty == "u32":
         return f"select({a} % select({b}, 1u, {b} == 0u), 0u, {b} == 0u)"
-    return f"({a} % {b})"
+    # truncated remainder spelled out: NVIDIA's Vulkan driver gave the sign of the
+    # divisor for `%` on i32 (measured on an H200); division truncates everywhere
+    return f"({a} - ({a} / {b}) * {b})"
 
 
 def _wgsl_si32_trap(ty, a, b):
