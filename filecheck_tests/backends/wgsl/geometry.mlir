@@ -92,4 +92,4 @@ vyre.program @split workgroup_size [64, 1, 1] {
 // CHECK:        if ((v_w == 0i) || ((v_w == i32(-2147483648)) && (v_w == -1i))) {
 // CHECK-NEXT:     vyre_record_trap(0u, 1u, vyre_invocation);
 // CHECK-NEXT:   }
-// CHECK-NEXT:   let v_q = (v_w % v_w);
+// CHECK-NEXT:   let v_q = (v_w - (v_w / v_w) * v_w);
