@@ -3,6 +3,8 @@ section 8, each violation a specific exception naming the buffer."""
 
 from __future__ import annotations
 
+import pathlib
+
 import numpy as np
 import pytest
 
@@ -169,3 +171,14 @@ def test_unknown_backend_and_bad_text_are_vyre_errors():
                       backend="reference")
     with pytest.raises(VyreError):
         vyre_xdsl.run("vyre.program @p {", {}, backend="reference")
+
+
+@pytest.mark.parametrize("backend", ["reference", "wgpu"])
+def test_run_never_writes_into_the_callers_arrays(backend):
+    text = (pathlib.Path(__file__).parent.parent / "examples" / "axpy.mlir").read_text()
+    x = np.arange(1024, dtype=np.float32)
+    y = np.ones(1024, dtype=np.float32)
+    before = (x.copy(), y.copy())
+    out = vyre_xdsl.run(text, {"x": x, "y": y}, backend=backend)
+    assert np.array_equal(x, before[0]) and np.array_equal(y, before[1])
+    assert np.array_equal(out["y"], 2 * before[0] + before[1])

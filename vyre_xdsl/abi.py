@@ -94,8 +94,10 @@ class RunSignature:
         return tuple(b.name for b in self.buffers if b.is_output)
 
     def bind(self, inputs: Mapping[str, object]) -> dict[str, np.ndarray]:
-        """Check `inputs` and return one fresh host array per buffer (zero-filled
-        where the buffer takes no input)."""
+        """Check `inputs` and return one host array per buffer (zero-filled where
+        the buffer takes no input). Input arrays are not copied: a backend must not
+        write into them (the interpreter copies what it mutates; the GPU runtime
+        only uploads them)."""
         for name in inputs:
             if name not in self.names:
                 raise UnknownBufferError(
@@ -138,7 +140,7 @@ def _checked_input(buffer: BufferSignature, inputs: Mapping[str, object]) -> np.
         raise InputDtypeError(
             f"input for buffer '{buffer.name}' has dtype {array.dtype}; expected {_describe(buffer)}"
         )
-    flat = np.ascontiguousarray(array).reshape(-1).copy()
+    flat = np.ascontiguousarray(array).reshape(-1)
     if buffer.count is not None and flat.size != buffer.count:
         raise InputShapeError(
             f"input for buffer '{buffer.name}' has {flat.size} elements; expected {_describe(buffer)}"
