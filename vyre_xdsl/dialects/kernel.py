@@ -63,13 +63,16 @@ from xdsl.traits import (
     MemoryWriteEffect,
     NoTerminator,
     Pure,
-    RecursiveMemoryEffect,
     SymbolOpInterface,
 )
 from xdsl.utils.exceptions import VerifyException
 
 from vyre_xdsl import semantics
 from vyre_xdsl.dialects.syntax import (
+    BlockOpBase,
+    IfOpBase,
+    RegionOpBase,
+    ScopeOpBase,
     BarrierOpBase,
     IdOpBase,
     TrapOpBase,
@@ -78,7 +81,7 @@ from vyre_xdsl.dialects.syntax import (
     print_attrs,
     print_body,
 )
-from vyre_xdsl.dialects.vyre import ELEMENT_TYPES, i1, type_name, ui32
+from vyre_xdsl.dialects.vyre import ELEMENT_TYPES, type_name, ui32
 
 #: slots at and above this are workgroup (`shared`) and `scratch` slots
 WORKGROUP_SLOT_BASE = 1 << 24
@@ -1021,12 +1024,12 @@ class LocalLoadOp(IRDLOperation):
 # ============================================================================ structure
 
 
-class _ScopeOp(IRDLOperation):
-    traits = traits_def(NoTerminator(), RecursiveMemoryEffect())
+class _ScopeOp(ScopeOpBase):
+    pass
 
 
 @irdl_op_definition
-class IfOp(_ScopeOp):
+class IfOp(IfOpBase):
     """Structured conditional; each branch is a scope.
 
     ```mlir
@@ -1039,46 +1042,6 @@ class IfOp(_ScopeOp):
     """
 
     name = "kernel.if"
-    cond = operand_def(i1)
-    then_region = region_def("single_block")
-    else_region = region_def()
-
-    def __init__(
-        self,
-        cond: SSAValue | Operation,
-        then_body: Region | Sequence[Operation] | None = None,
-        else_body: Region | Sequence[Operation] | None = None,
-    ):
-        else_region = Region() if else_body is None else _as_region(else_body)
-        super().__init__(operands=[cond], regions=[_as_region(then_body), else_region])
-
-    @property
-    def has_else(self) -> bool:
-        return bool(self.else_region.blocks)
-
-    @classmethod
-    def parse(cls, parser: Parser) -> IfOp:
-        cond = parser.parse_operand(i1)
-        then_region = _parse_body(parser)
-        else_region = None
-        if parser.parse_optional_keyword("else") is not None:
-            else_region = _parse_body(parser)
-        op = cls(cond, then_region, else_region)
-        op.attributes.update(parser.parse_optional_attr_dict())
-        return op
-
-    def print(self, printer: Printer) -> None:
-        printer.print_string(" ")
-        printer.print_operand(self.cond)
-        _print_body(printer, self.then_region)
-        if self.has_else:
-            printer.print_string(" else")
-            _print_body(printer, self.else_region)
-        _print_attrs(printer, self)
-
-    def verify_(self) -> None:
-        if len(self.else_region.blocks) > 1:
-            raise VerifyException("'else' region must have at most one block")
 
 
 @irdl_op_definition
@@ -1141,7 +1104,7 @@ class ForOp(_ScopeOp):
 
 
 @irdl_op_definition
-class BlockOp(_ScopeOp):
+class BlockOp(BlockOpBase):
     """A scope.
 
     ```mlir
@@ -1152,24 +1115,10 @@ class BlockOp(_ScopeOp):
     """
 
     name = "kernel.block"
-    body = region_def("single_block")
-
-    def __init__(self, body: Region | Sequence[Operation] | None = None):
-        super().__init__(regions=[_as_region(body)])
-
-    @classmethod
-    def parse(cls, parser: Parser) -> BlockOp:
-        op = cls(_parse_body(parser))
-        op.attributes.update(parser.parse_optional_attr_dict())
-        return op
-
-    def print(self, printer: Printer) -> None:
-        _print_body(printer, self.body)
-        _print_attrs(printer, self)
 
 
 @irdl_op_definition
-class RegionOp(_ScopeOp):
+class RegionOp(RegionOpBase):
     """A scope carrying provenance (the generator that produced it).
 
     ```mlir
@@ -1180,26 +1129,6 @@ class RegionOp(_ScopeOp):
     """
 
     name = "kernel.region"
-    generator = prop_def(StringAttr)
-    body = region_def("single_block")
-
-    def __init__(self, generator: str, body: Region | Sequence[Operation] | None = None):
-        super().__init__(
-            properties={"generator": StringAttr(generator)}, regions=[_as_region(body)]
-        )
-
-    @classmethod
-    def parse(cls, parser: Parser) -> RegionOp:
-        generator = parser.parse_str_literal()
-        op = cls(generator, _parse_body(parser))
-        op.attributes.update(parser.parse_optional_attr_dict())
-        return op
-
-    def print(self, printer: Printer) -> None:
-        printer.print_string(" ")
-        printer.print_string_literal(self.generator.data)
-        _print_body(printer, self.body)
-        _print_attrs(printer, self)
 
 
 @irdl_op_definition

@@ -9,12 +9,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from xdsl.dialects.builtin import IntegerAttr, IntegerType, Signedness, StringAttr, i64
+from xdsl.dialects.builtin import IntegerAttr, IntegerType, Signedness, StringAttr, i1, i64
 from xdsl.ir import Block, Operation, Region, SSAValue
-from xdsl.irdl import IRDLOperation, operand_def, prop_def, result_def, traits_def
+from xdsl.irdl import IRDLOperation, operand_def, prop_def, region_def, result_def, traits_def
 from xdsl.parser import Parser
 from xdsl.printer import Printer
-from xdsl.traits import MemoryWriteEffect, Pure
+from xdsl.traits import MemoryWriteEffect, NoTerminator, Pure, RecursiveMemoryEffect
 from xdsl.utils.exceptions import VerifyException
 
 ui32 = IntegerType(32, Signedness.UNSIGNED)
@@ -140,3 +140,92 @@ class TrapOpBase(IRDLOperation):
     def verify_(self) -> None:
         if not self.tag.data:
             raise VerifyException("trap tag must not be empty")
+
+
+class ScopeOpBase(IRDLOperation):
+    """A structured op whose regions are scopes (no terminator; the effects of its body)."""
+
+    traits = traits_def(NoTerminator(), RecursiveMemoryEffect())
+
+
+class IfOpBase(ScopeOpBase):
+    """`<dialect>.if %c { ... } [else { ... }]`; each branch is a scope."""
+
+    cond = operand_def(i1)
+    then_region = region_def("single_block")
+    else_region = region_def()
+
+    def __init__(
+        self,
+        cond: SSAValue | Operation,
+        then_body: Region | Sequence[Operation] | None = None,
+        else_body: Region | Sequence[Operation] | None = None,
+    ):
+        else_region = Region() if else_body is None else as_region(else_body)
+        super().__init__(operands=[cond], regions=[as_region(then_body), else_region])
+
+    @property
+    def has_else(self) -> bool:
+        return bool(self.else_region.blocks)
+
+    @classmethod
+    def parse(cls, parser: Parser):
+        cond = parser.parse_operand(i1)
+        then_region = parse_body(parser)
+        else_region = None
+        if parser.parse_optional_keyword("else") is not None:
+            else_region = parse_body(parser)
+        return parse_attrs_into(parser, cls(cond, then_region, else_region))
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        printer.print_operand(self.cond)
+        print_body(printer, self.then_region)
+        if self.has_else:
+            printer.print_string(" else")
+            print_body(printer, self.else_region)
+        print_attrs(printer, self)
+
+    def verify_(self) -> None:
+        if len(self.else_region.blocks) > 1:
+            raise VerifyException("'else' region must have at most one block")
+
+
+class BlockOpBase(ScopeOpBase):
+    """`<dialect>.block { ... }`: a scope."""
+
+    body = region_def("single_block")
+
+    def __init__(self, body: Region | Sequence[Operation] | None = None):
+        super().__init__(regions=[as_region(body)])
+
+    @classmethod
+    def parse(cls, parser: Parser):
+        return parse_attrs_into(parser, cls(parse_body(parser)))
+
+    def print(self, printer: Printer) -> None:
+        print_body(printer, self.body)
+        print_attrs(printer, self)
+
+
+class RegionOpBase(ScopeOpBase):
+    """`<dialect>.region "generator" { ... }`: a scope that carries provenance."""
+
+    generator = prop_def(StringAttr)
+    body = region_def("single_block")
+
+    def __init__(self, generator: str, body: Region | Sequence[Operation] | None = None):
+        super().__init__(
+            properties={"generator": StringAttr(generator)}, regions=[as_region(body)]
+        )
+
+    @classmethod
+    def parse(cls, parser: Parser):
+        generator = parser.parse_str_literal()
+        return parse_attrs_into(parser, cls(generator, parse_body(parser)))
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        printer.print_string_literal(self.generator.data)
+        print_body(printer, self.body)
+        print_attrs(printer, self)

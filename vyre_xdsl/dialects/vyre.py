@@ -69,13 +69,16 @@ from xdsl.traits import (
     MemoryWriteEffect,
     NoTerminator,
     Pure,
-    RecursiveMemoryEffect,
     SymbolOpInterface,
 )
 from xdsl.utils.exceptions import VerifyException
 
 from vyre_xdsl import semantics
 from vyre_xdsl.dialects.syntax import (
+    BlockOpBase,
+    IfOpBase,
+    RegionOpBase,
+    ScopeOpBase,
     AXES,
     BARRIER_ORDERINGS,
     BarrierOpBase,
@@ -650,12 +653,12 @@ class StoreOp(IRDLOperation):
             )
 
 
-class _ScopeOp(IRDLOperation):
-    traits = traits_def(NoTerminator(), RecursiveMemoryEffect())
+class _ScopeOp(ScopeOpBase):
+    pass
 
 
 @irdl_op_definition
-class IfOp(_ScopeOp):
+class IfOp(IfOpBase):
     """Runs `then` when the `i1` condition holds, else `else`; each branch is a scope.
 
     ```mlir
@@ -668,46 +671,6 @@ class IfOp(_ScopeOp):
     """
 
     name = "vyre.if"
-    cond = operand_def(i1)
-    then_region = region_def("single_block")
-    else_region = region_def()
-
-    def __init__(
-        self,
-        cond: SSAValue | Operation,
-        then_body: Region | Sequence[Operation] | None = None,
-        else_body: Region | Sequence[Operation] | None = None,
-    ):
-        else_region = Region() if else_body is None else _as_region(else_body)
-        super().__init__(operands=[cond], regions=[_as_region(then_body), else_region])
-
-    @property
-    def has_else(self) -> bool:
-        return bool(self.else_region.blocks)
-
-    @classmethod
-    def parse(cls, parser: Parser) -> IfOp:
-        cond = parser.parse_operand(i1)
-        then_region = _parse_body(parser)
-        else_region = None
-        if parser.parse_optional_keyword("else") is not None:
-            else_region = _parse_body(parser)
-        op = cls(cond, then_region, else_region)
-        op.attributes.update(parser.parse_optional_attr_dict())
-        return op
-
-    def print(self, printer: Printer) -> None:
-        printer.print_string(" ")
-        printer.print_operand(self.cond)
-        _print_body(printer, self.then_region)
-        if self.has_else:
-            printer.print_string(" else")
-            _print_body(printer, self.else_region)
-        _print_attrs(printer, self)
-
-    def verify_(self) -> None:
-        if len(self.else_region.blocks) > 1:
-            raise VerifyException("'else' region must have at most one block")
 
 
 @irdl_op_definition
@@ -775,7 +738,7 @@ class LoopOp(_ScopeOp):
 
 
 @irdl_op_definition
-class BlockOp(_ScopeOp):
+class BlockOp(BlockOpBase):
     """A scope.
 
     ```mlir
@@ -786,24 +749,10 @@ class BlockOp(_ScopeOp):
     """
 
     name = "vyre.block"
-    body = region_def("single_block")
-
-    def __init__(self, body: Region | Sequence[Operation] | None = None):
-        super().__init__(regions=[_as_region(body)])
-
-    @classmethod
-    def parse(cls, parser: Parser) -> BlockOp:
-        op = cls(_parse_body(parser))
-        op.attributes.update(parser.parse_optional_attr_dict())
-        return op
-
-    def print(self, printer: Printer) -> None:
-        _print_body(printer, self.body)
-        _print_attrs(printer, self)
 
 
 @irdl_op_definition
-class RegionOp(_ScopeOp):
+class RegionOp(RegionOpBase):
     """A scope that carries provenance (the generator that produced it).
 
     ```mlir
@@ -814,26 +763,6 @@ class RegionOp(_ScopeOp):
     """
 
     name = "vyre.region"
-    generator = prop_def(StringAttr)
-    body = region_def("single_block")
-
-    def __init__(self, generator: str, body: Region | Sequence[Operation] | None = None):
-        super().__init__(
-            properties={"generator": StringAttr(generator)}, regions=[_as_region(body)]
-        )
-
-    @classmethod
-    def parse(cls, parser: Parser) -> RegionOp:
-        generator = parser.parse_str_literal()
-        op = cls(generator, _parse_body(parser))
-        op.attributes.update(parser.parse_optional_attr_dict())
-        return op
-
-    def print(self, printer: Printer) -> None:
-        printer.print_string(" ")
-        printer.print_string_literal(self.generator.data)
-        _print_body(printer, self.body)
-        _print_attrs(printer, self)
 
 
 def _is_uniform(value: SSAValue, seen: set[SSAValue] | None = None) -> bool:
