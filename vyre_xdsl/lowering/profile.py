@@ -13,7 +13,10 @@ profile = TargetProfile(subgroup_size=8, max_storage_buffers=16)
 
 from __future__ import annotations
 
+from abc import ABC
 from dataclasses import dataclass
+
+from xdsl.passes import ModulePass
 
 
 @dataclass(frozen=True)
@@ -51,3 +54,30 @@ class TargetProfile:
 
 
 DEFAULT_PROFILE = TargetProfile()
+
+
+@dataclass(frozen=True)
+class ProfilePass(ModulePass, ABC):
+    """A pass whose options are a target profile (`vyre-lower`, `kernel-verify`):
+    `-p 'vyre-lower{max-invocations=1024 subgroup-size=32}'`."""
+
+    subgroup_size: int = 0
+    max_workgroup_size_x: int = 256
+    max_workgroup_size_y: int = 256
+    max_workgroup_size_z: int = 64
+    max_invocations: int = 256
+    max_storage_buffers: int = 32
+    max_workgroup_storage: int = 16384
+
+    def profile(self) -> TargetProfile:
+        return TargetProfile(
+            max_workgroup_size=(
+                self.max_workgroup_size_x,
+                self.max_workgroup_size_y,
+                self.max_workgroup_size_z,
+            ),
+            max_invocations=self.max_invocations,
+            max_storage_buffers=self.max_storage_buffers,
+            max_workgroup_storage_bytes=self.max_workgroup_storage,
+            subgroup_size=self.subgroup_size,
+        )

@@ -30,12 +30,11 @@ from dataclasses import dataclass
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Operation
-from xdsl.passes import ModulePass
 
 from vyre_xdsl.diagnostics import VyreDiagnostic
 from vyre_xdsl.dialects import kernel as k
 from vyre_xdsl.dialects import vyre as v
-from vyre_xdsl.lowering.profile import TargetProfile
+from vyre_xdsl.lowering.profile import ProfilePass, TargetProfile
 
 Violation = tuple[Operation, str]
 
@@ -254,29 +253,10 @@ def _local_violations(op: k.LocalStoreOp | k.LocalLoadOp) -> list[Violation]:
 
 
 @dataclass(frozen=True)
-class KernelVerifyPass(ModulePass):
+class KernelVerifyPass(ProfilePass):
     """Checks every `kernel.descriptor` of the module against the target profile."""
 
     name = "kernel-verify"
-
-    max_workgroup_size_x: int = 256
-    max_workgroup_size_y: int = 256
-    max_workgroup_size_z: int = 64
-    max_invocations: int = 256
-    max_storage_buffers: int = 32
-    max_workgroup_storage: int = 16384
-
-    def profile(self) -> TargetProfile:
-        return TargetProfile(
-            max_workgroup_size=(
-                self.max_workgroup_size_x,
-                self.max_workgroup_size_y,
-                self.max_workgroup_size_z,
-            ),
-            max_invocations=self.max_invocations,
-            max_storage_buffers=self.max_storage_buffers,
-            max_workgroup_storage_bytes=self.max_workgroup_storage,
-        )
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         verify_descriptors(op, self.profile())

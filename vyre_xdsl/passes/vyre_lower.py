@@ -19,41 +19,19 @@ from dataclasses import dataclass
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Operation
-from xdsl.passes import ModulePass
 
 from vyre_xdsl.diagnostics import VyreDiagnostic
 from vyre_xdsl.dialects.vyre import ProgramOp
 from vyre_xdsl.lowering.lower import lower_program
-from vyre_xdsl.lowering.profile import TargetProfile
+from vyre_xdsl.lowering.profile import ProfilePass, TargetProfile
 from vyre_xdsl.passes.kernel_verify import verify_descriptors
 
 
 @dataclass(frozen=True)
-class VyreLowerPass(ModulePass):
+class VyreLowerPass(ProfilePass):
     """Lowers every program of the module to kernel descriptors and verifies them."""
 
     name = "vyre-lower"
-
-    subgroup_size: int = 0
-    max_workgroup_size_x: int = 256
-    max_workgroup_size_y: int = 256
-    max_workgroup_size_z: int = 64
-    max_invocations: int = 256
-    max_storage_buffers: int = 32
-    max_workgroup_storage: int = 16384
-
-    def profile(self) -> TargetProfile:
-        return TargetProfile(
-            max_workgroup_size=(
-                self.max_workgroup_size_x,
-                self.max_workgroup_size_y,
-                self.max_workgroup_size_z,
-            ),
-            max_invocations=self.max_invocations,
-            max_storage_buffers=self.max_storage_buffers,
-            max_workgroup_storage_bytes=self.max_workgroup_storage,
-            subgroup_size=self.subgroup_size,
-        )
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         lower_module(op, self.profile())
