@@ -13,7 +13,7 @@ import time
 import numpy as np
 import wgpu
 
-from wgsl_ceiling import WG, grid_for, shaders
+from wgsl_ceiling import grid_for, shaders
 
 
 def main():

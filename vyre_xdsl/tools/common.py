@@ -86,3 +86,32 @@ def write_files_atomically(files: Mapping[str, bytes | str]) -> None:
 def write_atomically(path: str, data: str | bytes) -> None:
     """Write `data` to `path` via a temporary file and a rename: never a partial file."""
     write_files_atomically({path: data})
+
+
+def run_reporting_errors(prog: str, command) -> int:
+    """Run `command()` and turn every error into a message and an exit status:
+    1 for anything the user caused (located diagnostics, bad input), 2 for a bug
+    (one line; `VYRE_DEBUG=1` shows the traceback). Never a traceback otherwise."""
+    try:
+        command()
+    except ReportedError as error:
+        print(str(error), file=sys.stderr)
+        return 1
+    except VyreDiagnostic as error:
+        print(format_errors(error.errors), file=sys.stderr)
+        return 1
+    except VyreError as error:
+        print(f"{prog}: error: {error}", file=sys.stderr)
+        return 1
+    except BrokenPipeError:
+        sys.stdout = open(os.devnull, "w")
+        return 0
+    except Exception as error:  # a bug: say so, without a traceback unless asked
+        if os.environ.get("VYRE_DEBUG"):
+            raise
+        print(
+            f"{prog}: internal error: {type(error).__name__}: {error} (set VYRE_DEBUG=1 for a traceback)",
+            file=sys.stderr,
+        )
+        return 2
+    return 0

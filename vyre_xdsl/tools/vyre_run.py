@@ -29,12 +29,11 @@ from xdsl.dialects.builtin import ModuleOp
 
 from vyre_xdsl.abi import RunSignature, signature
 from vyre_xdsl.api import BACKENDS, default_backend, run
-from vyre_xdsl.diagnostics import VyreDiagnostic, VyreError, format_errors
 from vyre_xdsl.tools.common import (
-    ReportedError,
     UsageError,
     load_module_text,
     read_source,
+    run_reporting_errors,
     write_files_atomically,
 )
 
@@ -189,24 +188,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         args = argument_parser().parse_args(argv)
     except SystemExit as exit_:  # argparse: usage errors exit 1 like every other bad input
         return 1 if exit_.code == 2 else (exit_.code or 0)
-    try:
-        execute_command(args)
-    except ReportedError as error:
-        print(str(error), file=sys.stderr)
-        return 1
-    except VyreDiagnostic as error:
-        print(format_errors(error.errors), file=sys.stderr)
-        return 1
-    except VyreError as error:
-        print(f"{PROG}: error: {error}", file=sys.stderr)
-        return 1
-    except Exception as error:  # a bug: say so, without a traceback unless asked
-        if os.environ.get("VYRE_DEBUG"):
-            raise
-        print(f"{PROG}: internal error: {type(error).__name__}: {error} (set VYRE_DEBUG=1 for a traceback)",
-              file=sys.stderr)
-        return 2
-    return 0
+    return run_reporting_errors(PROG, lambda: execute_command(args))
 
 
 if __name__ == "__main__":
