@@ -7,9 +7,9 @@ each reading and writing N floats; fused (`vyre-fuse`), one kernel reads x
 once and writes y once.
 
 The fused module is made once (`vyre_xdsl.api.fuse_module`, the `vyre-fuse`
-pass) and each configuration is run once to compile and build pipelines (both
-cached by the runtime); then `vyre_xdsl.run(module, inputs, backend="wgpu")` is
-timed end to end (verify, bind, upload, dispatch, readback) `--reps` times.
+pass) and each configuration is compiled once (`vyre_xdsl.compile`, like
+torch.compile: verify, lower, WGSL, pipelines); then `exe.run(inputs)` is timed
+end to end (bind, upload, dispatch, readback) `--reps` times.
 The table shows the median times and the fused speed-up; the one-time costs
 (fusion pass, lowering, WGSL, pipeline creation) are shown separately. GPU
 time is the sum over compute passes of timestamp-query deltas (median of
@@ -74,15 +74,16 @@ def timed(module, inputs, reps: int, warmup: float) -> tuple[float, float, np.nd
     """(first run, median of `reps` warm runs, output y). Between them the module
     runs back to back for `warmup` seconds (GPUs raise clocks under load)."""
     start = time.perf_counter()
-    out = vyre_xdsl.run(module, inputs, backend="wgpu")["y"]  # lowering, WGSL, pipelines
+    exe = vyre_xdsl.compile(module, backend="wgpu")  # verify, lower, WGSL
+    out = exe.run(inputs)["y"]  # pipelines
     first = time.perf_counter() - start
     warm_until = time.perf_counter() + warmup
     while time.perf_counter() < warm_until:
-        vyre_xdsl.run(module, inputs, backend="wgpu")
+        exe.run(inputs)
     times = []
     for _ in range(reps):
         start = time.perf_counter()
-        out = vyre_xdsl.run(module, inputs, backend="wgpu")["y"]
+        out = exe.run(inputs)["y"]
         times.append(time.perf_counter() - start)
     return first, statistics.median(times), out
 

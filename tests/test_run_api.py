@@ -182,3 +182,22 @@ def test_run_never_writes_into_the_callers_arrays(backend):
     out = vyre_xdsl.run(text, {"x": x, "y": y}, backend=backend)
     assert np.array_equal(x, before[0]) and np.array_equal(y, before[1])
     assert np.array_equal(out["y"], 2 * before[0] + before[1])
+
+
+@pytest.mark.parametrize("backend", ["reference", "wgpu"])
+@pytest.mark.parametrize("fuse", [False, True])
+def test_compiled_executable_runs_like_run(backend, fuse):
+    text = (pathlib.Path(__file__).parent.parent / "examples" / "chain3.mlir").read_text()
+    exe = vyre_xdsl.compile(text, backend=backend, fuse=fuse)
+    for seed in range(2):
+        x = np.random.default_rng(seed).standard_normal(4096).astype(np.float32)
+        expected = ((x * np.float32(2) + np.float32(1)) ** 2).astype(np.float32)
+        out = exe.run({"x": x})
+        assert sorted(out) == ["out"]
+        np.testing.assert_allclose(out["out"], expected, rtol=1e-6)
+        np.testing.assert_array_equal(out["out"], vyre_xdsl.run(text, {"x": x}, backend=backend, fuse=fuse)["out"])
+
+
+def test_compile_rejects_an_unknown_backend_at_once():
+    with pytest.raises(UnknownBackendError, match="cuda"):
+        vyre_xdsl.compile("vyre.program @p workgroup_size [1, 1, 1] {\n}\n", backend="cuda")

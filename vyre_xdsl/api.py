@@ -93,5 +93,50 @@ def run(
     return {name: _host_view(final[name], sig[name].element) for name in sig.outputs}
 
 
+class Executable:
+    """A module compiled once for one backend: `run(inputs)` only binds, executes
+    and reads back (no parsing, verification, fusion or compilation per call).
+
+    ```python
+    exe = vyre_xdsl.compile(text, backend="wgpu", fuse=True)
+    for batch in batches:
+        out = exe.run({"x": batch})
+    ```
+    """
+
+    def __init__(self, module: ModuleOp, backend: str, fuse: bool):
+        self.signature: RunSignature = signature(module)
+        self.backend = backend
+        self.module = fuse_module(module) if fuse else module
+        self._kernels = None
+        if backend == "wgpu":
+            from vyre_xdsl.runtime.execute import compiled_kernels
+
+            self._kernels = compiled_kernels(self.module)
+
+    def run(self, inputs: Mapping[str, object] | None = None) -> dict[str, np.ndarray]:
+        sig = self.signature
+        buffers = sig.bind(inputs or {})
+        if self._kernels is not None:
+            from vyre_xdsl.runtime.execute import run_kernels
+
+            final = run_kernels(self._kernels, buffers, outputs=list(sig.outputs), uploads=set(sig.inputs))
+        else:
+            final = _backend(self.backend)(self.module, buffers, sig)
+        return {name: _host_view(final[name], sig[name].element) for name in sig.outputs}
+
+
+def compile(
+    module_or_text: ModuleOp | str, backend: str | None = None, fuse: bool = False
+) -> Executable:
+    """Parse, verify, (fuse,) and compile once; see `Executable`."""
+    module = parse(module_or_text) if isinstance(module_or_text, str) else module_or_text
+    if not isinstance(module_or_text, str):
+        verify_module(module)
+    name = backend or default_backend()
+    _backend(name)  # an unknown backend is an error now, not at the first run
+    return Executable(module, name, fuse)
+
+
 def _host_view(array: np.ndarray, element: str) -> np.ndarray:
     return np.asarray(array).reshape(-1)
