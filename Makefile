@@ -10,9 +10,15 @@ export WGPU_BACKEND_TYPE ?= Vulkan
 .PHONY: setup system-deps run test lit pytest bench clean
 
 system-deps:
-	@if ! ls /usr/share/vulkan/icd.d/lvp_icd*.json >/dev/null 2>&1 || ! ldconfig -p | grep -q libvulkan.so.1; then \
+	@pkgs=""; \
+	if ! ls /usr/share/vulkan/icd.d/lvp_icd*.json >/dev/null 2>&1 || ! ldconfig -p 2>/dev/null | grep -q libvulkan.so.1; then \
+	  pkgs="mesa-vulkan-drivers libvulkan1"; \
+	fi; \
+	if ! python3 -c "import ensurepip, venv" >/dev/null 2>&1; then pkgs="$$pkgs python3-venv"; fi; \
+	if [ -n "$$pkgs" ]; then \
 	  if [ "$$(id -u)" = 0 ]; then SUDO=; else SUDO=sudo; fi; \
-	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq mesa-vulkan-drivers libvulkan1 >/dev/null; \
+	  echo "installing $$pkgs"; \
+	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $$pkgs >/dev/null; \
 	fi
 
 $(VENV)/.installed: pyproject.toml
