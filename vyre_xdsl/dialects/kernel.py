@@ -69,6 +69,8 @@ from xdsl.utils.exceptions import VerifyException
 
 from vyre_xdsl import semantics
 from vyre_xdsl.dialects.syntax import (
+    parse_shaped_type,
+    print_shaped_type,
     BlockOpBase,
     IfOpBase,
     RegionOpBase,
@@ -522,13 +524,7 @@ class BindingOp(IRDLOperation):
             )
         atomic = parser.parse_optional_keyword("atomic") is not None
         sidecar = parser.parse_optional_keyword("trap_sidecar") is not None
-        parser.parse_punctuation(":")
-        element_type = parser.parse_type()
-        parser.parse_punctuation("[")
-        count = None
-        if parser.parse_optional_punctuation("?") is None:
-            count = parser.parse_integer(allow_negative=False)
-        parser.parse_punctuation("]")
+        element_type, count = parse_shaped_type(parser)
         op = cls(
             name, slot, memory_class, visibility, element_type, count,
             group=group, atomic=atomic, trap_sidecar=sidecar,
@@ -547,10 +543,7 @@ class BindingOp(IRDLOperation):
             printer.print_string(" atomic")
         if self.is_trap_sidecar:
             printer.print_string(" trap_sidecar")
-        printer.print_string(" : ")
-        printer.print_attribute(self.element_type)
-        count = "?" if self.static_count is None else str(self.static_count)
-        printer.print_string(f"[{count}]")
+        print_shaped_type(printer, self.element_type, self.static_count)
         _print_attrs(printer, self)
 
     def verify_(self) -> None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from xdsl.dialects.builtin import IntegerAttr, IntegerType, Signedness, StringAttr, i1, i64
-from xdsl.ir import Block, Operation, Region, SSAValue
+from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.irdl import IRDLOperation, operand_def, prop_def, region_def, result_def, traits_def
 from xdsl.parser import Parser
 from xdsl.printer import Printer
@@ -229,3 +229,21 @@ class RegionOpBase(ScopeOpBase):
         printer.print_string_literal(self.generator.data)
         print_body(printer, self.body)
         print_attrs(printer, self)
+
+
+def parse_shaped_type(parser: Parser) -> tuple[Attribute, int | None]:
+    """`: T[COUNT]` of a buffer or binding; COUNT `?` (runtime-sized) gives None."""
+    parser.parse_punctuation(":")
+    element_type = parser.parse_type()
+    parser.parse_punctuation("[")
+    count = None
+    if parser.parse_optional_punctuation("?") is None:
+        count = parser.parse_integer(allow_negative=False)
+    parser.parse_punctuation("]")
+    return element_type, count
+
+
+def print_shaped_type(printer: Printer, element_type: Attribute, count: int | None) -> None:
+    printer.print_string(" : ")
+    printer.print_attribute(element_type)
+    printer.print_string(f"[{'?' if count is None else count}]")

@@ -75,6 +75,8 @@ from xdsl.utils.exceptions import VerifyException
 
 from vyre_xdsl import semantics
 from vyre_xdsl.dialects.syntax import (
+    parse_shaped_type,
+    print_shaped_type,
     BlockOpBase,
     IfOpBase,
     RegionOpBase,
@@ -410,13 +412,7 @@ class BufferOp(IRDLOperation):
                 f"expected access mode, one of {', '.join(ACCESS_MODES)}", pos, parser.pos
             )
         output = parser.parse_optional_keyword("output") is not None
-        parser.parse_punctuation(":")
-        element_type = parser.parse_type()
-        parser.parse_punctuation("[")
-        count = None
-        if parser.parse_optional_punctuation("?") is None:
-            count = parser.parse_integer(allow_negative=False)
-        parser.parse_punctuation("]")
+        element_type, count = parse_shaped_type(parser)
         op = cls(name.data, access, element_type, count, binding, output)
         op.attributes.update(parser.parse_optional_attr_dict())
         return op
@@ -429,10 +425,7 @@ class BufferOp(IRDLOperation):
         printer.print_string(f" {self.access_mode}")
         if self.is_output:
             printer.print_string(" output")
-        printer.print_string(" : ")
-        printer.print_attribute(self.element_type)
-        count = "?" if self.static_count is None else str(self.static_count)
-        printer.print_string(f"[{count}]")
+        print_shaped_type(printer, self.element_type, self.static_count)
         _print_attrs(printer, self)
 
     def verify_(self) -> None:
