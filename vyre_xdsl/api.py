@@ -35,8 +35,9 @@ class UnknownBackendError(VyreError):
     pass
 
 
-def parse(text: str, name: str = "<input>") -> ModuleOp:
-    """Parse and verify vyre IR text; errors are located `VyreDiagnostic`s."""
+def parse(text: str | bytes, name: str = "<input>") -> ModuleOp:
+    """Parse and verify vyre IR text (bytes must be UTF-8); errors are located
+    `VyreDiagnostic`s."""
     from xdsl.utils.exceptions import ParseError
 
     from vyre_xdsl.diagnostics import VyreDiagnostic
@@ -82,8 +83,8 @@ def run(
     fuse: bool = False,
 ) -> dict[str, np.ndarray]:
     """Run a module and return its output buffers by name (SPEC section 8)."""
-    module = parse(module_or_text) if isinstance(module_or_text, str) else module_or_text
-    if not isinstance(module_or_text, str):
+    module = parse(module_or_text) if isinstance(module_or_text, str | bytes) else module_or_text
+    if not isinstance(module_or_text, str | bytes):
         verify_module(module)
     sig: RunSignature = signature(module)
     buffers = sig.bind(inputs or {})
@@ -130,8 +131,8 @@ def compile(
     module_or_text: ModuleOp | str, backend: str | None = None, fuse: bool = False
 ) -> Executable:
     """Parse, verify, (fuse,) and compile once; see `Executable`."""
-    module = parse(module_or_text) if isinstance(module_or_text, str) else module_or_text
-    if not isinstance(module_or_text, str):
+    module = parse(module_or_text) if isinstance(module_or_text, str | bytes) else module_or_text
+    if not isinstance(module_or_text, str | bytes):
         verify_module(module)
     name = backend or default_backend()
     _backend(name)  # an unknown backend is an error now, not at the first run
