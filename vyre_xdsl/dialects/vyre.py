@@ -792,11 +792,14 @@ class RegionOp(RegionOpBase):
     name = "vyre.region"
 
 
-def _is_uniform(value: SSAValue) -> bool:
+def is_workgroup_uniform(value: SSAValue) -> bool:
     """Whether `value` is the same for every invocation of a workgroup (conservative).
 
-    Iterative over the definitions it depends on, so a long chain of ops cannot
-    exhaust the Python stack.
+    Constants, `buf_len`, `workgroup_id`, reads of a loop variable whose bounds
+    are workgroup-uniform, and pure ops over such values. The barrier verifier
+    needs it, so it lives here; `vyre_xdsl.analysis` re-exports it next to the
+    dispatch-wide notion. Iterative over the definitions it depends on, so a
+    long chain of ops cannot exhaust the Python stack.
     """
     seen: set[SSAValue] = set()
     pending = [value]
@@ -833,14 +836,14 @@ def _uniformity_step(value: SSAValue) -> tuple[bool | None, Sequence[SSAValue]]:
 
 
 def _is_uniform_loop(loop: LoopOp) -> bool:
-    return _is_uniform(loop.lower) and _is_uniform(loop.upper)
+    return is_workgroup_uniform(loop.lower) and is_workgroup_uniform(loop.upper)
 
 
 def _divergent_ancestor(op: Operation) -> Operation | None:
     """The innermost `if`/`loop` around `op` whose control depends on the invocation."""
     parent = op.parent_op()
     while parent is not None and not isinstance(parent, ProgramOp):
-        if isinstance(parent, IfOp) and not _is_uniform(parent.cond):
+        if isinstance(parent, IfOp) and not is_workgroup_uniform(parent.cond):
             return parent
         if isinstance(parent, LoopOp) and not _is_uniform_loop(parent):
             return parent
