@@ -63,6 +63,7 @@ from xdsl.traits import (
     MemoryWriteEffect,
     NoTerminator,
     Pure,
+    RecursiveMemoryEffect,
     SymbolOpInterface,
 )
 from xdsl.utils.exceptions import VerifyException
@@ -1018,7 +1019,7 @@ class LocalLoadOp(IRDLOperation):
 
 
 class _ScopeOp(ScopeOpBase):
-    pass
+    traits = traits_def(RecursiveMemoryEffect())
 
 
 @irdl_op_definition
@@ -1035,6 +1036,7 @@ class IfOp(IfOpBase):
     """
 
     name = "kernel.if"
+    traits = traits_def(RecursiveMemoryEffect())
 
 
 @irdl_op_definition
@@ -1108,6 +1110,7 @@ class BlockOp(BlockOpBase):
     """
 
     name = "kernel.block"
+    traits = traits_def(RecursiveMemoryEffect())
 
 
 @irdl_op_definition
@@ -1122,6 +1125,7 @@ class RegionOp(RegionOpBase):
     """
 
     name = "kernel.region"
+    traits = traits_def(RecursiveMemoryEffect())
 
 
 @irdl_op_definition

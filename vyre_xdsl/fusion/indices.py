@@ -22,9 +22,9 @@ index expression of the invocation ids, and every predicate answers False.
 from __future__ import annotations
 
 from xdsl.ir import Operation, SSAValue
-from xdsl.traits import Pure
 
 from vyre_xdsl.dialects.vyre import (
+    is_expression,
     ConstOp,
     InvocationIdOp,
     LocalIdOp,
@@ -51,7 +51,7 @@ def _mnemonic(op: Operation) -> str:
 def id_pure(value: SSAValue) -> bool:
     """Whether `value` is computed only by pure ops from ids, constants and `buf_len`."""
     op = _owner(value)
-    if op is None or not op.has_trait(Pure):
+    if op is None or not is_expression(op):
         return False
     return all(id_pure(operand) for operand in op.operands)
 
@@ -59,7 +59,7 @@ def id_pure(value: SSAValue) -> bool:
 def uniform(value: SSAValue) -> bool:
     """Whether `value` is the same in every invocation: pure ops over constants and `buf_len`."""
     op = _owner(value)
-    if op is None or isinstance(op, _ID_OPS) or not op.has_trait(Pure):
+    if op is None or isinstance(op, _ID_OPS) or not is_expression(op):
         return False
     return all(uniform(operand) for operand in op.operands)
 

@@ -19,7 +19,6 @@ from dataclasses import dataclass, field
 
 from xdsl.dialects.builtin import IntegerAttr, StringAttr, i64
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
-from xdsl.traits import Pure
 
 from vyre_xdsl.diagnostics import VyreDiagnostic
 from vyre_xdsl.dialects import kernel as k
@@ -206,7 +205,7 @@ class _Lowering:
         handler = _HANDLERS.get(type(op))
         if handler is not None:
             return handler(self, op)
-        if op.has_trait(Pure) and not op.regions:
+        if v.is_expression(op):
             return op.clone(value_mapper=self.values)
         raise VyreDiagnostic([(op, f"vyre-lower cannot lower '{op.name}'")])
 

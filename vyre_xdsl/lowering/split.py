@@ -18,10 +18,10 @@ else is refused with a diagnostic on the op that needs it:
 from __future__ import annotations
 
 from xdsl.ir import Operation, SSAValue
-from xdsl.traits import Pure
 
 from vyre_xdsl.diagnostics import VyreDiagnostic
 from vyre_xdsl.dialects.vyre import (
+    is_expression,
     AssignOp,
     AtomicOp,
     BarrierOp,
@@ -128,7 +128,7 @@ def _needed_definitions(
 
 
 def _recomputable(op: Operation, written: set[str]) -> bool:
-    if op.has_trait(Pure):
+    if is_expression(op):
         return True
     return isinstance(op, LoadOp) and op.buffer_name not in written
 
