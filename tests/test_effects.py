@@ -18,6 +18,7 @@ from xdsl.transforms.common_subexpression_elimination import CommonSubexpression
 from xdsl.transforms.dead_code_elimination import DeadCodeElimination
 
 import vyre_xdsl
+from vyre_xdsl.analysis import may_trap
 from vyre_xdsl.context import vyre_context
 from vyre_xdsl.dialects import vyre as v
 from vyre_xdsl.interpreter.trap import VyreTrap
@@ -186,11 +187,11 @@ def test_only_si32_div_and_mod_may_trap():
     for name in ("qs", "ms"):
         assert _effects(ops[name]) == {(WRITE, "trap")}
         assert not is_speculatable(ops[name])
-        assert v.may_trap(ops[name])
+        assert may_trap(ops[name])
     for name in ("qu", "mu", "qf", "add", "f"):
         assert _effects(ops[name]) == set(), name
         assert is_speculatable(ops[name]), name
-        assert not v.may_trap(ops[name])
+        assert not may_trap(ops[name])
 
 
 def test_trap_return_and_barrier_keep_conservative_effects():

@@ -409,21 +409,10 @@ class TableOpEffect(MemoryEffect, ConditionallySpeculatable):
         return not cls.may_trap(op)
 
 
-def may_trap(op: Operation) -> bool:
-    """Whether `op` itself may trap (si32 `div`/`mod`, `vyre.trap`); nested ops not counted."""
-    if isinstance(op, TrapOp):
-        return True
-    trait = op.get_trait(TableOpEffect)
-    return trait is not None and trait.may_trap(op)
-
-
-def is_expression(op: Operation) -> bool:
-    """Whether `op` computes its results from its operands alone (SPEC 3.3's pure
-    expressions: constants, ids, `buf_len`, the table ops, select, fma, casts).
-
-    Such an op may still trap (si32 `div`/`mod`), so it is not always xDSL-`Pure`;
-    loads and named-local reads are not expressions.
-    """
+def _is_expression(op: Operation) -> bool:
+    """Whether `op` computes its results from its operands alone (it may still
+    trap, so it is not always xDSL-`Pure`). `vyre_xdsl.analysis.is_expression` is
+    the public form; the barrier verifier needs it here."""
     return not op.regions and (op.has_trait(Pure) or op.has_trait(TableOpEffect))
 
 
@@ -991,8 +980,14 @@ class RegionOp(RegionOpBase):
     traits = traits_def(ScopeEffect())
 
 
-def _is_uniform(value: SSAValue, seen: set[SSAValue] | None = None) -> bool:
-    """Whether `value` is the same for every invocation of a workgroup (conservative)."""
+def is_workgroup_uniform(value: SSAValue) -> bool:
+    """Whether `value` is the same for every invocation of a workgroup (conservative).
+
+    Constants, `buf_len`, `workgroup_id`, reads of a loop variable whose bounds
+    are workgroup-uniform, and pure ops over such values. The barrier verifier
+    needs it, so it lives here; `vyre_xdsl.analysis` re-exports it next to the
+    dispatch-wide notion.
+    """
     owner = value.owner
     if not isinstance(owner, Operation):
         return False
@@ -1003,20 +998,20 @@ def _is_uniform(value: SSAValue, seen: set[SSAValue] | None = None) -> bool:
     if isinstance(owner, VarOp):
         declaration = find_local_declaration(owner, owner.var_name.data)
         return isinstance(declaration, LoopOp) and _is_uniform_loop(declaration)
-    if is_expression(owner):
-        return all(_is_uniform(operand) for operand in owner.operands)
+    if _is_expression(owner):
+        return all(is_workgroup_uniform(operand) for operand in owner.operands)
     return False
 
 
 def _is_uniform_loop(loop: LoopOp) -> bool:
-    return _is_uniform(loop.lower) and _is_uniform(loop.upper)
+    return is_workgroup_uniform(loop.lower) and is_workgroup_uniform(loop.upper)
 
 
 def _divergent_ancestor(op: Operation) -> Operation | None:
     """The innermost `if`/`loop` around `op` whose control depends on the invocation."""
     parent = op.parent_op()
     while parent is not None and not isinstance(parent, ProgramOp):
-        if isinstance(parent, IfOp) and not _is_uniform(parent.cond):
+        if isinstance(parent, IfOp) and not is_workgroup_uniform(parent.cond):
             return parent
         if isinstance(parent, LoopOp) and not _is_uniform_loop(parent):
             return parent
