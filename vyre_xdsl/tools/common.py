@@ -91,27 +91,43 @@ def write_atomically(path: str, data: str | bytes) -> None:
 def run_reporting_errors(prog: str, command) -> int:
     """Run `command()` and turn every error into a message and an exit status:
     1 for anything the user caused (located diagnostics, bad input), 2 for a bug
-    (one line; `VYRE_DEBUG=1` shows the traceback). Never a traceback otherwise."""
+    (one line; `VYRE_DEBUG=1` shows the traceback). Never a traceback otherwise.
+    A reader that goes away (`| head`) never turns a failure into success."""
     try:
         command()
     except ReportedError as error:
-        print(str(error), file=sys.stderr)
-        return 1
+        return say_error(str(error), 1)
     except VyreDiagnostic as error:
-        print(format_errors(error.errors), file=sys.stderr)
-        return 1
+        return say_error(format_errors(error.errors), 1)
     except VyreError as error:
-        print(f"{prog}: error: {error}", file=sys.stderr)
-        return 1
+        return say_error(f"{prog}: error: {error}", 1)
     except BrokenPipeError:
-        sys.stdout = open(os.devnull, "w")
+        silence_closed_streams()
         return 0
     except Exception as error:  # a bug: say so, without a traceback unless asked
         if os.environ.get("VYRE_DEBUG"):
             raise
-        print(
-            f"{prog}: internal error: {type(error).__name__}: {error} (set VYRE_DEBUG=1 for a traceback)",
-            file=sys.stderr,
+        return say_error(
+            f"{prog}: internal error: {type(error).__name__}: {error} (set VYRE_DEBUG=1 for a traceback)", 2
         )
-        return 2
     return 0
+
+
+def say_error(text: str, status: int) -> int:
+    """Print `text` to stderr (even when nobody reads it any more) and return `status`."""
+    try:
+        print(text, file=sys.stderr)
+    except BrokenPipeError:
+        silence_closed_streams()
+    return status
+
+
+def silence_closed_streams() -> None:
+    """Point stdout and stderr at /dev/null, so that flushing them at exit cannot fail
+    again after the reader of a pipe went away (Python's advice for SIGPIPE)."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            os.dup2(devnull, stream.fileno())
+        except (OSError, ValueError):
+            pass
