@@ -221,11 +221,107 @@ def test_non_canonical_encoding(small):
         B.TargetModuleBundle.from_bytes(signed(pretty))
 
 
+def _kernel(doc: dict, module: int = 0) -> dict:
+    return doc["modules"][module]["kernels"][0]
+
+
+def _swap_module_parts(doc: dict, *keys: str) -> None:
+    first, second = doc["modules"]
+    for key in keys:
+        first[key], second[key] = second[key], first[key]
+
+
+# Forged fields (the digest rebuilt): each is refused with its own error.
+FORGERIES = {
+    "profile": (lambda d: d["profile"].update(max_invocations=0), B.InvalidProfileError, "max_invocations 0"),
+    "profile-target": (lambda d: d["profile"].update(identity="spirv"), B.InvalidProfileError, "generation 2"),
+    "signature-element": (
+        lambda d: d["signature"][0].update(element="f64"), B.InvalidSignatureError, "element type 'f64'"
+    ),
+    "signature-count": (lambda d: d["signature"][0].update(count=1 << 32), B.InvalidSignatureError, "2\\^32"),
+    "signature-name": (
+        lambda d: d["signature"].append(dict(d["signature"][0])), B.InvalidSignatureError, "second time"
+    ),
+    "binding-slot": (
+        lambda d: _kernel(d)["bindings"][1].update(slot=_kernel(d)["bindings"][0]["slot"]),
+        B.InvalidBindingError,
+        "reuses group 0 slot 0",
+    ),
+    "binding-visibility": (
+        lambda d: _kernel(d)["bindings"][0].update(visibility="everything"), B.InvalidBindingError, "visibility"
+    ),
+    "binding-class": (
+        lambda d: _kernel(d)["bindings"][0].update(memory_class="private"), B.InvalidBindingError, "memory class"
+    ),
+    "binding-name": (
+        lambda d: _kernel(d)["bindings"][0].update(name="zz"), B.InvalidBindingError, "not a buffer of the run"
+    ),
+    "workgroup": (lambda d: _kernel(d).update(workgroup_size=[512, 1, 1]), B.InvalidLaunchError, "does not fit"),
+    "grid": (lambda d: _kernel(d).update(static_grid=[1 << 16, 1, 1]), B.InvalidLaunchError, "65535"),
+    "count-buffer": (
+        lambda d: _kernel(d).update(count_buffers=["zz"], count_declared=[1]),
+        B.InvalidElementCountError,
+        "neither one of its bindings",
+    ),
+    "count-declared": (
+        lambda d: _kernel(d).update(count_buffers=["x"], count_declared=[7]),
+        B.InvalidElementCountError,
+        "declared with 7",
+    ),
+    "logical-count": (
+        lambda d: d["modules"][0].update(logical_element_count=0), B.InvalidElementCountError, "logical"
+    ),
+    "wgsl-entry": (lambda d: _kernel(d).update(wgsl=""), B.InvalidWgslError, "no entry point"),
+    "artifact-digest": (lambda d: d.update(artifact="xyz"), B.InvalidArtifactDigestError, "64 lowercase hex"),
+    "node-name": (lambda d: d["nodes"][0].update(name="q"), B.NodeMismatchError, "canonical text and name"),
+    "signature-flag": (
+        lambda d: d["signature"][0].update(is_output=True), B.SignatureMismatchError, "entry 0: is_output"
+    ),
+    "artifact": (lambda d: d.update(artifact="0" * 64), B.ArtifactMismatchError, "another compiler version"),
+    "stage": (lambda d: d["modules"][0].update(stage=1), B.PlanMismatchError, "plan of its node programs"),
+    "wgsl": (lambda d: _kernel(d).update(wgsl="// x\n" + _kernel(d)["wgsl"]), B.WgslMismatchError, "wgsl is not"),
+    "kernel-part": (lambda d: _kernel(d).update(part=1), B.WgslMismatchError, "part is not"),
+}
+
+STAGED_FORGERIES = {
+    "program": (lambda d: _swap_module_parts(d, "program"), B.ProgramMismatchError, "not the fusion"),
+    "descriptor": (
+        lambda d: _swap_module_parts(d, "descriptors", "kernels"), B.DescriptorMismatchError, "not the lowering"
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(FORGERIES) + sorted(STAGED_FORGERIES))
+def test_forged_field_is_refused_with_its_own_error(small, staged, name):
+    edit, error, match = FORGERIES.get(name) or STAGED_FORGERIES[name]
+    doc = document(staged if name in STAGED_FORGERIES else small)
+    edit(doc)
+    with pytest.raises(error, match=match):
+        B.TargetModuleBundle.from_bytes(signed(doc))
+
+
+def test_a_bundle_for_a_larger_device_is_refused_before_running():
+    from vyre_xdsl.lowering.profile import TargetProfile
+    from vyre_xdsl.megakernel.run import check_device_fits
+    from vyre_xdsl.runtime import DeviceLimitError
+
+    text = (EXAMPLES / "axpy.mlir").read_text().replace("[64, 1, 1]", "[512, 1, 1]")
+    profile = TargetProfile(max_workgroup_size=(1024, 1024, 64), max_invocations=1024)
+    bundle = B.TargetModuleBundle.from_bytes(compile_module(module_of(text), profile).bundle_bytes())
+    check_device_fits(bundle, {"max-compute-invocations-per-workgroup": 512})
+    with pytest.raises(DeviceLimitError, match="max-compute-invocations-per-workgroup = 512"):
+        check_device_fits(bundle, {"max-compute-invocations-per-workgroup": 256})
+
+
 def test_every_rejection_is_its_own_bundle_error():
     classes = [
         B.BundleTruncatedError, B.BundleDigestMismatchError, B.MalformedBundleError,
         B.UnsupportedSchemaError, B.EmptyGroupError, B.MalformedProgramError,
         B.InvalidDescriptorError, B.NonCanonicalOrderError, B.NonCanonicalEncodingError,
+        B.InvalidProfileError, B.InvalidSignatureError, B.InvalidBindingError, B.InvalidLaunchError,
+        B.InvalidElementCountError, B.InvalidWgslError, B.InvalidArtifactDigestError, B.NodeMismatchError,
+        B.SignatureMismatchError, B.ArtifactMismatchError, B.PlanMismatchError, B.ProgramMismatchError,
+        B.DescriptorMismatchError, B.WgslMismatchError,
     ]
     assert len(set(classes)) == len(classes)
     assert all(issubclass(c, B.BundleError) and issubclass(c, VyreError) for c in classes)

@@ -19,8 +19,9 @@ from dataclasses import dataclass
 import numpy as np
 from xdsl.dialects.builtin import ModuleOp
 
+from vyre_xdsl.analysis import buffers_read_and_written
 from vyre_xdsl.diagnostics import VyreDiagnostic, VyreError
-from vyre_xdsl.dialects.vyre import AtomicOp, BufferOp, LoadOp, ProgramOp, StoreOp, programs
+from vyre_xdsl.dialects.vyre import BufferOp, ProgramOp, programs
 from vyre_xdsl.semantics import HOST_DTYPES
 
 
@@ -159,27 +160,6 @@ def _describe(buffer: BufferSignature) -> str:
     return f"{count} {kind} elements ({buffer.element})"
 
 
-def buffer_accesses(program: ProgramOp) -> tuple[set[str], set[str]]:
-    """(read, written) buffer names of one program's body.
-
-    Loads read; stores write; an atomic writes, and also reads unless its buffer
-    is write_only (a write_only buffer starts zero-filled).
-    """
-    reads: set[str] = set()
-    writes: set[str] = set()
-    for op in program.walk():
-        if isinstance(op, LoadOp):
-            reads.add(op.buffer_name)
-        elif isinstance(op, StoreOp):
-            writes.add(op.buffer_name)
-        elif isinstance(op, AtomicOp):
-            writes.add(op.buffer_name)
-            declared = program.buffer(op.buffer_name)
-            if declared is not None and declared.access_mode != "write_only":
-                reads.add(op.buffer_name)
-    return reads, writes
-
-
 def signature(module_or_programs: ModuleOp | Sequence[ProgramOp]) -> RunSignature:
     """The run signature of a module (SPEC section 8)."""
     progs = (
@@ -197,7 +177,7 @@ def signature(module_or_programs: ModuleOp | Sequence[ProgramOp]) -> RunSignatur
     reads: dict[str, list[int]] = {}
     writes: dict[str, list[int]] = {}
     for index, program in enumerate(progs):
-        read, written = buffer_accesses(program)
+        read, written = buffers_read_and_written(program)
         for name in read:
             reads.setdefault(name, []).append(index)
         for name in written:

@@ -17,7 +17,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 
-from vyre_xdsl.abi import buffer_accesses
+from vyre_xdsl.analysis import buffers_written
 from vyre_xdsl.dialects.vyre import AtomicOp, ProgramOp
 
 MAX_WORKGROUPS_PER_DIM = 65535
@@ -44,7 +44,7 @@ def logical_element_count(program: ProgramOp, counts: Mapping[str, int]) -> int:
 def count_buffer_names(program: ProgramOp) -> list[str]:
     """The host buffers whose element counts decide `logical_element_count`."""
     host = [b.buffer_name for b in program.buffers() if not b.is_workgroup]
-    _, writes = buffer_accesses(program)
+    writes = buffers_written(program)
     return host if uses_whole_buffers(program) or not writes else sorted(writes)
 
 

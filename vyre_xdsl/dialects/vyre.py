@@ -758,8 +758,14 @@ class RegionOp(RegionOpBase):
     name = "vyre.region"
 
 
-def _is_uniform(value: SSAValue, seen: set[SSAValue] | None = None) -> bool:
-    """Whether `value` is the same for every invocation of a workgroup (conservative)."""
+def is_workgroup_uniform(value: SSAValue) -> bool:
+    """Whether `value` is the same for every invocation of a workgroup (conservative).
+
+    Constants, `buf_len`, `workgroup_id`, reads of a loop variable whose bounds
+    are workgroup-uniform, and pure ops over such values. The barrier verifier
+    needs it, so it lives here; `vyre_xdsl.analysis` re-exports it next to the
+    dispatch-wide notion.
+    """
     owner = value.owner
     if not isinstance(owner, Operation):
         return False
@@ -771,19 +777,19 @@ def _is_uniform(value: SSAValue, seen: set[SSAValue] | None = None) -> bool:
         declaration = find_local_declaration(owner, owner.var_name.data)
         return isinstance(declaration, LoopOp) and _is_uniform_loop(declaration)
     if owner.has_trait(Pure):
-        return all(_is_uniform(operand) for operand in owner.operands)
+        return all(is_workgroup_uniform(operand) for operand in owner.operands)
     return False
 
 
 def _is_uniform_loop(loop: LoopOp) -> bool:
-    return _is_uniform(loop.lower) and _is_uniform(loop.upper)
+    return is_workgroup_uniform(loop.lower) and is_workgroup_uniform(loop.upper)
 
 
 def _divergent_ancestor(op: Operation) -> Operation | None:
     """The innermost `if`/`loop` around `op` whose control depends on the invocation."""
     parent = op.parent_op()
     while parent is not None and not isinstance(parent, ProgramOp):
-        if isinstance(parent, IfOp) and not _is_uniform(parent.cond):
+        if isinstance(parent, IfOp) and not is_workgroup_uniform(parent.cond):
             return parent
         if isinstance(parent, LoopOp) and not _is_uniform_loop(parent):
             return parent

@@ -11,7 +11,7 @@ correct when each arm still does exactly what its own dispatch did:
 2. *Views*: an arm that declared a buffer shorter than the merged declaration
    keeps seeing the shorter buffer (its indices past its count are pushed out
    of bounds, its `buf_len` becomes its count).
-3. *Dependences* (`dependences.py`): invocation-local ones need nothing,
+3. *Dependences* (`vyre_xdsl.analysis.dependences`): invocation-local ones need nothing,
    workgroup-local ones a `vyre.barrier`, others a `vyre.barrier grid_sync`
    (or a refusal with `split-grid-sync=false`).
 4. *Forwarding*: a load that reads exactly the element the same invocation
@@ -32,7 +32,19 @@ from xdsl.ir import Operation, SSAValue
 from xdsl.transforms.dead_code_elimination import is_trivially_dead
 from xdsl.utils.exceptions import VerifyException
 
-from vyre_xdsl.abi import buffer_accesses
+from vyre_xdsl.analysis import (
+    Access,
+    Hazard,
+    accesses,
+    declaration_of,
+    buffers_written,
+    hazards,
+    injective_in_invocation,
+    is_id_expression,
+    is_invocation_x,
+    may_trap,
+    structurally_equal,
+)
 from vyre_xdsl.diagnostics import VyreDiagnostic, clean_message
 from vyre_xdsl.dialects.vyre import (
     MAX_INVOCATIONS,
@@ -50,32 +62,16 @@ from vyre_xdsl.dialects.vyre import (
     ProgramOp,
     SelectOp,
     StoreOp,
-    TrapOp,
     VarOp,
     WorkgroupIdOp,
     InvocationIdOp,
     f32,
-    find_local_declaration,
     i1,
-    si32,
     ui32,
 )
 from vyre_xdsl.dispatch import uses_whole_buffers
-from vyre_xdsl.fusion.dependences import (
-    Access,
-    Hazard,
-    accesses,
-    grid_between,
-    hazards,
-    place_barriers,
-)
+from vyre_xdsl.fusion.dependences import grid_between, place_barriers
 from vyre_xdsl.fusion.geometry import Launch, count_of, groups_value, launch_within
-from vyre_xdsl.fusion.indices import (
-    id_pure,
-    injective_in_invocation,
-    is_invocation_x as _is_invocation_x,
-    structurally_equal,
-)
 from vyre_xdsl.fusion.merge import (
     Arm,
     MergedBuffer,
@@ -196,17 +192,6 @@ def _check_geometry(progs: Sequence[ProgramOp], workgroup: tuple[int, int, int])
 # ====================================================================== helpers
 
 
-def _may_trap(op: Operation) -> bool:
-    if isinstance(op, TrapOp):
-        return True
-    semantics = getattr(type(op), "semantics", None)
-    return (
-        semantics is not None
-        and semantics().traps is not None
-        and any(operand.type == si32 for operand in op.operands)
-    )
-
-
 class _Summary:
     """What the launch and coverage computations need from the arms' IR, from one walk.
 
@@ -241,7 +226,7 @@ class _Summary:
                         self.loaded.add(op.buffer_name)
                     if isinstance(op, AtomicOp):
                         self.atomics.add(op.buffer_name)
-                if isinstance(op, AtomicOp) or _may_trap(op):
+                if isinstance(op, AtomicOp) or may_trap(op):
                     effects = True
             self.stores.append(stores)
             self.atomic_or_trap.append(effects)
@@ -264,7 +249,7 @@ def _arm_launch(arm: Arm) -> Launch:
     """The invocations the arm's own (unfused) dispatch launched."""
     source = arm.source
     host = [b.buffer_name for b in source.buffers() if not b.is_workgroup]
-    _, writes = buffer_accesses(source)
+    writes = buffers_written(source)
     chosen = host if uses_whole_buffers(source) or not writes else sorted(writes)
     return Launch(count_of([n for n in chosen if n in arm.views], arm.views), arm.workgroup)
 
@@ -305,7 +290,7 @@ def _erase_orphans(values: Iterable[SSAValue]) -> None:
         op = value.owner
         if not isinstance(op, Operation) or op.parent is None:
             continue
-        if not is_trivially_dead(op) or _may_trap(op) or op.regions:
+        if not is_trivially_dead(op) or may_trap(op) or op.regions:
             continue
         operands = list(op.operands)
         op.detach()
@@ -486,7 +471,7 @@ class _Fusion:
         return [accesses(arm.statements()) for arm in self.arms]
 
     def _hazards(self) -> list[Hazard]:
-        return hazards(self.arms, self._accesses(), self.workgroup, self._host_buffers())
+        return hazards([arm.workgroup for arm in self.arms], self._accesses(), self.workgroup, self._host_buffers())
 
     def _refuse_grid_sync(self, found: list[Hazard]) -> None:
         if self.split:
@@ -532,7 +517,7 @@ class _Fusion:
                         arms.append(arm.index)
         for later in self.arms:
             for op in later.walk():
-                if not isinstance(op, VarOp | AssignOp) or find_local_declaration(op, op.var_name.data):
+                if not isinstance(op, VarOp | AssignOp) or declaration_of(op) is not None:
                     continue
                 name = op.var_name.data
                 candidates = declaring.get(name, [])
@@ -613,7 +598,7 @@ class _Fusion:
             or producer.workgroup[1:] != (1, 1)
             or consumer.workgroup[1:] != (1, 1)
             or producer.views.get(buffer, -1) != consumer.views.get(buffer, -2)
-            or not id_pure(access.index)
+            or not is_id_expression(access.index)
             or not injective_in_invocation(access.index)
             or not structurally_equal(store.index, access.index)
             or grid_between(placed, producer.index, consumer.index)
@@ -631,7 +616,7 @@ class _Fusion:
         invocation past the buffer's count.
         """
         view = producer.views[store.buffer_name]
-        if view is not None and extent is not None and extent <= view and _is_invocation_x(store.index):
+        if view is not None and extent is not None and extent <= view and is_invocation_x(store.index):
             return store.value
         if view is None:
             bound: Operation = BufLenOp(store.buffer_name)

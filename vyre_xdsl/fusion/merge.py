@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from xdsl.dialects.builtin import StringAttr, SymbolRefAttr
 from xdsl.ir import Attribute, Block, Operation
 
+from vyre_xdsl.analysis import declared_local_names
 from vyre_xdsl.diagnostics import VyreDiagnostic
 from vyre_xdsl.dialects.vyre import (
     AssignOp,
@@ -110,7 +111,7 @@ def _unwrap_root_regions(program: ProgramOp) -> None:
 
 
 def declared_locals(arm: Arm) -> set[str]:
-    return {op.var_name.data for op in arm.walk() if isinstance(op, LetOp | LoopOp)}
+    return set().union(*(declared_local_names(op) for op in arm.statements()))
 
 
 def rename_shared_locals(arms: Sequence[Arm]) -> None:

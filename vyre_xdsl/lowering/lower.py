@@ -19,8 +19,8 @@ from dataclasses import dataclass, field
 
 from xdsl.dialects.builtin import IntegerAttr, StringAttr, i64
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
-from xdsl.traits import Pure
 
+from vyre_xdsl.analysis import atomic_buffers, contains_trap, declaration_of, is_expression
 from vyre_xdsl.diagnostics import VyreDiagnostic
 from vyre_xdsl.dialects import kernel as k
 from vyre_xdsl.dialects import vyre as v
@@ -64,22 +64,6 @@ def assign_slots(program: v.ProgramOp) -> dict[str, int]:
     for offset, buffer in enumerate(workgroup):
         slots[buffer.buffer_name] = k.WORKGROUP_SLOT_BASE + offset
     return slots
-
-
-def may_trap(program: v.ProgramOp) -> bool:
-    """Whether the program contains a `vyre.trap` or an op that traps on its operand type."""
-    for op in program.walk():
-        if isinstance(op, v.TrapOp):
-            return True
-        if isinstance(op, v.BinaryOp):
-            sem = op.semantics()
-            if sem.traps is not None and v.type_name(op.lhs.type) == "si32":
-                return True
-    return False
-
-
-def atomic_targets(program: v.ProgramOp) -> set[str]:
-    return {op.buffer_name for op in program.walk() if isinstance(op, v.AtomicOp)}
 
 
 def lower_program(
@@ -140,7 +124,7 @@ class _Lowering:
 
     def _bindings(self) -> list[k.BindingOp]:
         self.slots = assign_slots(self.program)
-        atomics = atomic_targets(self.program)
+        atomics = atomic_buffers(self.program)
         bindings = []
         for buffer in self.program.buffers():
             memory_class, visibility = ACCESS_CLASSES[buffer.access_mode]
@@ -157,7 +141,7 @@ class _Lowering:
             )
             binding.location = buffer.location
             bindings.append(binding)
-        if may_trap(self.program):
+        if contains_trap(self.program):
             host = [s for n, s in self.slots.items() if self.classes[n] in k.HOST_CLASSES]
             sidecar = k.BindingOp(
                 k.TRAP_SIDECAR_NAME,
@@ -206,7 +190,7 @@ class _Lowering:
         handler = _HANDLERS.get(type(op))
         if handler is not None:
             return handler(self, op)
-        if op.has_trait(Pure) and not op.regions:
+        if is_expression(op):
             return op.clone(value_mapper=self.values)
         raise VyreDiagnostic([(op, f"vyre-lower cannot lower '{op.name}'")])
 
@@ -251,7 +235,7 @@ class _Lowering:
         return k.LocalStoreOp(op.var_name.data, self._value(op.value))
 
     def _var(self, op: v.VarOp) -> Operation | None:
-        declaration = v.find_local_declaration(op, op.var_name.data)
+        declaration = declaration_of(op)
         if isinstance(declaration, v.LoopOp):
             self.values[op.result] = self.loops[declaration]
             return None

@@ -18,20 +18,17 @@ else is refused with a diagnostic on the op that needs it:
 from __future__ import annotations
 
 from xdsl.ir import Operation, SSAValue
-from xdsl.traits import Pure
 
+from vyre_xdsl.analysis import buffers_written, declaration_of, is_expression
 from vyre_xdsl.diagnostics import VyreDiagnostic
 from vyre_xdsl.dialects.vyre import (
     AssignOp,
-    AtomicOp,
     BarrierOp,
     LetOp,
     LoadOp,
     ProgramOp,
     ReturnOp,
-    StoreOp,
     VarOp,
-    find_local_declaration,
 )
 
 _FIX = (
@@ -42,12 +39,6 @@ _FIX = (
 
 def has_grid_sync(program: ProgramOp) -> bool:
     return any(isinstance(op, BarrierOp) and op.is_grid_sync for op in program.statements())
-
-
-def written_buffers(program: ProgramOp) -> set[str]:
-    return {
-        op.buffer_name for op in program.walk() if isinstance(op, StoreOp | AtomicOp)
-    }
 
 
 def _segments(program: ProgramOp) -> list[list[Operation]]:
@@ -67,7 +58,7 @@ def split_program(program: ProgramOp) -> list[ProgramOp]:
         return [program]
     segments = _segments(program)
     segment_of = {op: k for k, ops in enumerate(segments) for op in ops}
-    written = written_buffers(program)
+    written = buffers_written(program)
     errors: list[tuple[Operation | None, str]] = []
     for ops in segments[:-1]:
         for top in ops:
@@ -118,7 +109,7 @@ def _needed_definitions(
             for operand in op.operands:
                 require(operand, op)
             if isinstance(op, VarOp | AssignOp):
-                declaration = find_local_declaration(op, op.var_name.data)
+                declaration = declaration_of(op)
                 if isinstance(declaration, LetOp) and segment_of.get(declaration, k) < k:
                     errors.append(
                         (op, f"named local @{op.var_name.data} is declared before a grid_sync "
@@ -128,7 +119,7 @@ def _needed_definitions(
 
 
 def _recomputable(op: Operation, written: set[str]) -> bool:
-    if op.has_trait(Pure):
+    if is_expression(op):
         return True
     return isinstance(op, LoadOp) and op.buffer_name not in written
 

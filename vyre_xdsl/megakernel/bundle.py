@@ -23,10 +23,33 @@ JSON). `from_bytes()` checks, in order, each failure its own `BundleError`:
 | `InvalidDescriptorError` | a descriptor does not parse, fails `kernel-verify`, or does not match its kernel |
 | `NonCanonicalOrderError` | modules are not strictly ordered by (stage, group) |
 | `NonCanonicalEncodingError` | the body is not the canonical JSON of what it decodes to |
+| `InvalidProfileError` | the profile is not a WGSL generation-2 profile within the hard limits below |
+| `InvalidSignatureError` | a run-signature entry has a bad name, element type, count or flags |
+| `InvalidBindingError` | a kernel's bindings: bad or repeated slots, visibility, memory class, element type, count, sidecar |
+| `InvalidLaunchError` | a workgroup size or grid outside the profile (or WGSL's 65535 workgroups per axis) |
+| `InvalidElementCountError` | count buffers that are not bindings, counts that disagree with the bindings |
+| `InvalidWgslError` | a WGSL module larger than 32 MiB, or one without its entry point |
+| `InvalidArtifactDigestError` | the artifact digest is not 64 lowercase hex digits |
+| `NodeMismatchError` | a node's name or text is not the canonical text of its program |
+| `SignatureMismatchError` | the run signature is not the one of the node programs |
+| `ArtifactMismatchError` | the artifact digest is not the one of the node programs' plan |
+| `PlanMismatchError` | the modules' groups, stages or nodes are not the plan of the node programs |
+| `ProgramMismatchError` | a module's program is not the fusion of its nodes |
+| `DescriptorMismatchError` | a descriptor is not the lowering of its module's program |
+| `WgslMismatchError` | a kernel's WGSL, bindings or launch are not the ones printed from its descriptor |
+
+The last group of checks re-derives the whole bundle from its node programs
+and its profile (plan, fuse, lower, print; memoized) and compares: so a
+bundle that loads is exactly what `vyre-compile` writes for those programs,
+its WGSL is the printer's (which naga accepts), and running it can fail only
+the way compiling and running the source can. A consequence: a bundle loads
+only with the compiler version that wrote it (its artifact digest names that
+version); recompile the source after an upgrade.
 """
 
 from __future__ import annotations
 
+import functools
 import json
 
 import attrs
@@ -82,6 +105,76 @@ class NonCanonicalOrderError(BundleError):
 
 class NonCanonicalEncodingError(BundleError):
     pass
+
+
+class InvalidProfileError(BundleError):
+    pass
+
+
+class InvalidSignatureError(BundleError):
+    pass
+
+
+class InvalidBindingError(BundleError):
+    pass
+
+
+class InvalidLaunchError(BundleError):
+    pass
+
+
+class InvalidElementCountError(BundleError):
+    pass
+
+
+class InvalidWgslError(BundleError):
+    pass
+
+
+class InvalidArtifactDigestError(BundleError):
+    pass
+
+
+class NodeMismatchError(BundleError):
+    pass
+
+
+class SignatureMismatchError(BundleError):
+    pass
+
+
+class ArtifactMismatchError(BundleError):
+    pass
+
+
+class PlanMismatchError(BundleError):
+    pass
+
+
+class ProgramMismatchError(BundleError):
+    pass
+
+
+class DescriptorMismatchError(BundleError):
+    pass
+
+
+class WgslMismatchError(BundleError):
+    pass
+
+
+#: Hard limits a bundle's profile must respect (every WebGPU device is within them).
+MAX_PROFILE_WORKGROUP_AXIS = 1024
+MAX_PROFILE_INVOCATIONS = 1024
+MAX_PROFILE_STORAGE_BUFFERS = 1 << 16
+MAX_PROFILE_SHARED_BYTES = 1 << 20
+MAX_PROFILE_SUBGROUP = 128
+MAX_WORKGROUPS_PER_AXIS = 65535
+MAX_COUNT = 1 << 32  # element counts are u32 in WGSL
+MAX_WGSL_BYTES = 32 << 20
+ELEMENT_TYPES = ("ui32", "si32", "f32", "i1")
+VISIBILITIES = ("read_only", "write_only", "read_write")
+MEMORY_CLASSES = ("global", "constant", "uniform")
 
 
 @attrs.frozen
@@ -212,6 +305,9 @@ class TargetModuleBundle:
                 raise MalformedBundleError(
                     f"fusion group {module.group} selects node {unknown[0]}, which the bundle does not hold"
                 )
+        _check_profile(self.profile)
+        _check_signature(self.signature)
+        _check_artifact_digest(self.artifact)
         for node in self.nodes:
             _check_program(node.program, f"node {node.id} (@{node.name})")
         profile = self.profile.lowering_profile()
@@ -225,6 +321,15 @@ class TargetModuleBundle:
                     f"(stage {before.stage}, group {before.group}) comes before "
                     f"(stage {after.stage}, group {after.group})"
                 )
+        signature = {b.name: b for b in self.signature}
+        for module in self.modules:
+            for index, kernel in enumerate(module.kernels):
+                where = f"fusion group {module.group} kernel {index}"
+                _check_bindings(kernel, signature, self.profile, where)
+                _check_launch(kernel, self.profile, where)
+                _check_element_counts(kernel, module, signature, where)
+                _check_wgsl(kernel, where)
+        _check_rederived(self)
 
 
 def _json_object(body: bytes) -> dict:
@@ -272,3 +377,242 @@ def _check_descriptors(module: TargetModuleImage, profile) -> None:
                 f"{where} descriptor {index} (id {found[0].id[:16]}…) does not match its kernel "
                 f"(id {kernel.id[:16]}…)"
             )
+
+
+# ------------------------------------------------------------------ field checks
+
+
+def _is_count(value: int | None) -> bool:
+    return value is None or 0 <= value < MAX_COUNT
+
+
+def _check_profile(profile: ProfileRecord) -> None:
+    def bad(what: str) -> InvalidProfileError:
+        return InvalidProfileError(f"target module bundle profile is invalid: {what}")
+
+    if (profile.identity, profile.generation) != ("wgsl", 2):
+        raise bad(f"target {profile.identity!r:.40} generation {profile.generation}; expected 'wgsl' generation 2")
+    if not all(1 <= axis <= MAX_PROFILE_WORKGROUP_AXIS for axis in profile.max_workgroup_size):
+        raise bad(f"max_workgroup_size {list(profile.max_workgroup_size)} is outside [1, {MAX_PROFILE_WORKGROUP_AXIS}]")
+    if not 1 <= profile.max_invocations <= MAX_PROFILE_INVOCATIONS:
+        raise bad(f"max_invocations {profile.max_invocations} is outside [1, {MAX_PROFILE_INVOCATIONS}]")
+    if not 1 <= profile.max_storage_buffers <= MAX_PROFILE_STORAGE_BUFFERS:
+        raise bad(f"max_storage_buffers {profile.max_storage_buffers} is outside [1, {MAX_PROFILE_STORAGE_BUFFERS}]")
+    if not 0 <= profile.max_dynamic_shared_bytes <= MAX_PROFILE_SHARED_BYTES:
+        raise bad(
+            f"max_dynamic_shared_bytes {profile.max_dynamic_shared_bytes} is outside [0, {MAX_PROFILE_SHARED_BYTES}]"
+        )
+    size = profile.subgroup_size
+    if not (size == 0 or (0 < size <= MAX_PROFILE_SUBGROUP and size & (size - 1) == 0)):
+        raise bad(f"subgroup_size {size} is neither 0 nor a power of two up to {MAX_PROFILE_SUBGROUP}")
+
+
+def _check_signature(buffers: tuple[SignatureBuffer, ...]) -> None:
+    seen: set[str] = set()
+    for index, buffer in enumerate(buffers):
+        where = f"run signature entry {index}"
+        if not buffer.name or not buffer.name.isprintable() or len(buffer.name) > 256:
+            raise InvalidSignatureError(f"{where} has an invalid buffer name {buffer.name!r:.60}")
+        if buffer.name in seen:
+            raise InvalidSignatureError(f"{where} names buffer '{buffer.name}' a second time")
+        seen.add(buffer.name)
+        if buffer.element not in ELEMENT_TYPES:
+            raise InvalidSignatureError(
+                f"{where} ('{buffer.name}') has element type {buffer.element!r:.40}; expected one of "
+                f"{', '.join(ELEMENT_TYPES)}"
+            )
+        if not _is_count(buffer.count) or not _is_count(buffer.min_count):
+            raise InvalidSignatureError(f"{where} ('{buffer.name}') has an element count outside [0, 2^32)")
+        if buffer.count is not None and buffer.min_count != buffer.count:
+            raise InvalidSignatureError(
+                f"{where} ('{buffer.name}') has count {buffer.count} but min_count {buffer.min_count}"
+            )
+        if buffer.is_intermediate and (buffer.is_output or buffer.requires_input):
+            raise InvalidSignatureError(f"{where} ('{buffer.name}') is an intermediate and also an input or output")
+
+
+def _check_artifact_digest(digest: str) -> None:
+    if len(digest) != 64 or any(c not in "0123456789abcdef" for c in digest):
+        raise InvalidArtifactDigestError(
+            f"target module bundle artifact digest {digest!r:.80} is not 64 lowercase hex digits"
+        )
+
+
+def _check_bindings(kernel: WgslKernel, signature: dict, profile: ProfileRecord, where: str) -> None:
+    def bad(what: str) -> InvalidBindingError:
+        return InvalidBindingError(f"{where}: {what}")
+
+    slots: set[tuple[int, int]] = set()
+    names: set[str] = set()
+    sidecars = 0
+    for binding in kernel.bindings:
+        this = f"binding '{binding.name:.60}'"
+        if (binding.group, binding.slot) in slots:
+            raise bad(f"{this} reuses group {binding.group} slot {binding.slot}")
+        slots.add((binding.group, binding.slot))
+        if binding.name in names:
+            raise bad(f"{this} is bound twice")
+        names.add(binding.name)
+        if binding.group not in (0, 1) or not 0 <= binding.slot < MAX_PROFILE_STORAGE_BUFFERS:
+            raise bad(f"{this} has group {binding.group} slot {binding.slot}")
+        if binding.visibility not in VISIBILITIES:
+            raise bad(f"{this} has visibility {binding.visibility!r:.40}")
+        if binding.memory_class not in MEMORY_CLASSES:
+            raise bad(f"{this} has memory class {binding.memory_class!r:.40}")
+        if binding.element not in ELEMENT_TYPES:
+            raise bad(f"{this} has element type {binding.element!r:.40}")
+        if not _is_count(binding.count):
+            raise bad(f"{this} has element count {binding.count}, outside [0, 2^32)")
+        if binding.is_trap_sidecar:
+            sidecars += 1
+            continue
+        declared = signature.get(binding.name)
+        if declared is None:
+            raise bad(f"{this} is not a buffer of the run signature")
+        if declared.element != binding.element:
+            raise bad(f"{this} holds {binding.element} but the run signature says {declared.element}")
+    if sidecars > 1:
+        raise bad(f"{sidecars} trap sidecars")
+    if len(kernel.bindings) - sidecars > profile.max_storage_buffers:
+        raise bad(f"{len(kernel.bindings)} bindings exceed the profile's {profile.max_storage_buffers}")
+
+
+def _fits(size: tuple[int, int, int], profile: ProfileRecord) -> bool:
+    x, y, z = size
+    return (
+        min(size) >= 1
+        and all(s <= m for s, m in zip(size, profile.max_workgroup_size))
+        and x * y * z <= profile.max_invocations
+    )
+
+
+def _check_launch(kernel: WgslKernel, profile: ProfileRecord, where: str) -> None:
+    limits = f"the profile allows {list(profile.max_workgroup_size)}, {profile.max_invocations} invocations"
+    if not _fits(kernel.workgroup_size, profile):
+        raise InvalidLaunchError(f"{where}: workgroup size {list(kernel.workgroup_size)} does not fit: {limits}")
+    declared = kernel.program_workgroup_size
+    if declared is not None and not _fits(declared, profile):
+        raise InvalidLaunchError(f"{where}: program workgroup size {list(declared)} does not fit: {limits}")
+    grid = kernel.static_grid
+    if grid is not None and not all(1 <= g <= MAX_WORKGROUPS_PER_AXIS for g in grid):
+        raise InvalidLaunchError(
+            f"{where}: grid {list(grid)} is outside [1, {MAX_WORKGROUPS_PER_AXIS}] workgroups per axis"
+        )
+    if kernel.elements_per_invocation not in (1, 4) or kernel.part < 0:
+        raise InvalidLaunchError(
+            f"{where}: elements per invocation {kernel.elements_per_invocation}, part {kernel.part}"
+        )
+
+
+def _check_element_counts(kernel: WgslKernel, module: TargetModuleImage, signature: dict, where: str) -> None:
+    bound = {b.name: b.count for b in kernel.bindings if not b.is_trap_sidecar}
+    if len(kernel.count_declared) != len(kernel.count_buffers):
+        raise InvalidElementCountError(
+            f"{where}: {len(kernel.count_declared)} declared counts for {len(kernel.count_buffers)} count buffers"
+        )
+    for name, count in zip(kernel.count_buffers, kernel.count_declared):
+        if name not in bound and name not in signature:
+            raise InvalidElementCountError(
+                f"{where}: count buffer '{name:.60}' is neither one of its bindings nor a buffer of the run"
+            )
+        if not _is_count(count):
+            raise InvalidElementCountError(f"{where}: count buffer '{name}' has {count} elements, outside [0, 2^32)")
+        if name in bound and count != bound[name]:
+            raise InvalidElementCountError(
+                f"{where}: count buffer '{name}' is declared with {count} elements but bound with {bound[name]}"
+            )
+    count = module.logical_element_count
+    if count is not None and not 1 <= count < MAX_COUNT:
+        raise InvalidElementCountError(
+            f"fusion group {module.group}: logical element count {count} is outside [1, 2^32)"
+        )
+
+
+def _check_wgsl(kernel: WgslKernel, where: str) -> None:
+    if len(kernel.wgsl.encode("utf-8", "surrogatepass")) > MAX_WGSL_BYTES:
+        raise InvalidWgslError(f"{where}: the WGSL module is larger than {MAX_WGSL_BYTES >> 20} MiB")
+    if not kernel.entry_point.isidentifier() or f"fn {kernel.entry_point}(" not in kernel.wgsl:
+        raise InvalidWgslError(f"{where}: the WGSL module has no entry point {kernel.entry_point!r:.60}")
+
+
+# ------------------------------------------------------------------ re-derivation
+
+
+def _check_rederived(bundle: TargetModuleBundle) -> None:
+    """Compare `bundle` with what compiling its node programs for its profile gives."""
+    expected = _rederived(tuple((n.id, n.name, n.program) for n in bundle.nodes), bundle.profile)
+    _check_nodes(bundle, expected)
+    if bundle.signature != expected.signature:
+        raise SignatureMismatchError(
+            "target module bundle run signature is not the one of its node programs: "
+            f"{_first_difference(bundle.signature, expected.signature)}"
+        )
+    if bundle.artifact != expected.artifact:
+        raise ArtifactMismatchError(
+            f"target module bundle artifact {bundle.artifact[:16]}… is not the artifact of its node programs "
+            f"({expected.artifact[:16]}…); the bundle was tampered with or written by another compiler "
+            "version: recompile the source"
+        )
+    shape = [(m.group, m.stage, m.nodes, m.logical_element_count) for m in bundle.modules]
+    wanted = [(m.group, m.stage, m.nodes, m.logical_element_count) for m in expected.modules]
+    if shape != wanted:
+        raise PlanMismatchError(
+            "target module bundle modules (group, stage, nodes, element count) are "
+            f"{shape}, but the plan of its node programs gives {wanted}"
+        )
+    for module, want in zip(bundle.modules, expected.modules):
+        where = f"fusion group {module.group}"
+        if module.program != want.program:
+            raise ProgramMismatchError(f"{where}: the module's program is not the fusion of its nodes")
+        if module.descriptors != want.descriptors:
+            raise DescriptorMismatchError(f"{where}: a descriptor is not the lowering of the module's program")
+        for index, (kernel, wanted_kernel) in enumerate(zip(module.kernels, want.kernels)):
+            if kernel != wanted_kernel:
+                field = _first_difference(kernel, wanted_kernel)
+                raise WgslMismatchError(
+                    f"{where} kernel {index}: {field} is not what its descriptor prints"
+                )
+
+
+def _check_nodes(bundle: TargetModuleBundle, expected: TargetModuleBundle) -> None:
+    if [n.id for n in bundle.nodes] != list(range(len(bundle.nodes))):
+        raise NodeMismatchError("target module bundle node ids are not 0, 1, ... in program order")
+    for node, want in zip(bundle.nodes, expected.nodes):
+        if node != want:
+            raise NodeMismatchError(
+                f"node {node.id} (@{node.name:.60}) is not its program's canonical text and name"
+            )
+
+
+def _first_difference(got, want) -> str:
+    if isinstance(got, tuple) and isinstance(want, tuple):
+        if len(got) != len(want):
+            return f"{len(got)} entries, expected {len(want)}"
+        for index, (a, b) in enumerate(zip(got, want)):
+            if a != b:
+                return f"entry {index}: {_first_difference(a, b)}"
+        return "no difference"
+    if attrs.has(type(got)) and type(got) is type(want):
+        for field in attrs.fields(type(got)):
+            if getattr(got, field.name) != getattr(want, field.name):
+                return f"{field.name}"
+    return "value"
+
+
+@functools.lru_cache(maxsize=32)
+def _rederived(nodes: tuple[tuple[int, str, str], ...], profile: ProfileRecord) -> TargetModuleBundle:
+    """The bundle `vyre-compile` writes for these node programs and this profile."""
+    from vyre_xdsl.megakernel.artifact import build_artifact
+    from vyre_xdsl.megakernel.compile import TargetCompileError, compile_selected_modules
+    from vyre_xdsl.megakernel.graph import ProgramGraph
+    from vyre_xdsl.megakernel.planner import plan
+
+    programs = [parse_program_text(text, f"node {id}") for id, _, text in nodes]
+    lowering = profile.lowering_profile()
+    try:
+        graph = ProgramGraph.from_programs(programs)
+        artifact = build_artifact(graph, plan(graph, profile=lowering))
+        payload = compile_selected_modules(artifact, lowering)
+    except (TargetCompileError, VyreDiagnostic) as error:
+        raise PlanMismatchError(f"target module bundle node programs do not compile together: {error}") from None
+    return from_json(TargetModuleBundle, json.loads(payload.bytes[DIGEST_BYTES:]), "bundle")

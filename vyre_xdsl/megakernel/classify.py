@@ -1,4 +1,4 @@
-"""Dependence classes for the planner, taken from `vyre_xdsl.fusion` (not re-derived).
+"""Dependence classes for the planner, taken from `vyre_xdsl.analysis` (not re-derived).
 
 A dependence between two programs through one buffer is classified exactly as
 `vyre-fuse` classifies it between two arms fused under their fused workgroup:
@@ -23,7 +23,7 @@ _STRENGTH_CLASS = {"invocation": INVOCATION_LOCAL, "workgroup": WORKGROUP_LOCAL,
 
 
 def classify_dependence(graph: ProgramGraph, dep: Dependence) -> str:
-    from vyre_xdsl.fusion.dependences import accesses, classify
+    from vyre_xdsl.analysis import accesses, classify
     from vyre_xdsl.fusion.merge import clone_arms
 
     first, second = graph.nodes[dep.producer], graph.nodes[dep.consumer]
@@ -33,7 +33,7 @@ def classify_dependence(graph: ProgramGraph, dep: Dependence) -> str:
     per_arm = [[a for a in accesses(arm.statements()) if a.buffer == buffer] for arm in arms]
     if not per_arm[0] or not per_arm[1]:
         return INVOCATION_LOCAL  # one side only declares the buffer: no shared element
-    return _STRENGTH_CLASS[classify(per_arm[0], per_arm[1], (arms[0], arms[1]), workgroup)]
+    return _STRENGTH_CLASS[classify(per_arm[0], per_arm[1], (arms[0].workgroup, arms[1].workgroup), workgroup)]
 
 
 def memoized(classify: Classifier) -> Classifier:

@@ -28,7 +28,8 @@ from collections.abc import Sequence
 import attrs
 from xdsl.dialects.builtin import ModuleOp
 
-from vyre_xdsl.abi import RunSignature, buffer_accesses, signature
+from vyre_xdsl.abi import RunSignature, signature
+from vyre_xdsl.analysis import buffers_read_and_written
 from vyre_xdsl.dialects.vyre import ProgramOp, programs
 from vyre_xdsl.canonical import canonical_program_text
 
@@ -164,7 +165,7 @@ def count_ops(program: ProgramOp) -> int:
 
 
 def _node(index: int, program: ProgramOp) -> GraphNode:
-    reads, writes = buffer_accesses(program)
+    reads, writes = buffers_read_and_written(program)
     return GraphNode(
         id=index,
         name=program.sym_name.data,

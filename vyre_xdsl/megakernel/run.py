@@ -50,10 +50,37 @@ def run_bundle(
         programs = [parse_program_text(node.program, node.name) for node in bundle.nodes]
         final = execute_programs(programs, buffers)
     else:
-        from vyre_xdsl.runtime import run_kernels
+        from vyre_xdsl.runtime import gpu_device, run_kernels
 
-        final = run_kernels(bundle.kernels(), buffers, outputs=list(sig.outputs), uploads=set(sig.inputs))
+        gpu = gpu_device()
+        check_device_fits(bundle, gpu.limits)
+        final = run_kernels(bundle.kernels(), buffers, outputs=list(sig.outputs), uploads=set(sig.inputs), device=gpu)
     return {name: np.asarray(final[name]).reshape(-1) for name in sig.outputs}
+
+
+def check_device_fits(bundle: TargetModuleBundle, limits: Mapping[str, int]) -> None:
+    """Refuse a bundle whose kernels need more than this device allows (wgpu
+    would reject their pipelines), naming the limit."""
+    from vyre_xdsl.runtime import DeviceLimitError
+
+    for module in bundle.modules:
+        program = parse_program_text(module.program, f"fusion group {module.group}")
+        shared = sum(4 * (b.static_count or 0) for b in program.buffers() if b.is_workgroup)
+        for kernel in module.kernels:
+            x, y, z = kernel.workgroup_size
+            wanted = {
+                "max-compute-workgroup-size-x": x,
+                "max-compute-workgroup-size-y": y,
+                "max-compute-workgroup-size-z": z,
+                "max-compute-invocations-per-workgroup": x * y * z,
+                "max-compute-workgroup-storage-size": shared,
+            }
+            for limit, value in wanted.items():
+                if limit in limits and value > limits[limit]:
+                    raise DeviceLimitError(
+                        f"fusion group {module.group} of the bundle needs {limit} = {value}, but this "
+                        f"device allows {limits[limit]}; recompile it for this device's profile"
+                    )
 
 
 # ---------------------------------------------------------------------- vyre-run

@@ -1,7 +1,8 @@
 """What an index expression says about which invocation touches which element.
 
-Fusion needs three facts about the `ui32` index of a load, store or atomic,
-each a function of the invocation ids in the *fused* geometry:
+Three facts about the `ui32` index of a load, store or atomic, each a function
+of the invocation ids in a given workgroup geometry (fusion asks them in the
+*fused* geometry):
 
 - `structurally_equal(a, b)`: the two expressions compute the same value in
   every invocation (same pure ops over ids, constants and `buf_len`), even when
@@ -16,14 +17,23 @@ each a function of the invocation ids in the *fused* geometry:
   analysis over `local_id`, constants and ui32 arithmetic that cannot wrap).
 
 Anything that reads a named local, a buffer or an atomic result is not an
-index expression of the invocation ids, and every predicate answers False.
+expression of the invocation ids (`is_id_expression`), and every predicate
+answers False.
+
+```python
+from vyre_xdsl.analysis import in_workgroup_span, injective_in_invocation
+
+injective_in_invocation(store.index)            # e.g. %i, %i + %c, %i * 3, ...
+in_workgroup_span(load.index, (64, 1, 1))       # e.g. workgroup_id x * 64 + local_id x
+```
 """
 
 from __future__ import annotations
 
 from xdsl.ir import Operation, SSAValue
-from xdsl.traits import Pure
 
+from vyre_xdsl.analysis.expressions import is_expression
+from vyre_xdsl.analysis.uniformity import is_dispatch_uniform
 from vyre_xdsl.dialects.vyre import (
     ConstOp,
     InvocationIdOp,
@@ -36,9 +46,6 @@ from vyre_xdsl.dialects.vyre import (
 U32_MAX = 0xFFFFFFFF
 FULL = (0, U32_MAX)
 
-_ID_OPS = (InvocationIdOp, WorkgroupIdOp, LocalIdOp)
-
-
 def _owner(value: SSAValue) -> Operation | None:
     owner = value.owner
     return owner if isinstance(owner, Operation) else None
@@ -48,20 +55,12 @@ def _mnemonic(op: Operation) -> str:
     return op.name.removeprefix("vyre.")
 
 
-def id_pure(value: SSAValue) -> bool:
-    """Whether `value` is computed only by pure ops from ids, constants and `buf_len`."""
+def is_id_expression(value: SSAValue) -> bool:
+    """Whether `value` is computed only by expression ops from ids, constants and `buf_len`."""
     op = _owner(value)
-    if op is None or not op.has_trait(Pure):
+    if op is None or not is_expression(op):
         return False
-    return all(id_pure(operand) for operand in op.operands)
-
-
-def uniform(value: SSAValue) -> bool:
-    """Whether `value` is the same in every invocation: pure ops over constants and `buf_len`."""
-    op = _owner(value)
-    if op is None or isinstance(op, _ID_OPS) or not op.has_trait(Pure):
-        return False
-    return all(uniform(operand) for operand in op.operands)
+    return all(is_id_expression(operand) for operand in op.operands)
 
 
 def structurally_equal(a: SSAValue, b: SSAValue) -> bool:
@@ -69,7 +68,7 @@ def structurally_equal(a: SSAValue, b: SSAValue) -> bool:
     if a is b:
         return True
     op_a, op_b = _owner(a), _owner(b)
-    if op_a is None or op_b is None or not id_pure(a) or not id_pure(b):
+    if op_a is None or op_b is None or not is_id_expression(a) or not is_id_expression(b):
         return False
     if op_a.name != op_b.name or op_a.properties != op_b.properties or a.type != b.type:
         return False
@@ -86,6 +85,7 @@ def _const(value: SSAValue) -> int | None:
 
 
 def is_invocation_x(value: SSAValue) -> bool:
+    """Whether `value` is `vyre.invocation_id x` itself."""
     op = _owner(value)
     return isinstance(op, InvocationIdOp) and op.axis_index == 0
 
@@ -97,16 +97,15 @@ def injective_in_invocation(value: SSAValue) -> bool:
     if is_invocation_x(value):
         return True
     op = _owner(value)
-    if op is None or not id_pure(value):
+    if op is None or not is_id_expression(value):
         return False
     name = _mnemonic(op)
     operands = list(op.operands)
-    if name in ("add", "bit_xor") and len(operands) == 2:
+    if name in ("add", "bit_xor", "sub") and len(operands) == 2:
         a, b = operands
-        return (injective_in_invocation(a) and uniform(b)) or (uniform(a) and injective_in_invocation(b))
-    if name == "sub" and len(operands) == 2:
-        a, b = operands
-        return (injective_in_invocation(a) and uniform(b)) or (uniform(a) and injective_in_invocation(b))
+        return (injective_in_invocation(a) and is_dispatch_uniform(b)) or (
+            is_dispatch_uniform(a) and injective_in_invocation(b)
+        )
     if name == "mul" and len(operands) == 2:
         a, b = operands
         for e, c in ((a, b), (b, a)):
@@ -115,7 +114,7 @@ def injective_in_invocation(value: SSAValue) -> bool:
                 return True
         return False
     if name in ("rotate_left", "rotate_right") and len(operands) == 2:
-        return injective_in_invocation(operands[0]) and uniform(operands[1])
+        return injective_in_invocation(operands[0]) and is_dispatch_uniform(operands[1])
     if name in ("bit_not", "reverse_bits") and len(operands) == 1:
         return injective_in_invocation(operands[0])
     return False
@@ -124,7 +123,7 @@ def injective_in_invocation(value: SSAValue) -> bool:
 def value_range(value: SSAValue, workgroup: tuple[int, int, int]) -> tuple[int, int]:
     """An interval containing every value `value` takes (FULL when unknown)."""
     op = _owner(value)
-    if op is None or value.type != ui32 or not id_pure(value):
+    if op is None or value.type != ui32 or not is_id_expression(value):
         return FULL
     if isinstance(op, ConstOp):
         c = int(op.literal())
@@ -194,7 +193,7 @@ def in_workgroup_span(value: SSAValue, workgroup: tuple[int, int, int]) -> bool:
     if is_invocation_x(value):
         return True
     op = _owner(value)
-    if op is None or not id_pure(value) or len(op.operands) != 2:
+    if op is None or not is_id_expression(value) or len(op.operands) != 2:
         return False
     name = _mnemonic(op)
     wg_x = workgroup[0]

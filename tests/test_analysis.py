@@ -1,0 +1,181 @@
+"""The public analysis module: each answer checked on hand-written IR whose
+facts are read off the text (an independent source), not from the code."""
+
+from __future__ import annotations
+
+from vyre_xdsl.analysis import (
+    accesses,
+    buffers_read,
+    buffers_written,
+    contains_trap,
+    declaration_of,
+    declared_local_names,
+    hazards,
+    is_dispatch_uniform,
+    is_expression,
+    is_speculatable,
+    is_workgroup_uniform,
+    local_reads,
+    locals_assigned_in,
+    may_trap,
+    reads_loop_variable,
+)
+from vyre_xdsl.context import parse_module
+from vyre_xdsl.dialects.vyre import LetOp, LoopOp, VarOp, programs
+
+PROGRAM = """
+vyre.program @p workgroup_size [64, 1, 1] {
+  vyre.buffer @x binding 0 read_only : ui32[64]
+  vyre.buffer @y binding 1 read_write : ui32[64]
+  vyre.buffer @w binding 2 write_only : ui32[64]
+  vyre.buffer @c binding 3 read_write : ui32[1]
+  %i = vyre.invocation_id x
+  %wid = vyre.workgroup_id x
+  %zero = vyre.const 0 : ui32
+  %one = vyre.const 1 : ui32
+  %n = vyre.buf_len @x
+  %sa = vyre.const 7 : si32
+  %sb = vyre.const 2 : si32
+  %sdiv = vyre.div %sa, %sb : si32
+  %udiv = vyre.div %one, %zero : ui32
+  %v = vyre.load @x[%i] : ui32
+  vyre.let @acc = %zero : ui32
+  vyre.let @fixed = %one : ui32
+  vyre.loop @k = %zero to %n {
+    %k = vyre.var @k : ui32
+    %a = vyre.var @acc : ui32
+    %f = vyre.var @fixed : ui32
+    %s = vyre.add %a, %k : ui32
+    vyre.assign @acc = %s : ui32
+    vyre.store @y[%k] = %s : ui32
+  }
+  %old = vyre.atomic add @w[%zero], %one : ui32
+  %old2 = vyre.atomic add @c[%zero], %one : ui32
+  %wn = vyre.add %wid, %n : ui32
+  %in = vyre.add %i, %n : ui32
+}
+"""
+
+
+def _program():
+    return programs(parse_module(PROGRAM))[0]
+
+
+def _value(program, name):
+    for op in program.walk():
+        for result in op.results:
+            if result.name_hint == name:
+                return result
+    raise KeyError(name)
+
+
+def _loop(program) -> LoopOp:
+    return next(op for op in program.walk() if isinstance(op, LoopOp))
+
+
+def test_accesses_list_every_load_store_and_atomic_with_its_index():
+    program = _program()
+    found = [(a.op.name, a.buffer, a.index.name_hint, a.reads, a.writes) for a in accesses([program])]
+    assert found == [
+        ("vyre.load", "x", "i", True, False),
+        ("vyre.store", "y", "k", False, True),
+        ("vyre.atomic", "w", "zero", True, True),
+        ("vyre.atomic", "c", "zero", True, True),
+    ]
+
+
+def test_buffers_read_and_written():
+    program = _program()
+    assert buffers_written(program) == {"y", "w", "c"}
+    # an atomic on a write_only buffer sees only what the program wrote: not a read
+    assert buffers_read(program) == {"x", "c"}
+    assert buffers_written(_loop(program)) == {"y"}
+    assert buffers_read(_loop(program)) == set()
+
+
+def test_may_trap_only_signed_division_and_trap():
+    program = _program()
+    assert may_trap(_value(program, "sdiv").owner)
+    assert not may_trap(_value(program, "udiv").owner)  # ui32 div by 0 is defined
+    assert contains_trap(program)
+    assert not contains_trap(_loop(program))
+
+
+def test_speculatable_is_a_non_trapping_expression():
+    program = _program()
+    sdiv, udiv, v = (_value(program, n).owner for n in ("sdiv", "udiv", "v"))
+    assert is_expression(sdiv) and not is_speculatable(sdiv)
+    assert is_speculatable(udiv)
+    assert not is_expression(v)  # a load reads memory
+    assert is_speculatable(_value(program, "n").owner)  # buf_len is fixed for a run
+
+
+def test_uniformity_of_workgroup_and_dispatch():
+    program = _program()
+    wn, in_, k = _value(program, "wn"), _value(program, "in"), _value(program, "k")
+    assert is_workgroup_uniform(wn) and not is_dispatch_uniform(wn)
+    assert not is_workgroup_uniform(in_) and not is_dispatch_uniform(in_)
+    assert is_dispatch_uniform(_value(program, "n"))
+    assert is_workgroup_uniform(k)  # loop variable of a loop with uniform bounds
+    assert not is_dispatch_uniform(k)  # a named local is not an expression
+
+
+def test_named_locals():
+    program = _program()
+    loop = _loop(program)
+    acc, fixed = (op for op in program.walk() if isinstance(op, LetOp))
+    assert locals_assigned_in(loop) == {acc}
+    reads = {r.var_name.data: r for r in local_reads(loop)}
+    assert declaration_of(reads["fixed"]) is fixed
+    assert declaration_of(reads["k"]) is loop and reads_loop_variable(reads["k"])
+    assert not reads_loop_variable(reads["acc"])
+    assert declared_local_names(program) == {"acc", "fixed", "k"}
+    assert all(isinstance(r, VarOp) for r in reads.values())
+
+
+CHAIN = """
+vyre.program @a workgroup_size [64, 1, 1] {
+  vyre.buffer @t binding 0 write_only : ui32[64]
+  %i = vyre.invocation_id x
+  vyre.store @t[%i] = %i : ui32
+}
+vyre.program @b workgroup_size [64, 1, 1] {
+  vyre.buffer @t binding 0 read_only : ui32[64]
+  vyre.buffer @u binding 1 write_only : ui32[64]
+  %i = vyre.invocation_id x
+  %v = vyre.load @t[%i] : ui32
+  vyre.store @u[%i] = %v : ui32
+}
+vyre.program @c workgroup_size [64, 1, 1] {
+  vyre.buffer @u binding 0 read_only : ui32[64]
+  vyre.buffer @o binding 1 write_only : ui32[64]
+  %i = vyre.invocation_id x
+  %l = vyre.local_id x
+  %w = vyre.workgroup_id x
+  %sixty4 = vyre.const 64 : ui32
+  %base = vyre.mul %w, %sixty4 : ui32
+  %j = vyre.add %base, %l : ui32
+  %zero = vyre.const 0 : ui32
+  %v = vyre.load @u[%zero] : ui32
+  vyre.store @o[%i] = %v : ui32
+}
+"""
+
+
+def test_hazards_classify_each_dependence():
+    progs = programs(parse_module(CHAIN))
+    per_arm = [accesses(p.statements()) for p in progs]
+    found = hazards([p.workgroup for p in progs], per_arm, (64, 1, 1), {"t", "u", "o"})
+    summary = [(h.earlier, h.later, h.buffer, h.kind, h.strength) for h in found]
+    # t: same index %i in both arms; u: arm c reads element 0, written by invocation 0 only
+    assert summary == [
+        (0, 1, "t", "read-after-write", "invocation"),
+        (1, 2, "u", "read-after-write", "grid"),
+    ]
+
+
+def test_hazard_within_the_workgroup_span_needs_a_workgroup_barrier():
+    progs = programs(parse_module(CHAIN.replace("vyre.load @u[%zero]", "vyre.load @u[%j]")))
+    per_arm = [accesses(p.statements()) for p in progs]
+    found = hazards([p.workgroup for p in progs], per_arm, (64, 1, 1), {"t", "u", "o"})
+    assert [(h.buffer, h.strength) for h in found] == [("t", "invocation"), ("u", "workgroup")]

@@ -1,0 +1,146 @@
+"""Forged bundles: structural mutants of real bundles, with the BLAKE3 digest
+rebuilt so that every check after the digest is reached.
+
+Each mutant must either be refused with a `BundleError` (never another
+exception), or load and then run to exactly the outputs the source module
+gives on the reference interpreter, on both backends. The mutations are
+seeded (the seed is in the failure message) and cover every kind of JSON
+value in the bundle: integers (off by one, zero, negative, 2^31, 2^32),
+strings (emptied, extended, truncated, a line of program or WGSL text
+deleted or duplicated, a digit changed), booleans, nulls, and arrays
+(an entry dropped, duplicated, or the order reversed).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import pathlib
+import random
+
+import blake3
+import numpy as np
+import pytest
+from test_megakernel_cases import MKL003, module_of
+
+import vyre_xdsl
+from vyre_xdsl.abi import signature
+from vyre_xdsl.megakernel import bundle as B
+from vyre_xdsl.megakernel.compile import compile_module
+from vyre_xdsl.megakernel.run import run_bundle
+from vyre_xdsl.tools.vyre_run import random_inputs
+
+os.environ.setdefault("WGPU_BACKEND_TYPE", "Vulkan")
+
+EXAMPLES = pathlib.Path(__file__).parent.parent / "examples"
+SOURCES = {
+    "axpy": (EXAMPLES / "axpy.mlir").read_text(),
+    "chain3": (EXAMPLES / "chain3.mlir").read_text(),
+    "reduction": (EXAMPLES / "reduction.mlir").read_text(),
+    "mkl003": MKL003,
+}
+MUTANTS_PER_SOURCE = 100
+SEED = 17
+
+
+def signed(document: dict) -> bytes:
+    body = json.dumps(document, sort_keys=True, separators=(",", ":"), ensure_ascii=True).encode()
+    return blake3.blake3(body).digest() + body
+
+
+def paths(value, prefix=()):
+    """Every (path, value) in a JSON document, containers included."""
+    yield prefix, value
+    if isinstance(value, dict):
+        for key, item in value.items():
+            yield from paths(item, prefix + (key,))
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            yield from paths(item, prefix + (index,))
+
+
+def text_mutants(rng: random.Random, text: str) -> list[str]:
+    lines = text.split("\n")
+    k = rng.randrange(len(lines))
+    digits = [i for i, c in enumerate(text) if c.isdigit()]
+    out = ["", text + "x", text[:-1], "\n".join(lines[:k] + lines[k + 1 :]), "\n".join(lines[: k + 1] + lines[k:])]
+    if digits:
+        i = rng.choice(digits)
+        out.append(text[:i] + str((int(text[i]) + rng.randrange(1, 10)) % 10) + text[i + 1 :])
+    return out
+
+
+def mutants_of(rng: random.Random, value) -> list:
+    if isinstance(value, bool):
+        return [not value, None, 0]
+    if isinstance(value, int):
+        return [value + 1, value - 1, 0, -1, 1 << 31, 1 << 32, 2 * value, None, str(value)]
+    if isinstance(value, str):
+        return text_mutants(rng, value)
+    if value is None:
+        return [0, 1, 1 << 32, ""]
+    if isinstance(value, list):
+        out = [[], list(reversed(value)), None]
+        if value:
+            k = rng.randrange(len(value))
+            out += [value[:k] + value[k + 1 :], value[: k + 1] + value[k:]]
+        return out
+    return [{}, None]  # dict
+
+
+def replaced(document, path, new):
+    if not path:
+        return new
+    copy = json.loads(json.dumps(document))
+    target = copy
+    for key in path[:-1]:
+        target = target[key]
+    target[path[-1]] = new
+    return copy
+
+
+def mutants(data: bytes, count: int, seed: int):
+    rng = random.Random(seed)
+    document = json.loads(data[32:])
+    everything = list(paths(document))
+    for _ in range(count):
+        path, value = rng.choice(everything)
+        new = rng.choice(mutants_of(rng, value))
+        yield path, signed(replaced(document, path, new))
+
+
+def exactly_equal(a: dict, b: dict) -> bool:
+    return sorted(a) == sorted(b) and all(
+        a[k].dtype == b[k].dtype and a[k].shape == b[k].shape and a[k].tobytes() == b[k].tobytes() for k in a
+    )
+
+
+@pytest.mark.parametrize("name", sorted(SOURCES))
+def test_forged_bundles_are_refused_or_run_like_the_source(name):
+    module = module_of(SOURCES[name])
+    data = compile_module(module).bundle_bytes()
+    inputs = random_inputs(signature(module), 3, {})
+    expected = vyre_xdsl.run(module, inputs, backend="reference")
+    refused = accepted = 0
+    for k, (path, forged) in enumerate(mutants(data, MUTANTS_PER_SOURCE, SEED)):
+        where = f"{name} mutant {k} (seed {SEED}) at {'/'.join(map(str, path))}"
+        try:
+            bundle = B.TargetModuleBundle.from_bytes(forged)
+        except B.BundleError:
+            refused += 1
+            continue
+        except Exception as error:  # noqa: BLE001 - the point of the test
+            pytest.fail(f"{where}: {type(error).__name__}: {error}")
+        accepted += 1
+        for backend in ("reference", "wgpu"):
+            got = run_bundle(bundle, inputs, backend=backend)
+            assert exactly_equal(got, expected), f"{where}: the {backend} run differs from the source's"
+    assert refused + accepted == MUTANTS_PER_SOURCE
+    assert refused > MUTANTS_PER_SOURCE // 2, f"{name}: only {refused} mutants refused"
+
+
+def test_the_unmutated_bundle_loads_and_runs():
+    module = module_of(SOURCES["chain3"])
+    bundle = B.TargetModuleBundle.from_bytes(compile_module(module).bundle_bytes())
+    inputs = random_inputs(signature(module), 3, {})
+    assert exactly_equal(run_bundle(bundle, inputs, backend="wgpu"), vyre_xdsl.run(module, inputs, backend="reference"))

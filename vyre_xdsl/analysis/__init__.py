@@ -1,0 +1,99 @@
+"""Analyses of `vyre` IR that passes build on.
+
+The layer between the dialects (and the semantics table) and the passes: every
+in-tree pass (fusion, lowering, `vyre-licm`, `vyre-unroll`,
+`vyre-strength-reduce`) and any out-of-tree one takes these facts from here.
+Everything is a plain function of the IR; nothing is cached, so results are
+always those of the IR as it is now.
+
+| module | answers |
+| --- | --- |
+| `accesses` | each load/store/atomic with its buffer and index (`accesses`, `access_of`); the buffers an op reads and writes (`buffers_read`, `buffers_written`, `atomic_buffers`) |
+| `expressions` | which ops are expressions (`is_expression`), which may trap (`may_trap`, `contains_trap`), which may be moved or dropped freely (`is_speculatable`) |
+| `uniformity` | the same value in every invocation of a workgroup (`is_workgroup_uniform`) or of the whole dispatch (`is_dispatch_uniform`) |
+| `locals` | named-local declarations, reads and assignments (`declaration_of`, `locals_assigned_in`, ...) |
+| `indices` | what an index says about invocations (`structurally_equal`, `injective_in_invocation`, `in_workgroup_span`, `value_range`) |
+| `dependences` | the dependences between consecutive programs and their strength (`hazards`, `classify`) as fusion uses them |
+
+```python
+from vyre_xdsl.analysis import buffers_written, is_speculatable, may_trap
+
+written = buffers_written(loop)
+movable = [op for op in loop.body.block.ops if is_speculatable(op)]
+```
+"""
+
+from vyre_xdsl.analysis.accesses import (
+    Access,
+    access_of,
+    accesses,
+    accesses_by_buffer,
+    atomic_buffers,
+    buffers_read,
+    buffers_read_and_written,
+    buffers_written,
+)
+from vyre_xdsl.analysis.dependences import STRENGTHS, Hazard, classify, dependence_kind, hazards
+from vyre_xdsl.analysis.expressions import (
+    EXPRESSION_OPS,
+    contains_trap,
+    is_expression,
+    is_speculatable,
+    may_trap,
+)
+from vyre_xdsl.analysis.indices import (
+    in_workgroup_span,
+    injective_in_invocation,
+    is_id_expression,
+    is_invocation_x,
+    structurally_equal,
+    value_range,
+)
+from vyre_xdsl.analysis.locals import (
+    declaration_of,
+    declared_local_names,
+    find_local_declaration,
+    local_assignments,
+    local_declarations,
+    local_reads,
+    locals_assigned_in,
+    reads_loop_variable,
+)
+from vyre_xdsl.analysis.uniformity import is_dispatch_uniform, is_workgroup_uniform
+
+__all__ = [
+    "EXPRESSION_OPS",
+    "STRENGTHS",
+    "Access",
+    "Hazard",
+    "access_of",
+    "accesses",
+    "accesses_by_buffer",
+    "atomic_buffers",
+    "buffers_read",
+    "buffers_read_and_written",
+    "buffers_written",
+    "classify",
+    "contains_trap",
+    "declaration_of",
+    "declared_local_names",
+    "dependence_kind",
+    "find_local_declaration",
+    "hazards",
+    "in_workgroup_span",
+    "injective_in_invocation",
+    "is_dispatch_uniform",
+    "is_expression",
+    "is_id_expression",
+    "is_invocation_x",
+    "is_speculatable",
+    "is_workgroup_uniform",
+    "local_assignments",
+    "local_declarations",
+    "local_reads",
+    "locals_assigned_in",
+    "may_trap",
+    "reads_loop_variable",
+    "structurally_equal",
+    "value_range",
+]

@@ -1,0 +1,47 @@
+"""Uniformity: whether a value is the same in every invocation.
+
+Two scopes matter:
+
+- *workgroup-uniform* (`is_workgroup_uniform`): the same in every invocation of
+  one workgroup. A barrier is legal only under control flow that is
+  workgroup-uniform (SPEC section 3.2), so the `vyre.barrier` verifier needs
+  this; it is defined with the dialect (dialects sit below the analyses) and
+  re-exported here. Constants, `buf_len`, `workgroup_id`, loop variables with
+  workgroup-uniform bounds and pure ops over them.
+- *dispatch-uniform* (`is_dispatch_uniform`): the same in every invocation of
+  the whole dispatch, whatever the workgroup geometry. Expressions over
+  constants and `buf_len` only: no id at all (not even `workgroup_id`), no
+  named local, no buffer contents. Fusion's index reasoning needs this one.
+
+```python
+from vyre_xdsl.analysis import is_dispatch_uniform, is_workgroup_uniform
+
+is_workgroup_uniform(wid)   # True for %wid = vyre.workgroup_id x
+is_dispatch_uniform(wid)    # False: it differs between workgroups
+```
+"""
+
+from __future__ import annotations
+
+from xdsl.ir import Operation, SSAValue
+
+from vyre_xdsl.analysis.expressions import is_expression
+from vyre_xdsl.dialects.vyre import (
+    InvocationIdOp,
+    LocalIdOp,
+    WorkgroupIdOp,
+    is_workgroup_uniform,
+)
+
+__all__ = ["is_dispatch_uniform", "is_workgroup_uniform"]
+
+_ID_OPS = (InvocationIdOp, WorkgroupIdOp, LocalIdOp)
+
+
+def is_dispatch_uniform(value: SSAValue) -> bool:
+    """Whether `value` is the same in every invocation of the dispatch: expressions
+    over constants and `buf_len` (conservative)."""
+    op = value.owner
+    if not isinstance(op, Operation) or isinstance(op, _ID_OPS) or not is_expression(op):
+        return False
+    return all(is_dispatch_uniform(operand) for operand in op.operands)
