@@ -14,7 +14,16 @@ dominates a FileCheck suite with dozens of error cases. A test file lists its ca
 and this module runs every `CASE NAME: COMMAND` line, in order, through the tool's own
 entry point (`vyre-opt`, `vyre-run`, `vyre-compile`) with the given arguments. For each
 case it prints `== NAME: exit STATUS`, then what the tool wrote to stdout, then (when it
-wrote any) a line `-- stderr` and what it wrote to stderr. `< FILE` feeds a file to stdin. In a command,
+wrote any) a line `-- stderr` and what it wrote to stderr. `< FILE` feeds a file to stdin,
+`A | B` feeds A's stdout to B (stderr collects every stage's; the status is the last
+failing stage's, as with `set -o pipefail`, lit's default), and `cat FILE` prints a file (to check what a tool wrote).
+
+`--run 'COMMAND'` runs one command line and passes its stdout, stderr and status
+through unchanged, so a RUN line can replace `vyre-opt %s | vyre-opt` by one process:
+
+```
+// RUN: %python -m vyre_xdsl.testing.cli_batch --run 'vyre-opt %s | vyre-opt' | filecheck %s
+``` In a command,
 `%s`, `%S`, `%t` and `%examples` mean what they mean in the RUN line (the test file,
 its folder, the temporary path given as the second argument, the examples folder).
 """
@@ -50,10 +59,22 @@ def _vyre_compile(argv: Sequence[str]) -> int:
     return main(argv)
 
 
+def _cat(argv: Sequence[str]) -> int:
+    for path in argv:
+        try:
+            with open(path, encoding="utf-8", errors="replace") as f:
+                sys.stdout.write(f.read())
+        except OSError as error:
+            print(f"cat: {path}: {error.strerror}", file=sys.stderr)
+            return 1
+    return 0
+
+
 TOOLS: dict[str, Callable[[Sequence[str]], int]] = {
     "vyre-opt": _vyre_opt,
     "vyre-run": _vyre_run,
     "vyre-compile": _vyre_compile,
+    "cat": _cat,
 }
 
 
@@ -96,6 +117,27 @@ def run_case(command: str) -> tuple[int, str, str]:
         with open(words[at + 1], "rb") as f:
             stdin_data = f.read()
         words = words[:at] + words[at + 2 :]
+    status, out, err = 0, "", ""
+    for stage in _stages(words):
+        stage_status, out, stage_err = _run_stage(stage, stdin_data)
+        status, err = stage_status or status, err + stage_err
+        stdin_data = out.encode()
+    return status, out, err
+
+
+def _stages(words: list[str]) -> list[list[str]]:
+    stages: list[list[str]] = [[]]
+    for word in words:
+        if word == "|":
+            stages.append([])
+        else:
+            stages[-1].append(word)
+    if any(not stage for stage in stages):
+        raise SystemExit("cli_batch: empty command in a pipeline")
+    return stages
+
+
+def _run_stage(words: list[str], stdin_data: bytes) -> tuple[int, str, str]:
     tool = TOOLS.get(words[0])
     if tool is None:
         raise SystemExit(f"cli_batch: unknown tool '{words[0]}' (known: {', '.join(TOOLS)})")
@@ -128,8 +170,17 @@ def _isolated_globals():
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
+    if len(args) == 2 and args[0] == "--run":
+        status, out, err = run_case(args[1])
+        sys.stdout.write(out)
+        sys.stderr.write(err)
+        return status
     if len(args) != 2:
-        print("usage: python -m vyre_xdsl.testing.cli_batch TEST_FILE TEMP_PATH", file=sys.stderr)
+        print(
+            "usage: python -m vyre_xdsl.testing.cli_batch TEST_FILE TEMP_PATH\n"
+            "       python -m vyre_xdsl.testing.cli_batch --run 'COMMAND [| COMMAND ...]'",
+            file=sys.stderr,
+        )
         return 2
     test_file, temp = args
     with open(test_file, encoding="utf-8") as f:

@@ -110,7 +110,7 @@ class VyreOptMain(xDSLOptMain):
         arg_parser.prog = self.prog
         arg_parser.error = self._usage_error  # status 1, like mlir-opt (argparse uses 2)
         arg_parser.formatter_class = argparse.RawDescriptionHelpFormatter
-        arg_parser.epilog = _help_epilog(self.available_passes)
+        _describe_passes_in_help(arg_parser, self.available_passes)
         _set_help(arg_parser, "passes", "pass pipeline, e.g. 'vyre-fuse,canonicalize'; the passes are listed below")
         _set_help(
             arg_parser,
@@ -351,8 +351,16 @@ def _set_help(parser: argparse.ArgumentParser, dest: str, text: str) -> None:
             action.help = text
 
 
-def _help_epilog(available) -> str:
-    return describe_passes(available, first=get_all_passes())
+def _describe_passes_in_help(parser: argparse.ArgumentParser, available) -> None:
+    """List the passes at the end of `--help`; built only when help is shown, since it
+    imports every pass."""
+    format_help = parser.format_help
+
+    def format_help_with_passes() -> str:
+        parser.epilog = describe_passes(available, first=get_all_passes())
+        return format_help()
+
+    parser.format_help = format_help_with_passes
 
 
 def run_tool(main: type[VyreOptMain], argv: Sequence[str] | None = None) -> int:
