@@ -130,7 +130,9 @@ def _check_shape_only(case, outputs, trap, where: str) -> None:
 
 
 def test_random_programs_agree_with_the_reference():
-    tally = {"examples": 0, "traps": 0, "fused": 0, "refused": 0, "programs": 0}
+    # "fused" counts only modules of two or more programs that vyre-fuse merged
+    # (a one-program module "fuses" to itself and proves nothing about fusion)
+    tally = {"examples": 0, "traps": 0, "fused": 0, "refused": 0, "single": 0, "programs": 0}
 
     @settings(
         max_examples=RANDOM_PROGRAMS,
@@ -149,12 +151,16 @@ def test_random_programs_agree_with_the_reference():
         tally["traps"] += oracle.trap is not None
         problems = [f"wgpu: {p}" for p in differences(oracle, outcome(case.module, case.inputs, "wgpu"), case.tolerances)]
         try:
-            fuse_module(case.module)
+            fused = fuse_module(case.module)
         except VyreDiagnostic as refusal:
             assert case.fusion_hazards, f"vyre-fuse refused a module without fusion hazards: {refusal}"
             tally["refused"] += 1
         else:
-            tally["fused"] += 1
+            if len(programs(case.module)) == 1:
+                tally["single"] += 1
+            else:
+                assert len(programs(fused)) == 1, f"vyre-fuse left {len(programs(fused))} programs"
+                tally["fused"] += 1
             for backend in ("reference", "wgpu"):
                 got = outcome(case.module, case.inputs, backend, fuse=True)
                 problems += [f"{backend} fused: {p}" for p in differences(oracle, got, case.tolerances)]
@@ -163,4 +169,6 @@ def test_random_programs_agree_with_the_reference():
     agree()
     print(f"random conformance: {tally}")
     assert tally["examples"] >= RANDOM_PROGRAMS
-    assert tally["fused"] >= RANDOM_PROGRAMS // 2, tally
+    # hypothesis draws many one-program modules (measured: 10 of 30 examples
+    # were real fusions); almost every module of several programs fuses
+    assert tally["fused"] >= RANDOM_PROGRAMS // 5, tally

@@ -38,8 +38,9 @@ class UnknownBackendError(VyreError):
     pass
 
 
-def parse(text: str, name: str = "<input>") -> ModuleOp:
-    """Parse and verify vyre IR text; errors are located `VyreDiagnostic`s."""
+def parse(text: str | bytes, name: str = "<input>") -> ModuleOp:
+    """Parse and verify vyre IR text (bytes must be UTF-8); errors are located
+    `VyreDiagnostic`s."""
     from xdsl.utils.exceptions import ParseError
 
     from vyre_xdsl.diagnostics import VyreDiagnostic
@@ -224,8 +225,8 @@ def compile(
     """Parse, verify, (fuse,) and compile once; see `Executable`. `adapter`
     picks the device (an index into `vyre_xdsl.runtime.adapters()` or a
     substring of its description; default: `VYRE_ADAPTER`, else the best)."""
-    module = parse(module_or_text) if isinstance(module_or_text, str) else module_or_text
-    if not isinstance(module_or_text, str):
+    module = parse(module_or_text) if isinstance(module_or_text, str | bytes) else module_or_text
+    if not isinstance(module_or_text, str | bytes):
         verify_module(module)
     name = backend or default_backend()
     _backend(name)  # an unknown backend is an error now, not at the first run
@@ -357,7 +358,7 @@ def cached_executable(
 
         where = adapter_index(adapter)
     module = None
-    if isinstance(module_or_text, str):
+    if isinstance(module_or_text, str | bytes):
         digest = _TEXT_DIGESTS.get(module_or_text)
         if digest is None:
             module = parse(module_or_text)
@@ -371,7 +372,7 @@ def cached_executable(
         _CACHE_STATS["hits"] += 1
         return exe
     _CACHE_STATS["misses"] += 1
-    if module is None and isinstance(module_or_text, str):
+    if module is None and isinstance(module_or_text, str | bytes):
         module = parse(module_or_text)
     elif module is None:  # a copy: the caller may change its module after the run
         verify_module(module_or_text)

@@ -42,7 +42,7 @@ vyre.program @p workgroup_size [1, 1, 1] {
 
 // A regular expression in {{...}} with expected-error-re; a parse error.
 vyre.program @q workgroup_size [1, 1, 1] {
-  // expected-error-re @+1 {{Operation vyre.{{[a-z]+}} is not registered}}
+  // expected-error-re @+1 {{unknown op 'vyre.{{[a-z]+}}'; the vyre dialect has no such op}}
   "vyre.frobnicate"() : () -> ()
 }
 

@@ -20,6 +20,7 @@ vyre.program @axpy workgroup_size [64, 1, 1] {
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator, Sequence
 from typing import ClassVar
 
@@ -91,6 +92,7 @@ from vyre_xdsl.dialects.syntax import (
     print_attrs,
     print_body,
 )
+from vyre_xdsl.dialects.verify import body_errors, raise_body_errors
 from vyre_xdsl.semantics import OPS
 
 ui32 = IntegerType(32, Signedness.UNSIGNED)
@@ -199,6 +201,27 @@ _as_region = as_region
 
 # ============================================================================ structure
 
+#: the ops whose regions are scopes
+SCOPE_OPS = ("vyre.if", "vyre.loop", "vyre.block", "vyre.region")
+
+
+#: `{` then what starts a statement (`%r =`, `vyre.op ...`, `"generic.op"(`, or `}`),
+#: not an attribute entry (`name`, `name = ...`)
+_BODY_START = re.compile(
+    r'\{(?:\s|//[^\n]*)*(?:%|\}|"[^"\n]*"\s*\(|[A-Za-z_][\w$.]*\.[\w$.]*\s+[^\s=,}])'
+)
+
+
+def _body_follows(parser: Parser) -> bool:
+    """Whether the next token opens the program body (rather than an attribute dict)."""
+    return _BODY_START.match(parser.lexer.input.content, parser.pos) is not None
+
+
+def _is_vyre_statement(op: Operation) -> bool:
+    """Whether `op` may appear inside a program: any vyre op but a program."""
+    return op.dialect_name() == "vyre" and not isinstance(op, ProgramOp)
+
+
 
 @irdl_op_definition
 class ProgramOp(IRDLOperation):
@@ -271,8 +294,13 @@ class ProgramOp(IRDLOperation):
     @classmethod
     def parse(cls, parser: Parser) -> ProgramOp:
         name = parser.parse_symbol_name()
+        if _body_follows(parser):
+            parser.raise_error(
+                f"expected 'workgroup_size [X, Y, Z]' after @{name.data}, "
+                f"e.g. 'vyre.program @{name.data} workgroup_size [64, 1, 1] {{ ... }}'"
+            )
         attributes = parser.parse_optional_attr_dict()
-        parser.parse_keyword("workgroup_size")
+        parser.parse_keyword("workgroup_size", " after the program name (e.g. workgroup_size [64, 1, 1])")
         sizes = parser.parse_comma_separated_list(
             parser.Delimiter.SQUARE, parser.parse_integer
         )
@@ -289,6 +317,12 @@ class ProgramOp(IRDLOperation):
         printer.print_string(", ".join(str(v) for v in self.workgroup))
         printer.print_string("]")
         _print_body(printer, self.body)
+
+    def verify(self, verify_nested_ops: bool = True) -> None:
+        # whole-body checks first: the ops' own verifiers follow operand
+        # definitions, which is only safe once every use is dominated
+        raise_body_errors(body_errors(self, _is_vyre_statement, SCOPE_OPS, "a 'vyre.program'"))
+        super().verify(verify_nested_ops)
 
     def verify_(self) -> None:
         sizes = self.workgroup_size.get_values()
@@ -764,21 +798,41 @@ def is_workgroup_uniform(value: SSAValue) -> bool:
     Constants, `buf_len`, `workgroup_id`, reads of a loop variable whose bounds
     are workgroup-uniform, and pure ops over such values. The barrier verifier
     needs it, so it lives here; `vyre_xdsl.analysis` re-exports it next to the
-    dispatch-wide notion.
+    dispatch-wide notion. Iterative over the definitions it depends on, so a
+    long chain of ops cannot exhaust the Python stack.
     """
+    seen: set[SSAValue] = set()
+    pending = [value]
+    while pending:
+        current = pending.pop()
+        if current in seen:
+            continue
+        seen.add(current)
+        verdict, operands = _uniformity_step(current)
+        if verdict is False:
+            return False
+        pending.extend(operands)
+    return True
+
+
+def _uniformity_step(value: SSAValue) -> tuple[bool | None, Sequence[SSAValue]]:
+    """(False, ()) when `value` may vary per invocation; else (None, the values its
+    uniformity depends on)."""
     owner = value.owner
     if not isinstance(owner, Operation):
-        return False
+        return False, ()
     if isinstance(owner, ConstOp | BufLenOp | WorkgroupIdOp):
-        return True
+        return None, ()
     if isinstance(owner, InvocationIdOp | LocalIdOp):
-        return False
+        return False, ()
     if isinstance(owner, VarOp):
         declaration = find_local_declaration(owner, owner.var_name.data)
-        return isinstance(declaration, LoopOp) and _is_uniform_loop(declaration)
+        if isinstance(declaration, LoopOp):
+            return None, (declaration.lower, declaration.upper)
+        return False, ()
     if owner.has_trait(Pure):
-        return all(is_workgroup_uniform(operand) for operand in owner.operands)
-    return False
+        return None, tuple(owner.operands)
+    return False, ()
 
 
 def _is_uniform_loop(loop: LoopOp) -> bool:
