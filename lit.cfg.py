@@ -20,8 +20,10 @@ for var in ("XDG_RUNTIME_DIR", "WGPU_BACKEND_TYPE", "VK_DRIVER_FILES", "VK_ICD_F
         config.environment[var] = os.environ[var]
 config.substitutions.append(("%python", sys.executable))
 config.substitutions.append(("%examples", os.path.join(root, "examples")))
-# custom -> generic -> custom round trip (the xDSL suites' XDSL_GENERIC_ROUNDTRIP)
+# custom -> generic -> custom round trip (the xDSL suites' XDSL_GENERIC_ROUNDTRIP); both
+# vyre-opt runs share one process (vyre_xdsl.testing.cli_batch), which keeps lit fast
+_batch = sys.executable + " -m vyre_xdsl.testing.cli_batch --run"
 config.substitutions.append(
-    ("VYRE_GENERIC_ROUNDTRIP", "vyre-opt %s --print-op-generic | vyre-opt | filecheck %s")
+    ("VYRE_GENERIC_ROUNDTRIP", f"{_batch} 'vyre-opt %s --print-op-generic | vyre-opt' | filecheck %s")
 )
-config.substitutions.append(("VYRE_ROUNDTRIP", "vyre-opt %s | vyre-opt | filecheck %s"))
+config.substitutions.append(("VYRE_ROUNDTRIP", f"{_batch} 'vyre-opt %s | vyre-opt' | filecheck %s"))
