@@ -74,10 +74,15 @@ def _umask() -> int:
 def write_files_atomically(files: Mapping[str, bytes | str]) -> None:
     """Write every file or none: each goes to a temporary file beside its target
     (with the usual permissions), and they are renamed into place only once all
-    were written."""
+    were written. A target that exists and is not a regular file (`/dev/null`, a
+    FIFO, `/dev/stdout`) is written in place once the files are staged: renaming over
+    it would replace the device with a file."""
     staged: list[tuple[str, str]] = []
+    special = {path: data for path, data in files.items() if _is_special(path)}
     try:
         for path, data in files.items():
+            if path in special:
+                continue
             directory = os.path.dirname(os.path.abspath(path))
             fd, tmp = tempfile.mkstemp(dir=directory, prefix=".vyre-", suffix=".tmp")
             staged.append((tmp, path))
@@ -86,10 +91,23 @@ def write_files_atomically(files: Mapping[str, bytes | str]) -> None:
             os.chmod(tmp, 0o666 & ~_umask())
         for tmp, path in staged:
             os.replace(tmp, path)
+        for path, data in special.items():
+            with open(path, "wb" if isinstance(data, bytes) else "w") as f:
+                f.write(data)
     finally:
         for tmp, _ in staged:
             if os.path.exists(tmp):
                 os.unlink(tmp)
+
+
+def _is_special(path: str) -> bool:
+    """Whether `path` exists and is something other than a regular file."""
+    import stat
+
+    try:
+        return not stat.S_ISREG(os.stat(path).st_mode)
+    except OSError:
+        return False
 
 
 def write_atomically(path: str, data: str | bytes) -> None:
