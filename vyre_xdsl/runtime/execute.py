@@ -190,6 +190,15 @@ def _arena_numbers(plan: _Plan, names: frozenset) -> dict[str, int]:
 
 
 def _plan(gpu: GpuDevice, kernels: Sequence[WgslKernel]) -> _Plan:
+    last = gpu.last_plan
+    if last is not None and last[0] is kernels and type(kernels) is tuple:
+        return last[1]  # the same (immutable) kernel tuple as the last run: Executable.run
+    plan = _lookup_plan(gpu, kernels)
+    gpu.last_plan = (kernels, plan)
+    return plan
+
+
+def _lookup_plan(gpu: GpuDevice, kernels: Sequence[WgslKernel]) -> _Plan:
     key = tuple(map(id, kernels))
     plan = gpu.run_plans.get(key)
     if plan is not None:
