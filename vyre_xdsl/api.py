@@ -158,6 +158,7 @@ class Executable:
             self._kernels = tuple(compiled_kernels(self.module, profile))
             self._binder = _Binder(self.signature, self.gpu)
             self._run_kernels = run_kernels
+            self._static_sizes = all(b.count is not None for b in self.signature.buffers)
 
     @property
     def adapter(self) -> str | None:
@@ -189,7 +190,8 @@ class Executable:
                 )
         bound = self._binder.bind(inputs or {})
         final = self._run_kernels(self._kernels, bound, outputs=self._outputs, uploads=self._uploads,
-                            device=self.gpu, profile=record, keep=device)
+                                  device=self.gpu, profile=record, keep=device,
+                                  static_sizes=self._static_sizes)
         if record is not None:
             from vyre_xdsl.runtime.timing import run_profile
 
