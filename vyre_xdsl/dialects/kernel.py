@@ -63,6 +63,7 @@ from xdsl.traits import (
     MemoryWriteEffect,
     NoTerminator,
     Pure,
+    RecursiveMemoryEffect,
     SymbolOpInterface,
 )
 from xdsl.utils.exceptions import VerifyException
@@ -1046,7 +1047,7 @@ class LocalLoadOp(IRDLOperation):
 
 
 class _ScopeOp(ScopeOpBase):
-    pass
+    traits = traits_def(RecursiveMemoryEffect())
 
 
 @irdl_op_definition
@@ -1063,6 +1064,7 @@ class IfOp(IfOpBase):
     """
 
     name = "kernel.if"
+    traits = traits_def(RecursiveMemoryEffect())
 
 
 @irdl_op_definition
@@ -1136,6 +1138,7 @@ class BlockOp(BlockOpBase):
     """
 
     name = "kernel.block"
+    traits = traits_def(RecursiveMemoryEffect())
 
 
 @irdl_op_definition
@@ -1150,6 +1153,7 @@ class RegionOp(RegionOpBase):
     """
 
     name = "kernel.region"
+    traits = traits_def(RecursiveMemoryEffect())
 
 
 @irdl_op_definition
