@@ -248,6 +248,8 @@ class GpuDevice:
     pool: BufferPool = field(init=False)
     #: execute.py's run plans (pipelines, bindings, sizes, bind groups) by kernels
     run_plans: OrderedDict = field(default_factory=OrderedDict, init=False)
+    #: (kernel tuple, plan) of the last run, checked first (execute._plan)
+    last_plan: tuple | None = field(default=None, init=False)
 
     def __post_init__(self) -> None:
         adapter = self.adapter
@@ -333,6 +335,7 @@ class GpuDevice:
     def clear_caches(self) -> None:
         self.pipelines.clear()
         self.run_plans.clear()
+        self.last_plan = None
         self.pool.clear()
 
 
