@@ -5,7 +5,8 @@ Two sources of programs, each run on the reference interpreter and on wgpu
 
 * the conformance corpus (`tests/conformance/`): every case whose expected
   values hold on any conforming backend is checked against those values (its
-  `device_ulp` for f32) on wgpu unfused, wgpu fused and the reference fused.
+  `device_ulp` for f32, or the accuracy the WGSL specification states for
+  approximate ops) on wgpu unfused, wgpu fused and the reference fused.
   Cases that pin a choice WGSL leaves open (`backends=("reference",)`: NaN
   propagation, order of contended atomics, IEEE specials of approximate ops,
   which trap wins) must still run on wgpu and produce the same outcome kind
@@ -72,7 +73,7 @@ def _corpus():
 
 
 CORPUS, BITCAST_CASES = _corpus()
-from conformance_support import assert_matches  # noqa: E402  (on sys.path now)
+from conformance_support import assert_matches, assert_within_wgsl_accuracy  # noqa: E402  (on sys.path now)
 
 CONFIGURATIONS = (("wgpu", False), ("wgpu", True), ("reference", True))
 
@@ -109,6 +110,9 @@ def test_corpus_case(case):
             assert sorted(outputs) == sorted(case.expected), f"{where}: outputs {sorted(outputs)}"
         for name, want in case.expected.items():
             got = outputs[name]
+            if case.accuracy is not None and backend != "reference":
+                assert_within_wgsl_accuracy(case, got, f"{where}: {name}")
+                continue
             if case.name in BITCAST_CASES and got.dtype == np.float32:
                 got = got.view(np.uint32)  # bit patterns, as the corpus compares them
             assert_matches(got, want, ulp, f"{where}: {name}")

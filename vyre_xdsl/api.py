@@ -145,6 +145,7 @@ class Executable:
         self._kernels = None
         self._outputs = list(self.signature.outputs)
         self._uploads = set(self.signature.inputs)
+        self._binder = None
         if backend == "wgpu":
             from vyre_xdsl.lowering.profile import PORTABLE_PROFILE
             from vyre_xdsl.runtime.device import gpu_device
@@ -153,6 +154,7 @@ class Executable:
             self.gpu = gpu_device(adapter)
             profile = PORTABLE_PROFILE if portable else self.gpu.target_profile
             self._kernels = compiled_kernels(self.module, profile)
+            self._binder = _Binder(self.signature, self.gpu)
 
     @property
     def adapter(self) -> str | None:
@@ -169,8 +171,8 @@ class Executable:
         of every kernel is in `self.last_profile` afterwards.
         """
         sig = self.signature
-        host, resident = _bind(sig, inputs or {}, self.gpu)
         if self._kernels is None:
+            host, resident = _bind(sig, inputs or {}, self.gpu)
             return self._run_elsewhere(host, resident, device, profile)
         record = None
         if profile:
@@ -182,11 +184,10 @@ class Executable:
                     f"timestamp queries are not supported by this adapter ({self.gpu.describe()}), "
                     "so kernels cannot be timed on it"
                 )
-        if resident:
-            host.update(resident)
         from vyre_xdsl.runtime.execute import run_kernels
 
-        final = run_kernels(self._kernels, host, outputs=self._outputs, uploads=self._uploads,
+        bound = self._binder.bind(inputs or {})
+        final = run_kernels(self._kernels, bound, outputs=self._outputs, uploads=self._uploads,
                             device=self.gpu, profile=record, keep=device)
         if record is not None:
             from vyre_xdsl.runtime.timing import run_profile
@@ -195,7 +196,7 @@ class Executable:
             self.last_profile = run_profile(names, record["kernel_ns"], self.gpu.describe())
         if device:
             return {name: _on_device(final[name], self.gpu) for name in self._outputs}
-        return {name: _host_view(final[name], sig[name].element) for name in self._outputs}
+        return {name: _host_view(_on_host(final[name]), sig[name].element) for name in self._outputs}
 
     def _run_elsewhere(self, host, resident, device: bool, profile: bool) -> dict[str, np.ndarray]:
         """A run on a backend other than wgpu (device arrays are copied to the host)."""
@@ -242,7 +243,16 @@ def _on_device(array, gpu):
 
     if isinstance(array, DeviceArray):
         return array
-    return upload(gpu, np.ascontiguousarray(array).reshape(-1), (array.size,))
+    flat = _on_host(array)
+    return upload(gpu, np.ascontiguousarray(flat).reshape(-1), (flat.size,))
+
+
+def _on_host(array) -> np.ndarray:
+    """A host array for what a run returned (an output no kernel binds comes
+    back as the `ZeroFilled` placeholder it was given)."""
+    from vyre_xdsl.runtime.execute import ZeroFilled
+
+    return array.numpy() if isinstance(array, ZeroFilled) else array
 
 
 # ============================================================================ device inputs
@@ -262,24 +272,66 @@ def _bind(sig: RunSignature, inputs: Mapping[str, object], gpu) -> tuple[dict[st
     return rest.bind({n: a for n, a in inputs.items() if n not in resident}), resident
 
 
-def _check_device_input(sig: RunSignature, name: str, array, gpu) -> None:
+class _Binder:
+    """`bind` for the wgpu backend: the same checks as `_bind`, but buffers
+    that take no input are `ZeroFilled` placeholders (the GPU clears them; no
+    host memory), and what does not depend on the inputs is computed once."""
+
+    def __init__(self, sig: RunSignature, gpu):
+        from vyre_xdsl.runtime.execute import ZeroFilled
+
+        self.sig, self.gpu = sig, gpu
+        self.by_name = {b.name: b for b in sig.buffers}
+        self.input_names = frozenset(b.name for b in sig.buffers if b.requires_input)
+        others = [b for b in sig.buffers if not b.requires_input]
+        # a runtime-sized buffer that takes no input is an error `sig.bind` reports
+        self.fast = all(b.count is not None for b in others)
+        self.zeros = {b.name: ZeroFilled(b.count, b.host_dtype) for b in others} if self.fast else {}
+        self.rest: dict[frozenset, RunSignature] = {}
+
+    def bind(self, inputs: Mapping[str, object]) -> dict[str, object]:
+        from vyre_xdsl.runtime.arrays import DeviceArray
+
+        if not self.fast or not self.input_names.issuperset(inputs):
+            host, resident = _bind(self.sig, inputs, self.gpu)  # the general path and its errors
+            host.update(resident)
+            return host
+        resident = frozenset(n for n, a in inputs.items() if isinstance(a, DeviceArray))
+        for name in resident:
+            _check_device_input(self.sig, name, inputs[name], self.gpu, self.by_name)
+        rest = self.rest.get(resident)
+        if rest is None:
+            rest = RunSignature(tuple(self.by_name[n] for n in self.sig.names
+                                      if n in self.input_names and n not in resident))
+            self.rest[resident] = rest
+        bound = dict(self.zeros)
+        bound.update(rest.bind({n: a for n, a in inputs.items() if n not in resident}))
+        for name in resident:
+            bound[name] = inputs[name]
+        return bound
+
+
+def _check_device_input(sig: RunSignature, name: str, array, gpu, by_name=None) -> None:
     from vyre_xdsl.abi import InputDtypeError, InputShapeError, UnexpectedInputError, UnknownBufferError
 
-    if name not in sig.names:
+    buffer = (by_name or {b.name: b for b in sig.buffers}).get(name)
+    if buffer is None:
         raise UnknownBufferError(f"unknown buffer '{name}'; the module's buffers are {', '.join(sig.names)}")
-    buffer = sig[name]
     if not buffer.requires_input:
         raise UnexpectedInputError(
             f"buffer '{name}' takes no input (no program reads it before one writes it, and it is "
             "not read_write or uniform); it starts zero-filled"
         )
     array.buffer(gpu)  # freed, or on another device: raises
-    count = "any number of" if buffer.count is None else str(buffer.count)
-    expected = f"{count} {buffer.host_dtype} elements ({buffer.element})"
+
+    def expected() -> str:
+        count = "any number of" if buffer.count is None else str(buffer.count)
+        return f"{count} {buffer.host_dtype} elements ({buffer.element})"
+
     if array.dtype != buffer.host_dtype:
-        raise InputDtypeError(f"device array for buffer '{name}' has dtype {array.dtype}; expected {expected}")
+        raise InputDtypeError(f"device array for buffer '{name}' has dtype {array.dtype}; expected {expected()}")
     if buffer.count is not None and array.size != buffer.count:
-        raise InputShapeError(f"device array for buffer '{name}' has {array.size} elements; expected {expected}")
+        raise InputShapeError(f"device array for buffer '{name}' has {array.size} elements; expected {expected()}")
     if buffer.count is None and array.size < buffer.min_count:
         raise InputShapeError(
             f"device array for buffer '{name}' has {array.size} elements; another program declares "

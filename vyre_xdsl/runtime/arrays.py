@@ -18,6 +18,8 @@ are immutable from Python: a run never writes into an array it was given
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from vyre_xdsl.diagnostics import VyreError
@@ -57,9 +59,9 @@ class DeviceArray:
         self._gpu = gpu
         self._buffer = buffer
         self._usage = usage
-        self.dtype = np.dtype(dtype)
+        self.dtype = dtype if isinstance(dtype, np.dtype) else np.dtype(dtype)
         self.shape = tuple(shape)
-        self.size = int(np.prod(self.shape, dtype=np.int64))
+        self.size = math.prod(self.shape)
         self.nbytes = self.size * self.dtype.itemsize
 
     # ------------------------------------------------------------ properties

@@ -154,9 +154,39 @@ class _Plan:
     size_names: list[str]  # names whose host sizes the plan depends on
     steps: list[_Step]
     written: frozenset[str]  # names some kernel binds writable
+    # per kernel: name -> whether it binds it writable
+    usages: list[dict[str, bool]]
     traps: int  # kernels with a trap sidecar
     stride: int  # bytes between two sidecars in the run's sidecar buffer
     sized: OrderedDict[tuple, _Sized]
+    # arena names -> name -> arena number (see `_arena_numbers`)
+    arenas: dict[frozenset, dict[str, int]] = None
+
+
+def _arena_numbers(plan: _Plan, names: frozenset) -> dict[str, int]:
+    """An arena number per name such that no kernel binds two slots of one
+    arena with different usages (read-only and writable in one dispatch is a
+    usage conflict in wgpu); greedy, in binding order. A chain of
+    intermediates needs two arenas."""
+    if plan.arenas is None:
+        plan.arenas = {}
+    cached = plan.arenas.get(names)
+    if cached is not None:
+        return cached
+    numbers: dict[str, int] = {}
+    for name in plan.names:
+        if name not in names:
+            continue
+        number = 0
+        while any(
+            name in usage and other != name and numbers.get(other) == number and usage[other] != usage[name]
+            for usage in plan.usages
+            for other in usage
+        ):
+            number += 1
+        numbers[name] = number
+    plan.arenas[names] = numbers
+    return numbers
 
 
 def _plan(gpu: GpuDevice, kernels: Sequence[WgslKernel]) -> _Plan:
@@ -190,7 +220,11 @@ def _plan(gpu: GpuDevice, kernels: Sequence[WgslKernel]) -> _Plan:
     written = frozenset(
         b.name for k in kernels for b in k.bindings if not b.is_trap_sidecar and b.visibility != "read_only"
     )
-    plan = _Plan(tuple(kernels), names, index, size_names, steps, written, traps, stride, OrderedDict())
+    usages = [
+        {b.name: b.visibility != "read_only" for b in k.bindings if not b.is_trap_sidecar} for k in kernels
+    ]
+    plan = _Plan(tuple(kernels), names, index, size_names, steps, written, usages, traps, stride,
+                 OrderedDict())
     gpu.run_plans[key] = plan
     while len(gpu.run_plans) > RUN_PLAN_CACHE_SIZE:
         gpu.run_plans.popitem(last=False)
@@ -231,7 +265,7 @@ def _sized(gpu: GpuDevice, plan: _Plan, host: Mapping[str, np.ndarray]) -> _Size
 def _bind_groups(gpu: GpuDevice, plan: _Plan, sized: _Sized, storage: list, sidecar) -> list:
     """Per step, its [(group, bind group)] over these buffers; cached per set of
     buffers (the pool hands a repeated run the same buffers)."""
-    key = (*storage, sidecar)
+    key = (*(tuple(entry) for entry in storage), sidecar)
     cached = sized.bind_groups.get(key)
     if cached is not None:
         return cached
@@ -244,7 +278,8 @@ def _bind_groups(gpu: GpuDevice, plan: _Plan, sized: _Sized, storage: list, side
                 if i is None:
                     resource = {"buffer": sidecar, "offset": step.sidecar * plan.stride, "size": size}
                 else:
-                    resource = {"buffer": storage[i], "offset": 0, "size": size}
+                    buffer, offset = storage[i]
+                    resource = {"buffer": buffer, "offset": offset, "size": size}
                 entries.append({"binding": slot, "resource": resource})
             groups.append((g, gpu.device.create_bind_group(layout=step.pipeline.layouts[g], entries=entries)))
         cached.append(groups)
@@ -255,10 +290,43 @@ def _bind_groups(gpu: GpuDevice, plan: _Plan, sized: _Sized, storage: list, side
 
 
 def _dispatch(compute, step: _Step, groups: list[tuple[int, object]], grid: tuple[int, int, int]) -> None:
-    compute.set_pipeline(step.pipeline.pipeline)
+    """Record one dispatch with wgpu-native's functions directly: wgpu-py's
+    wrappers cost a few microseconds per call (error capture, argument
+    checks); errors in a pass surface at `end()`/`finish()`, which still go
+    through wgpu-py."""
+    raw, lib = compute._internal, _native()
+    lib.wgpuComputePassEncoderSetPipeline(raw, step.pipeline.pipeline._internal)
     for g, group in groups:
-        compute.set_bind_group(g, group)
-    compute.dispatch_workgroups(*grid)
+        lib.wgpuComputePassEncoderSetBindGroup(raw, g, group._internal, 0, _NULL)
+    lib.wgpuComputePassEncoderDispatchWorkgroups(raw, *grid)
+
+
+_LIB = None
+_NULL = None
+
+
+def _native():
+    global _LIB, _NULL
+    if _LIB is None:
+        from wgpu.backends.wgpu_native._api import ffi, lib
+
+        _LIB, _NULL = lib, ffi.NULL
+    return _LIB
+
+
+class ZeroFilled:
+    """Stands for a zero-filled host array of `size` elements that is never
+    uploaded (the GPU clears the buffer): no host memory is allocated."""
+
+    __slots__ = ("size", "dtype", "nbytes")
+
+    def __init__(self, size: int, dtype):
+        self.size = int(size)
+        self.dtype = np.dtype(dtype)
+        self.nbytes = self.size * self.dtype.itemsize
+
+    def numpy(self) -> np.ndarray:
+        return np.zeros(self.size, self.dtype)
 
 
 def run_kernels(
@@ -297,11 +365,13 @@ def run_kernels(
     run = _Run(gpu)
     try:
         encoder = gpu.device.create_command_encoder()
+        arena = _Arena(gpu)
         storage = [
-            _storage(run, encoder, name, arrays[name], nbytes, name in plan.written, name in kept,
-                     uploads is None or name in uploads)
+            _storage(run, encoder, arena, name, arrays[name], nbytes, name in plan.written,
+                     name in kept, uploads is None or name in uploads, name in wanted)
             for name, nbytes in zip(plan.names, sized.buffer_bytes)
         ]
+        arena.allocate(run, encoder, _arena_numbers(plan, frozenset(arena.names)))
         sidecar = run.storage(plan.traps * plan.stride) if plan.traps else None
         if sidecar is not None:
             encoder.clear_buffer(sidecar)
@@ -319,7 +389,7 @@ def run_kernels(
                 compute.end()
         ticks = timer.resolve(encoder) if timer else None
         staged = [] if keep else [
-            run.stage(encoder, storage[plan.index[name]], name, arrays[name].nbytes) for name in wanted
+            run.stage(encoder, storage[plan.index[name]][0], name, arrays[name].nbytes) for name in wanted
         ]
         traps = run.stage(encoder, sidecar, "traps", plan.traps * plan.stride) if sidecar is not None else None
         gpu.device.queue.submit([encoder.finish()])
@@ -337,7 +407,7 @@ def run_kernels(
                     _raise_trap(step.kernel, words[step.sidecar])
         result = dict(buffers)
         for name in kept:
-            result[name] = _kept(run, arrays[name], storage[plan.index[name]])
+            result[name] = _kept(run, arrays[name], storage[plan.index[name]][0])
         for stage in staged:
             result[stage.name] = run.read(stage, arrays[stage.name].dtype)
         return result
@@ -354,20 +424,22 @@ def run_kernels(
 
 
 def _flat(array):
-    if isinstance(array, DeviceArray):
+    if isinstance(array, (DeviceArray, ZeroFilled)):
         return array
     if isinstance(array, np.ndarray) and array.ndim == 1 and array.flags.c_contiguous:
         return array
     return np.ascontiguousarray(array).reshape(-1)
 
 
-def _storage(run: _Run, encoder, name: str, array, nbytes: int, written: bool, kept: bool, upload: bool):
-    """The GPU buffer bound for `name` in this run.
+def _storage(run: _Run, encoder, arena: _Arena, name: str, array, nbytes: int, written: bool,
+             kept: bool, upload: bool, output: bool) -> list:
+    """[buffer, offset] bound for `name` in this run.
 
     A device array is bound itself when no kernel writes it, else a copy (so
     the caller's array never changes). A host array is uploaded (or, when it
     takes no input, the buffer cleared). A buffer whose output is `kept` is
-    not returned to the pool at the end of the run.
+    not returned to the pool at the end of the run. Zero-filled buffers that
+    are not outputs (intermediates) share one arena buffer, cleared at once.
     """
     if isinstance(array, DeviceArray):
         source = array.buffer(run.gpu)
@@ -376,17 +448,54 @@ def _storage(run: _Run, encoder, name: str, array, nbytes: int, written: bool, k
                 f"device array for buffer '{name}' holds {source.size} bytes; the run binds {nbytes}"
             )
         if not written:
-            return source
+            return [source, 0]
         buffer = run.storage(nbytes, kept)
         if array.nbytes:
             encoder.copy_buffer_to_buffer(source, 0, buffer, 0, array.nbytes)
-        return buffer
+        return [buffer, 0]
+    zero = isinstance(array, ZeroFilled) or not upload
+    if zero and not output and not kept:
+        return arena.slot(name, nbytes)
     buffer = run.storage(nbytes, kept)
-    if upload:
-        run.upload(buffer, array)
-    else:
+    if zero:
         encoder.clear_buffer(buffer)
-    return buffer
+    else:
+        run.upload(buffer, array)
+    return [buffer, 0]
+
+
+class _Arena:
+    """Pooled buffers for a run's zero-filled intermediates: a few buffers and
+    `clear_buffer` calls however many intermediates there are (each slot
+    aligned to `min-storage-buffer-offset-alignment`). Slots go to arenas by
+    `_arena_numbers`, so that no dispatch uses one buffer both read-only and
+    writable."""
+
+    def __init__(self, gpu: GpuDevice):
+        self.align = max(4, gpu.limits.get("min-storage-buffer-offset-alignment", 256))
+        self.names: list[str] = []
+        self.slots: list[tuple[list, int]] = []  # ([buffer, offset], bytes)
+
+    def slot(self, name: str, nbytes: int) -> list:
+        entry = [None, 0]
+        self.names.append(name)
+        self.slots.append((entry, (nbytes + self.align - 1) // self.align * self.align))
+        return entry
+
+    def allocate(self, run: _Run, encoder, numbers: dict[str, int]) -> None:
+        if not self.slots:
+            return
+        sizes: dict[int, int] = {}
+        for name, (entry, nbytes) in zip(self.names, self.slots):
+            number = numbers[name]
+            entry[1] = sizes.get(number, 0)
+            sizes[number] = entry[1] + nbytes
+        buffers = {}
+        for number, size in sorted(sizes.items()):
+            buffers[number] = run.storage(size)
+            encoder.clear_buffer(buffers[number])
+        for name, (entry, _) in zip(self.names, self.slots):
+            entry[0] = buffers[numbers[name]]
 
 
 def _kept(run: _Run, array, buffer) -> DeviceArray:
