@@ -63,6 +63,7 @@ from xdsl.traits import (
     MemoryWriteEffect,
     NoTerminator,
     Pure,
+    RecursiveMemoryEffect,
     SymbolOpInterface,
 )
 from xdsl.utils.exceptions import VerifyException
@@ -1069,7 +1070,7 @@ class LocalLoadOp(IRDLOperation):
 
 
 class _ScopeOp(ScopeOpBase):
-    pass
+    traits = traits_def(RecursiveMemoryEffect())
 
 
 @irdl_op_definition
@@ -1086,6 +1087,7 @@ class IfOp(IfOpBase):
     """
 
     name = "kernel.if"
+    traits = traits_def(RecursiveMemoryEffect())
 
 
 @irdl_op_definition
@@ -1159,6 +1161,7 @@ class BlockOp(BlockOpBase):
     """
 
     name = "kernel.block"
+    traits = traits_def(RecursiveMemoryEffect())
 
 
 @irdl_op_definition
@@ -1173,6 +1176,7 @@ class RegionOp(RegionOpBase):
     """
 
     name = "kernel.region"
+    traits = traits_def(RecursiveMemoryEffect())
 
 
 @irdl_op_definition
