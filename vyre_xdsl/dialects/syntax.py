@@ -14,7 +14,7 @@ from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.irdl import IRDLOperation, operand_def, prop_def, region_def, result_def, traits_def
 from xdsl.parser import Parser
 from xdsl.printer import Printer
-from xdsl.traits import MemoryWriteEffect, NoTerminator, Pure, RecursiveMemoryEffect
+from xdsl.traits import MemoryWriteEffect, NoTerminator, Pure
 from xdsl.utils.exceptions import VerifyException
 
 ui32 = IntegerType(32, Signedness.UNSIGNED)
@@ -47,6 +47,50 @@ def as_region(body: Region | Sequence[Operation] | None) -> Region:
     if isinstance(body, Region):
         return body
     return Region(Block(list(body or [])))
+
+
+#: the largest value a 32-bit signed (`i32`) and 64-bit signed (`i64`) property holds
+I32_MAX = 2**31 - 1
+I64_MAX = 2**63 - 1
+#: element counts index with `ui32`: at most 2^32 - 1 elements
+MAX_ELEMENT_COUNT = 2**32 - 1
+
+
+def parse_int_in(parser: Parser, what: str, low: int, high: int, limit: str | None = None) -> int:
+    """An integer literal in [low, high] (the range its property can hold); one
+    outside is a located error naming `what` and `limit` (default: the range)."""
+    pos = parser.pos
+    value = parser.parse_integer(allow_negative=low < 0)
+    if not low <= value <= high:
+        parser.raise_error(
+            f"{what} {value} is out of range; {limit or f'it must be between {low} and {high}'}",
+            pos,
+            parser.pos,
+        )
+    return value
+
+
+def parse_int_list_in(
+    parser: Parser, what: str, low: int, high: int, limit: str | None = None
+) -> list[int]:
+    """`[a, b, ...]` of integers in [low, high] (see `parse_int_in`)."""
+    return parser.parse_comma_separated_list(
+        parser.Delimiter.SQUARE, lambda: parse_int_in(parser, what, low, high, limit)
+    )
+
+
+def count_problem(count: int | None, what: str) -> str | None:
+    """Why a static element count is invalid, or None."""
+    if count is None:
+        return None
+    if count < 0:
+        return f"element count of {what} must be >= 0"
+    if count > MAX_ELEMENT_COUNT:
+        return (
+            f"element count {count} of {what} is too large; indices are ui32, so at most "
+            f"{MAX_ELEMENT_COUNT} (2^32 - 1) elements"
+        )
+    return None
 
 
 def parse_attrs_into(parser: Parser, op: Operation) -> Operation:
@@ -143,9 +187,14 @@ class TrapOpBase(IRDLOperation):
 
 
 class ScopeOpBase(IRDLOperation):
-    """A structured op whose regions are scopes (no terminator; the effects of its body)."""
+    """A structured op whose regions are scopes (no terminator).
 
-    traits = traits_def(NoTerminator(), RecursiveMemoryEffect())
+    Each dialect states the effect trait of its scopes (the effects of the body,
+    or less): xDSL unions the traits of a class with its bases', so a base
+    cannot carry one that a subclass narrows.
+    """
+
+    traits = traits_def(NoTerminator())
 
 
 class IfOpBase(ScopeOpBase):
@@ -238,7 +287,7 @@ def parse_shaped_type(parser: Parser) -> tuple[Attribute, int | None]:
     parser.parse_punctuation("[")
     count = None
     if parser.parse_optional_punctuation("?") is None:
-        count = parser.parse_integer(allow_negative=False)
+        count = parse_int_in(parser, "element count", 0, I64_MAX)
     parser.parse_punctuation("]")
     return element_type, count
 

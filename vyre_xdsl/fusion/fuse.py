@@ -35,9 +35,10 @@ from xdsl.utils.exceptions import VerifyException
 from vyre_xdsl.analysis import (
     Access,
     Hazard,
+    access_of,
     accesses,
-    declaration_of,
     buffers_written,
+    declaration_of,
     hazards,
     injective_in_invocation,
     is_id_expression,
@@ -55,6 +56,7 @@ from vyre_xdsl.dialects.vyre import (
     BufLenOp,
     ConstOp,
     IfOp,
+    InvocationIdOp,
     LetOp,
     LoadOp,
     LocalIdOp,
@@ -64,7 +66,6 @@ from vyre_xdsl.dialects.vyre import (
     StoreOp,
     VarOp,
     WorkgroupIdOp,
-    InvocationIdOp,
     f32,
     i1,
     ui32,
@@ -83,6 +84,7 @@ from vyre_xdsl.fusion.merge import (
     merge_buffers,
     rename_shared_locals,
     rename_shared_workgroup_buffers,
+    used_names,
 )
 
 OVER_DISPATCH_FACTOR = 4
@@ -272,7 +274,8 @@ def _written_before(arm: Arm, buffer: str, load: LoadOp) -> bool:
         if op is load:
             passed = True
             continue
-        if isinstance(op, StoreOp | AtomicOp) and op.buffer_name == buffer:
+        access = access_of(op)
+        if access is not None and access.writes and access.buffer == buffer:
             if not passed or any(loop.is_ancestor(op) for loop in loops):
                 return True
     return False
@@ -329,8 +332,9 @@ class _Fusion:
         _check_self_aliasing(self.progs)
         _check_geometry(self.progs, self.workgroup)
         self.arms = clone_arms(self.progs)
-        rename_shared_locals(self.arms)
-        rename_shared_workgroup_buffers(self.arms)
+        taken = used_names(self.arms)
+        rename_shared_locals(self.arms, taken)
+        rename_shared_workgroup_buffers(self.arms, taken)
         self.merged = merge_buffers(self.arms)
         self.min_counts = {name: b.min_count for name, b in self.merged.items()}
         self.counts = {name: b.count for name, b in self.merged.items()}
@@ -341,7 +345,7 @@ class _Fusion:
             self.arms_by_launch.setdefault(launch, []).append(arm.index)
         for arm in self.arms:
             self._narrow_buffer_lengths(arm)
-        self.flags = [contain_returns(arm) for arm in self.arms]
+        self.flags = [contain_returns(arm, taken) for arm in self.arms]
 
         # Where the dependences as written need a dispatch split: forwarding must not cross one.
         first = place_barriers(self._hazards()) if self.split else {}
