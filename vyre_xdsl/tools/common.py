@@ -11,7 +11,13 @@ from collections.abc import Mapping
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.utils.exceptions import ParseError
 
-from vyre_xdsl.diagnostics import VyreDiagnostic, VyreError, format_errors, verify_module
+from vyre_xdsl.diagnostics import (
+    VyreDiagnostic,
+    VyreError,
+    format_errors,
+    source_lines,
+    verify_module,
+)
 
 
 class UsageError(VyreError):
@@ -25,7 +31,7 @@ class ReportedError(Exception):
 def format_parse_error(error: ParseError) -> str:
     """`file:line:col: error: message`, the source line and a caret (MLIR style)."""
     where = error.span.get_location()
-    lines = error.span.input.content.splitlines()
+    lines = source_lines(error.span.input.content)
     index = where.line - 1 - error.span.line_offset
     line = lines[index] if 0 <= index < len(lines) else ""
     width = max(1, min(len(error.span), len(line) - where.col + 1))
