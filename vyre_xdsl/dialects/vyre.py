@@ -417,10 +417,10 @@ class TableOpEffect(MemoryEffect, ConditionallySpeculatable):
         return not cls.may_trap(op)
 
 
-def _is_expression(op: Operation) -> bool:
+def is_expression(op: Operation) -> bool:
     """Whether `op` computes its results from its operands alone (it may still
-    trap, so it is not always xDSL-`Pure`). `vyre_xdsl.analysis.is_expression` is
-    the public form; the barrier verifier needs it here."""
+    trap, so it is not always xDSL-`Pure`). The barrier verifier needs it, so it
+    lives here; `vyre_xdsl.analysis` re-exports it."""
     return not op.regions and (op.has_trait(Pure) or op.has_trait(TableOpEffect))
 
 
@@ -714,10 +714,6 @@ class BufferOp(IRDLOperation):
                 raise VerifyException(
                     f"workgroup buffer @{self.buffer_name} cannot be an output"
                 )
-        elif self.binding is None:
-            raise VerifyException(
-                f"buffer @{self.buffer_name} ({self.access_mode}) needs a binding"
-            )
 
 
 # ============================================================================ statements
@@ -1064,7 +1060,7 @@ def _uniformity_step(value: SSAValue) -> tuple[bool | None, Sequence[SSAValue]]:
         if isinstance(declaration, LoopOp):
             return None, (declaration.lower, declaration.upper)
         return False, ()
-    if _is_expression(owner):
+    if is_expression(owner):
         return None, tuple(owner.operands)
     return False, ()
 
