@@ -40,6 +40,10 @@ from vyre_xdsl.lowering.profile import ProfilePass, TargetProfile
 Violation = tuple[Operation, str]
 
 
+#: WebGPU's `maxComputeWorkgroupsPerDimension` (the same on every device)
+MAX_WORKGROUPS_PER_DIMENSION = 65535
+
+
 def descriptor_violations(descriptor: k.DescriptorOp, profile: TargetProfile) -> list[Violation]:
     """Every invariant `descriptor` breaks, in op order."""
     return [
@@ -147,6 +151,12 @@ def _dispatch_violations(descriptor: k.DescriptorOp, profile: TargetProfile) -> 
         for axis, value in enumerate(values or ()):
             if value == 0:
                 errors.append((dispatch, f"dispatch {what} is 0 on axis {v.AXES[axis]}"))
+    for axis, value in enumerate(dispatch.static_grid or ()):
+        if value > MAX_WORKGROUPS_PER_DIMENSION:
+            errors.append(
+                (dispatch, f"dispatch grid is {value} on axis {v.AXES[axis]}; WebGPU launches at "
+                 f"most {MAX_WORKGROUPS_PER_DIMENSION} workgroups per axis")
+            )
     workgroup = dispatch.kernel_workgroup
     for axis, (size, limit) in enumerate(zip(workgroup, profile.max_workgroup_size)):
         if size > limit:

@@ -147,7 +147,8 @@ class _Printer:
         if dispatch is None:
             raise VyreDiagnostic([(descriptor, "descriptor has no 'kernel.dispatch'")])
         self.dispatch = dispatch
-        self.names = _Names()
+        # the entry point is a module-scope name too: no generated name may take it
+        self.names = _Names(used={descriptor.entry})
         self.lines: list[str] = []
         self.depth = 1
         self.used_slots: set[int] = set()
@@ -189,9 +190,11 @@ class _Printer:
         d = self.dispatch
         grid = "runtime" if d.static_grid is None else list(d.static_grid)
         out = [
-            f"// vyre kernel @{self.descriptor.sym_name.data} id {self.descriptor.id}",
-            f"// program workgroup {list(d.program_workgroup)}, kernel workgroup "
-            f"{list(d.kernel_workgroup)}, grid {grid}, count [{', '.join('@' + n for n in d.count_names)}]",
+            _comment(f"// vyre kernel @{self.descriptor.sym_name.data} id {self.descriptor.id}"),
+            _comment(
+                f"// program workgroup {list(d.program_workgroup)}, kernel workgroup "
+                f"{list(d.kernel_workgroup)}, grid {grid}, count [{', '.join('@' + n for n in d.count_names)}]"
+            ),
         ]
         if self.width > 1:
             out.append(
@@ -546,7 +549,10 @@ class _Printer:
 
 
 def _comment(text: str) -> str:
-    return text.replace("\n", " ").replace("*/", "* /")
+    r"""`text` safe inside a WGSL `//` comment: every character that is not
+    printable ASCII (line breaks such as U+2028 and U+0085 among them, which end
+    a WGSL comment) is written as `\u{XXXX}`."""
+    return "".join(ch if " " <= ch <= "~" else f"\\u{{{ord(ch):04x}}}" for ch in text)
 
 
 _STATEMENTS: dict[type[Operation], Callable[[_Printer, Operation], None]] = {
