@@ -714,10 +714,6 @@ class BufferOp(IRDLOperation):
                 raise VerifyException(
                     f"workgroup buffer @{self.buffer_name} cannot be an output"
                 )
-        elif self.binding is None:
-            raise VerifyException(
-                f"buffer @{self.buffer_name} ({self.access_mode}) needs a binding"
-            )
 
 
 # ============================================================================ statements
