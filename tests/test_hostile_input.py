@@ -448,3 +448,41 @@ def test_bytes_that_are_not_utf8_are_located_by_the_python_api():
 def test_utf8_bytes_parse_like_text():
     text = (Path(__file__).parent.parent / "examples" / "axpy.mlir").read_text()
     assert str(vyre_xdsl.parse(text.encode())) == str(vyre_xdsl.parse(text))
+
+
+# ---------------------------------------------------------------- what run and compile take
+
+TOP_LEVEL_FUNC = """func.func @f() {
+  func.return
+}
+vyre.program @p workgroup_size [64, 1, 1] {
+  vyre.buffer @x binding 0 read_write : ui32[64]
+  %i = vyre.invocation_id x
+  vyre.store @x[%i] = %i : ui32
+}
+"""
+
+
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        (TOP_LEVEL_FUNC, "'func.func' is not a 'vyre.program'"),
+        ("builtin.module {\n}\n", "the module holds no 'vyre.program'"),
+        (_kernel(), "'kernel.descriptor' is lowered IR"),
+    ],
+)
+def test_run_takes_only_vyre_programs(text, message):
+    with pytest.raises(VyreDiagnostic) as caught:
+        vyre_xdsl.run(text, backend="reference")
+    assert message in str(caught.value)
+    assert _line_of(caught.value) == 1
+
+
+def test_compile_refuses_a_foreign_top_level_op(tmp_path):
+    source = tmp_path / "top.mlir"
+    source.write_text(TOP_LEVEL_FUNC)
+    result = _tool("vyre-compile", str(source), "-o", str(tmp_path / "top.vkb"))
+    assert result.returncode == 1
+    assert f"{source}:1:1: error: 'func.func' is not a 'vyre.program'" in result.stderr.decode()
+    assert not (tmp_path / "top.vkb").exists()
+
