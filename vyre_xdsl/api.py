@@ -22,7 +22,7 @@ from xdsl.dialects.builtin import ModuleOp
 
 from vyre_xdsl.abi import RunSignature, signature
 from vyre_xdsl.context import parse_module, vyre_context
-from vyre_xdsl.diagnostics import VyreError, verify_module
+from vyre_xdsl.diagnostics import VyreError, check_runnable, verify_module
 
 #: backend name -> "module:function" with signature
 #:   execute(module: ModuleOp, buffers: dict[str, np.ndarray], sig: RunSignature) -> dict[str, np.ndarray]
@@ -136,6 +136,7 @@ class Executable:
         adapter: int | str | None = None,
         portable: bool = False,
     ):
+        check_runnable(module)
         self.signature: RunSignature = signature(module)
         self.backend = backend
         self.module = fuse_module(module) if fuse else module
@@ -334,8 +335,8 @@ def _check_device_input(sig: RunSignature, name: str, array, gpu, by_name=None) 
         raise UnknownBufferError(f"unknown buffer '{name}'; the module's buffers are {', '.join(sig.names)}")
     if not buffer.requires_input:
         raise UnexpectedInputError(
-            f"buffer '{name}' takes no input (no program reads it before one writes it, and it is "
-            "not read_write or uniform); it starts zero-filled"
+            f"buffer '{name}' takes no input: its first declaration is write_only, "
+            "so it starts zero-filled"
         )
     array.buffer(gpu)  # freed, or on another device: raises
 
