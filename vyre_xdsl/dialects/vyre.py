@@ -1539,7 +1539,7 @@ class UnsignedResultBinaryOp(_TableOp):
     lhs = operand_def(T)
     rhs = operand_def(T)
     result = result_def(ui32)
-    traits = traits_def(TableOpEffect())
+    traits = traits_def(TableOpEffect(), VyreCanonicalization())
     assembly_format = "$lhs `,` $rhs attr-dict `:` type($lhs)"
 
     def __init__(self, lhs: SSAValue | Operation, rhs: SSAValue | Operation):
@@ -1555,7 +1555,7 @@ class UnsignedResultUnaryOp(_TableOp):
 
     operand = operand_def()
     result = result_def(ui32)
-    traits = traits_def(TableOpEffect())
+    traits = traits_def(TableOpEffect(), VyreCanonicalization())
     assembly_format = "$operand attr-dict `:` type($operand)"
 
     def __init__(self, operand: SSAValue | Operation):

@@ -118,7 +118,7 @@ def wgsl_budget(name: str) -> float:
         else:
             lo, hi = TRANSCENDENTAL_DOMAIN[name]
             grid = np.arange(round(lo * 4), round(hi * 4) + 1) / 4.0
-            grid = grid[grid != 0] if name in ("sin", "tan", "tanh") else grid
+            grid = grid[grid != 0] if name in ("sin", "tan", "tanh", "asin", "atan", "sinh") else grid
             _BUDGETS[name] = ulp_budget(name, grid.astype(np.float32))
     return _BUDGETS[name]
 
