@@ -31,8 +31,23 @@ BACKENDS: dict[str, str] = {
 }
 
 
-class UnknownBackendError(VyreError):
+class UnknownBackendError(VyreError, ValueError):
     pass
+
+
+class ModuleTypeError(VyreError, TypeError):
+    """`run`/`compile` got something that is neither IR text nor a `ModuleOp`."""
+
+
+def _verified(module_or_text: ModuleOp | str) -> ModuleOp:
+    if isinstance(module_or_text, str):
+        return parse(module_or_text)
+    if not isinstance(module_or_text, ModuleOp):
+        raise ModuleTypeError(
+            f"expected vyre IR text or a ModuleOp, not {type(module_or_text).__name__}"
+        )
+    verify_module(module_or_text)
+    return module_or_text
 
 
 def parse(text: str, name: str = "<input>") -> ModuleOp:
@@ -82,15 +97,13 @@ def run(
     fuse: bool = False,
 ) -> dict[str, np.ndarray]:
     """Run a module and return its output buffers by name (SPEC section 8)."""
-    module = parse(module_or_text) if isinstance(module_or_text, str) else module_or_text
-    if not isinstance(module_or_text, str):
-        verify_module(module)
+    module = _verified(module_or_text)
     sig: RunSignature = signature(module)
-    buffers = sig.bind(inputs or {})
+    buffers = sig.bind({} if inputs is None else inputs)
     execute = _backend(backend or default_backend())
     target = fuse_module(module) if fuse else module
     final = execute(target, buffers, sig)
-    return {name: _host_view(final[name], sig[name].element) for name in sig.outputs}
+    return sig.outputs_of(final, inputs)
 
 
 class Executable:
@@ -116,27 +129,22 @@ class Executable:
 
     def run(self, inputs: Mapping[str, object] | None = None) -> dict[str, np.ndarray]:
         sig = self.signature
-        buffers = sig.bind(inputs or {})
+        buffers = sig.bind({} if inputs is None else inputs)
         if self._kernels is not None:
             from vyre_xdsl.runtime.execute import run_kernels
 
             final = run_kernels(self._kernels, buffers, outputs=list(sig.outputs), uploads=set(sig.inputs))
         else:
             final = _backend(self.backend)(self.module, buffers, sig)
-        return {name: _host_view(final[name], sig[name].element) for name in sig.outputs}
+        return sig.outputs_of(final, inputs)
 
 
 def compile(
     module_or_text: ModuleOp | str, backend: str | None = None, fuse: bool = False
 ) -> Executable:
     """Parse, verify, (fuse,) and compile once; see `Executable`."""
-    module = parse(module_or_text) if isinstance(module_or_text, str) else module_or_text
-    if not isinstance(module_or_text, str):
-        verify_module(module)
+    module = _verified(module_or_text)
     name = backend or default_backend()
     _backend(name)  # an unknown backend is an error now, not at the first run
     return Executable(module, name, fuse)
 
-
-def _host_view(array: np.ndarray, element: str) -> np.ndarray:
-    return np.asarray(array).reshape(-1)
