@@ -21,10 +21,13 @@ system-deps:
 	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $$pkgs >/dev/null; \
 	fi
 
-$(VENV)/.installed: pyproject.toml
+PLUGIN := examples/vyre-plugin-example
+
+$(VENV)/.installed: pyproject.toml $(PLUGIN)/pyproject.toml
 	python3 -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip >/dev/null
 	$(PY) -m pip install -q -e '.[test]'
+	$(PY) -m pip install -q -e $(PLUGIN)
 	touch $@
 
 setup: system-deps $(VENV)/.installed
@@ -48,8 +51,8 @@ pytest: setup
 
 test: setup
 	@export XDG_RUNTIME_DIR=$$(mktemp -d); chmod 700 $$XDG_RUNTIME_DIR; \
-	$(VENV)/bin/lit -s filecheck_tests || exit 1; \
-	$(VENV)/bin/pytest -q -p no:cacheprovider tests
+	$(VENV)/bin/lit -s filecheck_tests $(PLUGIN)/tests || exit 1; \
+	$(VENV)/bin/pytest -q -p no:cacheprovider tests $(PLUGIN)/tests
 
 bench: setup
 	$(PY) bench/run_all.py

@@ -1,27 +1,16 @@
-# lit configuration for the FileCheck suites under filecheck_tests/.
+# lit configuration for the FileCheck suites under filecheck_tests/: the one the
+# project exposes to plugins (vyre_xdsl/testing/lit_support.py), plus %examples.
 import os
-import sys
 
-import lit.formats
+from vyre_xdsl.testing.lit_support import configure
 
-config.name = "vyre_xdsl"
-config.test_format = lit.formats.ShTest(execute_external=False)
-config.suffixes = [".mlir", ".test"]
 root = os.path.dirname(os.path.abspath(__file__))
 # Run as `lit filecheck_tests`; only that folder holds tests.
-config.test_source_root = root
-config.test_exec_root = os.path.join(root, ".lit-out")
-config.excludes = ["Inputs", "examples", ".venv", "docs", "tests", "bench", "vyre_xdsl", ".lit-out"]
-bindir = os.path.dirname(sys.executable)
-config.environment["PATH"] = bindir + os.pathsep + os.environ.get("PATH", "")
-config.environment["PYTHONPATH"] = root
-for var in ("XDG_RUNTIME_DIR", "WGPU_BACKEND_TYPE", "VK_DRIVER_FILES", "VK_ICD_FILENAMES", "HOME"):
-    if var in os.environ:
-        config.environment[var] = os.environ[var]
-config.substitutions.append(("%python", sys.executable))
-config.substitutions.append(("%examples", os.path.join(root, "examples")))
-# custom -> generic -> custom round trip (the xDSL suites' XDSL_GENERIC_ROUNDTRIP)
-config.substitutions.append(
-    ("VYRE_GENERIC_ROUNDTRIP", "vyre-opt %s --print-op-generic | vyre-opt | filecheck %s")
+configure(
+    config,  # noqa: F821 - defined by lit
+    name="vyre_xdsl",
+    test_source_root=root,
+    python_paths=[root],
+    excludes=["Inputs", "examples", ".venv", "docs", "tests", "bench", "vyre_xdsl"],
 )
-config.substitutions.append(("VYRE_ROUNDTRIP", "vyre-opt %s | vyre-opt | filecheck %s"))
+config.substitutions.append(("%examples", os.path.join(root, "examples")))  # noqa: F821

@@ -5,7 +5,8 @@ Two sources of programs, each run on the reference interpreter and on wgpu
 
 * the conformance corpus (`tests/conformance/`): every case whose expected
   values hold on any conforming backend is checked against those values (its
-  `device_ulp` for f32) on wgpu unfused, wgpu fused and the reference fused.
+  `device_ulp` for f32, or the accuracy the WGSL specification states for
+  approximate ops) on wgpu unfused, wgpu fused and the reference fused.
   Cases that pin a choice WGSL leaves open (`backends=("reference",)`: NaN
   propagation, order of contended atomics, IEEE specials of approximate ops,
   which trap wins) must still run on wgpu and produce the same outcome kind
@@ -72,7 +73,7 @@ def _corpus():
 
 
 CORPUS, BITCAST_CASES = _corpus()
-from conformance_support import assert_matches, expected_outputs  # noqa: E402  (on sys.path now)
+from conformance_support import assert_matches, assert_within_wgsl_accuracy, expected_outputs  # noqa: E402  (on sys.path now)
 
 CONFIGURATIONS = (("wgpu", False), ("wgpu", True), ("reference", True))
 
@@ -109,6 +110,9 @@ def test_corpus_case(case):
             assert sorted(outputs) == sorted(case.expected), f"{where}: outputs {sorted(outputs)}"
         for name, want in expected_outputs(case).items():
             got = outputs[name]
+            if case.accuracy is not None and backend != "reference":
+                assert_within_wgsl_accuracy(case, got, f"{where}: {name}")
+                continue
             if case.name in BITCAST_CASES and got.dtype == np.float32:
                 got = got.view(np.uint32)  # bit patterns, as the corpus compares them
             assert_matches(got, want, ulp, f"{where}: {name}")
@@ -130,7 +134,9 @@ def _check_shape_only(case, outputs, trap, where: str) -> None:
 
 
 def test_random_programs_agree_with_the_reference():
-    tally = {"examples": 0, "traps": 0, "fused": 0, "refused": 0, "programs": 0}
+    # "fused" counts only modules of two or more programs that vyre-fuse merged
+    # (a one-program module "fuses" to itself and proves nothing about fusion)
+    tally = {"examples": 0, "traps": 0, "fused": 0, "refused": 0, "single": 0, "programs": 0}
 
     @settings(
         max_examples=RANDOM_PROGRAMS,
@@ -149,12 +155,16 @@ def test_random_programs_agree_with_the_reference():
         tally["traps"] += oracle.trap is not None
         problems = [f"wgpu: {p}" for p in differences(oracle, outcome(case.module, case.inputs, "wgpu"), case.tolerances)]
         try:
-            fuse_module(case.module)
+            fused = fuse_module(case.module)
         except VyreDiagnostic as refusal:
             assert case.fusion_hazards, f"vyre-fuse refused a module without fusion hazards: {refusal}"
             tally["refused"] += 1
         else:
-            tally["fused"] += 1
+            if len(programs(case.module)) == 1:
+                tally["single"] += 1
+            else:
+                assert len(programs(fused)) == 1, f"vyre-fuse left {len(programs(fused))} programs"
+                tally["fused"] += 1
             for backend in ("reference", "wgpu"):
                 got = outcome(case.module, case.inputs, backend, fuse=True)
                 problems += [f"{backend} fused: {p}" for p in differences(oracle, got, case.tolerances)]
@@ -163,4 +173,6 @@ def test_random_programs_agree_with_the_reference():
     agree()
     print(f"random conformance: {tally}")
     assert tally["examples"] >= RANDOM_PROGRAMS
-    assert tally["fused"] >= RANDOM_PROGRAMS // 2, tally
+    # hypothesis draws many one-program modules (measured: 10 of 30 examples
+    # were real fusions); almost every module of several programs fuses
+    assert tally["fused"] >= RANDOM_PROGRAMS // 5, tally

@@ -86,8 +86,8 @@ def test_inputs_that_are_not_a_mapping_are_a_type_error(inputs):
 
 
 def test_a_module_that_is_neither_text_nor_a_module_is_a_type_error():
-    with pytest.raises(ModuleTypeError, match="not bytes"):
-        vyre_xdsl.run(copy_program("ui32").encode(), {})
+    with pytest.raises(ModuleTypeError, match="not list"):
+        vyre_xdsl.run([copy_program("ui32")], {})
     with pytest.raises(TypeError):
         vyre_xdsl.compile(42)
 

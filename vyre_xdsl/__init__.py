@@ -6,9 +6,27 @@ module = vyre_xdsl.parse(text)
 outputs = vyre_xdsl.run(module, inputs={...}, backend="reference", fuse=True)
 exe = vyre_xdsl.compile(module, backend="wgpu", fuse=True)   # compile once
 outputs = exe.run({...})                                       # run many times
+x = vyre_xdsl.to_device(array)                                 # data that stays on the GPU
+out = exe.run({"x": x}, device=True)                           # DeviceArray outputs
 ```
 """
 
-from vyre_xdsl.api import Executable, compile, parse, run
+from vyre_xdsl.api import Executable, cache_info, clear_cache, compile, parse, run
 
-__all__ = ["Executable", "compile", "parse", "run"]
+
+def to_device(array, adapter=None):
+    """Copy a host array into a `DeviceArray` (see `vyre_xdsl.runtime.arrays`)."""
+    from vyre_xdsl.runtime.arrays import to_device as _to_device
+
+    return _to_device(array, adapter)
+
+
+def synchronize(adapter=None) -> None:
+    """Wait until every run submitted to the device has finished (like
+    `torch.cuda.synchronize`)."""
+    from vyre_xdsl.runtime.device import gpu_device
+
+    gpu_device(adapter).synchronize()
+
+
+__all__ = ["Executable", "cache_info", "clear_cache", "compile", "parse", "run", "synchronize", "to_device"]

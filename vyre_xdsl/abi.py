@@ -117,10 +117,7 @@ class RunSignature:
         where the buffer takes no input). Input arrays are not copied: a backend
         must not write into them (the interpreter copies what it mutates; the GPU
         runtime only uploads them)."""
-        if not isinstance(inputs, Mapping):
-            raise InputTypeError(
-                f"inputs must be a mapping from buffer name to array, not {type(inputs).__name__}"
-            )
+        require_mapping(inputs)
         for name in inputs:
             if name not in self.names:
                 raise UnknownBufferError(
@@ -155,11 +152,28 @@ class RunSignature:
             array = np.asarray(final[name]).reshape(-1)
             if self[name].element == "i1":
                 array = array != 0
-            shape = np.shape(given[name]) if name in given else None
+            shape = _shape_of(given[name]) if name in given else None
             if shape is not None and int(np.prod(shape)) == array.size:
                 array = array.reshape(shape)
             result[name] = array
         return result
+
+
+def require_mapping(inputs: object) -> Mapping[str, object]:
+    """`inputs` itself when it is a mapping; else an `InputTypeError`."""
+    if not isinstance(inputs, Mapping):
+        raise InputTypeError(f"inputs must be a mapping from buffer name to array, not {type(inputs).__name__}")
+    return inputs
+
+
+def _shape_of(value: object) -> tuple[int, ...] | None:
+    shape = getattr(value, "shape", None)
+    if shape is not None:
+        return tuple(shape)
+    try:
+        return np.shape(value)
+    except ValueError:
+        return None
 
 
 #: The longest repr of a user value quoted in an error message.

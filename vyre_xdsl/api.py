@@ -11,13 +11,16 @@ out["y"]
 
 from __future__ import annotations
 
+import warnings
+from collections import OrderedDict
 from collections.abc import Callable, Mapping
 from importlib import import_module
+from typing import NamedTuple
 
 import numpy as np
 from xdsl.dialects.builtin import ModuleOp
 
-from vyre_xdsl.abi import RunSignature, signature
+from vyre_xdsl.abi import RunSignature, require_mapping, signature
 from vyre_xdsl.context import parse_module, vyre_context
 from vyre_xdsl.diagnostics import VyreError, verify_module
 
@@ -31,7 +34,7 @@ BACKENDS: dict[str, str] = {
 }
 
 
-class UnknownBackendError(VyreError, ValueError):
+class UnknownBackendError(VyreError):
     pass
 
 
@@ -39,19 +42,16 @@ class ModuleTypeError(VyreError, TypeError):
     """`run`/`compile` got something that is neither IR text nor a `ModuleOp`."""
 
 
-def _verified(module_or_text: ModuleOp | str) -> ModuleOp:
-    if isinstance(module_or_text, str):
-        return parse(module_or_text)
-    if not isinstance(module_or_text, ModuleOp):
+def _check_module_type(module_or_text: object) -> None:
+    if not isinstance(module_or_text, str | bytes | ModuleOp):
         raise ModuleTypeError(
             f"expected vyre IR text or a ModuleOp, not {type(module_or_text).__name__}"
         )
-    verify_module(module_or_text)
-    return module_or_text
 
 
-def parse(text: str, name: str = "<input>") -> ModuleOp:
-    """Parse and verify vyre IR text; errors are located `VyreDiagnostic`s."""
+def parse(text: str | bytes, name: str = "<input>") -> ModuleOp:
+    """Parse and verify vyre IR text (bytes must be UTF-8); errors are located
+    `VyreDiagnostic`s."""
     from xdsl.utils.exceptions import ParseError
 
     from vyre_xdsl.diagnostics import VyreDiagnostic
@@ -71,13 +71,29 @@ def _backend(name: str) -> Callable[..., dict[str, np.ndarray]]:
     return getattr(import_module(module), function)
 
 
+_FALLBACK_WARNED = False
+
+
 def default_backend() -> str:
-    """`wgpu` when a GPU adapter exists, else `reference`."""
+    """`wgpu` when a GPU adapter exists, else `reference` (warning once per
+    process that the run falls back to the interpreter)."""
+    global _FALLBACK_WARNED
     try:
         from vyre_xdsl.runtime import adapter_available
     except ImportError:
         return "reference"
-    return "wgpu" if adapter_available() else "reference"
+    if adapter_available():
+        return "wgpu"
+    if not _FALLBACK_WARNED:
+        _FALLBACK_WARNED = True
+        from vyre_xdsl.runtime.device import no_adapter_message
+
+        warnings.warn(
+            f"vyre_xdsl: running on the reference interpreter: {no_adapter_message()}",
+            RuntimeWarning,
+            stacklevel=3,
+        )
+    return "reference"
 
 
 def fuse_module(module: ModuleOp) -> ModuleOp:
@@ -95,15 +111,17 @@ def run(
     inputs: Mapping[str, object] | None = None,
     backend: str | None = None,
     fuse: bool = False,
+    *,
+    adapter: int | str | None = None,
+    device: bool = False,
 ) -> dict[str, np.ndarray]:
-    """Run a module and return its output buffers by name (SPEC section 8)."""
-    module = _verified(module_or_text)
-    sig: RunSignature = signature(module)
-    buffers = sig.bind({} if inputs is None else inputs)
-    execute = _backend(backend or default_backend())
-    target = fuse_module(module) if fuse else module
-    final = execute(target, buffers, sig)
-    return sig.outputs_of(final, inputs)
+    """Run a module and return its output buffers by name (SPEC section 8).
+
+    The compiled module is cached (see `cached_executable`): a repeated run of
+    the same module costs about what `Executable.run` costs. `adapter` and
+    `device` are as for `compile` and `Executable.run`.
+    """
+    return cached_executable(module_or_text, backend, fuse, adapter).run(inputs, device=device)
 
 
 class Executable:
@@ -115,36 +133,318 @@ class Executable:
     for batch in batches:
         out = exe.run({"x": batch})
     ```
+
+    On the wgpu backend the kernels are compiled for the device's own limits
+    (`GpuDevice.target_profile`), or with `portable=True` for the WebGPU
+    defaults every device meets (`lowering.profile.PORTABLE_PROFILE`).
     """
 
-    def __init__(self, module: ModuleOp, backend: str, fuse: bool):
+    def __init__(
+        self,
+        module: ModuleOp,
+        backend: str,
+        fuse: bool,
+        adapter: int | str | None = None,
+        portable: bool = False,
+    ):
         self.signature: RunSignature = signature(module)
         self.backend = backend
         self.module = fuse_module(module) if fuse else module
+        #: GPU time per kernel of the last `run(..., profile=True)` (a `RunProfile`)
+        self.last_profile = None
+        self.gpu = None  # the GpuDevice the kernels run on (wgpu backend)
         self._kernels = None
+        self._outputs = list(self.signature.outputs)
+        self._uploads = set(self.signature.inputs)
+        self._binder = None
         if backend == "wgpu":
+            from vyre_xdsl.lowering.profile import PORTABLE_PROFILE
+            from vyre_xdsl.runtime.device import gpu_device
             from vyre_xdsl.runtime.execute import compiled_kernels
 
-            self._kernels = compiled_kernels(self.module)
+            self.gpu = gpu_device(adapter)
+            profile = PORTABLE_PROFILE if portable else self.gpu.target_profile
+            self._kernels = compiled_kernels(self.module, profile)
+            self._binder = _Binder(self.signature, self.gpu)
 
-    def run(self, inputs: Mapping[str, object] | None = None) -> dict[str, np.ndarray]:
+    @property
+    def adapter(self) -> str | None:
+        """The adapter the kernels run on (`[index] description`), or None."""
+        return None if self.gpu is None else f"[{self.gpu.index}] {self.gpu.describe()}"
+
+    def run(
+        self, inputs: Mapping[str, object] | None = None, *, device: bool = False, profile: bool = False
+    ) -> dict[str, object]:
+        """Run on `inputs` (host arrays or `DeviceArray`s, by buffer name).
+
+        Returns the outputs as numpy arrays, or with `device=True` as
+        `DeviceArray`s that stay on the GPU. With `profile=True` the GPU time
+        of every kernel is in `self.last_profile` afterwards.
+        """
         sig = self.signature
-        buffers = sig.bind({} if inputs is None else inputs)
-        if self._kernels is not None:
-            from vyre_xdsl.runtime.execute import run_kernels
+        inputs = require_mapping({} if inputs is None else inputs)
+        if self._kernels is None:
+            host, resident = _bind(sig, inputs, self.gpu)
+            return self._run_elsewhere(host, resident, device, profile, inputs)
+        record = None
+        if profile:
+            record = {}
+            if "timestamp-query" not in self.gpu.features:
+                from vyre_xdsl.runtime.timing import ProfilingUnsupportedError
 
-            final = run_kernels(self._kernels, buffers, outputs=list(sig.outputs), uploads=set(sig.inputs))
-        else:
-            final = _backend(self.backend)(self.module, buffers, sig)
+                raise ProfilingUnsupportedError(
+                    f"timestamp queries are not supported by this adapter ({self.gpu.describe()}), "
+                    "so kernels cannot be timed on it"
+                )
+        from vyre_xdsl.runtime.execute import run_kernels
+
+        bound = self._binder.bind(inputs)
+        final = run_kernels(self._kernels, bound, outputs=self._outputs, uploads=self._uploads,
+                            device=self.gpu, profile=record, keep=device)
+        if record is not None:
+            from vyre_xdsl.runtime.timing import run_profile
+
+            names = [k.source or k.id for k in self._kernels]
+            self.last_profile = run_profile(names, record["kernel_ns"], self.gpu.describe())
+        if device:
+            return {name: _on_device(final[name], self.gpu) for name in self._outputs}
+        return sig.outputs_of({name: _on_host(final[name]) for name in self._outputs}, inputs)
+
+    def _run_elsewhere(self, host, resident, device: bool, profile: bool, inputs) -> dict[str, np.ndarray]:
+        """A run on a backend other than wgpu (device arrays are copied to the host)."""
+        from vyre_xdsl.runtime.arrays import DeviceArrayError
+        from vyre_xdsl.runtime.timing import ProfilingUnsupportedError
+
+        if device:
+            raise DeviceArrayError(f"device=True needs the wgpu backend; this executable runs on '{self.backend}'")
+        if profile:
+            raise ProfilingUnsupportedError(
+                f"GPU time per kernel (profile=True, vyre-run --time) needs the wgpu backend; this executable runs on '{self.backend}'"
+            )
+        host.update({name: array.numpy().reshape(-1) for name, array in resident.items()})
+        sig = self.signature
+        final = _backend(self.backend)(self.module, host, sig)
         return sig.outputs_of(final, inputs)
 
 
 def compile(
-    module_or_text: ModuleOp | str, backend: str | None = None, fuse: bool = False
+    module_or_text: ModuleOp | str,
+    backend: str | None = None,
+    fuse: bool = False,
+    *,
+    adapter: int | str | None = None,
+    portable: bool = False,
 ) -> Executable:
-    """Parse, verify, (fuse,) and compile once; see `Executable`."""
-    module = _verified(module_or_text)
+    """Parse, verify, (fuse,) and compile once; see `Executable`. `adapter`
+    picks the device (an index into `vyre_xdsl.runtime.adapters()` or a
+    substring of its description; default: `VYRE_ADAPTER`, else the best)."""
+    _check_module_type(module_or_text)
+    module = parse(module_or_text) if isinstance(module_or_text, str | bytes) else module_or_text
+    if not isinstance(module_or_text, str | bytes):
+        verify_module(module)
     name = backend or default_backend()
     _backend(name)  # an unknown backend is an error now, not at the first run
-    return Executable(module, name, fuse)
+    return Executable(module, name, fuse, adapter, portable)
 
+
+def _on_device(array, gpu):
+    from vyre_xdsl.runtime.arrays import DeviceArray, upload
+
+    if isinstance(array, DeviceArray):
+        return array
+    flat = _on_host(array)
+    return upload(gpu, np.ascontiguousarray(flat).reshape(-1), (flat.size,))
+
+
+def _on_host(array) -> np.ndarray:
+    """A host array for what a run returned (an output no kernel binds comes
+    back as the `ZeroFilled` placeholder it was given)."""
+    from vyre_xdsl.runtime.execute import ZeroFilled
+
+    return array.numpy() if isinstance(array, ZeroFilled) else array
+
+
+# ============================================================================ device inputs
+
+
+def _bind(sig: RunSignature, inputs: Mapping[str, object], gpu) -> tuple[dict[str, np.ndarray], dict]:
+    """(host arrays by name, device arrays by name): `sig.bind` for the host
+    arrays, the same checks for the device arrays (which stay where they are)."""
+    from vyre_xdsl.runtime.arrays import DeviceArray
+
+    resident = {name: a for name, a in inputs.items() if isinstance(a, DeviceArray)}
+    if not resident:
+        return sig.bind(inputs), {}
+    for name, array in resident.items():
+        _check_device_input(sig, name, array, gpu)
+    rest = RunSignature(tuple(b for b in sig.buffers if b.name not in resident))
+    return rest.bind({n: a for n, a in inputs.items() if n not in resident}), resident
+
+
+class _Binder:
+    """`bind` for the wgpu backend: the same checks as `_bind`, but buffers
+    that take no input are `ZeroFilled` placeholders (the GPU clears them; no
+    host memory), and what does not depend on the inputs is computed once."""
+
+    def __init__(self, sig: RunSignature, gpu):
+        from vyre_xdsl.runtime.execute import ZeroFilled
+
+        self.sig, self.gpu = sig, gpu
+        self.by_name = {b.name: b for b in sig.buffers}
+        self.input_names = frozenset(b.name for b in sig.buffers if b.requires_input)
+        others = [b for b in sig.buffers if not b.requires_input]
+        # a runtime-sized buffer that takes no input is an error `sig.bind` reports
+        self.fast = all(b.count is not None for b in others)
+        self.zeros = {b.name: ZeroFilled(b.count, b.host_dtype) for b in others} if self.fast else {}
+        self.rest: dict[frozenset, RunSignature] = {}
+
+    def bind(self, inputs: Mapping[str, object]) -> dict[str, object]:
+        from vyre_xdsl.runtime.arrays import DeviceArray
+
+        if not self.fast or not self.input_names.issuperset(inputs):
+            host, resident = _bind(self.sig, inputs, self.gpu)  # the general path and its errors
+            host.update(resident)
+            return host
+        resident = frozenset(n for n, a in inputs.items() if isinstance(a, DeviceArray))
+        for name in resident:
+            _check_device_input(self.sig, name, inputs[name], self.gpu, self.by_name)
+        rest = self.rest.get(resident)
+        if rest is None:
+            rest = RunSignature(tuple(self.by_name[n] for n in self.sig.names
+                                      if n in self.input_names and n not in resident))
+            self.rest[resident] = rest
+        bound = dict(self.zeros)
+        bound.update(rest.bind({n: a for n, a in inputs.items() if n not in resident}))
+        for name in resident:
+            bound[name] = inputs[name]
+        return bound
+
+
+def _check_device_input(sig: RunSignature, name: str, array, gpu, by_name=None) -> None:
+    from vyre_xdsl.abi import InputDtypeError, InputShapeError, UnexpectedInputError, UnknownBufferError
+
+    buffer = (by_name or {b.name: b for b in sig.buffers}).get(name)
+    if buffer is None:
+        raise UnknownBufferError(f"unknown buffer '{name}'; the module's buffers are {', '.join(sig.names)}")
+    if not buffer.requires_input:
+        raise UnexpectedInputError(
+            f"buffer '{name}' takes no input (no program reads it before one writes it, and it is "
+            "not read_write or uniform); it starts zero-filled"
+        )
+    array.buffer(gpu)  # freed, or on another device: raises
+
+    def expected() -> str:
+        count = "any number of" if buffer.count is None else str(buffer.count)
+        return f"{count} {buffer.host_dtype} elements ({buffer.element})"
+
+    if array.dtype != buffer.host_dtype:
+        raise InputDtypeError(f"device array for buffer '{name}' has dtype {array.dtype}; expected {expected()}")
+    if buffer.count is not None and array.size != buffer.count:
+        raise InputShapeError(f"device array for buffer '{name}' has {array.size} elements; expected {expected()}")
+    if buffer.count is None and array.size < buffer.min_count:
+        raise InputShapeError(
+            f"device array for buffer '{name}' has {array.size} elements; another program declares "
+            f"it with {buffer.min_count}, so at least that many are needed"
+        )
+
+
+# ============================================================================ run() cache
+
+
+#: compiled executables `run()` keeps (least recently used dropped first)
+RUN_CACHE_SIZE = 32
+_EXECUTABLES: OrderedDict[tuple, Executable] = OrderedDict()
+_TEXT_DIGESTS: OrderedDict[str, str] = OrderedDict()
+_CACHE_STATS = {"hits": 0, "misses": 0}
+
+
+class CacheInfo(NamedTuple):
+    hits: int
+    misses: int
+    size: int
+    maxsize: int
+
+
+def cache_info() -> CacheInfo:
+    """Hits and misses of `run()`'s executable cache, and its size."""
+    return CacheInfo(_CACHE_STATS["hits"], _CACHE_STATS["misses"], len(_EXECUTABLES), RUN_CACHE_SIZE)
+
+
+def clear_cache() -> None:
+    """Empty `run()`'s executable cache (and the runtime's compiled-kernel
+    cache) and reset its statistics."""
+    _EXECUTABLES.clear()
+    _TEXT_DIGESTS.clear()
+    _CACHE_STATS.update(hits=0, misses=0)
+    try:
+        from vyre_xdsl.runtime.execute import _COMPILED
+    except ImportError:
+        return
+    _COMPILED.clear()
+
+
+def module_digest(module: ModuleOp) -> str:
+    """BLAKE3 of the module's canonical text (printed with SSA names dropped):
+    equal for modules that differ only in value names, spacing or comments."""
+    import io
+
+    import blake3
+    from xdsl.printer import Printer
+
+    clone = module.clone(clone_name_hints=False)
+    for op in clone.walk():
+        for region in op.regions:
+            for block in region.blocks:
+                for arg in block.args:
+                    arg.name_hint = None
+    stream = io.StringIO()
+    Printer(stream=stream).print_op(clone)
+    return blake3.blake3(stream.getvalue().encode()).hexdigest()
+
+
+def cached_executable(
+    module_or_text: ModuleOp | str,
+    backend: str | None = None,
+    fuse: bool = False,
+    adapter: int | str | None = None,
+) -> Executable:
+    """The `Executable` `run()` uses: cached by (the module's canonical digest,
+    backend, fuse, adapter index), an LRU of `RUN_CACHE_SIZE`. Text is parsed
+    and verified once per distinct text."""
+    _check_module_type(module_or_text)
+    name = backend or default_backend()
+    _backend(name)
+    where = None
+    if name == "wgpu":
+        from vyre_xdsl.runtime.device import adapter_index
+
+        where = adapter_index(adapter)
+    module = None
+    if isinstance(module_or_text, str | bytes):
+        digest = _TEXT_DIGESTS.get(module_or_text)
+        if digest is None:
+            module = parse(module_or_text)
+            digest = _remember(_TEXT_DIGESTS, module_or_text, module_digest(module), 4 * RUN_CACHE_SIZE)
+    else:
+        digest = module_digest(module_or_text)
+    key = (digest, name, bool(fuse), where)
+    exe = _EXECUTABLES.get(key)
+    if exe is not None:
+        _EXECUTABLES.move_to_end(key)
+        _CACHE_STATS["hits"] += 1
+        return exe
+    _CACHE_STATS["misses"] += 1
+    if module is None and isinstance(module_or_text, str | bytes):
+        module = parse(module_or_text)
+    elif module is None:  # a copy: the caller may change its module after the run
+        verify_module(module_or_text)
+        module = module_or_text.clone()
+    exe = Executable(module, name, fuse, where)
+    return _remember(_EXECUTABLES, key, exe, RUN_CACHE_SIZE)
+
+
+def _remember(cache: OrderedDict, key, value, limit: int):
+    cache[key] = value
+    while len(cache) > limit:
+        cache.popitem(last=False)
+    return value

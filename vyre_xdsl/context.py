@@ -1,25 +1,98 @@
-"""Contexts and parsing with source locations."""
+"""Contexts and parsing with source locations.
+
+`LocatedParser` is the one entry point for vyre text (`vyre-opt`, `vyre-run`,
+`vyre-compile`, `vyre_xdsl.parse`). Beyond xDSL's parser it:
+
+- records each op's `file:line:col`, so verifier errors point at the source;
+- accepts bytes and reports invalid UTF-8 at its line and column;
+- lexes string literals in linear time (xDSL's pattern backtracks
+  exponentially on an unterminated literal);
+- rejects ops nested deeper than the verifier allows before Python's stack runs
+  out, and reports any other too-deep input as a located error;
+- words the common mistakes (an unclosed `{`, an unknown type or op, an
+  undefined value, empty input) as located errors that name the fix.
+"""
 
 from __future__ import annotations
 
 import bisect
+import difflib
 import re
+from collections import defaultdict
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import Builtin, FileLineColLoc, IntAttr, ModuleOp, StringAttr
-from xdsl.ir import Operation
+from xdsl.ir import Attribute, Block, Operation, Region
 from xdsl.parser import Parser
+from xdsl.parser.attribute_parser import AttrParser
+from xdsl.parser.generic_parser import ParserState
+from xdsl.utils.exceptions import ParseError
+from xdsl.utils.lexer import Input, Position, Span
+from xdsl.utils.mlir_lexer import MLIRLexer, MLIRTokenKind
+
+from vyre_xdsl.dialects.verify import MAX_NESTING_DEPTH, nesting_message
+
+#: the element types, as the parser's hint lists them
+TYPE_HINT = "vyre element types are ui32, si32, f32 and i1"
 
 
 def vyre_context() -> Context:
-    """A context with builtin, `vyre` and `kernel` registered."""
+    """A context with `vyre`, `kernel` and every xDSL dialect registered (lazily).
+
+    xDSL's dialects are there so that a foreign op (`arith.addf`) parses the same
+    everywhere `vyre-opt` parses it; the verifier then rejects it inside a
+    program with a located error.
+    """
+    from xdsl.dialects import get_all_dialects as xdsl_dialects
+
     from vyre_xdsl.dialects import get_all_dialects
 
     ctx = Context()
     ctx.load_dialect(Builtin)
-    for name, factory in get_all_dialects().items():
-        ctx.register_dialect(name, factory)
+    for name, factory in {**xdsl_dialects(), **get_all_dialects()}.items():
+        if name not in ctx.registered_dialect_names:
+            ctx.register_dialect(name, factory)
     return ctx
+
+
+class LinearLexer(MLIRLexer):
+    """xDSL's MLIR lexer with a string-literal pattern that cannot backtrack.
+
+    xDSL's `"(?:[^"\\\\\\n\\v\\f]+|\\\\(...))*"` nests a `+` inside a `*`, so an
+    unterminated literal takes time exponential in its length. Matching one
+    character per repetition accepts the same literals in linear time.
+    """
+
+    _unescaped_characters_regex = re.compile(r'"(?:[^"\\\n\v\f]|\\(?:["nt\\]|[0-9A-Fa-f]{2}))*"')
+
+    def _lex_string_literal(self, start_pos: Position):
+        try:
+            return super()._lex_string_literal(start_pos)
+        except ParseError as error:
+            raise ParseError(
+                Span(start_pos, start_pos + 1, self.input),
+                "unterminated string literal: close it with '\"' on the same line "
+                "(escape a quote inside it as \\\")",
+            ) from error
+
+
+def decode_source(data: str | bytes, name: str) -> str:
+    """`data` as text; invalid UTF-8 is a `ParseError` at its line and column."""
+    if isinstance(data, str):
+        return data
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        shown = data.decode("utf-8", errors="replace")
+        good = data[: error.start].decode("utf-8")
+        start = len(good)
+        span = Span(start, start + 1, Input(shown, name))
+        byte = data[error.start]
+        raise ParseError(
+            span,
+            f"invalid UTF-8 (byte 0x{byte:02x} at byte offset {error.start}); "
+            "vyre source files must be UTF-8 text",
+        ) from None
 
 
 class LocatedParser(Parser):
@@ -28,18 +101,76 @@ class LocatedParser(Parser):
     Verifier diagnostics then point at the source of the offending op.
     """
 
-    def __init__(self, ctx: Context, input: str | bytes, name: str = "<unknown>", line_offset: int = 0):
-        super().__init__(ctx, input, name)
+    def __init__(
+        self, ctx: Context, input: str | bytes, name: str = "<unknown>", line_offset: int = 0
+    ):
+        text = decode_source(input, name)
+        # Parser.__init__, with the linear-time lexer (the first token is lexed
+        # when the state is made, so the lexer cannot be swapped afterwards)
+        AttrParser.__init__(self, ParserState(LinearLexer(Input(text, name))), ctx)
+        self.ssa_values = dict()
+        self.blocks = dict()
+        self.forward_block_references = defaultdict(list)
+        self.forward_ssa_references = dict()
+
         self.line_offset = line_offset
         self.file_name = name
-        content = self.lexer.input.content
         # offsets where lines start, for O(log n) locations (xDSL's Span.get_location
         # counts newlines from the start of the file, quadratic over a whole parse)
-        self._line_starts = [0] + [m.end() for m in re.finditer("\n", content)]
+        self._line_starts = [0] + [m.end() for m in re.finditer("\n", text)]
+        self._depth = 0
+        self._open_regions: list[Position] = []
+        self._first_use: dict[str, Span] = {}
+
+    # ------------------------------------------------------------------ module
+
+    def parse_module(self, allow_implicit_module: bool = True) -> ModuleOp:
+        if self._current_token.kind == MLIRTokenKind.EOF:
+            self.raise_error(
+                "empty input: expected a 'vyre.program' "
+                "(e.g. 'vyre.program @main workgroup_size [64, 1, 1] { ... }')"
+            )
+        try:
+            return super().parse_module(allow_implicit_module)
+        except RecursionError:
+            self.raise_error(f"input nested too deeply to parse; {nesting_message()}")
+        except ParseError as error:
+            raise self._explained(error) from None
+
+    def _explained(self, error: ParseError) -> ParseError:
+        """`error`, or a clearer located error for the same mistake."""
+        if error.msg.startswith("values used but not defined") and self.forward_ssa_references:
+            name, span = min(
+                ((n, self._first_use[n]) for n in self.forward_ssa_references if n in self._first_use),
+                key=lambda item: item[1].start,
+                default=(None, None),
+            )
+            if span is not None:
+                return ParseError(
+                    span,
+                    f"use of undefined value %{name}: define it before this use "
+                    "(a value defined inside a nested region is not visible after it)",
+                )
+        if error.msg == "Could not parse entire input!":
+            return ParseError(
+                error.span,
+                f"expected an operation, got '{error.span.text}' "
+                "(e.g. 'vyre.program @main workgroup_size [64, 1, 1] { ... }')",
+            )
+        return error
+
+    # ------------------------------------------------------------------ ops
 
     def parse_operation(self) -> Operation:
         span = self._current_token.span
-        op = super().parse_operation()
+        self._depth += 1
+        try:
+            # module + program + the scopes inside it
+            if self._depth > MAX_NESTING_DEPTH + 2:
+                self.raise_error(nesting_message(), span)
+            op = super().parse_operation()
+        finally:
+            self._depth -= 1
         if isinstance(op.location, FileLineColLoc):
             return op
         line = bisect.bisect_right(self._line_starts, span.start)
@@ -49,7 +180,69 @@ class LocatedParser(Parser):
         )
         return op
 
+    def _get_op_by_name(self, name: str) -> type[Operation]:
+        if (op_type := self.ctx.get_optional_op(name, dialect_stack=self._parser_state.dialect_stack)) is not None:
+            return op_type
+        # the name was the token just consumed
+        start = self.lexer.input.content.rfind(name, 0, self.pos)
+        start = start if start >= 0 else self.pos
+        self.raise_error(f"unknown op '{name}'{self._op_suggestion(name)}", start, start + len(name))
 
-def parse_module(text: str, name: str = "<input>", ctx: Context | None = None) -> ModuleOp:
+    def _op_suggestion(self, name: str) -> str:
+        dialect_name = name.split(".", 1)[0]
+        dialect = self.ctx.get_optional_dialect(dialect_name) if "." in name else None
+        if dialect is None:
+            return "; vyre ops are spelled 'vyre.<op>'"
+        prefix = dialect_name + "."
+        names = [op.name.removeprefix(prefix) for op in dialect.operations]
+        close = difflib.get_close_matches(name.removeprefix(prefix), names, n=1)
+        if close:
+            return f"; did you mean '{prefix}{close[0]}'?"
+        return f"; the {dialect_name} dialect has no such op"
+
+    def resolve_operand(self, operand, type: Attribute):
+        name = operand.operand_name
+        if name not in self.ssa_values and name not in self.forward_ssa_references:
+            self._first_use[name] = operand.span
+        return super().resolve_operand(operand, type)
+
+    # ------------------------------------------------------------------ regions
+
+    def parse_optional_region(self, arguments=None) -> Region | None:
+        self._open_regions.append(self.pos)
+        try:
+            return super().parse_optional_region(arguments)
+        finally:
+            self._open_regions.pop()
+
+    def _parse_block(self) -> Block:
+        if self._current_token.kind != MLIRTokenKind.CARET_IDENT and self._open_regions:
+            opened = self._open_regions[-1]
+            line = bisect.bisect_right(self._line_starts, opened)
+            col = opened - self._line_starts[line - 1] + 1
+            if self._current_token.kind == MLIRTokenKind.EOF:
+                self.raise_error(
+                    f"missing '}}': the '{{' at {line + self.line_offset}:{col} is never closed",
+                    opened,
+                    opened + 1,
+                )
+            self.raise_error(
+                f"expected an operation or the '}}' that closes the '{{' at "
+                f"{line + self.line_offset}:{col}, got '{self._current_token.text}'"
+            )
+        return super()._parse_block()
+
+    # ------------------------------------------------------------------ types
+
+    def parse_type(self) -> Attribute:
+        if (ty := self.parse_optional_type()) is not None:
+            return ty
+        token = self._current_token
+        if token.kind == MLIRTokenKind.BARE_IDENT:
+            self.raise_error(f"unknown type '{token.text}'; {TYPE_HINT}")
+        self.raise_error(f"type expected; {TYPE_HINT}")
+
+
+def parse_module(text: str | bytes, name: str = "<input>", ctx: Context | None = None) -> ModuleOp:
     """Parse (but do not verify) `text` into a module, recording op locations."""
     return LocatedParser(ctx or vyre_context(), text, name).parse_module()

@@ -20,6 +20,8 @@ from xdsl.dialects.builtin import FileLineColLoc, ModuleOp
 from xdsl.ir import Operation
 from xdsl.utils.exceptions import DiagnosticException, VerifyException
 
+from vyre_xdsl.dialects.verify import LocatedVerifyException
+
 _PREFIX = "Operation does not verify: "
 
 
@@ -76,6 +78,10 @@ def verify_module(module: ModuleOp) -> None:
     """Verify `module`; on failure raise a :class:`VyreDiagnostic` naming every bad op."""
     try:
         module.verify()
+    except LocatedVerifyException as error:
+        # a whole-body check (nesting, foreign ops, dominance) failed: the ops
+        # inside must not be verified one by one (their verifiers assume it holds)
+        raise VyreDiagnostic(error.errors) from None
     except VerifyException as error:
         located = verification_errors(module) or [Located(None, clean_message(error))]
         raise VyreDiagnostic([(e.op, e.message) for e in located]) from None

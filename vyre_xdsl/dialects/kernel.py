@@ -63,6 +63,7 @@ from xdsl.traits import (
     MemoryWriteEffect,
     NoTerminator,
     Pure,
+    RecursiveMemoryEffect,
     SymbolOpInterface,
 )
 from xdsl.utils.exceptions import VerifyException
@@ -83,6 +84,7 @@ from vyre_xdsl.dialects.syntax import (
     print_attrs,
     print_body,
 )
+from vyre_xdsl.dialects.verify import body_errors, raise_body_errors
 from vyre_xdsl.dialects.vyre import ELEMENT_TYPES, type_name, ui32
 
 #: slots at and above this are workgroup (`shared`) and `scratch` slots
@@ -164,6 +166,26 @@ def _print_slot_index(printer: Printer, slot: int, index: SSAValue) -> None:
 
 
 # ============================================================================ descriptor
+
+#: the ops whose regions are scopes
+SCOPE_OPS = ("kernel.if", "kernel.for", "kernel.block", "kernel.region")
+
+#: vyre ops that have a kernel counterpart (or no place) in a descriptor body;
+#: every other vyre op (the pure arithmetic) appears unchanged
+_VYRE_ONLY = frozenset(
+    "vyre." + name
+    for name in (
+        "program buffer let assign var store load buf_len atomic if loop block region "
+        "barrier return trap invocation_id workgroup_id local_id"
+    ).split()
+)
+
+
+def _is_kernel_statement(op: Operation) -> bool:
+    """Whether `op` may appear inside a descriptor: kernel ops and pure vyre arithmetic."""
+    if op.dialect_name() == "kernel":
+        return not isinstance(op, DescriptorOp)
+    return op.dialect_name() == "vyre" and op.name not in _VYRE_ONLY
 
 
 @irdl_op_definition
@@ -275,6 +297,13 @@ class DescriptorOp(IRDLOperation):
             printer.print_string(" attributes ")
             printer.print_attr_dict(self.attributes)
         _print_body(printer, self.body)
+
+    def verify(self, verify_nested_ops: bool = True) -> None:
+        # whole-body checks first (see vyre_xdsl.dialects.verify)
+        raise_body_errors(
+            body_errors(self, _is_kernel_statement, SCOPE_OPS, "a 'kernel.descriptor'")
+        )
+        super().verify(verify_nested_ops)
 
     def verify_(self) -> None:
         if not self.entry:
@@ -1018,7 +1047,7 @@ class LocalLoadOp(IRDLOperation):
 
 
 class _ScopeOp(ScopeOpBase):
-    pass
+    traits = traits_def(RecursiveMemoryEffect())
 
 
 @irdl_op_definition
@@ -1035,6 +1064,7 @@ class IfOp(IfOpBase):
     """
 
     name = "kernel.if"
+    traits = traits_def(RecursiveMemoryEffect())
 
 
 @irdl_op_definition
@@ -1108,6 +1138,7 @@ class BlockOp(BlockOpBase):
     """
 
     name = "kernel.block"
+    traits = traits_def(RecursiveMemoryEffect())
 
 
 @irdl_op_definition
@@ -1122,6 +1153,7 @@ class RegionOp(RegionOpBase):
     """
 
     name = "kernel.region"
+    traits = traits_def(RecursiveMemoryEffect())
 
 
 @irdl_op_definition

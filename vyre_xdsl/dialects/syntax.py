@@ -14,7 +14,7 @@ from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.irdl import IRDLOperation, operand_def, prop_def, region_def, result_def, traits_def
 from xdsl.parser import Parser
 from xdsl.printer import Printer
-from xdsl.traits import MemoryWriteEffect, NoTerminator, Pure, RecursiveMemoryEffect
+from xdsl.traits import MemoryWriteEffect, NoTerminator, Pure
 from xdsl.utils.exceptions import VerifyException
 
 ui32 = IntegerType(32, Signedness.UNSIGNED)
@@ -143,9 +143,14 @@ class TrapOpBase(IRDLOperation):
 
 
 class ScopeOpBase(IRDLOperation):
-    """A structured op whose regions are scopes (no terminator; the effects of its body)."""
+    """A structured op whose regions are scopes (no terminator).
 
-    traits = traits_def(NoTerminator(), RecursiveMemoryEffect())
+    Each dialect states the effect trait of its scopes (the effects of the body,
+    or less): xDSL unions the traits of a class with its bases', so a base
+    cannot carry one that a subclass narrows.
+    """
+
+    traits = traits_def(NoTerminator())
 
 
 class IfOpBase(ScopeOpBase):

@@ -20,7 +20,10 @@ vyre.program @axpy workgroup_size [64, 1, 1] {
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator, Sequence
+from collections.abc import Set as AbstractSet
+from dataclasses import dataclass
 from typing import ClassVar
 
 import numpy as np
@@ -62,14 +65,20 @@ from xdsl.irdl import (
 from xdsl.parser import Parser
 from xdsl.printer import Printer
 from xdsl.traits import (
+    AlwaysSpeculatable,
+    ConditionallySpeculatable,
     ConstantLike,
+    EffectInstance,
     HasParent,
     IsolatedFromAbove,
-    MemoryReadEffect,
+    MemoryEffect,
+    MemoryEffectKind,
     MemoryWriteEffect,
     NoTerminator,
     Pure,
+    Resource,
     SymbolOpInterface,
+    get_effects,
 )
 from xdsl.utils.exceptions import VerifyException
 
@@ -91,6 +100,7 @@ from vyre_xdsl.dialects.syntax import (
     print_attrs,
     print_body,
 )
+from vyre_xdsl.dialects.verify import body_errors, raise_body_errors
 from vyre_xdsl.semantics import OPS
 
 ui32 = IntegerType(32, Signedness.UNSIGNED)
@@ -197,7 +207,239 @@ _print_body = print_body
 _as_region = as_region
 
 
+# ============================================================================ effects
+#
+# Every op states exactly what it touches, so that any pass that respects xDSL's
+# effect interface (`xdsl.traits.get_effects`: dce, cse, canonicalize, hoisting)
+# keeps a module's results and traps:
+#
+# - a buffer is a resource of its own (`BufferResource`, by symbol): loads read it,
+#   stores write it, atomics read and write it; a declaration allocates it;
+# - a named local is a resource of its own (`LocalResource`, by name): `vyre.let`
+#   allocates and writes it, `vyre.assign` writes it, `vyre.var` reads it;
+# - an op that may trap writes the `TrapResource` (si32 `div`/`mod`), and is not
+#   speculatable; `vyre.trap`, `vyre.return` and barriers keep the conservative
+#   write on xDSL's default resource (they order against everything);
+# - what cannot change while a program runs is no effect: a buffer that the program
+#   declares `read_only` or `uniform` (nothing may write it, the verifier sees to
+#   that), and a buffer's length (`vyre.buf_len`).
+
+
+@dataclass(frozen=True)
+class BufferResource(Resource):
+    """The contents of one buffer, named by its symbol."""
+
+    buffer: str
+
+    def name(self) -> str:
+        return f"buffer @{self.buffer}"
+
+
+@dataclass(frozen=True)
+class LocalResource(Resource):
+    """One named local (`vyre.let`, or a loop variable), named by its symbol."""
+
+    local: str
+
+    def name(self) -> str:
+        return f"local @{self.local}"
+
+
+@dataclass(frozen=True)
+class TrapResource(Resource):
+    """The trap sidecar: an op that may trap writes it and ends its invocation."""
+
+    def name(self) -> str:
+        return "trap"
+
+
+#: the effect of an op that may trap
+TRAP_EFFECT = EffectInstance(MemoryEffectKind.WRITE, resource=TrapResource())
+
+#: buffer access modes that no op of the program may write
+IMMUTABLE_ACCESS = ("read_only", "uniform")
+
+
+def buffer_effect(kind: MemoryEffectKind, buffer: str) -> EffectInstance:
+    """`kind` on the buffer named `buffer`."""
+    return EffectInstance(kind, SymbolRefAttr(buffer), BufferResource(buffer))
+
+
+def local_effect(kind: MemoryEffectKind, local: str) -> EffectInstance:
+    """`kind` on the named local `local`."""
+    return EffectInstance(kind, SymbolRefAttr(local), LocalResource(local))
+
+
+def _is_immutable_buffer(op: Operation, buffer: str) -> bool:
+    """Whether the program around `op` declares `buffer` read_only or uniform."""
+    program = enclosing_program(op)
+    declaration = None if program is None else program.buffer(buffer)
+    return declaration is not None and declaration.access_mode in IMMUTABLE_ACCESS
+
+
+class BufferReadEffect(MemoryEffect):
+    """Reads the op's `buffer`; no effect when the program cannot change that buffer."""
+
+    @classmethod
+    def get_effects(cls, op: Operation) -> AbstractSet[EffectInstance]:
+        name = op.buffer.root_reference.data
+        if _is_immutable_buffer(op, name):
+            return frozenset()
+        return frozenset((buffer_effect(MemoryEffectKind.READ, name),))
+
+
+class BufferWriteEffect(MemoryEffect):
+    """Writes the op's `buffer`."""
+
+    @classmethod
+    def get_effects(cls, op: Operation) -> AbstractSet[EffectInstance]:
+        name = op.buffer.root_reference.data
+        return frozenset((buffer_effect(MemoryEffectKind.WRITE, name),))
+
+
+class BufferReadWriteEffect(MemoryEffect):
+    """Reads and writes the op's `buffer` (atomics)."""
+
+    @classmethod
+    def get_effects(cls, op: Operation) -> AbstractSet[EffectInstance]:
+        name = op.buffer.root_reference.data
+        return frozenset(
+            (
+                buffer_effect(MemoryEffectKind.READ, name),
+                buffer_effect(MemoryEffectKind.WRITE, name),
+            )
+        )
+
+
+class DeclaresBuffer(MemoryEffect):
+    """Allocates the declared buffer: a declaration is never dead code."""
+
+    @classmethod
+    def get_effects(cls, op: Operation) -> AbstractSet[EffectInstance]:
+        return frozenset((buffer_effect(MemoryEffectKind.ALLOC, op.sym_name.data),))
+
+
+class DeclaresLocal(MemoryEffect):
+    """Allocates and writes the declared named local: never dead code."""
+
+    @classmethod
+    def get_effects(cls, op: Operation) -> AbstractSet[EffectInstance]:
+        name = op.var_name.data
+        return frozenset(
+            (
+                local_effect(MemoryEffectKind.ALLOC, name),
+                local_effect(MemoryEffectKind.WRITE, name),
+            )
+        )
+
+
+class LocalWriteEffect(MemoryEffect):
+    """Writes the op's named local (`var_name`)."""
+
+    @classmethod
+    def get_effects(cls, op: Operation) -> AbstractSet[EffectInstance]:
+        return frozenset((local_effect(MemoryEffectKind.WRITE, op.var_name.data),))
+
+
+class LocalReadEffect(MemoryEffect):
+    """Reads the op's named local (`var_name`)."""
+
+    @classmethod
+    def get_effects(cls, op: Operation) -> AbstractSet[EffectInstance]:
+        return frozenset((local_effect(MemoryEffectKind.READ, op.var_name.data),))
+
+
+def _locals_declared_in(op: Operation) -> set[str]:
+    """The named locals declared inside `op` (its `vyre.let`s and loops, itself included)."""
+    return {
+        inner.var_name.data for inner in op.walk() if isinstance(inner, LetOp | LoopOp)
+    }
+
+
+class ScopeEffect(MemoryEffect):
+    """The effects of the scope's body, less those on named locals declared inside it.
+
+    Shadowing is an error, so a name declared inside the scope is not visible
+    around it: effects on it cannot be observed outside.
+    """
+
+    @classmethod
+    def get_effects(cls, op: Operation) -> AbstractSet[EffectInstance] | None:
+        effects: set[EffectInstance] = set()
+        for region in op.regions:
+            for block in region.blocks:
+                for child in block.ops:
+                    child_effects = get_effects(child)
+                    if child_effects is None:
+                        return None
+                    effects.update(child_effects)
+        inner = _locals_declared_in(op)
+        return {
+            e for e in effects
+            if not (isinstance(e.resource, LocalResource) and e.resource.local in inner)
+        }
+
+
+def _may_trap_on(mnemonic: str, operand_type: Attribute, arity: int) -> bool:
+    """Whether the table op `mnemonic` can trap on operands of `operand_type`
+    (the semantics table's `traps` answers None for a type that never traps)."""
+    sem = OPS[mnemonic]
+    tname = type_name(operand_type)
+    if sem.traps is None or tname is None:
+        return sem.traps is not None
+    zeros = [np.zeros(1, dtype=semantics.NUMPY_DTYPES[tname])] * arity
+    return sem.traps(*zeros) is not None
+
+
+class TableOpEffect(MemoryEffect, ConditionallySpeculatable):
+    """No effect, unless the semantics table says the op may trap on its operand
+    type (si32 `div`/`mod`): then it writes the trap sidecar and is not speculatable."""
+
+    @classmethod
+    def may_trap(cls, op: Operation) -> bool:
+        if not op.operands:
+            return False
+        mnemonic = op.name.removeprefix("vyre.")
+        return _may_trap_on(mnemonic, op.operands[0].type, len(op.operands))
+
+    @classmethod
+    def get_effects(cls, op: Operation) -> AbstractSet[EffectInstance]:
+        return frozenset((TRAP_EFFECT,)) if cls.may_trap(op) else frozenset()
+
+    @classmethod
+    def is_speculatable(cls, op: Operation) -> bool:
+        return not cls.may_trap(op)
+
+
+def _is_expression(op: Operation) -> bool:
+    """Whether `op` computes its results from its operands alone (it may still
+    trap, so it is not always xDSL-`Pure`). `vyre_xdsl.analysis.is_expression` is
+    the public form; the barrier verifier needs it here."""
+    return not op.regions and (op.has_trait(Pure) or op.has_trait(TableOpEffect))
+
+
 # ============================================================================ structure
+
+#: the ops whose regions are scopes
+SCOPE_OPS = ("vyre.if", "vyre.loop", "vyre.block", "vyre.region")
+
+
+#: `{` then what starts a statement (`%r =`, `vyre.op ...`, `"generic.op"(`, or `}`),
+#: not an attribute entry (`name`, `name = ...`)
+_BODY_START = re.compile(
+    r'\{(?:\s|//[^\n]*)*(?:%|\}|"[^"\n]*"\s*\(|[A-Za-z_][\w$.]*\.[\w$.]*\s+[^\s=,}])'
+)
+
+
+def _body_follows(parser: Parser) -> bool:
+    """Whether the next token opens the program body (rather than an attribute dict)."""
+    return _BODY_START.match(parser.lexer.input.content, parser.pos) is not None
+
+
+def _is_vyre_statement(op: Operation) -> bool:
+    """Whether `op` may appear inside a program: any vyre op but a program."""
+    return op.dialect_name() == "vyre" and not isinstance(op, ProgramOp)
+
 
 
 @irdl_op_definition
@@ -271,8 +513,13 @@ class ProgramOp(IRDLOperation):
     @classmethod
     def parse(cls, parser: Parser) -> ProgramOp:
         name = parser.parse_symbol_name()
+        if _body_follows(parser):
+            parser.raise_error(
+                f"expected 'workgroup_size [X, Y, Z]' after @{name.data}, "
+                f"e.g. 'vyre.program @{name.data} workgroup_size [64, 1, 1] {{ ... }}'"
+            )
         attributes = parser.parse_optional_attr_dict()
-        parser.parse_keyword("workgroup_size")
+        parser.parse_keyword("workgroup_size", " after the program name (e.g. workgroup_size [64, 1, 1])")
         sizes = parser.parse_comma_separated_list(
             parser.Delimiter.SQUARE, parser.parse_integer
         )
@@ -289,6 +536,12 @@ class ProgramOp(IRDLOperation):
         printer.print_string(", ".join(str(v) for v in self.workgroup))
         printer.print_string("]")
         _print_body(printer, self.body)
+
+    def verify(self, verify_nested_ops: bool = True) -> None:
+        # whole-body checks first: the ops' own verifiers follow operand
+        # definitions, which is only safe once every use is dominated
+        raise_body_errors(body_errors(self, _is_vyre_statement, SCOPE_OPS, "a 'vyre.program'"))
+        super().verify(verify_nested_ops)
 
     def verify_(self) -> None:
         sizes = self.workgroup_size.get_values()
@@ -344,7 +597,7 @@ class BufferOp(IRDLOperation):
     count = opt_prop_def(IntegerAttr)
     output = opt_prop_def(UnitAttr)
 
-    traits = traits_def(HasParent(ProgramOp), SymbolOpInterface())
+    traits = traits_def(HasParent(ProgramOp), SymbolOpInterface(), DeclaresBuffer())
 
     def __init__(
         self,
@@ -501,7 +754,7 @@ class LetOp(_NamedValueOp):
     """
 
     name = "vyre.let"
-    traits = traits_def(MemoryWriteEffect())
+    traits = traits_def(DeclaresLocal())
 
     def verify_(self) -> None:
         _require_element_type(self.value.type, f"named local @{self.var_name.data}")
@@ -525,7 +778,7 @@ class AssignOp(_NamedValueOp):
     """
 
     name = "vyre.assign"
-    traits = traits_def(MemoryWriteEffect())
+    traits = traits_def(LocalWriteEffect())
 
     def verify_(self) -> None:
         declaration = find_local_declaration(self, self.var_name.data)
@@ -554,7 +807,7 @@ class VarOp(IRDLOperation):
     name = "vyre.var"
     var_name = prop_def(StringAttr)
     result = result_def()
-    traits = traits_def(MemoryReadEffect())
+    traits = traits_def(LocalReadEffect())
 
     def __init__(self, var_name: str, result_type: Attribute | str):
         if isinstance(result_type, str):
@@ -602,7 +855,7 @@ class StoreOp(IRDLOperation):
     buffer = prop_def(SymbolRefAttr)
     index = operand_def()
     value = operand_def()
-    traits = traits_def(MemoryWriteEffect())
+    traits = traits_def(BufferWriteEffect())
 
     def __init__(self, buffer: str, index: SSAValue | Operation, value: SSAValue | Operation):
         super().__init__(
@@ -647,7 +900,7 @@ class StoreOp(IRDLOperation):
 
 
 class _ScopeOp(ScopeOpBase):
-    pass
+    traits = traits_def(ScopeEffect())
 
 
 @irdl_op_definition
@@ -664,6 +917,7 @@ class IfOp(IfOpBase):
     """
 
     name = "vyre.if"
+    traits = traits_def(ScopeEffect())
 
 
 @irdl_op_definition
@@ -742,6 +996,7 @@ class BlockOp(BlockOpBase):
     """
 
     name = "vyre.block"
+    traits = traits_def(ScopeEffect())
 
 
 @irdl_op_definition
@@ -756,6 +1011,7 @@ class RegionOp(RegionOpBase):
     """
 
     name = "vyre.region"
+    traits = traits_def(ScopeEffect())
 
 
 def is_workgroup_uniform(value: SSAValue) -> bool:
@@ -764,21 +1020,41 @@ def is_workgroup_uniform(value: SSAValue) -> bool:
     Constants, `buf_len`, `workgroup_id`, reads of a loop variable whose bounds
     are workgroup-uniform, and pure ops over such values. The barrier verifier
     needs it, so it lives here; `vyre_xdsl.analysis` re-exports it next to the
-    dispatch-wide notion.
+    dispatch-wide notion. Iterative over the definitions it depends on, so a
+    long chain of ops cannot exhaust the Python stack.
     """
+    seen: set[SSAValue] = set()
+    pending = [value]
+    while pending:
+        current = pending.pop()
+        if current in seen:
+            continue
+        seen.add(current)
+        verdict, operands = _uniformity_step(current)
+        if verdict is False:
+            return False
+        pending.extend(operands)
+    return True
+
+
+def _uniformity_step(value: SSAValue) -> tuple[bool | None, Sequence[SSAValue]]:
+    """(False, ()) when `value` may vary per invocation; else (None, the values its
+    uniformity depends on)."""
     owner = value.owner
     if not isinstance(owner, Operation):
-        return False
+        return False, ()
     if isinstance(owner, ConstOp | BufLenOp | WorkgroupIdOp):
-        return True
+        return None, ()
     if isinstance(owner, InvocationIdOp | LocalIdOp):
-        return False
+        return False, ()
     if isinstance(owner, VarOp):
         declaration = find_local_declaration(owner, owner.var_name.data)
-        return isinstance(declaration, LoopOp) and _is_uniform_loop(declaration)
-    if owner.has_trait(Pure):
-        return all(is_workgroup_uniform(operand) for operand in owner.operands)
-    return False
+        if isinstance(declaration, LoopOp):
+            return None, (declaration.lower, declaration.upper)
+        return False, ()
+    if _is_expression(owner):
+        return None, tuple(owner.operands)
+    return False, ()
 
 
 def _is_uniform_loop(loop: LoopOp) -> bool:
@@ -1000,7 +1276,7 @@ class LoadOp(IRDLOperation):
     buffer = prop_def(SymbolRefAttr)
     index = operand_def()
     result = result_def()
-    traits = traits_def(MemoryReadEffect())
+    traits = traits_def(BufferReadEffect(), AlwaysSpeculatable())
 
     def __init__(self, buffer: str, index: SSAValue | Operation, result_type: Attribute | str):
         if isinstance(result_type, str):
@@ -1168,7 +1444,7 @@ class BinaryOp(_TableOp):
     lhs = operand_def(T)
     rhs = operand_def(T)
     result = result_def(T)
-    traits = traits_def(Pure())
+    traits = traits_def(TableOpEffect())
     assembly_format = "$lhs `,` $rhs attr-dict `:` type($result)"
 
     def __init__(self, lhs: SSAValue | Operation, rhs: SSAValue | Operation):
@@ -1185,7 +1461,7 @@ class CompareOp(_TableOp):
     lhs = operand_def(T)
     rhs = operand_def(T)
     result = result_def(i1)
-    traits = traits_def(Pure())
+    traits = traits_def(TableOpEffect())
     assembly_format = "$lhs `,` $rhs attr-dict `:` type($lhs)"
 
     def __init__(self, lhs: SSAValue | Operation, rhs: SSAValue | Operation):
@@ -1201,7 +1477,7 @@ class UnaryOp(_TableOp):
     T: ClassVar = VarConstraint("T", AnyAttr())
     operand = operand_def(T)
     result = result_def(T)
-    traits = traits_def(Pure())
+    traits = traits_def(TableOpEffect())
     assembly_format = "$operand attr-dict `:` type($result)"
 
     def __init__(self, operand: SSAValue | Operation):
@@ -1216,7 +1492,7 @@ class PredicateOp(_TableOp):
 
     operand = operand_def()
     result = result_def(i1)
-    traits = traits_def(Pure())
+    traits = traits_def(TableOpEffect())
     assembly_format = "$operand attr-dict `:` type($operand)"
 
     def __init__(self, operand: SSAValue | Operation):
@@ -1226,38 +1502,710 @@ class PredicateOp(_TableOp):
         self._check_operand_type(self.operand.type)
 
 
-def _table_op(base: type[_TableOp], mnemonic: str, doc: str) -> type[IRDLOperation]:
-    """Define the op `vyre.<mnemonic>` whose meaning is `semantics.OPS[mnemonic]`."""
-    cls = type(
-        "".join(part.capitalize() for part in mnemonic.split("_")) + "Op",
-        (base,),
-        {"name": f"vyre.{mnemonic}", "__doc__": doc, "__module__": __name__},
-    )
-    return irdl_op_definition(cls)
+# One class per entry of the semantics table. The class gives the op its name,
+# its operand shape (the base class) and its documentation; the arithmetic rule is
+# looked up in `semantics.OPS` by mnemonic, never written here.
 
 
-def _example(mnemonic: str) -> str:
-    sem = OPS[mnemonic]
-    ty = sem.types[0]
-    if sem.kind in ("binary", "logic"):
-        line = f"%r = vyre.{mnemonic} %a, %b : {ty}"
-    elif sem.kind == "compare":
-        line = f"%r = vyre.{mnemonic} %a, %b : {ty}  // %r : i1"
-    elif sem.kind == "predicate":
-        line = f"%r = vyre.{mnemonic} %a : {ty}  // %r : i1"
-    else:
-        line = f"%r = vyre.{mnemonic} %a : {ty}"
-    accepted = ", ".join(sem.types)
-    return f"`{mnemonic}` on {accepted} (semantics: `vyre_xdsl.semantics.OPS['{mnemonic}']`).\n\n```mlir\n{line}\n```\n"
+@irdl_op_definition
+class AddOp(BinaryOp):
+    """Addition; `ui32` and `si32` wrap around.
+
+    ```mlir
+    %r = vyre.add %a, %b : ui32
+    ```
+    """
+
+    name = "vyre.add"
 
 
-_BASES = {"binary": BinaryOp, "logic": BinaryOp, "compare": CompareOp, "unary": UnaryOp, "predicate": PredicateOp}
+@irdl_op_definition
+class SubOp(BinaryOp):
+    """Subtraction; `ui32` and `si32` wrap around.
+
+    ```mlir
+    %r = vyre.sub %a, %b : ui32
+    ```
+    """
+
+    name = "vyre.sub"
+
+
+@irdl_op_definition
+class MulOp(BinaryOp):
+    """Multiplication; `ui32` and `si32` wrap around.
+
+    ```mlir
+    %r = vyre.mul %a, %b : ui32
+    ```
+    """
+
+    name = "vyre.mul"
+
+
+@irdl_op_definition
+class DivOp(BinaryOp):
+    """Division. `ui32` by 0 gives 4294967295; `si32` by 0, or INT_MIN by -1, traps
+    (so the op is not pure on `si32`); `f32` division is IEEE, within 3 ULP on a GPU.
+
+    ```mlir
+    %r = vyre.div %a, %b : ui32
+    ```
+    """
+
+    name = "vyre.div"
+
+
+@irdl_op_definition
+class ModOp(BinaryOp):
+    """Truncated remainder (the sign of the dividend). `ui32` by 0 gives 0; `si32` by 0,
+    or INT_MIN by -1, traps (so the op is not pure on `si32`).
+
+    ```mlir
+    %r = vyre.mod %a, %b : ui32
+    ```
+    """
+
+    name = "vyre.mod"
+
+
+@irdl_op_definition
+class MinOp(BinaryOp):
+    """The smaller operand; `f32`: a NaN operand gives the other one, min(-0, +0) is -0.
+
+    ```mlir
+    %r = vyre.min %a, %b : ui32
+    ```
+    """
+
+    name = "vyre.min"
+
+
+@irdl_op_definition
+class MaxOp(BinaryOp):
+    """The larger operand; `f32`: a NaN operand gives the other one, max(-0, +0) is +0.
+
+    ```mlir
+    %r = vyre.max %a, %b : ui32
+    ```
+    """
+
+    name = "vyre.max"
+
+
+@irdl_op_definition
+class BitAndOp(BinaryOp):
+    """Bitwise and.
+
+    ```mlir
+    %r = vyre.bit_and %a, %b : ui32
+    ```
+    """
+
+    name = "vyre.bit_and"
+
+
+@irdl_op_definition
+class BitOrOp(BinaryOp):
+    """Bitwise or.
+
+    ```mlir
+    %r = vyre.bit_or %a, %b : ui32
+    ```
+    """
+
+    name = "vyre.bit_or"
+
+
+@irdl_op_definition
+class BitXorOp(BinaryOp):
+    """Bitwise exclusive or.
+
+    ```mlir
+    %r = vyre.bit_xor %a, %b : ui32
+    ```
+    """
+
+    name = "vyre.bit_xor"
+
+
+@irdl_op_definition
+class ShlOp(BinaryOp):
+    """Shift left; the shift amount is masked to its low 5 bits.
+
+    ```mlir
+    %r = vyre.shl %a, %b : ui32
+    ```
+    """
+
+    name = "vyre.shl"
+
+
+@irdl_op_definition
+class ShrOp(BinaryOp):
+    """Shift right (arithmetic on `si32`, logical on `ui32`); the amount is masked to 5 bits.
+
+    ```mlir
+    %r = vyre.shr %a, %b : ui32
+    ```
+    """
+
+    name = "vyre.shr"
+
+
+@irdl_op_definition
+class AbsDiffOp(BinaryOp):
+    """`|a - b|` without wrap-around.
+
+    ```mlir
+    %r = vyre.abs_diff %a, %b : ui32
+    ```
+    """
+
+    name = "vyre.abs_diff"
+
+
+@irdl_op_definition
+class SaturatingAddOp(BinaryOp):
+    """Addition clamped to 4294967295.
+
+    ```mlir
+    %r = vyre.saturating_add %a, %b : ui32
+    ```
+    """
+
+    name = "vyre.saturating_add"
+
+
+@irdl_op_definition
+class SaturatingSubOp(BinaryOp):
+    """Subtraction clamped to 0.
+
+    ```mlir
+    %r = vyre.saturating_sub %a, %b : ui32
+    ```
+    """
+
+    name = "vyre.saturating_sub"
+
+
+@irdl_op_definition
+class MulHighOp(BinaryOp):
+    """The high 32 bits of the 64-bit product.
+
+    ```mlir
+    %r = vyre.mul_high %a, %b : ui32
+    ```
+    """
+
+    name = "vyre.mul_high"
+
+
+@irdl_op_definition
+class RotateLeftOp(BinaryOp):
+    """Rotate left by the low 5 bits of the amount.
+
+    ```mlir
+    %r = vyre.rotate_left %a, %b : ui32
+    ```
+    """
+
+    name = "vyre.rotate_left"
+
+
+@irdl_op_definition
+class RotateRightOp(BinaryOp):
+    """Rotate right by the low 5 bits of the amount.
+
+    ```mlir
+    %r = vyre.rotate_right %a, %b : ui32
+    ```
+    """
+
+    name = "vyre.rotate_right"
+
+
+@irdl_op_definition
+class EqOp(CompareOp):
+    """Equality (`f32`: IEEE, NaN is unequal to everything).
+
+    ```mlir
+    %r = vyre.eq %a, %b : ui32  // %r : i1
+    ```
+    """
+
+    name = "vyre.eq"
+
+
+@irdl_op_definition
+class NeOp(CompareOp):
+    """Inequality (`f32`: IEEE, true when an operand is NaN).
+
+    ```mlir
+    %r = vyre.ne %a, %b : ui32  // %r : i1
+    ```
+    """
+
+    name = "vyre.ne"
+
+
+@irdl_op_definition
+class LtOp(CompareOp):
+    """Less than (`f32`: false when an operand is NaN).
+
+    ```mlir
+    %r = vyre.lt %a, %b : ui32  // %r : i1
+    ```
+    """
+
+    name = "vyre.lt"
+
+
+@irdl_op_definition
+class LeOp(CompareOp):
+    """Less than or equal (`f32`: false when an operand is NaN).
+
+    ```mlir
+    %r = vyre.le %a, %b : ui32  // %r : i1
+    ```
+    """
+
+    name = "vyre.le"
+
+
+@irdl_op_definition
+class GtOp(CompareOp):
+    """Greater than (`f32`: false when an operand is NaN).
+
+    ```mlir
+    %r = vyre.gt %a, %b : ui32  // %r : i1
+    ```
+    """
+
+    name = "vyre.gt"
+
+
+@irdl_op_definition
+class GeOp(CompareOp):
+    """Greater than or equal (`f32`: false when an operand is NaN).
+
+    ```mlir
+    %r = vyre.ge %a, %b : ui32  // %r : i1
+    ```
+    """
+
+    name = "vyre.ge"
+
+
+@irdl_op_definition
+class AndOp(BinaryOp):
+    """Logical and of two `i1`.
+
+    ```mlir
+    %r = vyre.and %a, %b : i1
+    ```
+    """
+
+    name = "vyre.and"
+
+
+@irdl_op_definition
+class OrOp(BinaryOp):
+    """Logical or of two `i1`.
+
+    ```mlir
+    %r = vyre.or %a, %b : i1
+    ```
+    """
+
+    name = "vyre.or"
+
+
+@irdl_op_definition
+class NotOp(UnaryOp):
+    """Logical not of an `i1`.
+
+    ```mlir
+    %r = vyre.not %a : i1
+    ```
+    """
+
+    name = "vyre.not"
+
+
+@irdl_op_definition
+class NegOp(UnaryOp):
+    """Negation; `si32` wraps (neg INT_MIN is INT_MIN).
+
+    ```mlir
+    %r = vyre.neg %a : si32
+    ```
+    """
+
+    name = "vyre.neg"
+
+
+@irdl_op_definition
+class BitNotOp(UnaryOp):
+    """Bitwise complement.
+
+    ```mlir
+    %r = vyre.bit_not %a : ui32
+    ```
+    """
+
+    name = "vyre.bit_not"
+
+
+@irdl_op_definition
+class PopcountOp(UnaryOp):
+    """The number of one bits.
+
+    ```mlir
+    %r = vyre.popcount %a : ui32
+    ```
+    """
+
+    name = "vyre.popcount"
+
+
+@irdl_op_definition
+class ClzOp(UnaryOp):
+    """The number of leading zero bits (32 for 0).
+
+    ```mlir
+    %r = vyre.clz %a : ui32
+    ```
+    """
+
+    name = "vyre.clz"
+
+
+@irdl_op_definition
+class CtzOp(UnaryOp):
+    """The number of trailing zero bits (32 for 0).
+
+    ```mlir
+    %r = vyre.ctz %a : ui32
+    ```
+    """
+
+    name = "vyre.ctz"
+
+
+@irdl_op_definition
+class ReverseBitsOp(UnaryOp):
+    """The 32 bits in reverse order.
+
+    ```mlir
+    %r = vyre.reverse_bits %a : ui32
+    ```
+    """
+
+    name = "vyre.reverse_bits"
+
+
+@irdl_op_definition
+class AbsOp(UnaryOp):
+    """Absolute value; `si32` wraps (abs INT_MIN is INT_MIN).
+
+    ```mlir
+    %r = vyre.abs %a : ui32
+    ```
+    """
+
+    name = "vyre.abs"
+
+
+@irdl_op_definition
+class SignOp(UnaryOp):
+    """-1, 0 or 1 (`f32`: NaN stays NaN).
+
+    ```mlir
+    %r = vyre.sign %a : si32
+    ```
+    """
+
+    name = "vyre.sign"
+
+
+@irdl_op_definition
+class SqrtOp(UnaryOp):
+    """Square root (within 3 ULP on a GPU).
+
+    ```mlir
+    %r = vyre.sqrt %a : f32
+    ```
+    """
+
+    name = "vyre.sqrt"
+
+
+@irdl_op_definition
+class InverseSqrtOp(UnaryOp):
+    """`1 / sqrt(a)` (within 3 ULP on a GPU).
+
+    ```mlir
+    %r = vyre.inverse_sqrt %a : f32
+    ```
+    """
+
+    name = "vyre.inverse_sqrt"
+
+
+@irdl_op_definition
+class FloorOp(UnaryOp):
+    """Round toward negative infinity.
+
+    ```mlir
+    %r = vyre.floor %a : f32
+    ```
+    """
+
+    name = "vyre.floor"
+
+
+@irdl_op_definition
+class CeilOp(UnaryOp):
+    """Round toward positive infinity.
+
+    ```mlir
+    %r = vyre.ceil %a : f32
+    ```
+    """
+
+    name = "vyre.ceil"
+
+
+@irdl_op_definition
+class RoundOp(UnaryOp):
+    """Round to nearest, ties to even.
+
+    ```mlir
+    %r = vyre.round %a : f32
+    ```
+    """
+
+    name = "vyre.round"
+
+
+@irdl_op_definition
+class TruncOp(UnaryOp):
+    """Round toward zero.
+
+    ```mlir
+    %r = vyre.trunc %a : f32
+    ```
+    """
+
+    name = "vyre.trunc"
+
+
+@irdl_op_definition
+class ExpOp(UnaryOp):
+    """`e^a` (approximate on a GPU: 64 ULP).
+
+    ```mlir
+    %r = vyre.exp %a : f32
+    ```
+    """
+
+    name = "vyre.exp"
+
+
+@irdl_op_definition
+class Exp2Op(UnaryOp):
+    """`2^a` (approximate on a GPU: 64 ULP).
+
+    ```mlir
+    %r = vyre.exp2 %a : f32
+    ```
+    """
+
+    name = "vyre.exp2"
+
+
+@irdl_op_definition
+class LogOp(UnaryOp):
+    """Natural logarithm (approximate on a GPU: 16 ULP).
+
+    ```mlir
+    %r = vyre.log %a : f32
+    ```
+    """
+
+    name = "vyre.log"
+
+
+@irdl_op_definition
+class Log2Op(UnaryOp):
+    """Base-2 logarithm (approximate on a GPU: 16 ULP).
+
+    ```mlir
+    %r = vyre.log2 %a : f32
+    ```
+    """
+
+    name = "vyre.log2"
+
+
+@irdl_op_definition
+class SinOp(UnaryOp):
+    """Sine (approximate on a GPU; see the semantics table for its budget).
+
+    ```mlir
+    %r = vyre.sin %a : f32
+    ```
+    """
+
+    name = "vyre.sin"
+
+
+@irdl_op_definition
+class CosOp(UnaryOp):
+    """Cosine (approximate on a GPU; see the semantics table for its budget).
+
+    ```mlir
+    %r = vyre.cos %a : f32
+    ```
+    """
+
+    name = "vyre.cos"
+
+
+@irdl_op_definition
+class TanOp(UnaryOp):
+    """Tangent (approximate on a GPU; see the semantics table for its budget).
+
+    ```mlir
+    %r = vyre.tan %a : f32
+    ```
+    """
+
+    name = "vyre.tan"
+
+
+@irdl_op_definition
+class TanhOp(UnaryOp):
+    """Hyperbolic tangent (approximate on a GPU; see the semantics table for its budget).
+
+    ```mlir
+    %r = vyre.tanh %a : f32
+    ```
+    """
+
+    name = "vyre.tanh"
+
+
+@irdl_op_definition
+class ReciprocalOp(UnaryOp):
+    """`1 / a` (within 3 ULP on a GPU).
+
+    ```mlir
+    %r = vyre.reciprocal %a : f32
+    ```
+    """
+
+    name = "vyre.reciprocal"
+
+
+@irdl_op_definition
+class IsNanOp(PredicateOp):
+    """Whether the operand is a NaN.
+
+    ```mlir
+    %r = vyre.is_nan %a : f32  // %r : i1
+    ```
+    """
+
+    name = "vyre.is_nan"
+
+
+@irdl_op_definition
+class IsInfOp(PredicateOp):
+    """Whether the operand is an infinity.
+
+    ```mlir
+    %r = vyre.is_inf %a : f32  // %r : i1
+    ```
+    """
+
+    name = "vyre.is_inf"
+
+
+@irdl_op_definition
+class IsFiniteOp(PredicateOp):
+    """Whether the operand is neither NaN nor an infinity.
+
+    ```mlir
+    %r = vyre.is_finite %a : f32  // %r : i1
+    ```
+    """
+
+    name = "vyre.is_finite"
+
+
+#: every op whose meaning is an entry of the semantics table, in table order
+_TABLE_OP_CLASSES: tuple[type[_TableOp], ...] = (
+    AddOp,
+    SubOp,
+    MulOp,
+    DivOp,
+    ModOp,
+    MinOp,
+    MaxOp,
+    BitAndOp,
+    BitOrOp,
+    BitXorOp,
+    ShlOp,
+    ShrOp,
+    AbsDiffOp,
+    SaturatingAddOp,
+    SaturatingSubOp,
+    MulHighOp,
+    RotateLeftOp,
+    RotateRightOp,
+    EqOp,
+    NeOp,
+    LtOp,
+    LeOp,
+    GtOp,
+    GeOp,
+    AndOp,
+    OrOp,
+    NotOp,
+    NegOp,
+    BitNotOp,
+    PopcountOp,
+    ClzOp,
+    CtzOp,
+    ReverseBitsOp,
+    AbsOp,
+    SignOp,
+    SqrtOp,
+    InverseSqrtOp,
+    FloorOp,
+    CeilOp,
+    RoundOp,
+    TruncOp,
+    ExpOp,
+    Exp2Op,
+    LogOp,
+    Log2Op,
+    SinOp,
+    CosOp,
+    TanOp,
+    TanhOp,
+    ReciprocalOp,
+    IsNanOp,
+    IsInfOp,
+    IsFiniteOp,
+)
 
 #: mnemonic -> op class, one per entry of the semantics table
-TABLE_OPS: dict[str, type[IRDLOperation]] = {
-    name: _table_op(_BASES[sem.kind], name, _example(name)) for name, sem in OPS.items()
+TABLE_OPS: dict[str, type[_TableOp]] = {
+    cls.name.removeprefix("vyre."): cls for cls in _TABLE_OP_CLASSES
 }
-globals().update({cls.__name__: cls for cls in TABLE_OPS.values()})
 
 
 @irdl_op_definition
@@ -1388,7 +2336,7 @@ class AtomicOp(IRDLOperation):
     value = operand_def(ui32)
     result = result_def(ui32)
     irdl_options = (AttrSizedOperandSegments(as_property=True),)
-    traits = traits_def(MemoryReadEffect(), MemoryWriteEffect())
+    traits = traits_def(BufferReadWriteEffect())
 
     def __init__(
         self,

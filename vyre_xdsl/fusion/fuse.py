@@ -35,9 +35,10 @@ from xdsl.utils.exceptions import VerifyException
 from vyre_xdsl.analysis import (
     Access,
     Hazard,
+    access_of,
     accesses,
-    declaration_of,
     buffers_written,
+    declaration_of,
     hazards,
     injective_in_invocation,
     is_id_expression,
@@ -55,6 +56,7 @@ from vyre_xdsl.dialects.vyre import (
     BufLenOp,
     ConstOp,
     IfOp,
+    InvocationIdOp,
     LetOp,
     LoadOp,
     LocalIdOp,
@@ -64,7 +66,6 @@ from vyre_xdsl.dialects.vyre import (
     StoreOp,
     VarOp,
     WorkgroupIdOp,
-    InvocationIdOp,
     f32,
     i1,
     ui32,
@@ -272,7 +273,8 @@ def _written_before(arm: Arm, buffer: str, load: LoadOp) -> bool:
         if op is load:
             passed = True
             continue
-        if isinstance(op, StoreOp | AtomicOp) and op.buffer_name == buffer:
+        access = access_of(op)
+        if access is not None and access.writes and access.buffer == buffer:
             if not passed or any(loop.is_ancestor(op) for loop in loops):
                 return True
     return False

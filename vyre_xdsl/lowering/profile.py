@@ -1,9 +1,15 @@
 """The target profile lowering and `kernel-verify` check against.
 
-The defaults are the WebGPU default device limits for workgroups (what a wgpu
-device gives unless more is requested, and upstream's wgpu profile
-`[256, 256, 64]` / 256 invocations) and the storage-buffer count that the
-runtime requests from the adapter (32 on lavapipe and common desktop drivers).
+The wgpu runtime compiles for its device's own limits
+(`TargetProfile.from_limits(device.limits)`: 1024 invocations per workgroup on
+lavapipe and NVIDIA GPUs). The defaults here form the *portable* profile
+(`PORTABLE_PROFILE`): the WebGPU default device limits for workgroups, which
+every WebGPU device meets (`[256, 256, 64]`, 256 invocations, 16 KiB of
+workgroup storage; upstream's wgpu profile), and the storage-buffer count that
+the runtime requests from the adapter (32 on lavapipe and common desktop
+drivers). `vyre-opt` and `vyre-compile` (offline artifacts) use it unless pass
+options say otherwise; `vyre_xdsl.compile(..., portable=True)` uses it at run
+time too, to check that a module would run on any device.
 
 ```python
 from vyre_xdsl.lowering.profile import TargetProfile
@@ -54,6 +60,8 @@ class TargetProfile:
 
 
 DEFAULT_PROFILE = TargetProfile()
+#: the WebGPU default limits every device meets (the profile's defaults)
+PORTABLE_PROFILE = DEFAULT_PROFILE
 
 
 @dataclass(frozen=True)

@@ -31,6 +31,7 @@ from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Operation
 
+from vyre_xdsl.analysis import may_trap
 from vyre_xdsl.diagnostics import VyreDiagnostic
 from vyre_xdsl.dialects import kernel as k
 from vyre_xdsl.dialects import vyre as v
@@ -194,17 +195,13 @@ def _body_violations(descriptor: k.DescriptorOp) -> list[Violation]:
             errors.extend(_local_violations(op))
         elif isinstance(op, k.TrapOp) and not has_sidecar:
             errors.append((op, "'kernel.trap' needs a trap sidecar binding, and there is none"))
-        elif isinstance(op, v.BinaryOp) and not has_sidecar and _traps(op):
+        elif isinstance(op, v.BinaryOp) and not has_sidecar and may_trap(op):
             errors.append(
                 (op, f"'{op.name}' on si32 may trap and needs a trap sidecar binding, and there is none")
             )
         elif isinstance(op, k.BarrierOp) and widened:
             errors.append((op, "a barrier in a kernel whose workgroup was widened from [1, 1, 1]"))
     return errors
-
-
-def _traps(op: v.BinaryOp) -> bool:
-    return op.semantics().traps is not None and v.type_name(op.lhs.type) == "si32"
 
 
 def _memory_violations(descriptor: k.DescriptorOp, op: k._MemoryOp) -> list[Violation]:  # noqa: SLF001

@@ -14,10 +14,21 @@ output buffers by name; a trap raises `vyre_xdsl.interpreter.VyreTrap`. See
 docs/runtime.md.
 """
 
+from vyre_xdsl.runtime.arrays import (
+    DeviceArray,
+    DeviceArrayError,
+    DeviceDtypeError,
+    FreedArrayError,
+    WrongDeviceError,
+    to_device,
+)
 from vyre_xdsl.runtime.device import (
+    AdapterChoiceError,
+    AdapterInfo,
     DeviceLimitError,
     NoGpuAdapterError,
     adapter_available,
+    adapters,
     gpu_device,
 )
 from vyre_xdsl.runtime.execute import (
@@ -27,8 +38,21 @@ from vyre_xdsl.runtime.execute import (
     execute,
     run_kernels,
 )
+from vyre_xdsl.runtime.timing import KernelTime, ProfilingUnsupportedError, RunProfile
 
 __all__ = [
+    "AdapterChoiceError",
+    "AdapterInfo",
+    "DeviceArray",
+    "DeviceArrayError",
+    "DeviceDtypeError",
+    "FreedArrayError",
+    "KernelTime",
+    "ProfilingUnsupportedError",
+    "RunProfile",
+    "WrongDeviceError",
+    "adapters",
+    "to_device",
     "DeviceLimitError",
     "EmptyRuntimeBufferError",
     "NoGpuAdapterError",

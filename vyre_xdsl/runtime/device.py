@@ -72,7 +72,30 @@ class DeviceLimitError(VyreError):
 _LOCK = threading.Lock()
 _ADAPTERS: list | None = None
 _ADAPTER_ERROR: str | None = None
-_DEVICE: GpuDevice | None = None
+#: devices acquired so far, by adapter index (`adapters()` order)
+_DEVICES: dict[int, GpuDevice] = {}
+
+#: environment variable choosing the adapter: an index into `adapters()` or a
+#: case-insensitive substring of the adapter's description
+ADAPTER_ENV = "VYRE_ADAPTER"
+
+
+class AdapterChoiceError(VyreError, ValueError):
+    """An adapter choice (argument or `VYRE_ADAPTER`) that matches no adapter."""
+
+
+@dataclass(frozen=True)
+class AdapterInfo:
+    """One adapter as `adapters()` lists it."""
+
+    index: int  # position in `adapters()`: what `adapter=` and VYRE_ADAPTER take
+    name: str  # the device name, e.g. "NVIDIA H200" or "llvmpipe (LLVM 15.0.6, 256 bits)"
+    backend: str  # Vulkan, Metal, D3D12, OpenGL
+    adapter_type: str  # DiscreteGPU, IntegratedGPU, VirtualGPU, CPU, Unknown
+    description: str  # wgpu's one-line summary: "NAME (TYPE) via BACKEND"
+
+    def __str__(self) -> str:
+        return f"[{self.index}] {self.description}"
 
 
 def _forced_backend() -> str | None:
@@ -109,9 +132,26 @@ def _rank(adapter) -> tuple[int, int]:
     return b, t
 
 
+def adapters() -> list[AdapterInfo]:
+    """The adapters this process can use, best first (honouring
+    `WGPU_BACKEND_TYPE`); index 0 is the default. Never raises."""
+    with _LOCK:
+        found = _enumerate()
+    return [
+        AdapterInfo(
+            index=i,
+            name=str(a.info.get("device", "")),
+            backend=str(a.info.get("backend_type", "")),
+            adapter_type=str(a.info.get("adapter_type", "Unknown")),
+            description=a.summary,
+        )
+        for i, a in enumerate(found)
+    ]
+
+
 def adapter_available() -> bool:
     """Whether a wgpu adapter exists (honouring `WGPU_BACKEND_TYPE`). Cached; never raises."""
-    if _DEVICE is not None:
+    if _DEVICES:
         return True
     with _LOCK:
         return bool(_enumerate())
@@ -124,18 +164,46 @@ def no_adapter_message() -> str:
     return f"no GPU adapter found{where}{detail}; {INSTALL_HINT}"
 
 
-def gpu_device() -> GpuDevice:
-    """The process's device, acquired on first use."""
-    global _DEVICE
-    if _DEVICE is not None:
-        return _DEVICE
+def adapter_index(choice: int | str | None = None) -> int:
+    """The index in `adapters()` that `choice` names: an int or a string of
+    digits is an index, another string a case-insensitive substring of the
+    adapter's description; None takes `VYRE_ADAPTER`, else 0 (the best).
+    Raises `NoGpuAdapterError` when there is no adapter at all and
+    `AdapterChoiceError` when the choice matches none."""
+    found = adapters()
+    if not found:
+        raise NoGpuAdapterError(no_adapter_message())
+    origin = "adapter"
+    if choice is None:
+        choice = os.environ.get(ADAPTER_ENV, "").strip() or 0
+        origin = ADAPTER_ENV
+    listing = "; ".join(str(a) for a in found)
+    if isinstance(choice, int) or (isinstance(choice, str) and choice.isdigit()):
+        index = int(choice)
+        if not 0 <= index < len(found):
+            raise AdapterChoiceError(f"{origin}={choice}: no adapter with that index; adapters: {listing}")
+        return index
+    if not isinstance(choice, str):
+        raise AdapterChoiceError(f"{origin} must be an index or a name, got {type(choice).__name__}")
+    matches = [a.index for a in found if choice.lower() in a.description.lower()]
+    if not matches:
+        raise AdapterChoiceError(f"{origin}='{choice}' matches no adapter; adapters: {listing}")
+    return matches[0]
+
+
+def gpu_device(adapter: int | str | None = None) -> GpuDevice:
+    """The process's device on the chosen adapter (see `adapter_index`),
+    acquired on first use and kept for the process."""
+    if adapter is None and 0 in _DEVICES and not os.environ.get(ADAPTER_ENV):
+        return _DEVICES[0]
+    index = adapter_index(adapter)
+    device = _DEVICES.get(index)
+    if device is not None:
+        return device
     with _LOCK:
-        if _DEVICE is None:
-            adapters = _enumerate()
-            if not adapters:
-                raise NoGpuAdapterError(no_adapter_message())
-            _DEVICE = GpuDevice(adapters[0])
-    return _DEVICE
+        if index not in _DEVICES:
+            _DEVICES[index] = GpuDevice(_enumerate()[index], index)
+    return _DEVICES[index]
 
 
 # ============================================================================ device
@@ -152,6 +220,8 @@ class GpuDevice:
     """One wgpu device with a pipeline cache and a buffer pool."""
 
     adapter: object
+    #: the adapter's index in `adapters()` (what `adapter=` and VYRE_ADAPTER take)
+    index: int = 0
     device: object = field(init=False)
     limits: dict[str, int] = field(init=False)
     features: frozenset[str] = field(init=False)
@@ -183,6 +253,26 @@ class GpuDevice:
 
     def describe(self) -> str:
         return self.adapter.summary
+
+    @property
+    def timestamp_period_ns(self) -> float:
+        """Nanoseconds per timestamp-query tick (wgpuQueueGetTimestampPeriod)."""
+        from wgpu.backends.wgpu_native._api import libf
+
+        return float(libf.wgpuQueueGetTimestampPeriod(self.device.queue._internal))
+
+    @property
+    def target_profile(self):
+        """The lowering target profile of this device: its own workgroup limits
+        (invocations, size per axis, workgroup storage) and storage buffers."""
+        from vyre_xdsl.lowering.profile import TargetProfile
+
+        return TargetProfile.from_limits(self.limits)
+
+    def synchronize(self) -> None:
+        """Wait until every submitted command of this device has finished
+        (wgpuDevicePoll with wait; wgpu-py 0.32's on_submitted_work_done is broken)."""
+        self.device._poll_wait()
 
     # ------------------------------------------------------------------ pipelines
 

@@ -45,6 +45,8 @@ from xdsl.dialects.builtin import ModuleOp
 
 from vyre_xdsl.backends.wgsl.kernel_module import WgslBinding, WgslKernel
 from vyre_xdsl.diagnostics import VyreError
+from vyre_xdsl.lowering.profile import TargetProfile
+from vyre_xdsl.runtime.arrays import DeviceArray
 from vyre_xdsl.runtime.device import (
     MAPPABLE_STORAGE_USAGE,
     STAGING_USAGE,
@@ -70,17 +72,21 @@ class EmptyRuntimeBufferError(VyreError):
 # ============================================================================ compile
 
 
-_COMPILED: OrderedDict[str, list[WgslKernel]] = OrderedDict()
+_COMPILED: OrderedDict[tuple, list[WgslKernel]] = OrderedDict()
 
 
-def compiled_kernels(module: ModuleOp) -> list[WgslKernel]:
-    """`compile_module(module)`, cached by the module's text (an LRU of 64)."""
+def compiled_kernels(module: ModuleOp, profile: TargetProfile | None = None) -> list[WgslKernel]:
+    """`compile_module(module, profile)`, cached by the module's text and the
+    profile (an LRU of 64). The profile defaults to the process's device's
+    (`GpuDevice.target_profile`: the adapter's own workgroup limits)."""
     from vyre_xdsl.backends.wgsl import compile_module
 
-    key = str(module)
+    if profile is None:
+        profile = gpu_device().target_profile
+    key = (str(module), profile)
     kernels = _COMPILED.get(key)
     if kernels is None:
-        kernels = compile_module(module)
+        kernels = compile_module(module, profile)
         _COMPILED[key] = kernels
         while len(_COMPILED) > COMPILE_CACHE_SIZE:
             _COMPILED.popitem(last=False)
@@ -147,9 +153,40 @@ class _Plan:
     index: dict[str, int]  # name -> position in `names`
     size_names: list[str]  # names whose host sizes the plan depends on
     steps: list[_Step]
+    written: frozenset[str]  # names some kernel binds writable
+    # per kernel: name -> whether it binds it writable
+    usages: list[dict[str, bool]]
     traps: int  # kernels with a trap sidecar
     stride: int  # bytes between two sidecars in the run's sidecar buffer
     sized: OrderedDict[tuple, _Sized]
+    # arena names -> name -> arena number (see `_arena_numbers`)
+    arenas: dict[frozenset, dict[str, int]] = None
+
+
+def _arena_numbers(plan: _Plan, names: frozenset) -> dict[str, int]:
+    """An arena number per name such that no kernel binds two slots of one
+    arena with different usages (read-only and writable in one dispatch is a
+    usage conflict in wgpu); greedy, in binding order. A chain of
+    intermediates needs two arenas."""
+    if plan.arenas is None:
+        plan.arenas = {}
+    cached = plan.arenas.get(names)
+    if cached is not None:
+        return cached
+    numbers: dict[str, int] = {}
+    for name in plan.names:
+        if name not in names:
+            continue
+        number = 0
+        while any(
+            name in usage and other != name and numbers.get(other) == number and usage[other] != usage[name]
+            for usage in plan.usages
+            for other in usage
+        ):
+            number += 1
+        numbers[name] = number
+    plan.arenas[names] = numbers
+    return numbers
 
 
 def _plan(gpu: GpuDevice, kernels: Sequence[WgslKernel]) -> _Plan:
@@ -180,7 +217,14 @@ def _plan(gpu: GpuDevice, kernels: Sequence[WgslKernel]) -> _Plan:
         pipeline = gpu.pipeline(kernel.wgsl, kernel.entry_point, kernel.bindings)
         steps.append(_Step(kernel, pipeline, entries, sidecar))
     stride = max(SIDECAR_WORDS * 4, gpu.limits.get("min-storage-buffer-offset-alignment", 256))
-    plan = _Plan(tuple(kernels), names, index, size_names, steps, traps, stride, OrderedDict())
+    written = frozenset(
+        b.name for k in kernels for b in k.bindings if not b.is_trap_sidecar and b.visibility != "read_only"
+    )
+    usages = [
+        {b.name: b.visibility != "read_only" for b in k.bindings if not b.is_trap_sidecar} for k in kernels
+    ]
+    plan = _Plan(tuple(kernels), names, index, size_names, steps, written, usages, traps, stride,
+                 OrderedDict())
     gpu.run_plans[key] = plan
     while len(gpu.run_plans) > RUN_PLAN_CACHE_SIZE:
         gpu.run_plans.popitem(last=False)
@@ -221,7 +265,7 @@ def _sized(gpu: GpuDevice, plan: _Plan, host: Mapping[str, np.ndarray]) -> _Size
 def _bind_groups(gpu: GpuDevice, plan: _Plan, sized: _Sized, storage: list, sidecar) -> list:
     """Per step, its [(group, bind group)] over these buffers; cached per set of
     buffers (the pool hands a repeated run the same buffers)."""
-    key = (*storage, sidecar)
+    key = (*(tuple(entry) for entry in storage), sidecar)
     cached = sized.bind_groups.get(key)
     if cached is not None:
         return cached
@@ -234,7 +278,8 @@ def _bind_groups(gpu: GpuDevice, plan: _Plan, sized: _Sized, storage: list, side
                 if i is None:
                     resource = {"buffer": sidecar, "offset": step.sidecar * plan.stride, "size": size}
                 else:
-                    resource = {"buffer": storage[i], "offset": 0, "size": size}
+                    buffer, offset = storage[i]
+                    resource = {"buffer": buffer, "offset": offset, "size": size}
                 entries.append({"binding": slot, "resource": resource})
             groups.append((g, gpu.device.create_bind_group(layout=step.pipeline.layouts[g], entries=entries)))
         cached.append(groups)
@@ -245,47 +290,89 @@ def _bind_groups(gpu: GpuDevice, plan: _Plan, sized: _Sized, storage: list, side
 
 
 def _dispatch(compute, step: _Step, groups: list[tuple[int, object]], grid: tuple[int, int, int]) -> None:
-    compute.set_pipeline(step.pipeline.pipeline)
+    """Record one dispatch with wgpu-native's functions directly: wgpu-py's
+    wrappers cost a few microseconds per call (error capture, argument
+    checks); errors in a pass surface at `end()`/`finish()`, which still go
+    through wgpu-py."""
+    raw, lib = compute._internal, _native()
+    lib.wgpuComputePassEncoderSetPipeline(raw, step.pipeline.pipeline._internal)
     for g, group in groups:
-        compute.set_bind_group(g, group)
-    compute.dispatch_workgroups(*grid)
+        lib.wgpuComputePassEncoderSetBindGroup(raw, g, group._internal, 0, _NULL)
+    lib.wgpuComputePassEncoderDispatchWorkgroups(raw, *grid)
+
+
+_LIB = None
+_NULL = None
+
+
+def _native():
+    global _LIB, _NULL
+    if _LIB is None:
+        from wgpu.backends.wgpu_native._api import ffi, lib
+
+        _LIB, _NULL = lib, ffi.NULL
+    return _LIB
+
+
+class ZeroFilled:
+    """Stands for a zero-filled host array of `size` elements that is never
+    uploaded (the GPU clears the buffer): no host memory is allocated."""
+
+    __slots__ = ("size", "dtype", "nbytes")
+
+    def __init__(self, size: int, dtype):
+        self.size = int(size)
+        self.dtype = np.dtype(dtype)
+        self.nbytes = self.size * self.dtype.itemsize
+
+    def numpy(self) -> np.ndarray:
+        return np.zeros(self.size, self.dtype)
 
 
 def run_kernels(
     kernels: Sequence[WgslKernel],
-    buffers: Mapping[str, np.ndarray],
+    buffers: Mapping[str, np.ndarray | DeviceArray],
     outputs: Sequence[str] | None = None,
     uploads: set[str] | None = None,
     device: GpuDevice | None = None,
     profile: dict | None = None,
-) -> dict[str, np.ndarray]:
-    """Run `kernels` in order over the host arrays `buffers` (by name).
+    keep: bool = False,
+) -> dict[str, np.ndarray | DeviceArray]:
+    """Run `kernels` in order over the arrays `buffers` (by name).
 
-    Returns every host array: the `outputs` (default: every buffer a kernel
-    binds) read back from the GPU, the others as given. Only `uploads`
-    (default: all) are copied to the GPU; the other buffers start zeroed.
+    A buffer is a host array or a `DeviceArray` of this device. Returns every
+    buffer: the `outputs` (default: every buffer a kernel binds) read back from
+    the GPU, or, with `keep`, left there as new `DeviceArray`s; the others as
+    given. Only `uploads` (default: all) of the host arrays are copied to the
+    GPU; the other host buffers start zeroed. A device array is bound as it is
+    (no copy) unless some kernel writes that buffer: then the run works on a
+    GPU copy of it, so a run never changes an array it was given.
+
     With a `profile` dict and a device with timestamp queries, each kernel
-    gets its own compute pass timed on the GPU: `profile["kernel_ticks"]` lists
-    the timestamp ticks of every kernel (nanoseconds on lavapipe),
-    `profile["gpu_ticks"]` their sum. Without, all dispatches share one pass.
+    gets its own compute pass timed on the GPU: `profile["kernel_ns"]` lists
+    the nanoseconds of every kernel, `profile["gpu_ns"]` their sum
+    (`kernel_ticks`/`gpu_ticks`: the raw timestamp ticks). Without, all
+    dispatches share one pass.
     """
     gpu = device or gpu_device()
-    host = {name: np.ascontiguousarray(a).reshape(-1) for name, a in buffers.items()}
+    arrays = {name: _flat(a) for name, a in buffers.items()}
     plan = _plan(gpu, kernels)
-    if any(name not in host for name in plan.names):
-        _bound_names(kernels, host)  # raises, naming the kernel
-    sized = _sized(gpu, plan, host)
+    if any(name not in arrays for name in plan.names):
+        _bound_names(kernels, arrays)  # raises, naming the kernel
+    sized = _sized(gpu, plan, arrays)
     wanted = [n for n in (outputs if outputs is not None else plan.names) if n in plan.index]
+    kept = set(wanted) if keep else ()
     run = _Run(gpu)
     try:
-        storage = [run.storage(nbytes) for nbytes in sized.buffer_bytes]
-        sidecar = run.storage(plan.traps * plan.stride) if plan.traps else None
         encoder = gpu.device.create_command_encoder()
-        for name, buffer in zip(plan.names, storage):
-            if uploads is None or name in uploads:
-                run.upload(buffer, host[name])
-            else:
-                encoder.clear_buffer(buffer)
+        arena = _Arena(gpu)
+        storage = [
+            _storage(run, encoder, arena, name, arrays[name], nbytes, name in plan.written,
+                     name in kept, uploads is None or name in uploads, name in wanted)
+            for name, nbytes in zip(plan.names, sized.buffer_bytes)
+        ]
+        arena.allocate(run, encoder, _arena_numbers(plan, frozenset(arena.names)))
+        sidecar = run.storage(plan.traps * plan.stride) if plan.traps else None
         if sidecar is not None:
             encoder.clear_buffer(sidecar)
         bind_groups = _bind_groups(gpu, plan, sized, storage, sidecar)
@@ -301,21 +388,28 @@ def run_kernels(
                 _dispatch(compute, step, groups, grid)
                 compute.end()
         ticks = timer.resolve(encoder) if timer else None
-        staged = [run.stage(encoder, storage[plan.index[name]], name, host[name].nbytes) for name in wanted]
+        staged = [] if keep else [
+            run.stage(encoder, storage[plan.index[name]][0], name, arrays[name].nbytes) for name in wanted
+        ]
         traps = run.stage(encoder, sidecar, "traps", plan.traps * plan.stride) if sidecar is not None else None
         gpu.device.queue.submit([encoder.finish()])
         if ticks is not None:
             stamps = run.read(ticks, np.uint64).astype(np.int64).reshape(-1, 2)
             profile["kernel_ticks"] = [int(end - begin) for begin, end in stamps]
             profile["gpu_ticks"] = sum(profile["kernel_ticks"])
+            period = gpu.timestamp_period_ns
+            profile["kernel_ns"] = [t * period for t in profile["kernel_ticks"]]
+            profile["gpu_ns"] = sum(profile["kernel_ns"])
         if traps is not None:
             words = run.read(traps, np.uint32).reshape(plan.traps, -1)
             for step in plan.steps:
                 if step.sidecar is not None:
                     _raise_trap(step.kernel, words[step.sidecar])
-        result = dict(host)
+        result = dict(buffers)
+        for name in kept:
+            result[name] = _kept(run, arrays[name], storage[plan.index[name]][0])
         for stage in staged:
-            result[stage.name] = run.read(stage, host[stage.name].dtype)
+            result[stage.name] = run.read(stage, arrays[stage.name].dtype)
         return result
     except VyreError:
         raise
@@ -325,6 +419,107 @@ def run_kernels(
         if isinstance(error, wgpu.GPUError):
             raise WgpuRuntimeError(f"wgpu rejected the kernel: {error}") from None
         raise
+    finally:
+        run.release()
+
+
+def _flat(array):
+    if isinstance(array, (DeviceArray, ZeroFilled)):
+        return array
+    if isinstance(array, np.ndarray) and array.ndim == 1 and array.flags.c_contiguous:
+        return array
+    return np.ascontiguousarray(array).reshape(-1)
+
+
+def _storage(run: _Run, encoder, arena: _Arena, name: str, array, nbytes: int, written: bool,
+             kept: bool, upload: bool, output: bool) -> list:
+    """[buffer, offset] bound for `name` in this run.
+
+    A device array is bound itself when no kernel writes it, else a copy (so
+    the caller's array never changes). A host array is uploaded (or, when it
+    takes no input, the buffer cleared). A buffer whose output is `kept` is
+    not returned to the pool at the end of the run. Zero-filled buffers that
+    are not outputs (intermediates) share one arena buffer, cleared at once.
+    """
+    if isinstance(array, DeviceArray):
+        source = array.buffer(run.gpu)
+        if source.size < nbytes:
+            raise DeviceLimitError(
+                f"device array for buffer '{name}' holds {source.size} bytes; the run binds {nbytes}"
+            )
+        if not written:
+            return [source, 0]
+        buffer = run.storage(nbytes, kept)
+        if array.nbytes:
+            encoder.copy_buffer_to_buffer(source, 0, buffer, 0, array.nbytes)
+        return [buffer, 0]
+    zero = isinstance(array, ZeroFilled) or not upload
+    if zero and not output and not kept:
+        return arena.slot(name, nbytes)
+    buffer = run.storage(nbytes, kept)
+    if zero:
+        encoder.clear_buffer(buffer)
+    else:
+        run.upload(buffer, array)
+    return [buffer, 0]
+
+
+class _Arena:
+    """Pooled buffers for a run's zero-filled intermediates: a few buffers and
+    `clear_buffer` calls however many intermediates there are (each slot
+    aligned to `min-storage-buffer-offset-alignment`). Slots go to arenas by
+    `_arena_numbers`, so that no dispatch uses one buffer both read-only and
+    writable."""
+
+    def __init__(self, gpu: GpuDevice):
+        self.align = max(4, gpu.limits.get("min-storage-buffer-offset-alignment", 256))
+        self.names: list[str] = []
+        self.slots: list[tuple[list, int]] = []  # ([buffer, offset], bytes)
+
+    def slot(self, name: str, nbytes: int) -> list:
+        entry = [None, 0]
+        self.names.append(name)
+        self.slots.append((entry, (nbytes + self.align - 1) // self.align * self.align))
+        return entry
+
+    def allocate(self, run: _Run, encoder, numbers: dict[str, int]) -> None:
+        if not self.slots:
+            return
+        sizes: dict[int, int] = {}
+        for name, (entry, nbytes) in zip(self.names, self.slots):
+            number = numbers[name]
+            entry[1] = sizes.get(number, 0)
+            sizes[number] = entry[1] + nbytes
+        buffers = {}
+        for number, size in sorted(sizes.items()):
+            buffers[number] = run.storage(size)
+            encoder.clear_buffer(buffers[number])
+        for name, (entry, _) in zip(self.names, self.slots):
+            entry[0] = buffers[numbers[name]]
+
+
+def _kept(run: _Run, array, buffer) -> DeviceArray:
+    """The output `DeviceArray` over `buffer` (the input itself when the run
+    bound a device array unchanged)."""
+    if isinstance(array, DeviceArray) and buffer is array.buffer():
+        return array
+    return DeviceArray(run.gpu, buffer, run.usage, array.dtype, (array.size,))
+
+
+def write_buffer(gpu: GpuDevice, buffer, flat: np.ndarray) -> None:
+    """Copy the contiguous `flat` into the start of `buffer` (queued before the next submit)."""
+    _Run(gpu).upload(buffer, flat)
+
+
+def read_buffer(gpu: GpuDevice, buffer, nbytes: int, dtype) -> np.ndarray:
+    """The first `nbytes` of `buffer` as a fresh 1-D array (waits for the GPU)."""
+    run = _Run(gpu)
+    try:
+        encoder = gpu.device.create_command_encoder()
+        staged = run.stage(encoder, buffer, "", nbytes)
+        if staged.staging is not buffer:
+            gpu.device.queue.submit([encoder.finish()])
+        return run.read(staged, dtype)
     finally:
         run.release()
 
@@ -424,9 +619,12 @@ class _Run:
         self.mappable = gpu.unified_memory
         self.usage = MAPPABLE_STORAGE_USAGE if self.mappable else STORAGE_USAGE
 
-    def storage(self, nbytes: int):
+    def storage(self, nbytes: int, kept: bool = False):
+        """A pooled storage buffer, returned to the pool when the run ends
+        unless `kept` (then a `DeviceArray` will own it)."""
         buffer = self.gpu.pool.acquire(nbytes, self.usage)
-        self.held.append((buffer, self.usage))
+        if not kept:
+            self.held.append((buffer, self.usage))
         return buffer
 
     def upload(self, buffer, array: np.ndarray) -> None:

@@ -34,12 +34,21 @@ def format_parse_error(error: ParseError) -> str:
 
 def read_source(path: str) -> tuple[str, str]:
     """(text, display name) of FILE; '-' reads stdin."""
+    from vyre_xdsl.context import decode_source
+
     name = "<stdin>" if path == "-" else path
     try:
-        text = sys.stdin.read() if path == "-" else open(path, encoding="utf-8").read()
-    except (OSError, UnicodeDecodeError) as error:
-        raise UsageError(f"cannot read {name}: {getattr(error, 'strerror', None) or error}") from None
-    return text, name
+        if path == "-":
+            data = sys.stdin.buffer.read()
+        else:
+            with open(path, "rb") as f:
+                data = f.read()
+    except OSError as error:
+        raise UsageError(f"cannot read {name}: {error.strerror or error}") from None
+    try:
+        return decode_source(data, name), name
+    except ParseError as error:  # invalid UTF-8, located
+        raise ReportedError(format_parse_error(error)) from None
 
 
 def load_module_text(text: str, name: str) -> ModuleOp:

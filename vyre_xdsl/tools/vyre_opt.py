@@ -112,10 +112,11 @@ class VyreOptMain(xDSLOptMain):
         super().register_all_frontends()
 
         def parse_mlir(stream: IO[bytes]) -> ModuleOp:
-            text = stream.read().decode()
-            self._source = text
+            data = stream.read()
+            # the text for error excerpts; the parser reports invalid UTF-8 itself
+            self._source = data.decode("utf-8", errors="replace")
             parser = LocatedParser(
-                self.ctx, text, self.get_input_name(), line_offset=self._line_offset
+                self.ctx, data, self.get_input_name(), line_offset=self._line_offset
             )
             return parser.parse_module(not self.args.no_implicit_module)
 

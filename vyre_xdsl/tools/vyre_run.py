@@ -5,6 +5,8 @@ vyre-run examples/axpy.mlir --input x=x.npy --input y=y.npy
 vyre-run examples/axpy.mlir --random-inputs 0 --backend reference
 vyre-run prog.mlir --input x=x.npy --output-dir out/      # writes out/NAME.npy per output
 cat prog.mlir | vyre-run - --random-inputs 1
+vyre-run prog.mlir --random-inputs 0 -v --time         # adapter, GPU time per kernel (stderr)
+vyre-run prog.mlir --random-inputs 0 --adapter llvmpipe
 ```
 
 Without `--output-dir` each output buffer is printed as one line,
@@ -29,7 +31,7 @@ import numpy as np
 from xdsl.dialects.builtin import ModuleOp
 
 from vyre_xdsl.abi import RunSignature, signature
-from vyre_xdsl.api import BACKENDS, default_backend, run
+from vyre_xdsl.api import BACKENDS, cached_executable, default_backend
 from vyre_xdsl.tools.common import (
     UsageError,
     load_module_text,
@@ -193,7 +195,32 @@ def argument_parser() -> argparse.ArgumentParser:
     parser.add_argument("--output-dir", metavar="DIR", help="write DIR/NAME.npy per output instead of printing")
     parser.add_argument("--random-inputs", metavar="SEED", type=int,
                         help="fill every input not given with --input with deterministic random data")
+    parser.add_argument("--adapter", metavar="INDEX|NAME",
+                        help="wgpu adapter: an index or a substring of its description "
+                        "(default: VYRE_ADAPTER, else the best adapter)")
+    parser.add_argument("--time", action="store_true",
+                        help="print the GPU time of every kernel (timestamp queries) on stderr")
+    parser.add_argument("-v", "--verbose", action="store_true",
+                        help="print the backend and the adapter in use on stderr")
     return parser
+
+
+def run_module(module: ModuleOp, inputs: dict[str, np.ndarray], backend: str, args) -> dict[str, np.ndarray]:
+    """Run through `run()`'s executable cache, reporting the adapter (-v) and
+    the GPU time per kernel (--time) on stderr."""
+    exe = cached_executable(module, backend, args.fuse, args.adapter if backend == "wgpu" else None)
+    report_backend(backend, exe.adapter, args.verbose)
+    outputs = exe.run(inputs, profile=args.time)
+    if args.time:
+        print(exe.last_profile, file=sys.stderr)
+    return outputs
+
+
+def report_backend(backend: str, adapter: str | None, verbose: bool) -> None:
+    if not verbose:
+        return
+    where = f"adapter {adapter}" if adapter else "the reference interpreter"
+    print(f"{PROG}: backend {backend} on {where}", file=sys.stderr)
 
 
 def execute_command(args: argparse.Namespace) -> None:
@@ -202,6 +229,15 @@ def execute_command(args: argparse.Namespace) -> None:
     from vyre_xdsl.megakernel.run import is_bundle_file, run_bundle_file
 
     if is_bundle_file(args.file):  # a target-module bundle from vyre-compile
+        if args.time or args.adapter is not None:
+            raise UsageError("--time and --adapter apply to modules, not to bundles")
+        if args.verbose and backend == "wgpu":
+            from vyre_xdsl.runtime import gpu_device
+
+            gpu = gpu_device()
+            report_backend(backend, f"[{gpu.index}] {gpu.describe()}", True)
+        else:
+            report_backend(backend, None, args.verbose)
         outputs = run_bundle_file(args.file, load_inputs(args.input), backend, args.random_inputs, args.fuse)
     else:
         module = load_runnable(args.file)
@@ -209,7 +245,7 @@ def execute_command(args: argparse.Namespace) -> None:
         sig = signature(module)
         if args.random_inputs is not None:
             inputs = random_inputs(sig, args.random_inputs, inputs)
-        outputs = run(module, inputs, backend=backend, fuse=args.fuse)
+        outputs = run_module(module, inputs, backend, args)
     if args.output_dir is not None:
         write_outputs(args.output_dir, outputs)
         return

