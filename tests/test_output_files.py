@@ -143,7 +143,7 @@ def test_an_empty_npy_file_is_a_clear_error(program, tmp_path, capsys):
     npy.write_bytes(b"")
     assert run_with_input(program, npy) == 1
     err = capsys.readouterr().err
-    assert "input for buffer 'x'" in err and "is not a .npy file" in err and "internal" not in err
+    assert "input for buffer 'x'" in err and "is not a valid .npy array" in err and "internal" not in err
 
 
 def test_an_npy_header_claiming_10_to_the_12_elements_is_refused_before_allocating(program, tmp_path, capsys):

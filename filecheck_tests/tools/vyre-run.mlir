@@ -6,7 +6,7 @@
 // RUN: cat %s | vyre-run - --backend reference --input x=%t.x.npy --input y=%t.y.npy --input c=%t.c.npy | filecheck %s
 
 // CHECK:      y: float32[4] = [0.5, 2.5, 4.5, 6.5]
-// CHECK-NEXT: flags: uint32[4] = [1, 0, 1, 0]
+// CHECK-NEXT: flags: bool[4] = [True, False, True, False]
 // CHECK-NEXT: count: uint32[1] = [2]
 // CHECK-NEXT: wide: int32[20] = [{{.*}}, ...] (20 values; --output-dir DIR saves them)
 // CHECK-NOT:  {{.}}

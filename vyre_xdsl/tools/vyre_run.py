@@ -101,7 +101,7 @@ def _check_npy_header(f, where: str, path: str) -> None:
         read = npy.read_array_header_1_0 if version == (1, 0) else npy.read_array_header_2_0
         shape, _, dtype = read(f)
     except (ValueError, EOFError) as error:
-        raise UsageError(f"{where}: {path} is not a .npy file ({error or 'empty file'})") from None
+        raise UsageError(f"{where}: {path} is not a valid .npy array ({error or 'empty file'})") from None
     if dtype.hasobject:
         raise UsageError(f"{where}: {path} holds Python objects; give an array of numbers")
     count = int(np.prod(shape, dtype=object))
