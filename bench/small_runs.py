@@ -154,7 +154,37 @@ def phases(calls: int = 2000) -> dict:
     result = {name: seconds / calls * 1e6 for name, seconds in spent.items()}
     result["sum of phases"] = sum(spent.values()) / calls * 1e6
     result["whole run + synchronize (measured)"] = whole["median_s"] * 1e6
+    result.update(wrapper_cost(gpu, calls))
     return result
+
+
+def wrapper_cost(gpu, calls: int) -> dict:
+    """What wgpu-py's wrappers add: an empty encoder, pass and finish through
+    wgpu-py against the same four wgpu-native calls made directly (neither
+    submitted)."""
+    from wgpu.backends.wgpu_native._api import ffi, lib
+
+    device = gpu.device._internal
+
+    def wrapped():
+        encoder = gpu.device.create_command_encoder()
+        compute = encoder.begin_compute_pass()
+        compute.end()
+        encoder.finish()
+
+    def native():
+        encoder = lib.wgpuDeviceCreateCommandEncoder(device, ffi.NULL)
+        compute = lib.wgpuCommandEncoderBeginComputePass(encoder, ffi.NULL)
+        lib.wgpuComputePassEncoderEnd(compute)
+        command = lib.wgpuCommandEncoderFinish(encoder, ffi.NULL)
+        lib.wgpuComputePassEncoderRelease(compute)
+        lib.wgpuCommandEncoderRelease(encoder)
+        lib.wgpuCommandBufferRelease(command)
+
+    return {
+        "empty encoder+pass+finish via wgpu-py (not a phase)": batches(wrapped, calls, 3)["median_s"] * 1e6,
+        "the same via wgpu-native directly (not a phase)": batches(native, calls, 3)["median_s"] * 1e6,
+    }
 
 
 def _per_dispatch(one: dict, many: dict) -> dict:

@@ -11,7 +11,16 @@ out = exe.run({"x": x}, device=True)                           # DeviceArray out
 ```
 """
 
-from vyre_xdsl.api import Executable, cache_info, clear_cache, compile, parse, run
+_API = ("Executable", "cache_info", "clear_cache", "compile", "parse", "run")
+
+
+def __getattr__(name: str):
+    # the API is imported on first use, so that the command-line tools start fast
+    if name in _API:
+        from vyre_xdsl import api
+
+        return getattr(api, name)
+    raise AttributeError(f"module 'vyre_xdsl' has no attribute '{name}'")
 
 
 def to_device(array, adapter=None):

@@ -164,8 +164,12 @@ class Executable:
 
             self.gpu = gpu_device(adapter)
             profile = PORTABLE_PROFILE if portable else self.gpu.target_profile
-            self._kernels = compiled_kernels(self.module, profile)
+            from vyre_xdsl.runtime.execute import run_kernels
+
+            self._kernels = tuple(compiled_kernels(self.module, profile))
             self._binder = _Binder(self.signature, self.gpu)
+            self._run_kernels = run_kernels
+            self._static_sizes = all(b.count is not None for b in self.signature.buffers)
 
     @property
     def adapter(self) -> str | None:
@@ -196,18 +200,19 @@ class Executable:
                     f"timestamp queries are not supported by this adapter ({self.gpu.describe()}), "
                     "so kernels cannot be timed on it"
                 )
-        from vyre_xdsl.runtime.execute import run_kernels
-
         bound = self._binder.bind(inputs)
-        final = run_kernels(self._kernels, bound, outputs=self._outputs, uploads=self._uploads,
-                            device=self.gpu, profile=record, keep=device)
+        final = self._run_kernels(self._kernels, bound, outputs=self._outputs, uploads=self._uploads,
+                                  device=self.gpu, profile=record, keep=device,
+                                  static_sizes=self._static_sizes)
         if record is not None:
             from vyre_xdsl.runtime.timing import run_profile
 
             names = [k.source or k.id for k in self._kernels]
             self.last_profile = run_profile(names, record["kernel_ns"], self.gpu.describe())
         if device:
-            return {name: _on_device(final[name], self.gpu) for name in self._outputs}
+            kept = self._binder.device_array
+            return {name: final[name] if type(final[name]) is kept else _on_device(final[name], self.gpu)
+                    for name in self._outputs}
         return sig.outputs_of({name: _on_host(final[name]) for name in self._outputs}, inputs)
 
     def _run_elsewhere(self, host, resident, device: bool, profile: bool, inputs) -> dict[str, np.ndarray]:
@@ -287,9 +292,14 @@ class _Binder:
     host memory), and what does not depend on the inputs is computed once."""
 
     def __init__(self, sig: RunSignature, gpu):
+        from vyre_xdsl.runtime.arrays import DeviceArray
         from vyre_xdsl.runtime.execute import ZeroFilled
 
+        self.device_array = DeviceArray
         self.sig, self.gpu = sig, gpu
+        # name -> (dtype, count) of the inputs a device array passes at a glance
+        self.expected = {b.name: (b.host_dtype, b.count) for b in sig.buffers
+                         if b.requires_input and b.count is not None}
         self.by_name = {b.name: b for b in sig.buffers}
         self.input_names = frozenset(b.name for b in sig.buffers if b.requires_input)
         others = [b for b in sig.buffers if not b.requires_input]
@@ -299,24 +309,29 @@ class _Binder:
         self.rest: dict[frozenset, RunSignature] = {}
 
     def bind(self, inputs: Mapping[str, object]) -> dict[str, object]:
-        from vyre_xdsl.runtime.arrays import DeviceArray
-
         if not self.fast or not self.input_names.issuperset(inputs):
             host, resident = _bind(self.sig, inputs, self.gpu)  # the general path and its errors
             host.update(resident)
             return host
-        resident = frozenset(n for n, a in inputs.items() if isinstance(a, DeviceArray))
-        for name in resident:
-            _check_device_input(self.sig, name, inputs[name], self.gpu, self.by_name)
-        rest = self.rest.get(resident)
+        bound = dict(self.zeros)
+        resident = []
+        for name, array in inputs.items():
+            if type(array) is not self.device_array and not isinstance(array, self.device_array):
+                continue
+            resident.append(name)
+            bound[name] = array
+            expected = self.expected.get(name)
+            if (expected is None or array._buffer is None or array._gpu is not self.gpu
+                    or array.size != expected[1] or array.dtype != expected[0]):
+                _check_device_input(self.sig, name, array, self.gpu, self.by_name)
+        key = frozenset(resident)
+        rest = self.rest.get(key)
         if rest is None:
             rest = RunSignature(tuple(self.by_name[n] for n in self.sig.names
-                                      if n in self.input_names and n not in resident))
-            self.rest[resident] = rest
-        bound = dict(self.zeros)
-        bound.update(rest.bind({n: a for n, a in inputs.items() if n not in resident}))
-        for name in resident:
-            bound[name] = inputs[name]
+                                      if n in self.input_names and n not in key))
+            self.rest[key] = rest
+        if rest.buffers:
+            bound.update(rest.bind({n: a for n, a in inputs.items() if n not in key}))
         return bound
 
 

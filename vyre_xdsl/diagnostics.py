@@ -87,9 +87,15 @@ def verify_module(module: ModuleOp) -> None:
         raise VyreDiagnostic([(e.op, e.message) for e in located]) from None
 
 
+def source_lines(text: str) -> list[str]:
+    """The lines of `text` as the parser numbers them: split at `\n` only (not at
+    U+2028 and the other breaks `str.splitlines` knows), without a trailing `\r`."""
+    return [line.removesuffix("\r") for line in text.split("\n")]
+
+
 def format_errors(errors: Sequence[tuple[Operation | None, str]], source: str | None = None) -> str:
     """MLIR-style `file:line:col: error: message` lines with the source line and a caret."""
-    lines = source.splitlines() if source is not None else []
+    lines = source_lines(source) if source is not None else []
     out: list[str] = []
     for op, message in errors:
         where = Located(op, message).location()

@@ -35,7 +35,6 @@ from vyre_xdsl.analysis.accesses import (
 )
 from vyre_xdsl.analysis.dependences import STRENGTHS, Hazard, classify, dependence_kind, hazards
 from vyre_xdsl.analysis.expressions import (
-    EXPRESSION_OPS,
     contains_trap,
     is_expression,
     is_speculatable,
@@ -62,7 +61,6 @@ from vyre_xdsl.analysis.locals import (
 from vyre_xdsl.analysis.uniformity import is_dispatch_uniform, is_workgroup_uniform
 
 __all__ = [
-    "EXPRESSION_OPS",
     "STRENGTHS",
     "Access",
     "Hazard",

@@ -2,7 +2,7 @@
 
 An *expression* computes its results from its operands alone: constants, the
 id ops, `buf_len` (fixed for a run), the semantics-table ops, `select`, `fma`,
-`cast` and `bitcast` (SPEC section 3.3 without `load` and `atomic`). It may
+`cast` and `bitcast` (every expression op but `load` and `atomic`). It may
 still trap: `si32` `div`/`mod` by zero or INT_MIN / -1 ends the invocation.
 An op is *speculatable* when it is an expression that cannot trap: running it
 where the program would not have run it changes nothing, so it can be hoisted,
@@ -21,55 +21,21 @@ from __future__ import annotations
 
 from xdsl.ir import Operation
 
-from vyre_xdsl.dialects.vyre import (
-    TABLE_OPS,
-    BitcastOp,
-    BufLenOp,
-    CastOp,
-    ConstOp,
-    FmaOp,
-    InvocationIdOp,
-    LocalIdOp,
-    SelectOp,
-    TrapOp,
-    WorkgroupIdOp,
-    si32,
-)
+from vyre_xdsl.dialects.vyre import TableOpEffect, TrapOp, is_expression
 
-#: the op classes whose results are a function of their operands (and the run's buffer lengths)
-EXPRESSION_OPS: tuple[type[Operation], ...] = (
-    ConstOp,
-    BufLenOp,
-    InvocationIdOp,
-    WorkgroupIdOp,
-    LocalIdOp,
-    SelectOp,
-    FmaOp,
-    CastOp,
-    BitcastOp,
-    *TABLE_OPS.values(),
-)
-
-
-def is_expression(op: Operation) -> bool:
-    """Whether `op` computes its results from its operands alone (it may still trap)."""
-    return isinstance(op, EXPRESSION_OPS)
+__all__ = ["contains_trap", "is_expression", "is_speculatable", "may_trap"]
 
 
 def may_trap(op: Operation) -> bool:
     """Whether `op` itself may end its invocation with a trap.
 
     `vyre.trap`, and a semantics-table op whose rule traps on its operand type
-    (`si32` `div` and `mod`). Nested ops are not looked at: see `contains_trap`.
+    (`si32` `div` and `mod`: the op's `TableOpEffect` says so). Nested ops are
+    not looked at: see `contains_trap`.
     """
     if isinstance(op, TrapOp):
         return True
-    semantics = getattr(type(op), "semantics", None)
-    return (
-        semantics is not None
-        and semantics().traps is not None
-        and any(operand.type == si32 for operand in op.operands)
-    )
+    return op.has_trait(TableOpEffect) and TableOpEffect.may_trap(op)
 
 
 def contains_trap(op: Operation) -> bool:

@@ -21,5 +21,6 @@ def get_all_targets() -> dict[str, Callable[[], type[Target]]]:
     return {
         name: _factory(module, cls)
         for name, (module, cls) in TARGETS.items()
-        if find_spec(module) is not None
+        # the package, not the module: finding a module imports its package
+        if find_spec(module.rsplit(".", 1)[0]) is not None
     }

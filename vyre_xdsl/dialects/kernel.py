@@ -70,6 +70,12 @@ from xdsl.utils.exceptions import VerifyException
 
 from vyre_xdsl import semantics
 from vyre_xdsl.dialects.syntax import (
+    AXES,
+    I32_MAX,
+    I64_MAX,
+    count_problem,
+    parse_int_in,
+    parse_int_list_in,
     parse_shaped_type,
     print_shaped_type,
     BlockOpBase,
@@ -84,11 +90,14 @@ from vyre_xdsl.dialects.syntax import (
     print_attrs,
     print_body,
 )
+from vyre_xdsl.dialects.names import entry_point_problem
 from vyre_xdsl.dialects.verify import body_errors, raise_body_errors
 from vyre_xdsl.dialects.vyre import ELEMENT_TYPES, type_name, ui32
 
 #: slots at and above this are workgroup (`shared`) and `scratch` slots
 WORKGROUP_SLOT_BASE = 1 << 24
+#: slots are WGSL binding numbers (host) or workgroup variable numbers: 32-bit
+MAX_SLOT = 2**32 - 1
 #: the reserved name of the trap sidecar binding (4 u32 words)
 TRAP_SIDECAR_NAME = "__vyre_descriptor_trap_sidecar"
 TRAP_SIDECAR_WORDS = 4
@@ -107,8 +116,12 @@ def bind_group(memory_class: str) -> int | None:
 # ============================================================================ helpers
 
 
-def _parse_int_list(parser: Parser) -> list[int]:
-    return parser.parse_comma_separated_list(parser.Delimiter.SQUARE, parser.parse_integer)
+def _parse_int_list(parser: Parser, what: str) -> list[int]:
+    return parse_int_list_in(parser, what, -I32_MAX - 1, I32_MAX, f"the largest is {I32_MAX}")
+
+
+def _parse_slot(parser: Parser) -> int:
+    return parse_int_in(parser, "slot", 0, MAX_SLOT)
 
 
 def _print_int_list(printer: Printer, values: Sequence[int]) -> None:
@@ -152,7 +165,7 @@ def enclosing_descriptor(op: Operation) -> DescriptorOp | None:
 def _parse_slot_index(parser: Parser) -> tuple[int, SSAValue]:
     """Parse `slot N [%i]`."""
     parser.parse_keyword("slot")
-    slot = parser.parse_integer(allow_negative=False)
+    slot = _parse_slot(parser)
     parser.parse_punctuation("[")
     index = parser.parse_operand(ui32)
     parser.parse_punctuation("]")
@@ -306,8 +319,8 @@ class DescriptorOp(IRDLOperation):
         super().verify(verify_nested_ops)
 
     def verify_(self) -> None:
-        if not self.entry:
-            raise VerifyException("the entry point name must not be empty")
+        if (problem := entry_point_problem(self.entry)) is not None:
+            raise VerifyException(problem)
         dispatches = [op for op in self.body.block.ops if isinstance(op, DispatchOp)]
         if len(dispatches) != 1:
             raise VerifyException(
@@ -389,13 +402,13 @@ class DispatchOp(IRDLOperation):
     @classmethod
     def parse(cls, parser: Parser) -> DispatchOp:
         parser.parse_keyword("workgroup_size")
-        workgroup = _parse_int_list(parser)
+        workgroup = _parse_int_list(parser, "workgroup_size")
         parser.parse_keyword("program_workgroup_size")
-        program = _parse_int_list(parser)
+        program = _parse_int_list(parser, "program_workgroup_size")
         parser.parse_keyword("grid")
         grid = None
         if parser.parse_optional_punctuation("?") is None:
-            grid = _parse_int_list(parser)
+            grid = _parse_int_list(parser, "grid")
         parser.parse_keyword("count")
         names = parser.parse_comma_separated_list(
             parser.Delimiter.SQUARE, lambda: parser.parse_symbol_name().data
@@ -427,6 +440,9 @@ class DispatchOp(IRDLOperation):
         ):
             if values is not None and len(values) != 3:
                 raise VerifyException(f"{what} must have exactly 3 axes")
+            for axis, value in enumerate(values or ()):
+                if value < 0:
+                    raise VerifyException(f"{what} is {value} on axis {AXES[axis]}; it must not be negative")
 
 
 @irdl_op_definition
@@ -535,10 +551,10 @@ class BindingOp(IRDLOperation):
     def parse(cls, parser: Parser) -> BindingOp:
         name = parser.parse_symbol_name().data
         parser.parse_keyword("slot")
-        slot = parser.parse_integer(allow_negative=False)
+        slot = _parse_slot(parser)
         group = None
         if parser.parse_optional_keyword("group") is not None:
-            group = parser.parse_integer(allow_negative=False)
+            group = parse_int_in(parser, "group", 0, I64_MAX)
         pos = parser.pos
         memory_class = parser.parse_identifier()
         if memory_class not in MEMORY_CLASSES:
@@ -585,6 +601,13 @@ class BindingOp(IRDLOperation):
                 f"unknown visibility '{self.access}'; expected one of {', '.join(VISIBILITIES)}"
             )
         _require_element_type(self.element_type, f"binding @{self.buffer_name}")
+        if not 0 <= self.slot_number <= MAX_SLOT:
+            raise VerifyException(
+                f"slot {self.slot_number} of binding @{self.buffer_name} is out of range; "
+                f"slots are between 0 and {MAX_SLOT} (2^32 - 1)"
+            )
+        if (problem := count_problem(self.static_count, f"binding @{self.buffer_name}")) is not None:
+            raise VerifyException(problem)
         expected_group = bind_group(self.mem_class)
         if self.group_number != expected_group:
             want = "no bind group" if expected_group is None else f"bind group {expected_group}"
@@ -857,7 +880,7 @@ class BufferLengthOp(_MemoryOp):
     @classmethod
     def parse(cls, parser: Parser) -> BufferLengthOp:
         parser.parse_keyword("slot")
-        op = cls(parser.parse_integer(allow_negative=False))
+        op = cls(_parse_slot(parser))
         op.attributes.update(parser.parse_optional_attr_dict())
         return op
 

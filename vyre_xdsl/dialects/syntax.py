@@ -49,6 +49,50 @@ def as_region(body: Region | Sequence[Operation] | None) -> Region:
     return Region(Block(list(body or [])))
 
 
+#: the largest value a 32-bit signed (`i32`) and 64-bit signed (`i64`) property holds
+I32_MAX = 2**31 - 1
+I64_MAX = 2**63 - 1
+#: element counts index with `ui32`: at most 2^32 - 1 elements
+MAX_ELEMENT_COUNT = 2**32 - 1
+
+
+def parse_int_in(parser: Parser, what: str, low: int, high: int, limit: str | None = None) -> int:
+    """An integer literal in [low, high] (the range its property can hold); one
+    outside is a located error naming `what` and `limit` (default: the range)."""
+    pos = parser.pos
+    value = parser.parse_integer(allow_negative=low < 0)
+    if not low <= value <= high:
+        parser.raise_error(
+            f"{what} {value} is out of range; {limit or f'it must be between {low} and {high}'}",
+            pos,
+            parser.pos,
+        )
+    return value
+
+
+def parse_int_list_in(
+    parser: Parser, what: str, low: int, high: int, limit: str | None = None
+) -> list[int]:
+    """`[a, b, ...]` of integers in [low, high] (see `parse_int_in`)."""
+    return parser.parse_comma_separated_list(
+        parser.Delimiter.SQUARE, lambda: parse_int_in(parser, what, low, high, limit)
+    )
+
+
+def count_problem(count: int | None, what: str) -> str | None:
+    """Why a static element count is invalid, or None."""
+    if count is None:
+        return None
+    if count < 0:
+        return f"element count of {what} must be >= 0"
+    if count > MAX_ELEMENT_COUNT:
+        return (
+            f"element count {count} of {what} is too large; indices are ui32, so at most "
+            f"{MAX_ELEMENT_COUNT} (2^32 - 1) elements"
+        )
+    return None
+
+
 def parse_attrs_into(parser: Parser, op: Operation) -> Operation:
     op.attributes.update(parser.parse_optional_attr_dict())
     return op
@@ -243,7 +287,7 @@ def parse_shaped_type(parser: Parser) -> tuple[Attribute, int | None]:
     parser.parse_punctuation("[")
     count = None
     if parser.parse_optional_punctuation("?") is None:
-        count = parser.parse_integer(allow_negative=False)
+        count = parse_int_in(parser, "element count", 0, I64_MAX)
     parser.parse_punctuation("]")
     return element_type, count
 

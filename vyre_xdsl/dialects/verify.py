@@ -6,6 +6,7 @@ definition), in one iterative walk, so a deeply nested body cannot exhaust the
 Python stack:
 
 - every op belongs to the body's dialect (no foreign ops such as `arith.addf`);
+- every name is an identifier (see `vyre_xdsl.dialects.names`);
 - every operand is defined before its use: earlier in the same block, or
   earlier in an enclosing block of the same body (MLIR dominance for
   single-block regions; a value defined in a nested region is not visible
@@ -21,9 +22,11 @@ from __future__ import annotations
 
 from collections.abc import Callable, Collection, Iterator
 
-from xdsl.dialects.builtin import FileLineColLoc
+from xdsl.dialects.builtin import ArrayAttr, FileLineColLoc, StringAttr
 from xdsl.ir import Block, Operation, SSAValue
 from xdsl.utils.exceptions import VerifyException
+
+from vyre_xdsl.dialects.names import name_problem
 
 #: scopes (`if`, `loop`/`for`, `block`, `region`) may nest this deep inside a
 #: program or descriptor; deeper nesting is rejected (upstream's limit)
@@ -132,6 +135,31 @@ def _expected(root: Operation) -> str:
     return "a descriptor holds only kernel ops and the pure vyre arithmetic ops"
 
 
+def name_errors(root: Operation) -> list[tuple[Operation, str]]:
+    """Each name under `root` (and `root`'s own) that is not an identifier."""
+    errors: list[tuple[Operation, str]] = []
+    ops = [root] + [op for block, _ in _blocks_in_order(root) for op in block.ops]
+    for op in ops:
+        for name, what in _names_of(op):
+            if (problem := name_problem(name, what)) is not None:
+                errors.append((op, problem))
+    return errors
+
+
+def _names_of(op: Operation) -> Iterator[tuple[str, str]]:
+    """(name, what it names) for each name an op declares or lists."""
+    kind = op.name.split(".", 1)[-1]
+    for prop, what in (("sym_name", kind), ("var_name", "local")):
+        value = op.properties.get(prop)
+        if isinstance(value, StringAttr):
+            yield value.data, what
+    counted = op.properties.get("count_buffers")
+    if isinstance(counted, ArrayAttr):
+        for item in counted.data:
+            if isinstance(item, StringAttr):
+                yield item.data, "count buffer"
+
+
 def depth_errors(root: Operation, scope_ops: Collection[str]) -> list[tuple[Operation, str]]:
     """The first scope op under `root` nested deeper than `MAX_NESTING_DEPTH`."""
     for block, depth in _blocks_in_order(root):
@@ -157,11 +185,12 @@ def body_errors(
     scope_ops: Collection[str],
     what: str,
 ) -> list[tuple[Operation, str]]:
-    """Nesting, foreign-op and dominance errors under `root`, stopping at the first
+    """Nesting, foreign-op, name and dominance errors under `root`, stopping at the first
     kind found (later checks assume the earlier ones hold)."""
     return (
         depth_errors(root, scope_ops)
         or foreign_op_errors(root, allowed, what)
+        or name_errors(root)
         or dominance_errors(root)
     )
 

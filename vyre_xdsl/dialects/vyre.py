@@ -84,6 +84,10 @@ from xdsl.utils.exceptions import VerifyException
 
 from vyre_xdsl import semantics
 from vyre_xdsl.dialects.syntax import (
+    I32_MAX,
+    count_problem,
+    parse_int_in,
+    parse_int_list_in,
     parse_shaped_type,
     print_shaped_type,
     BlockOpBase,
@@ -112,6 +116,8 @@ ELEMENT_TYPES: dict[str, TypeAttribute] = {"ui32": ui32, "si32": si32, "f32": f3
 ACCESS_MODES = ("read_only", "read_write", "write_only", "uniform", "workgroup")
 MAX_WORKGROUP = (1024, 1024, 64)
 MAX_INVOCATIONS = 1024
+#: program bindings are host slots, which lie below 2^24 (the workgroup slots start there)
+MAX_BINDING = 2**24 - 1
 
 
 def type_name(t: Attribute) -> str | None:
@@ -411,10 +417,10 @@ class TableOpEffect(MemoryEffect, ConditionallySpeculatable):
         return not cls.may_trap(op)
 
 
-def _is_expression(op: Operation) -> bool:
+def is_expression(op: Operation) -> bool:
     """Whether `op` computes its results from its operands alone (it may still
-    trap, so it is not always xDSL-`Pure`). `vyre_xdsl.analysis.is_expression` is
-    the public form; the barrier verifier needs it here."""
+    trap, so it is not always xDSL-`Pure`). The barrier verifier needs it, so it
+    lives here; `vyre_xdsl.analysis` re-exports it."""
     return not op.regions and (op.has_trait(Pure) or op.has_trait(TableOpEffect))
 
 
@@ -520,8 +526,9 @@ class ProgramOp(IRDLOperation):
             )
         attributes = parser.parse_optional_attr_dict()
         parser.parse_keyword("workgroup_size", " after the program name (e.g. workgroup_size [64, 1, 1])")
-        sizes = parser.parse_comma_separated_list(
-            parser.Delimiter.SQUARE, parser.parse_integer
+        sizes = parse_int_list_in(
+            parser, "workgroup_size", -I32_MAX - 1, I32_MAX,
+            f"the limits are {list(MAX_WORKGROUP)} per axis and {MAX_INVOCATIONS} invocations",
         )
         body = _parse_body(parser)
         op = cls(name.data, sizes, body)
@@ -657,7 +664,7 @@ class BufferOp(IRDLOperation):
         name = parser.parse_symbol_name()
         binding = None
         if parser.parse_optional_keyword("binding") is not None:
-            binding = parser.parse_integer(allow_negative=False)
+            binding = parse_int_in(parser, "binding", 0, MAX_BINDING)
         pos = parser.pos
         access = parser.parse_identifier()
         if access not in ACCESS_MODES:
@@ -687,8 +694,13 @@ class BufferOp(IRDLOperation):
                 f"unknown access mode '{self.access_mode}'; expected one of {', '.join(ACCESS_MODES)}"
             )
         _require_element_type(self.element_type, f"buffer @{self.buffer_name}")
-        if self.static_count is not None and self.static_count < 0:
-            raise VerifyException("element count must be >= 0")
+        if (problem := count_problem(self.static_count, f"buffer @{self.buffer_name}")) is not None:
+            raise VerifyException(problem)
+        if self.binding_slot is not None and not 0 <= self.binding_slot <= MAX_BINDING:
+            raise VerifyException(
+                f"binding {self.binding_slot} of buffer @{self.buffer_name} is out of range; "
+                f"bindings are between 0 and {MAX_BINDING} (2^24 - 1)"
+            )
         if self.is_workgroup:
             if self.binding is not None:
                 raise VerifyException(
@@ -702,10 +714,6 @@ class BufferOp(IRDLOperation):
                 raise VerifyException(
                     f"workgroup buffer @{self.buffer_name} cannot be an output"
                 )
-        elif self.binding is None:
-            raise VerifyException(
-                f"buffer @{self.buffer_name} ({self.access_mode}) needs a binding"
-            )
 
 
 # ============================================================================ statements
@@ -1052,7 +1060,7 @@ def _uniformity_step(value: SSAValue) -> tuple[bool | None, Sequence[SSAValue]]:
         if isinstance(declaration, LoopOp):
             return None, (declaration.lower, declaration.upper)
         return False, ()
-    if _is_expression(owner):
+    if is_expression(owner):
         return None, tuple(owner.operands)
     return False, ()
 

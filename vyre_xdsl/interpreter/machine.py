@@ -202,7 +202,8 @@ class Machine:
         self.deaths += 1
 
     def record_trap(self, tag: str, address: int, lane: int) -> None:
-        if self.trap is None:
+        """Keep the trap of the lowest trapping invocation (SPEC 3.4, as on the GPU)."""
+        if self.trap is None or lane < self.trap[2]:
             self.trap = (tag, int(address), int(lane))
 
     def workgroups_of(self, frame: Frame, memory: Memory) -> np.ndarray | None:
@@ -299,7 +300,7 @@ def _table_op(m: Machine, op: Operation, frame: Frame, scope: Scope) -> None:
         if trapping is not None and trapping.any():
             trapping = broadcast(np.asarray(trapping), frame.size)
             lanes = frame.lanes[trapping]
-            m.record_trap(sem.trap_tag, 0, lanes[0])
+            m.record_trap(sem.trap_tag, 0, int(lanes.min()))
             m.end_lanes(lanes)
     _set(frame, op, sem.evaluate(*args))
 
@@ -418,8 +419,9 @@ def _return(m: Machine, op: ReturnOp, frame: Frame, scope: Scope) -> None:
 
 @handles(TrapOp)
 def _trap(m: Machine, op: TrapOp, frame: Frame, scope: Scope) -> None:
-    address = frame.lookup(op.address)
-    m.record_trap(op.tag.data, int(address[0]), int(frame.lanes[0]))
+    address = broadcast(frame.lookup(op.address), frame.size)
+    first = int(np.argmin(frame.lanes))
+    m.record_trap(op.tag.data, int(address[first]), int(frame.lanes[first]))
     m.end_lanes(frame.lanes)
 
 

@@ -40,6 +40,10 @@ from vyre_xdsl.lowering.profile import ProfilePass, TargetProfile
 Violation = tuple[Operation, str]
 
 
+#: WebGPU's `maxComputeWorkgroupsPerDimension` (the same on every device)
+MAX_WORKGROUPS_PER_DIMENSION = 65535
+
+
 def descriptor_violations(descriptor: k.DescriptorOp, profile: TargetProfile) -> list[Violation]:
     """Every invariant `descriptor` breaks, in op order."""
     return [
@@ -147,6 +151,12 @@ def _dispatch_violations(descriptor: k.DescriptorOp, profile: TargetProfile) -> 
         for axis, value in enumerate(values or ()):
             if value == 0:
                 errors.append((dispatch, f"dispatch {what} is 0 on axis {v.AXES[axis]}"))
+    for axis, value in enumerate(dispatch.static_grid or ()):
+        if value > MAX_WORKGROUPS_PER_DIMENSION:
+            errors.append(
+                (dispatch, f"dispatch grid is {value} on axis {v.AXES[axis]}; WebGPU launches at "
+                 f"most {MAX_WORKGROUPS_PER_DIMENSION} workgroups per axis")
+            )
     workgroup = dispatch.kernel_workgroup
     for axis, (size, limit) in enumerate(zip(workgroup, profile.max_workgroup_size)):
         if size > limit:
@@ -195,6 +205,9 @@ def _body_violations(descriptor: k.DescriptorOp) -> list[Violation]:
             errors.extend(_local_violations(op))
         elif isinstance(op, k.TrapOp) and not has_sidecar:
             errors.append((op, "'kernel.trap' needs a trap sidecar binding, and there is none"))
+        elif isinstance(op, k.ForOp) and not has_sidecar:
+            errors.append((op, "'kernel.for' needs a trap sidecar binding (where a driver that "
+                           "leaves loops early is reported), and there is none"))
         elif isinstance(op, v.BinaryOp) and not has_sidecar and may_trap(op):
             errors.append(
                 (op, f"'{op.name}' on si32 may trap and needs a trap sidecar binding, and there is none")

@@ -103,11 +103,30 @@ def _forced_backend() -> str | None:
     return forced or None
 
 
+def ensure_runtime_dir() -> None:
+    """Give the process a private `XDG_RUNTIME_DIR` when it has none that is usable.
+
+    Without one, the Vulkan loader's Wayland code prints `error: XDG_RUNTIME_DIR is
+    invalid or not set` for every adapter it probes; a compute-only run needs no display,
+    so an empty private folder (mode 0700, removed at exit) silences it."""
+    current = os.environ.get("XDG_RUNTIME_DIR", "")
+    if current and os.path.isdir(current) and os.access(current, os.W_OK | os.X_OK):
+        return
+    import atexit
+    import shutil
+    import tempfile
+
+    folder = tempfile.mkdtemp(prefix="vyre-xdg-")
+    atexit.register(shutil.rmtree, folder, ignore_errors=True)
+    os.environ["XDG_RUNTIME_DIR"] = folder
+
+
 def _enumerate() -> list:
     """Every adapter wgpu sees, best first (cached; never raises)."""
     global _ADAPTERS, _ADAPTER_ERROR
     if _ADAPTERS is not None:
         return _ADAPTERS
+    ensure_runtime_dir()
     try:
         import wgpu
 
@@ -229,6 +248,8 @@ class GpuDevice:
     pool: BufferPool = field(init=False)
     #: execute.py's run plans (pipelines, bindings, sizes, bind groups) by kernels
     run_plans: OrderedDict = field(default_factory=OrderedDict, init=False)
+    #: (kernel tuple, plan) of the last run, checked first (execute._plan)
+    last_plan: tuple | None = field(default=None, init=False)
 
     def __post_init__(self) -> None:
         adapter = self.adapter
@@ -314,6 +335,7 @@ class GpuDevice:
     def clear_caches(self) -> None:
         self.pipelines.clear()
         self.run_plans.clear()
+        self.last_plan = None
         self.pool.clear()
 
 

@@ -161,6 +161,8 @@ class _Plan:
     sized: OrderedDict[tuple, _Sized]
     # arena names -> name -> arena number (see `_arena_numbers`)
     arenas: dict[frozenset, dict[str, int]] = None
+    # the sized plan of a caller whose sizes never change (`static_sizes`)
+    static_sized: _Sized | None = None
 
 
 def _arena_numbers(plan: _Plan, names: frozenset) -> dict[str, int]:
@@ -190,6 +192,15 @@ def _arena_numbers(plan: _Plan, names: frozenset) -> dict[str, int]:
 
 
 def _plan(gpu: GpuDevice, kernels: Sequence[WgslKernel]) -> _Plan:
+    last = gpu.last_plan
+    if last is not None and last[0] is kernels and type(kernels) is tuple:
+        return last[1]  # the same (immutable) kernel tuple as the last run: Executable.run
+    plan = _lookup_plan(gpu, kernels)
+    gpu.last_plan = (kernels, plan)
+    return plan
+
+
+def _lookup_plan(gpu: GpuDevice, kernels: Sequence[WgslKernel]) -> _Plan:
     key = tuple(map(id, kernels))
     plan = gpu.run_plans.get(key)
     if plan is not None:
@@ -337,6 +348,7 @@ def run_kernels(
     device: GpuDevice | None = None,
     profile: dict | None = None,
     keep: bool = False,
+    static_sizes: bool = False,
 ) -> dict[str, np.ndarray | DeviceArray]:
     """Run `kernels` in order over the arrays `buffers` (by name).
 
@@ -352,14 +364,21 @@ def run_kernels(
     gets its own compute pass timed on the GPU: `profile["kernel_ns"]` lists
     the nanoseconds of every kernel, `profile["gpu_ns"]` their sum
     (`kernel_ticks`/`gpu_ticks`: the raw timestamp ticks). Without, all
-    dispatches share one pass.
+    dispatches share one pass. `static_sizes` promises that every run of
+    these kernels has the same array sizes (an `Executable` without
+    runtime-sized buffers, whose inputs are checked against their declared
+    counts): the sized plan is then made once.
     """
     gpu = device or gpu_device()
     arrays = {name: _flat(a) for name, a in buffers.items()}
     plan = _plan(gpu, kernels)
     if any(name not in arrays for name in plan.names):
         _bound_names(kernels, arrays)  # raises, naming the kernel
-    sized = _sized(gpu, plan, arrays)
+    sized = plan.static_sized if static_sizes else None
+    if sized is None:
+        sized = _sized(gpu, plan, arrays)
+        if static_sizes:
+            plan.static_sized = sized
     wanted = [n for n in (outputs if outputs is not None else plan.names) if n in plan.index]
     kept = set(wanted) if keep else ()
     run = _Run(gpu)
@@ -575,7 +594,31 @@ def _check_limits(gpu: GpuDevice, kernel: WgslKernel, lengths: Mapping[str, int]
             )
 
 
+#: The loop iterations per invocation after which Mesa's lavapipe leaves a loop
+#: (counted over all the loops an invocation runs, nested or one after another).
+LAVAPIPE_LOOP_LIMIT = 65535
+
+
+class LoopLimitError(VyreError):
+    """The driver left a shader loop before its end (Mesa's lavapipe does after
+    65535 iterations per invocation), so the run's results would be wrong."""
+
+
 def _raise_trap(kernel: WgslKernel, words: np.ndarray) -> None:
+    """Decode one kernel's sidecar (layout: `backends/wgsl/printer.py`): the loop
+    flag first, since a loop cut short makes everything after it meaningless;
+    then the trap of the lowest trapping invocation (word 0 holds its complement)."""
+    from vyre_xdsl.backends.wgsl.printer import SIDECAR_LOOP_LEFT_EARLY
+
+    where = kernel.source or kernel.id
+    if int(words[3]) & SIDECAR_LOOP_LEFT_EARLY:
+        raise LoopLimitError(
+            f"kernel '{where}' was stopped inside a loop by the driver, so its results "
+            f"would be wrong: Mesa's lavapipe leaves shader loops after {LAVAPIPE_LOOP_LIMIT} "
+            "iterations per invocation, counted across all its loops (nested or not). "
+            "Fix: run on another Vulkan driver, use backend='reference', or split the work "
+            "so that each invocation runs fewer loop iterations"
+        )
     if words[0] == 0:
         return
     from vyre_xdsl.interpreter import VyreTrap
@@ -583,7 +626,7 @@ def _raise_trap(kernel: WgslKernel, words: np.ndarray) -> None:
     code = int(words[2])
     tags = kernel.trap_tags
     tag = tags[code - 1] if 1 <= code <= len(tags) else f"<unknown trap code {code}>"
-    raise VyreTrap(tag, int(words[1]), int(words[3]), kernel.source or None)
+    raise VyreTrap(tag, int(words[1]), int(~words[0] & 0xFFFFFFFF), kernel.source or None)
 
 
 class _Timer:

@@ -67,13 +67,35 @@ def differences(expected: Outcome, actual: Outcome, tolerances: Mapping[str, flo
     return problems
 
 
+def is_subnormal(values: np.ndarray) -> np.ndarray:
+    """Which f32 values are subnormal (non-zero, below the smallest normal)."""
+    values = np.asarray(values, np.float32)
+    return (values != 0) & (np.abs(values) < np.finfo(np.float32).tiny)
+
+
+def flush_subnormals(values: np.ndarray) -> np.ndarray:
+    """`values` with every f32 subnormal replaced by a zero of the same sign, as a
+    GPU that flushes subnormals (WGSL allows it; NVIDIA does) sees them."""
+    values = np.asarray(values)
+    if values.dtype != np.float32:
+        return values
+    zeros = np.copysign(np.float32(0.0), values).astype(np.float32)
+    return np.where(is_subnormal(values), zeros, values).astype(np.float32)
+
+
+def flushed_zero(expected: np.ndarray, actual: np.ndarray) -> np.ndarray:
+    """Where a GPU's zero stands for the reference's subnormal (SPEC 3.4: accepted)."""
+    return is_subnormal(expected) & (np.asarray(actual, np.float32) == 0)
+
+
 def buffer_difference(name: str, expected: np.ndarray, actual: np.ndarray, tolerance: float = 0.0) -> str | None:
-    """Why buffer `name` differs, or None when it matches."""
+    """Why buffer `name` differs, or None when it matches. An f32 zero where the
+    expected value is subnormal matches (a GPU may flush subnormals)."""
     expected, actual = np.asarray(expected).reshape(-1), np.asarray(actual).reshape(-1)
     if expected.dtype != actual.dtype or expected.shape != actual.shape:
         return f"{name}: {expected.dtype}{list(expected.shape)} vs {actual.dtype}{list(actual.shape)}"
     if expected.dtype == np.float32:
-        distance = ulp_distance(expected, actual)
+        distance = np.where(flushed_zero(expected, actual), 0, ulp_distance(expected, actual))
         bad = np.flatnonzero(distance > tolerance)
         if bad.size == 0:
             return None

@@ -19,6 +19,10 @@ point is visible to both `-opt` drivers), and these substitutions:
 | `VYRE_ROUNDTRIP` | `vyre-opt %s \\| vyre-opt \\| filecheck %s` |
 | `VYRE_GENERIC_ROUNDTRIP` | the same through the generic op form |
 
+(Both round trips run their two `vyre-opt`s in one process; `python -m
+vyre_xdsl.testing.cli_batch` runs many tool command lines of one test file in one
+process, which keeps large suites fast.)
+
 Nothing depends on where the project's sources are: the tools are found next to
 the running interpreter (its `bin/` folder comes first on `PATH`), and
 `PYTHONPATH` is passed through as the caller set it, with `python_paths`
@@ -73,8 +77,10 @@ def configure(
         if var in os.environ:
             config.environment[var] = os.environ[var]
     config.substitutions.append(("%python", sys.executable))
-    # custom -> generic -> custom round trip (the xDSL suites' XDSL_GENERIC_ROUNDTRIP)
+    # custom -> generic -> custom round trip (the xDSL suites' XDSL_GENERIC_ROUNDTRIP); both
+    # vyre-opt runs share one process (vyre_xdsl.testing.cli_batch), which keeps lit fast
+    batch = f"{sys.executable} -m vyre_xdsl.testing.cli_batch --run"
     config.substitutions.append(
-        ("VYRE_GENERIC_ROUNDTRIP", "vyre-opt %s --print-op-generic | vyre-opt | filecheck %s")
+        ("VYRE_GENERIC_ROUNDTRIP", f"{batch} 'vyre-opt %s --print-op-generic | vyre-opt' | filecheck %s")
     )
-    config.substitutions.append(("VYRE_ROUNDTRIP", "vyre-opt %s | vyre-opt | filecheck %s"))
+    config.substitutions.append(("VYRE_ROUNDTRIP", f"{batch} 'vyre-opt %s | vyre-opt' | filecheck %s"))

@@ -11,7 +11,13 @@ from collections.abc import Mapping
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.utils.exceptions import ParseError
 
-from vyre_xdsl.diagnostics import VyreDiagnostic, VyreError, format_errors, verify_module
+from vyre_xdsl.diagnostics import (
+    VyreDiagnostic,
+    VyreError,
+    format_errors,
+    source_lines,
+    verify_module,
+)
 
 
 class UsageError(VyreError):
@@ -25,7 +31,7 @@ class ReportedError(Exception):
 def format_parse_error(error: ParseError) -> str:
     """`file:line:col: error: message`, the source line and a caret (MLIR style)."""
     where = error.span.get_location()
-    lines = error.span.input.content.splitlines()
+    lines = source_lines(error.span.input.content)
     index = where.line - 1 - error.span.line_offset
     line = lines[index] if 0 <= index < len(lines) else ""
     width = max(1, min(len(error.span), len(line) - where.col + 1))
@@ -87,14 +93,19 @@ def write_files_atomically(files: Mapping[str, bytes | str]) -> None:
     """Write every file or none (raises `OutputFileError`, leaving no file
     changed): each goes to a temporary file beside its target (with the usual
     permissions); once all were written they are renamed into place, and a
-    failed rename puts back what the earlier ones replaced."""
+    failed rename puts back what the earlier ones replaced. A target that exists
+    and is not a regular file (`/dev/null`, a FIFO, `/dev/stdout`) is written in
+    place after the renames: renaming over it would replace the device with a file."""
     for path in files:
         _check_target(path)
+    special = {path: data for path, data in files.items() if _is_special(path)}
     staged: list[tuple[str, str]] = []
     committed: list[tuple[str, str | None]] = []  # (path, backup of what it replaced)
     current = ""
     try:
         for path, data in files.items():
+            if path in special:
+                continue
             current = path
             fd, tmp = tempfile.mkstemp(dir=os.path.dirname(os.path.abspath(path)), prefix=".vyre-", suffix=".tmp")
             staged.append((tmp, path))
@@ -105,6 +116,10 @@ def write_files_atomically(files: Mapping[str, bytes | str]) -> None:
             current = path
             committed.append((path, _set_aside(path)))
             os.replace(tmp, path)
+        for path, data in special.items():
+            current = path
+            with open(path, "wb" if isinstance(data, bytes) else "w") as f:
+                f.write(data)
     except OSError as error:
         _roll_back(committed)
         raise OutputFileError(f"cannot write {current}: {error.strerror or error}") from None
@@ -115,6 +130,16 @@ def write_files_atomically(files: Mapping[str, bytes | str]) -> None:
     for _, backup in committed:
         if backup is not None:
             os.unlink(backup)
+
+
+def _is_special(path: str) -> bool:
+    """Whether `path` exists and is something other than a regular file."""
+    import stat
+
+    try:
+        return not stat.S_ISREG(os.stat(path).st_mode)
+    except OSError:
+        return False
 
 
 def _set_aside(path: str) -> str | None:
@@ -150,27 +175,43 @@ def write_atomically(path: str, data: str | bytes) -> None:
 def run_reporting_errors(prog: str, command) -> int:
     """Run `command()` and turn every error into a message and an exit status:
     1 for anything the user caused (located diagnostics, bad input), 2 for a bug
-    (one line; `VYRE_DEBUG=1` shows the traceback). Never a traceback otherwise."""
+    (one line; `VYRE_DEBUG=1` shows the traceback). Never a traceback otherwise.
+    A reader that goes away (`| head`) never turns a failure into success."""
     try:
         command()
     except ReportedError as error:
-        print(str(error), file=sys.stderr)
-        return 1
+        return say_error(str(error), 1)
     except VyreDiagnostic as error:
-        print(format_errors(error.errors), file=sys.stderr)
-        return 1
+        return say_error(format_errors(error.errors), 1)
     except VyreError as error:
-        print(f"{prog}: error: {error}", file=sys.stderr)
-        return 1
+        return say_error(f"{prog}: error: {error}", 1)
     except BrokenPipeError:
-        sys.stdout = open(os.devnull, "w")
+        silence_closed_streams()
         return 0
     except Exception as error:  # a bug: say so, without a traceback unless asked
         if os.environ.get("VYRE_DEBUG"):
             raise
-        print(
-            f"{prog}: internal error: {type(error).__name__}: {error} (set VYRE_DEBUG=1 for a traceback)",
-            file=sys.stderr,
+        return say_error(
+            f"{prog}: internal error: {type(error).__name__}: {error} (set VYRE_DEBUG=1 for a traceback)", 2
         )
-        return 2
     return 0
+
+
+def say_error(text: str, status: int) -> int:
+    """Print `text` to stderr (even when nobody reads it any more) and return `status`."""
+    try:
+        print(text, file=sys.stderr)
+    except BrokenPipeError:
+        silence_closed_streams()
+    return status
+
+
+def silence_closed_streams() -> None:
+    """Point stdout and stderr at /dev/null, so that flushing them at exit cannot fail
+    again after the reader of a pipe went away (Python's advice for SIGPIPE)."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            os.dup2(devnull, stream.fileno())
+        except (OSError, ValueError):
+            pass

@@ -108,7 +108,10 @@ def write_files(files: dict[str, bytes]) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = argument_parser().parse_args(argv)
+    try:
+        args = argument_parser().parse_args(argv)
+    except SystemExit as exit_:  # argparse: usage errors exit 1 like every other bad input
+        return 1 if exit_.code == 2 else (exit_.code or 0)
     return run_reporting_errors(PROG, lambda: write_files(compile_command(args)))
 
 

@@ -3,6 +3,7 @@
 ```
 vyre-opt --fuse --lower -t wgsl in.mlir -o out.wgsl
 vyre-opt -p 'vyre-fuse{split-grid-sync=false},canonicalize,cse' in.mlir
+vyre-opt --split-input-file --verify-diagnostics invalid.mlir   # checks expected-error annotations
 cat in.mlir | vyre-opt -
 ```
 
@@ -14,22 +15,24 @@ with exit status 1; no Python traceback, and the `-o` file is only written
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import io
 import os
 import sys
+import time
 from collections.abc import Sequence
 from typing import IO
 
 from xdsl.dialects.builtin import ModuleOp
-from xdsl.passes import PassPipeline
-import dataclasses
-
+from xdsl.passes import ModulePass, PassPipeline
+from xdsl.printer import Printer
 from xdsl.utils.exceptions import ArgSpecParseError, DiagnosticException, ParseError
 from xdsl.xdsl_opt_main import xDSLOptMain
 
 from vyre_xdsl.backends import get_all_targets
 from vyre_xdsl.context import LocatedParser
 from vyre_xdsl.diagnostics import (
+    Located,
     VyreDiagnostic,
     VyreError,
     clean_message,
@@ -38,14 +41,50 @@ from vyre_xdsl.diagnostics import (
 )
 from vyre_xdsl.dialects import get_all_dialects
 from vyre_xdsl.passes import get_all_passes
-from vyre_xdsl.tools.common import UsageError, format_parse_error, write_atomically
+from vyre_xdsl.tools.common import (
+    UsageError,
+    format_parse_error,
+    say_error,
+    silence_closed_streams,
+    write_atomically,
+)
+from vyre_xdsl.tools.pipeline import build_pipeline, describe_passes
+from vyre_xdsl.tools.verify_diagnostics import (
+    AnnotationError,
+    Emitted,
+    check_diagnostics,
+    expected_diagnostics,
+    has_annotations,
+)
+
+SEPARATOR = "// -----\n"
+
+
+@dataclasses.dataclass(frozen=True)
+class Reported:
+    """A diagnosed chunk: the text shown to users and the diagnostics it holds."""
+
+    text: str
+    emitted: tuple[Emitted, ...]
 
 
 class VyreOptMain(xDSLOptMain):
     """The `vyre-opt` driver."""
 
     version_format = "vyre-opt built on xdsl version {xdsl_version}"
+    prog = "vyre-opt"
+    description = (
+        "vyre-opt: parse, verify, transform and print vyre IR (xdsl-opt with the vyre "
+        "dialects, passes and the WGSL target)"
+    )
     _source: str = ""
+    _line_offset = 0
+    failed = False
+
+    def __init__(self, args: Sequence[str] | None = None):
+        super().__init__(description=self.description, args=args)
+
+    # ------------------------------------------------------------------ registration
 
     def register_all_dialects(self):
         super().register_all_dialects()
@@ -59,42 +98,115 @@ class VyreOptMain(xDSLOptMain):
             self.register_pass(name, factory)
 
     def register_all_targets(self):
+        from vyre_xdsl.universe import VYRE_UNIVERSE
+
         super().register_all_targets()
+        self.available_targets.update(VYRE_UNIVERSE.all_targets)  # vyre-wgsl
         for name, factory in get_all_targets().items():
-            self.available_targets[name] = factory
+            self.available_targets[name] = factory  # ours is `wgsl` here; it defers gpu.module to xDSL's
 
     def register_all_arguments(self, arg_parser: argparse.ArgumentParser):
         super().register_all_arguments(arg_parser)
+        arg_parser.prog = self.prog
+        arg_parser.error = self._usage_error  # status 1, like mlir-opt (argparse uses 2)
+        arg_parser.formatter_class = argparse.RawDescriptionHelpFormatter
+        _describe_passes_in_help(arg_parser, self.available_passes)
+        _set_help(arg_parser, "passes", "pass pipeline, e.g. 'vyre-fuse,canonicalize'; the passes are listed below")
+        _set_help(
+            arg_parser,
+            "target",
+            "output: mlir (default), wgsl (vyre.program/kernel.descriptor ops, or xDSL gpu.module "
+            f"ops), vyre-wgsl (vyre only); all targets: {', '.join(self.available_targets)}",
+        )
+        _set_help(arg_parser, "disable_verify", "do not verify the IR after parsing and after each pass")
+        _set_help(
+            arg_parser,
+            "verify_diagnostics",
+            "check the input's 'expected-error {{...}}' annotations (MLIR's -verify-diagnostics): "
+            "missing, unexpected or mismatched diagnostics fail with status 1; without "
+            "annotations, print the diagnostics to stdout with status 0 (xdsl-opt's behaviour)",
+        )
+        _set_help(arg_parser, "time_passes", "print each pass's run time to stderr")
         arg_parser.add_argument(
             "--fuse", action="store_true", help="shortcut for -p vyre-fuse (runs first)"
         )
         arg_parser.add_argument(
             "--lower", action="store_true", help="shortcut for -p vyre-lower (after --fuse)"
         )
+        arg_parser.add_argument(
+            "--mlir-print-ir-before",
+            metavar="PASSES",
+            default="",
+            help="print the IR to stderr before each of these passes (comma-separated names)",
+        )
+        arg_parser.add_argument(
+            "--mlir-print-ir-after",
+            metavar="PASSES",
+            default="",
+            help="print the IR to stderr after each of these passes (comma-separated names)",
+        )
+        arg_parser.add_argument(
+            "--mlir-print-ir-before-all", action="store_true", help="print the IR to stderr before every pass"
+        )
+        arg_parser.add_argument(
+            "--mlir-print-ir-after-all", action="store_true", help="print the IR to stderr after every pass"
+        )
+        arg_parser.add_argument(
+            "--mlir-print-ir-after-failure",
+            action="store_true",
+            help="print the IR to stderr after a pass that failed (or left IR that fails to verify)",
+        )
+
+    def _usage_error(self, message: str):
+        raise UsageError(f"{message} ({self.prog} --help lists the options)")
+
+    # ------------------------------------------------------------------ pipeline
 
     def setup_pipeline(self):
         shortcuts = [name for flag, name in ((self.args.fuse, "vyre-fuse"), (self.args.lower, "vyre-lower")) if flag]
         if shortcuts:
             rest = [self.args.passes] if self.args.passes else []
             self.args.passes = ",".join(shortcuts + rest)
-        unknown = [
-            name
-            for name in _pass_names(self.args.passes)
-            if name not in self.available_passes
-        ]
-        if unknown:
-            raise UsageError(
-                f"unknown pass {', '.join(unknown)}; available: {', '.join(sorted(self.available_passes))}"
-            )
-        super().setup_pipeline()
-        callback = self.pipeline.callback
+        passes = build_pipeline(self.args.passes, self.available_passes)
+        for flag in ("mlir_print_ir_before", "mlir_print_ir_after"):
+            names = {n.strip() for n in getattr(self.args, flag).split(",") if n.strip()}
+            unknown = sorted(names - set(self.available_passes))
+            if unknown:
+                option = "--" + flag.replace("_", "-")
+                raise UsageError(f"{option} names unknown pass '{unknown[0]}'")
+            setattr(self, f"_{flag}", names)
+        self.pipeline = PassPipeline(passes)
 
-        def verified(previous, module, next_pass):
-            verify_module(module)
-            if callback is not None:
-                callback(previous, module, next_pass)
+    def apply_passes(self, prog: ModuleOp):
+        """Run the passes in order: verify after each (naming the pass), time them, dump
+        the IR where `--mlir-print-ir-*` asks."""
+        for pass_ in self.pipeline.passes:
+            if self.args.mlir_print_ir_before_all or pass_.name in self._mlir_print_ir_before:
+                self._dump(f"IR Dump Before {pass_.name}", prog)
+            start = time.perf_counter()
+            try:
+                pass_.apply(self.ctx, prog)
+                if not self.args.disable_verify:
+                    verify_after_pass(prog, pass_)
+            except Exception:
+                if self.args.mlir_print_ir_after_failure:
+                    self._dump(f"IR Dump After {pass_.name} Failed", prog)
+                raise
+            if self.args.time_passes:
+                print(f"Pass {pass_.name} took {time.perf_counter() - start:.6f} seconds", file=sys.stderr)
+            if self.args.mlir_print_ir_after_all or pass_.name in self._mlir_print_ir_after:
+                self._dump(f"IR Dump After {pass_.name}", prog)
+            if self.args.print_between_passes and pass_ is not self.pipeline.passes[-1]:
+                print(f"IR after {pass_.name}:")
+                Printer(stream=sys.stdout).print_op(prog)
+                print("\n\n\n")
 
-        self.pipeline = PassPipeline(self.pipeline.passes, verified)
+    def _dump(self, title: str, module: ModuleOp) -> None:
+        sys.stderr.write(f"// -----// {title} //----- //\n")
+        Printer(stream=sys.stderr, print_generic_format=self.args.print_op_generic).print_op(module)
+        sys.stderr.write("\n")
+
+    # ------------------------------------------------------------------ input
 
     def get_input_stream(self) -> tuple[IO[bytes], str]:
         if self.args.input_file in (None, "-"):
@@ -122,47 +234,93 @@ class VyreOptMain(xDSLOptMain):
 
         self.available_frontends["mlir"] = parse_mlir
 
-    _line_offset = 0
+    # ------------------------------------------------------------------ running
 
     def run(self) -> None:
         chunks, file_extension = self.prepare_input()
-        output = io.StringIO()
-        failed = False
-        for index, (chunk, offset) in enumerate(chunks):
+        texts = [(chunk.read(), offset) for chunk, offset in chunks]
+        for chunk, _ in chunks:
+            chunk.close()
+        if self.args.verify_diagnostics and any(
+            has_annotations(data.decode(errors="replace")) for data, _ in texts
+        ):
+            self._run_checking(texts, file_extension)
+            return
+        pieces: list[str] = []
+        for index, (data, offset) in enumerate(texts):
             if index > 0:
-                output.write("// -----\n")
-            self._line_offset = offset
-            try:
-                module = self.parse_chunk(chunk, file_extension, offset)
-                if module is None:
-                    continue
-                verify_module(module)
-                self.apply_passes(module)
-                output.write(self.output_resulting_program(module))
-            except ParseError as error:
-                error.span = dataclasses.replace(error.span, line_offset=offset)
-                failed |= self._report(format_parse_error(error))
-            except VyreDiagnostic as error:
-                failed |= self._report(format_errors(error.errors, self._full_source_for(offset)))
-            except DiagnosticException as error:
-                failed |= self._report(f"error: {clean_message(error)}")
-            finally:
-                chunk.close()
-        if failed:
+                pieces.append(SEPARATOR)
+            result = self._process(data, file_extension, offset)
+            if not isinstance(result, Reported):
+                pieces.append(result)
+            elif self.args.verify_diagnostics or self.args.parsing_diagnostics:
+                self._show_diagnostic(result.text, pieces)
+            else:
+                self._fail(result.text)
+        if self.failed:
             raise SystemExit(1)
-        self._emit(output.getvalue())
+        self._emit("".join(pieces))
+
+    def _run_checking(self, texts: list[tuple[bytes, int]], file_extension: str) -> None:
+        """MLIR's -verify-diagnostics: each chunk's `expected-*` annotations against the
+        diagnostics it produces. Any problem fails the run; otherwise the output holds the
+        chunks that succeeded."""
+        pieces: list[str] = []
+        for index, (data, offset) in enumerate(texts):
+            try:
+                expected = expected_diagnostics(data.decode(errors="replace"), offset)
+            except AnnotationError as error:
+                raise UsageError(f"{self.get_input_name()}: {error}") from None
+            result = self._process(data, file_extension, offset)
+            emitted = result.emitted if isinstance(result, Reported) else ()
+            for problem in check_diagnostics(expected, emitted, self.get_input_name()):
+                self._fail(problem)
+            if index > 0:
+                pieces.append(SEPARATOR)
+            if not isinstance(result, Reported):
+                pieces.append(result)
+        if self.failed:
+            raise SystemExit(1)
+        self._emit("".join(pieces))
+
+    def _process(self, data: bytes, file_extension: str, offset: int) -> str | Reported:
+        """The output for one chunk, or what went wrong with it."""
+        self._line_offset = offset
+        try:
+            module = self.parse_chunk(io.BytesIO(data), file_extension, offset)
+            if module is None:
+                return ""
+            if not self.args.disable_verify:
+                verify_module(module)
+            self.apply_passes(module)
+            return self.output_resulting_program(module)
+        except ParseError as error:
+            error.span = dataclasses.replace(error.span, line_offset=offset)
+            where = error.span.get_location()
+            return Reported(format_parse_error(error), (Emitted("error", where.line, error.msg, where.col),))
+        except VyreDiagnostic as error:
+            return Reported(
+                format_errors(error.errors, self._full_source_for(offset)),
+                tuple(_emitted(op, message) for op, message in error.errors),
+            )
+        except DiagnosticException as error:
+            message = clean_message(error)
+            return Reported(f"error: {message}", (Emitted("error", None, message),))
 
     def _full_source_for(self, offset: int) -> str:
         """The source text with line numbers matching the whole input file."""
         return "\n" * offset + self._source
 
-    def _report(self, text: str) -> bool:
-        """Print a diagnostic; return whether the run has failed."""
-        if self.args.verify_diagnostics or self.args.parsing_diagnostics:
+    def _show_diagnostic(self, text: str, pieces: list[str]) -> None:
+        """xdsl-opt's --verify-diagnostics: diagnostics on stdout, in chunk order."""
+        if self.args.output_file is None:
+            pieces.append(text + "\n")
+        else:
             print(text)
-            return False
+
+    def _fail(self, text: str) -> None:
+        self.failed = True
         print(text, file=sys.stderr)
-        return True
 
     def _emit(self, text: str) -> None:
         if self.args.output_file is None:
@@ -171,47 +329,62 @@ class VyreOptMain(xDSLOptMain):
         write_atomically(self.args.output_file, text)
 
 
-def _pass_names(spec: str) -> list[str]:
-    names: list[str] = []
-    depth = 0
-    current = ""
-    for ch in spec:
-        if ch == "{":
-            depth += 1
-        elif ch == "}":
-            depth -= 1
-        elif ch == "," and depth == 0:
-            names.append(current.strip())
-            current = ""
-            continue
-        if depth == 0 and ch not in "{}":
-            current += ch
-    if current.strip():
-        names.append(current.strip())
-    return names
+def verify_after_pass(module: ModuleOp, pass_: ModulePass) -> None:
+    """Verify `module`; a failure names the pass that left the bad IR."""
+    try:
+        verify_module(module)
+    except VyreDiagnostic as error:
+        raise VyreDiagnostic(
+            [(op, f"IR fails to verify after pass '{pass_.name}': {message}") for op, message in error.errors]
+        ) from None
+
+
+def _emitted(op, message: str) -> Emitted:
+    where = Located(op, message).location()
+    if where is None:
+        return Emitted("error", None, message)
+    return Emitted("error", where[1], message, where[2])
+
+
+def _set_help(parser: argparse.ArgumentParser, dest: str, text: str) -> None:
+    for action in parser._actions:
+        if action.dest == dest:
+            action.help = text
+
+
+def _describe_passes_in_help(parser: argparse.ArgumentParser, available) -> None:
+    """List the passes at the end of `--help`; built only when help is shown, since it
+    imports every pass."""
+    format_help = parser.format_help
+
+    def format_help_with_passes() -> str:
+        parser.epilog = describe_passes(available, first=get_all_passes())
+        return format_help()
+
+    parser.format_help = format_help_with_passes
 
 
 def run_tool(main: type[VyreOptMain], argv: Sequence[str] | None = None) -> int:
     """Run a driver, turning every error into a message and an exit status."""
+    tool: VyreOptMain | None = None
     try:
-        main(args=argv).run()
+        tool = main(args=argv)
+        tool.run()
     except SystemExit as exit_:
         return exit_.code if isinstance(exit_.code, int) else 1
     except BrokenPipeError:  # e.g. `vyre-opt ... | head`: the reader went away
-        sys.stdout = open(os.devnull, "w")
-        return 0
+        silence_closed_streams()
+        return 1 if tool is not None and tool.failed else 0
     except (VyreError, ArgSpecParseError, ValueError) as error:
-        print(f"{os.path.basename(sys.argv[0] or 'vyre-opt')}: error: {error}", file=sys.stderr)
-        return 1
+        return say_error(f"{main.prog}: error: {error}", 1)
     except Exception as error:  # a bug: say so, without a traceback unless asked
         if os.environ.get("VYRE_DEBUG"):
             raise
-        print(
-            f"vyre-opt: internal error: {type(error).__name__}: {error} "
+        return say_error(
+            f"{main.prog}: internal error: {type(error).__name__}: {error} "
             "(set VYRE_DEBUG=1 for a traceback)",
-            file=sys.stderr,
+            2,
         )
-        return 2
     return 0
 
 
