@@ -67,3 +67,14 @@ def test_make_clean_removes_test_outputs(tmp_path):
         (tmp_path / name).mkdir(parents=True)
     subprocess.run(["make", "-s", "clean", "VENV=venv"], cwd=tmp_path, check=True)
     assert sorted(os.listdir(tmp_path)) == ["Makefile"]
+
+
+def test_ruff_is_configured_once():
+    """`make test`, pre-commit and the test extra use one pinned ruff and one configuration."""
+    pinned = [d for d in PROJECT["project"]["optional-dependencies"]["test"] if d.startswith("ruff")]
+    assert len(pinned) == 1 and "==" in pinned[0]
+    version = pinned[0].split("==")[1]
+    pre_commit = open(os.path.join(ROOT, ".pre-commit-config.yaml")).read()
+    assert "astral-sh/ruff-pre-commit" in pre_commit and f"rev: v{version}" in pre_commit
+    lint = PROJECT["tool"]["ruff"]["lint"]
+    assert {"F", "I"} <= set(lint["select"])

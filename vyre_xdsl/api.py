@@ -22,7 +22,7 @@ from xdsl.dialects.builtin import ModuleOp
 
 from vyre_xdsl.abi import RunSignature, require_mapping, signature
 from vyre_xdsl.context import parse_module, vyre_context
-from vyre_xdsl.diagnostics import VyreError, verify_module
+from vyre_xdsl.diagnostics import VyreError, check_runnable, verify_module
 
 #: backend name -> "module:function" with signature
 #:   execute(module: ModuleOp, buffers: dict[str, np.ndarray], sig: RunSignature) -> dict[str, np.ndarray]
@@ -147,6 +147,7 @@ class Executable:
         adapter: int | str | None = None,
         portable: bool = False,
     ):
+        check_runnable(module)
         self.signature: RunSignature = signature(module)
         self.backend = backend
         self.module = fuse_module(module) if fuse else module

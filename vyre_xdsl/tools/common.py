@@ -14,6 +14,7 @@ from xdsl.utils.exceptions import ParseError
 from vyre_xdsl.diagnostics import (
     VyreDiagnostic,
     VyreError,
+    check_runnable,
     format_errors,
     source_lines,
     verify_module,
@@ -64,6 +65,7 @@ def load_module_text(text: str, name: str) -> ModuleOp:
     try:
         module = parse_module(text, name)
         verify_module(module)
+        check_runnable(module)
     except ParseError as error:
         raise ReportedError(format_parse_error(error)) from None
     except VyreDiagnostic as error:
