@@ -17,7 +17,6 @@ from vyre_xdsl.abi import (
     MissingInputError,
     UnexpectedInputError,
     UnknownBufferError,
-    UnsizedBufferError,
 )
 from vyre_xdsl.api import UnknownBackendError
 from vyre_xdsl.diagnostics import VyreDiagnostic, VyreError
@@ -150,9 +149,13 @@ vyre.program @p workgroup_size [64, 1, 1] {
 """
 
 
-def test_runtime_sized_output_without_an_input_is_an_error():
-    with pytest.raises(UnsizedBufferError, match="buffer 'y' is runtime-sized"):
+def test_runtime_sized_output_is_an_input():
+    # SPEC section 8: a runtime-sized buffer takes its length from the caller's array
+    with pytest.raises(MissingInputError, match="missing input for buffer 'y'"):
         vyre_xdsl.run(RUNTIME, {"x": np.zeros(5, np.int32)}, backend="reference")
+    x = np.arange(5, dtype=np.int32) - 2
+    out = vyre_xdsl.run(RUNTIME, {"x": x, "y": np.zeros(5, np.int32)}, backend="reference")
+    np.testing.assert_array_equal(out["y"], -x)
 
 
 def test_runtime_sized_length_comes_from_the_array():

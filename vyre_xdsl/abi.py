@@ -1,6 +1,17 @@
 """The host interface of a run (SPEC section 8): which buffers take inputs, which
 are returned, which are intermediates, and how host arrays are checked.
 
+The buffer declarations, in program order, decide everything; which loads and
+stores are present does not, so no rewrite that keeps the declarations can change
+a module's interface:
+
+- an **input** is a buffer whose first declaration is `read_only`, `read_write` or
+  `uniform`, or that is runtime-sized (`?`) anywhere;
+- an **output** is a buffer marked `output`, declared `read_write` anywhere, or
+  whose last declaration is writable (`write_only`/`read_write`);
+- an **intermediate** is a buffer declared writable that is not an output: a later
+  program declares it again, neither marked `output` nor `read_write`.
+
 The signature is a property of the *unfused* module: `run(..., fuse=True)` and
 every backend use the same one, so fusion never changes what a caller passes or
 gets back.
@@ -19,7 +30,6 @@ from dataclasses import dataclass
 import numpy as np
 from xdsl.dialects.builtin import ModuleOp
 
-from vyre_xdsl.analysis import buffers_read_and_written
 from vyre_xdsl.diagnostics import VyreDiagnostic, VyreError
 from vyre_xdsl.dialects.vyre import BufferOp, ProgramOp, programs
 from vyre_xdsl.semantics import HOST_DTYPES
@@ -59,7 +69,7 @@ class InputShapeError(RunInputError):
 
 
 class UnsizedBufferError(RunInputError):
-    pass
+    """Kept for callers that catch it: a runtime-sized buffer is now always an input."""
 
 
 class HostMemoryError(RunInputError):
@@ -129,15 +139,10 @@ class RunSignature:
                 arrays[buffer.name] = _checked_input(buffer, inputs)
             elif buffer.name in inputs:
                 raise UnexpectedInputError(
-                    f"buffer '{buffer.name}' takes no input (no program reads it before one writes "
-                    "it, and it is not read_write or uniform); it starts zero-filled"
+                    f"buffer '{buffer.name}' takes no input: its first declaration is write_only, "
+                    "so it starts zero-filled"
                 )
-            elif buffer.count is None:
-                raise UnsizedBufferError(
-                    f"buffer '{buffer.name}' is runtime-sized ('?') but takes no input, "
-                    "so its length is unknown; declare a static element count"
-                )
-            else:
+            else:  # a runtime-sized buffer is always an input
                 _check_host_bytes(buffer, buffer.count)
                 arrays[buffer.name] = np.zeros(buffer.count, dtype=buffer.host_dtype)
         return arrays
@@ -299,38 +304,38 @@ def signature(module_or_programs: ModuleOp | Sequence[ProgramOp]) -> RunSignatur
                 declarations.setdefault(buffer.buffer_name, []).append(buffer)
     _check_consistent(declarations)
 
-    reads: dict[str, list[int]] = {}
-    writes: dict[str, list[int]] = {}
-    for index, program in enumerate(progs):
-        read, written = buffers_read_and_written(program)
-        for name in read:
-            reads.setdefault(name, []).append(index)
-        for name in written:
-            writes.setdefault(name, []).append(index)
-    result: list[BufferSignature] = []
-    for name, decls in declarations.items():
-        read_at, written_at = reads.get(name, []), writes.get(name, [])
-        # a program that both reads and writes a buffer reads it first
-        read_first = bool(read_at) and (not written_at or read_at[0] <= written_at[0])
-        modes = {d.access_mode for d in decls}
-        read_later = bool(written_at) and bool(read_at) and read_at[-1] > written_at[-1]
-        marked = any(d.is_output for d in decls)
-        is_output = marked or "read_write" in modes or (bool(written_at) and not read_later)
-        intermediate = bool(written_at) and not is_output
-        static = [d.static_count for d in decls if d.static_count is not None]
-        runtime_sized = any(d.static_count is None for d in decls)
-        result.append(
-            BufferSignature(
-                name=name,
-                element=decls[0].element,
-                count=None if runtime_sized else max(static),
-                min_count=max(static, default=0),
-                requires_input=read_first or bool(modes & {"read_write", "uniform"}),
-                is_output=is_output,
-                is_intermediate=intermediate,
-            )
-        )
-    return RunSignature(tuple(result))
+    return RunSignature(tuple(_buffer_signature(name, decls) for name, decls in declarations.items()))
+
+
+#: accesses whose first declaration makes a buffer an input
+INPUT_ACCESS = ("read_only", "read_write", "uniform")
+#: accesses that let a program write a buffer
+WRITABLE_ACCESS = ("write_only", "read_write")
+
+
+def _buffer_signature(name: str, decls: Sequence[BufferOp]) -> BufferSignature:
+    """One host buffer from its declarations in program order (SPEC section 8).
+
+    Only declarations decide: which loads and stores a rewrite leaves behind
+    never changes what a caller passes or gets back.
+    """
+    static = [d.static_count for d in decls if d.static_count is not None]
+    runtime_sized = len(static) < len(decls)
+    is_output = (
+        any(d.is_output for d in decls)
+        or any(d.access_mode == "read_write" for d in decls)
+        or decls[-1].access_mode in WRITABLE_ACCESS
+    )
+    writable = any(d.access_mode in WRITABLE_ACCESS for d in decls)
+    return BufferSignature(
+        name=name,
+        element=decls[0].element,
+        count=None if runtime_sized else max(static),
+        min_count=max(static, default=0),
+        requires_input=decls[0].access_mode in INPUT_ACCESS or runtime_sized,
+        is_output=is_output,
+        is_intermediate=writable and not is_output,
+    )
 
 
 def _check_consistent(declarations: dict[str, list[BufferOp]]) -> None:

@@ -344,8 +344,8 @@ def _check_device_input(sig: RunSignature, name: str, array, gpu, by_name=None) 
         raise UnknownBufferError(f"unknown buffer '{name}'; the module's buffers are {', '.join(sig.names)}")
     if not buffer.requires_input:
         raise UnexpectedInputError(
-            f"buffer '{name}' takes no input (no program reads it before one writes it, and it is "
-            "not read_write or uniform); it starts zero-filled"
+            f"buffer '{name}' takes no input: its first declaration is write_only, "
+            "so it starts zero-filled"
         )
     array.buffer(gpu)  # freed, or on another device: raises
 
