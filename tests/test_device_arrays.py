@@ -282,3 +282,13 @@ def test_run_accepts_device_arrays_and_returns_them():
     assert isinstance(out["y"], DeviceArray)
     assert out["y"].numpy().tolist() == (2 * x + y).tolist()
     vyre_xdsl.synchronize()
+
+
+def test_one_array_may_feed_a_read_only_and_a_written_input(axpy):
+    """x (read-only) and y (read_write) get the same array: y's copy is written,
+    x's binding is the original, so the result is 2d + d and d is unchanged."""
+    d_host, _ = _data(10)
+    d = vyre_xdsl.to_device(d_host)
+    out = axpy.run({"x": d, "y": d}, device=True)["y"]
+    assert out.numpy().tolist() == (2 * d_host + d_host).tolist()
+    assert d.numpy().tolist() == d_host.tolist()
