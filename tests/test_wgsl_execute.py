@@ -237,8 +237,9 @@ vyre.program @divide workgroup_size [64, 1, 1] {
     assert clean["out"].tolist() == (a // 2).tolist()
     b[37] = 0
     trapped = execute(device, kernels, {"a": a, "b": b, "out": np.zeros(64, np.int32)})
-    flag, address, code, invocation = trapped[TRAP_SIDECAR_NAME].tolist()
-    assert (flag, address, invocation) == (1, 0, 37)
+    # word 0: ~invocation of the lowest trapping invocation; word 3: flags (none set)
+    key, address, code, flags = trapped[TRAP_SIDECAR_NAME].tolist()
+    assert (key, address, flags) == (0xFFFFFFFF - 37, 0, 0)
     assert kernels[0].trap_tags[code - 1] == "si32.div"
     assert trapped["out"][37] == 0  # the trapping invocation ended before its store
 

@@ -262,6 +262,11 @@ def _neg(a):
     return _f32(-np.asarray(a)) if _is_float(a) else _wrap(-_as_i64(a), a)
 
 
+def _wgsl_neg(ty, a):
+    # WGSL has no unary minus on u32: wrapping `0 - a`
+    return f"(0u - {a})" if ty == "u32" else f"(-{a})"
+
+
 def _bit_not(a):
     return np.invert(np.asarray(a))
 
@@ -411,7 +416,7 @@ def _make_table() -> dict[str, OpSemantics]:
         OpSemantics("or", "logic", ("i1",), np.logical_or, _bin("({a} | {b})"), commutative=True),
         # ----------------------------------------------------------- unary
         OpSemantics("not", "unary", ("i1",), np.logical_not, _un("(!{a})")),
-        OpSemantics("neg", "unary", ("si32", "f32"), _neg, _un("(-{a})")),
+        OpSemantics("neg", "unary", NUMERIC_TYPES, _neg, _wgsl_neg),
         OpSemantics("bit_not", "unary", INT_TYPES, _bit_not, _un("(~{a})")),
         OpSemantics("popcount", "unary", INT_TYPES, _popcount, _un("countOneBits({a})")),
         OpSemantics("clz", "unary", INT_TYPES, _clz, _un("countLeadingZeros({a})")),
@@ -485,16 +490,23 @@ CAST_PAIRS: frozenset[tuple[str, str]] = frozenset(
     (s, t) for s in ALL_TYPES for t in ALL_TYPES if s != t
 ) | frozenset((t, t) for t in ALL_TYPES)
 
-_F32_TO_INT_RANGE = {
-    "ui32": (0.0, 4294967040.0),  # largest f32 below 2^32
-    "si32": (-2147483648.0, 2147483520.0),  # largest f32 below 2^31
-}
+#: target -> (minimum, maximum) of the integer type: f32 -> integer casts
+#: saturate to these, like Rust's `as` (SPEC 3.4)
+_INT_RANGE = {"ui32": (0, U32_MAX), "si32": (I32_MIN, 2**31 - 1)}
+
+#: target -> the largest f32 inside the range, used to clamp before WGSL's own
+#: conversion (whose result is only defined inside the range)
+_F32_INSIDE_RANGE = {"ui32": (0.0, 4294967040.0), "si32": (-2147483648.0, 2147483520.0)}
+
+#: target -> the smallest f32 at or above 2^bits (the first value that saturates)
+_F32_OVERFLOW = {"ui32": 4294967296.0, "si32": 2147483648.0}
 
 
 def evaluate_cast(x, source: str, target: str) -> np.ndarray:
-    """Numeric conversion. f32 -> integer truncates toward zero, saturates, NaN -> 0;
-    integer <-> integer keeps the bits (two's complement); anything -> i1 is `!= 0`;
-    i1 -> number is 0 or 1."""
+    """Numeric conversion. f32 -> integer is Rust's saturating `as`: truncate
+    toward zero, NaN -> 0, beyond the range -> the type's minimum or maximum;
+    integer <-> integer keeps the bits (two's complement); anything -> i1 is
+    `!= 0`; i1 -> number is 0 or 1."""
     x = np.asarray(x)
     if source == target:
         return x.copy()
@@ -503,13 +515,28 @@ def evaluate_cast(x, source: str, target: str) -> np.ndarray:
     if source == "i1":
         return x.astype(NUMPY_DTYPES[target])
     if source == "f32":
-        lo, hi = _F32_TO_INT_RANGE[target]
+        lo, hi = _INT_RANGE[target]
         with np.errstate(all="ignore"):
-            clamped = np.clip(np.nan_to_num(x, nan=0.0), lo, hi)
-            return np.trunc(clamped).astype(np.int64).astype(NUMPY_DTYPES[target])
+            wide = np.nan_to_num(x.astype(np.float64), nan=0.0, posinf=hi, neginf=lo)
+            return np.clip(np.trunc(wide), lo, hi).astype(np.int64).astype(NUMPY_DTYPES[target])
     if target == "f32":
         return x.astype(np.float32)
     return x.astype(np.int64).astype(NUMPY_DTYPES[target], casting="unsafe")
+
+
+def _wgsl_saturating_cast(x: str, target: str) -> str:
+    """f32 -> integer with Rust's `as` rule. WGSL's conversion of a value past the
+    range gives the largest f32 inside it (4294967040, 2147483520), so the values
+    at or above 2^32 / 2^31 select the maximum explicitly; NaN selects 0."""
+    ty = WGSL_TYPES[target]
+    lo, hi = _F32_INSIDE_RANGE[target]
+    maximum = "4294967295u" if target == "ui32" else "2147483647i"
+    zero = "0u" if target == "ui32" else "0i"
+    inside = f"{ty}(clamp({x}, {lo!r}, {hi!r}))"
+    saturated = f"select({inside}, {maximum}, {x} >= {_F32_OVERFLOW[target]!r})"
+    # NaN by its bits: drivers may assume no NaN and fold `x == x` to true
+    is_nan = f"((bitcast<u32>({x}) & 0x7fffffffu) > 0x7f800000u)"
+    return f"select({saturated}, {zero}, {is_nan})"
 
 
 def wgsl_cast(x: str, source: str, target: str) -> str:
@@ -523,9 +550,7 @@ def wgsl_cast(x: str, source: str, target: str) -> str:
         one, zero = {"ui32": ("1u", "0u"), "si32": ("1i", "0i"), "f32": ("1.0", "0.0")}[target]
         return f"select({zero}, {one}, {x})"
     if source == "f32":
-        lo, hi = _F32_TO_INT_RANGE[target]
-        zero = "0u" if target == "ui32" else "0i"
-        return f"select({zero}, {ty}(clamp({x}, {lo!r}, {hi!r})), {x} == {x})"
+        return _wgsl_saturating_cast(x, target)
     if target == "f32":
         return f"f32({x})"
     return f"bitcast<{ty}>({x})"

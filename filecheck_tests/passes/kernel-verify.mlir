@@ -112,6 +112,18 @@ kernel.descriptor @limits id "0" entry "main" {
 
 // -----
 
+// A loop needs the sidecar: that is where a driver that leaves loops early
+// (Mesa's lavapipe, after 65535 iterations) is reported.
+kernel.descriptor @loop id "0" entry "main" {
+  kernel.dispatch workgroup_size [64, 1, 1] program_workgroup_size [64, 1, 1] grid [1, 1, 1] count []
+  %i = kernel.invocation_id x
+// CHECK: kernel-verify.mlir:[[# @LINE + 1]]:3: error: 'kernel.for' needs a trap sidecar binding (where a driver that leaves loops early is reported), and there is none
+  kernel.for %k = %i to %i {
+  }
+}
+
+// -----
+
 // A valid descriptor passes unchanged (modules are printed after all diagnostics).
 kernel.descriptor @ok id "0" entry "main" {
   kernel.dispatch workgroup_size [64, 1, 1] program_workgroup_size [64, 1, 1] grid [1, 1, 1] count [@y]
@@ -124,3 +136,4 @@ kernel.descriptor @ok id "0" entry "main" {
 // CHECK:      kernel.descriptor @ok
 // CHECK-NEXT:   kernel.dispatch
 // LIMITS:     kernel.descriptor @ok
+

@@ -65,6 +65,26 @@ vyre.program @slots workgroup_size [64, 1, 1] {
 
 // -----
 
+// The binding is optional: buffers without one take the lowest free slots in
+// order of declaration, around the declared ones.
+vyre.program @unbound workgroup_size [64, 1, 1] {
+  vyre.buffer @x read_only : ui32[64]
+  vyre.buffer @y binding 0 read_only : ui32[64]
+  vyre.buffer @z write_only : ui32[64]
+  %i = vyre.invocation_id x
+  %a = vyre.load @x[%i] : ui32
+  %b = vyre.load @y[%i] : ui32
+  %s = vyre.add %a, %b : ui32
+  vyre.store @z[%i] = %s : ui32
+}
+
+// CHECK-LABEL: kernel.descriptor @unbound
+// CHECK:        kernel.binding @x slot 1 group 0 constant read_only : ui32[64]
+// CHECK-NEXT:   kernel.binding @y slot 0 group 0 constant read_only : ui32[64]
+// CHECK-NEXT:   kernel.binding @z slot 2 group 0 global write_only : ui32[64]
+
+// -----
+
 // A [1, 1, 1] program is widened to 4 x subgroup size (32 when unknown: 128;
 // 64 -> 256); the grid still launches the program's 1000 invocations.
 vyre.program @scalar workgroup_size [1, 1, 1] {

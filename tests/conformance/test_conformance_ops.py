@@ -14,7 +14,7 @@ from fractions import Fraction
 
 import numpy as np
 import pytest
-from conformance_support import Case, check, i32, ids, params, program, u32, words
+from conformance_support import Case, check, flush, i32, ids, params, program, u32, words
 
 from vyre_xdsl.semantics import OPS
 
@@ -138,6 +138,7 @@ UI32_UNARY = {
     "ctz": ctz,
     "reverse_bits": rev,
     "abs": lambda a: a,
+    "neg": lambda a: (-a) & M,
 }
 
 SI32_UNARY = {
@@ -316,14 +317,19 @@ def binary_cases() -> list[Case]:
     values = f32_values(60)
     a = [x for x in values for _ in values]
     b = [y for _ in values for y in values]
+    # a device that flushes subnormals sees these operands (SPEC 3.4)
+    fa, fb = flush(a), flush(b)
     for op, ref in F32_BINARY.items():
         expected = np.array([f32(ref(x, y)) for x, y in zip(a, b)], dtype=np.float32)
+        flushed = np.array([f32(ref(x, y)) for x, y in zip(fa, fb)], dtype=np.float32)
         cases.append(Case(f"{op}-f32", binary_program(op, "f32", "f32", len(a)),
-                          {"a": as_host(a, "f32"), "b": as_host(b, "f32")}, {"out": expected}))
+                          {"a": as_host(a, "f32"), "b": as_host(b, "f32")}, {"out": expected},
+                          flushed={"out": flushed}))
     for op, ref in COMPARE.items():
         cases.append(Case(f"{op}-f32", binary_program(op, "f32", "i1", len(a)),
                           {"a": as_host(a, "f32"), "b": as_host(b, "f32")},
-                          {"out": words(ref(x, y) for x, y in zip(a, b))}))
+                          {"out": words(ref(x, y) for x, y in zip(a, b))},
+                          flushed={"out": words(ref(x, y) for x, y in zip(fa, fb))}))
     for op, ref in F32_BINARY.items():  # IEEE: NaN in, NaN out (min/max: the other operand)
         cases.append(Case(f"{op}-f32-nan", binary_program(op, "f32", "f32", len(NAN_A)),
                           {"a": as_host(NAN_A, "f32"), "b": as_host(NAN_B, "f32")},
@@ -356,7 +362,8 @@ def unary_cases() -> list[Case]:
     a = f32_values()
     for op, ref in F32_EXACT_UNARY.items():
         cases.append(Case(f"{op}-f32", unary_program(op, "f32", "f32", len(a)), {"a": as_host(a, "f32")},
-                          {"out": np.array([f32(ref(x)) for x in a], dtype=np.float32)}))
+                          {"out": np.array([f32(ref(x)) for x in a], dtype=np.float32)},
+                          flushed={"out": np.array([f32(ref(x)) for x in flush(a)], dtype=np.float32)}))
         cases.append(Case(f"{op}-f32-nan", unary_program(op, "f32", "f32", 2),
                           {"a": as_host([math.nan, -math.nan], "f32")},
                           {"out": as_host([math.nan, math.nan], "f32")}, backends=REFERENCE_ONLY))
@@ -468,8 +475,9 @@ CAST_SOURCES = {
 
 
 def cast_value(x, source: str, target: str):
-    """Numeric conversion, per SPEC and WGSL: f32 -> int truncates and saturates to the
-    largest f32 inside the range (NaN -> 0); int <-> int keeps the bits; -> i1 is != 0."""
+    """Numeric conversion, per SPEC: f32 -> int is Rust's saturating `as` (truncate,
+    NaN -> 0, beyond the range -> the type's min/max); int <-> int keeps the bits;
+    -> i1 is != 0."""
     if source == target:
         return x
     if target == "i1":
@@ -479,8 +487,10 @@ def cast_value(x, source: str, target: str):
     if source == "f32":
         if math.isnan(x):
             return 0
-        lo, hi = (0.0, 4294967040.0) if target == "ui32" else (-2147483648.0, 2147483520.0)
-        return math.trunc(min(max(x, lo), hi))
+        lo, hi = (0, 2**32 - 1) if target == "ui32" else (-(2**31), 2**31 - 1)
+        if math.isinf(x):
+            return hi if x > 0 else lo
+        return min(max(math.trunc(x), lo), hi)
     if target == "f32":
         return f32(float(x))
     return x & M if target == "ui32" else wrap_i32(x)

@@ -84,6 +84,7 @@ from vyre_xdsl.fusion.merge import (
     merge_buffers,
     rename_shared_locals,
     rename_shared_workgroup_buffers,
+    used_names,
 )
 
 OVER_DISPATCH_FACTOR = 4
@@ -331,8 +332,9 @@ class _Fusion:
         _check_self_aliasing(self.progs)
         _check_geometry(self.progs, self.workgroup)
         self.arms = clone_arms(self.progs)
-        rename_shared_locals(self.arms)
-        rename_shared_workgroup_buffers(self.arms)
+        taken = used_names(self.arms)
+        rename_shared_locals(self.arms, taken)
+        rename_shared_workgroup_buffers(self.arms, taken)
         self.merged = merge_buffers(self.arms)
         self.min_counts = {name: b.min_count for name, b in self.merged.items()}
         self.counts = {name: b.count for name, b in self.merged.items()}
@@ -343,7 +345,7 @@ class _Fusion:
             self.arms_by_launch.setdefault(launch, []).append(arm.index)
         for arm in self.arms:
             self._narrow_buffer_lengths(arm)
-        self.flags = [contain_returns(arm) for arm in self.arms]
+        self.flags = [contain_returns(arm, taken) for arm in self.arms]
 
         # Where the dependences as written need a dispatch split: forwarding must not cross one.
         first = place_barriers(self._hazards()) if self.split else {}

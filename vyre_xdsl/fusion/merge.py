@@ -6,9 +6,10 @@ Upstream names (`merge_programs_shared`, vyre-semantics section 2):
   `output` is or-ed, access is joined on the lattice of `join_access`, host
   buffers get fresh bindings 0, 1, ... in order of first appearance;
 - a named local declared (by `vyre.let` or as a loop variable) in two or more
-  arms is renamed `__vyre_fuse_a{arm}_{name}` in each of them; names that
-  already carry the prefix are left alone (idempotent); a name declared in one
-  arm keeps its name, so a later arm can read it;
+  arms is renamed `__vyre_fuse_a{arm}_{name}` in each of them; a name declared
+  in one arm keeps its name, so a later arm can read it. A new name never
+  collides with a name any arm uses (a user may write `@__vyre_fuse_a1_acc`
+  too): a taken name gets a numeric suffix (`__vyre_fuse_a1_acc_1`);
 - a synthetic root region (`vyre.region "vyre.program.root"`) is unwrapped.
 
 Beyond upstream, because a fused arm must mean what its own dispatch meant:
@@ -54,9 +55,27 @@ PREFIX = "__vyre_fuse_a"
 ROOT_GENERATOR = "vyre.program.root"
 
 
-def arm_name(arm: int, name: str) -> str:
-    """The alpha-renamed form of `name` in arm `arm` (idempotent)."""
-    return name if name.startswith(PREFIX) else f"{PREFIX}{arm}_{name}"
+def arm_name(arm: int, name: str, taken: set[str]) -> str:
+    """A fresh alpha-renamed form of `name` in arm `arm`: `__vyre_fuse_a{arm}_{name}`,
+    with a numeric suffix when that is in `taken`; the result is added to `taken`."""
+    candidate = f"{PREFIX}{arm}_{name}"
+    suffix = 0
+    while candidate in taken:
+        suffix += 1
+        candidate = f"{PREFIX}{arm}_{name}_{suffix}"
+    taken.add(candidate)
+    return candidate
+
+
+def used_names(arms: Sequence[Arm]) -> set[str]:
+    """Every named local and buffer name of every arm: what a new name must avoid."""
+    names: set[str] = set()
+    for arm in arms:
+        names |= {b.buffer_name for b in arm.program.buffers()}
+        for op in arm.walk():
+            if isinstance(op, LetOp | AssignOp | VarOp | LoopOp):
+                names.add(op.var_name.data)
+    return names
 
 
 @dataclass
@@ -68,6 +87,8 @@ class Arm:
     program: ProgramOp
     #: host buffer name -> the element count this arm's dispatch sees (None: runtime-sized)
     views: dict[str, int | None] = field(default_factory=dict)
+    #: the named local that says the arm has not returned (`contain_returns`), once chosen
+    live: str | None = None
 
     @property
     def name(self) -> str:
@@ -114,26 +135,29 @@ def declared_locals(arm: Arm) -> set[str]:
     return set().union(*(declared_local_names(op) for op in arm.statements()))
 
 
-def rename_shared_locals(arms: Sequence[Arm]) -> None:
-    """Alpha-rename every named local declared in two or more arms."""
+def rename_shared_locals(arms: Sequence[Arm], taken: set[str]) -> None:
+    """Alpha-rename every named local declared in two or more arms, to names
+    outside `taken` (which grows by the new names)."""
     declared = [declared_locals(arm) for arm in arms]
     arms_declaring = Counter(name for names in declared for name in names)
-    shared = {name for name, n in arms_declaring.items() if not name.startswith(PREFIX) and n >= 2}
+    shared = {name for name, n in arms_declaring.items() if n >= 2}
     for arm, names in zip(arms, declared):
+        renamed = {name: arm_name(arm.index, name, taken) for name in sorted(shared & names)}
         for op in arm.walk():
-            if isinstance(op, LetOp | AssignOp | VarOp | LoopOp) and op.var_name.data in shared & names:
-                op.properties["var_name"] = StringAttr(arm_name(arm.index, op.var_name.data))
+            if isinstance(op, LetOp | AssignOp | VarOp | LoopOp) and op.var_name.data in renamed:
+                op.properties["var_name"] = StringAttr(renamed[op.var_name.data])
 
 
-def rename_shared_workgroup_buffers(arms: Sequence[Arm]) -> None:
-    """Give every workgroup buffer whose name another arm declares a per-arm name."""
+def rename_shared_workgroup_buffers(arms: Sequence[Arm], taken: set[str]) -> None:
+    """Give every workgroup buffer whose name another arm declares a per-arm name
+    outside `taken`."""
     declared = [{b.buffer_name for b in arm.program.buffers()} for arm in arms]
     # a name this arm declares is declared by another arm too when two or more arms declare it
     arms_declaring = Counter(name for names in declared for name in names)
     for arm in arms:
         for buffer in arm.program.buffers():
             if buffer.is_workgroup and arms_declaring[buffer.buffer_name] >= 2:
-                _rename_buffer(arm, buffer, arm_name(arm.index, buffer.buffer_name))
+                _rename_buffer(arm, buffer, arm_name(arm.index, buffer.buffer_name, taken))
 
 
 def _rename_buffer(arm: Arm, buffer: BufferOp, new: str) -> None:
@@ -148,20 +172,23 @@ def _rename_buffer(arm: Arm, buffer: BufferOp, new: str) -> None:
 
 
 def live_flag(arm: Arm) -> str:
-    return f"{PREFIX}{arm.index}_live"
+    """The arm's live flag (chosen by `contain_returns`)."""
+    assert arm.live is not None, "contain_returns chooses the live flag"
+    return arm.live
 
 
-def contain_returns(arm: Arm) -> bool:
+def contain_returns(arm: Arm, taken: set[str]) -> bool:
     """Make every `vyre.return` of the arm end only the arm.
 
-    Returns whether the arm now needs its live flag declared (true, i1) before
-    its statements.
+    Returns whether the arm now needs its live flag (a fresh name outside
+    `taken`, `__vyre_fuse_a{arm}_live`) declared (true, i1) before its statements.
     """
     _drop_after_top_level_return(arm.program.body.block)
     if not any(isinstance(op, ReturnOp) for op in arm.walk()):
         return False
     _refuse_barrier_after_return(arm)
-    _contain_block(arm.program.body.block, live_flag(arm))
+    arm.live = arm_name(arm.index, "live", taken)
+    _contain_block(arm.program.body.block, arm.live)
     return True
 
 

@@ -66,6 +66,21 @@ def assign_slots(program: v.ProgramOp) -> dict[str, int]:
     return slots
 
 
+def needs_sidecar(program: v.ProgramOp) -> bool:
+    """Whether the kernel needs the trap sidecar: it may trap, or it has a loop
+    (in WGSL: `vyre.loop` and `compare_exchange`), where a driver that leaves
+    loops early (Mesa's lavapipe, after 65535 iterations) is detected and
+    reported through the sidecar."""
+    if contains_trap(program):
+        return True
+    for op in program.walk():
+        if isinstance(op, v.LoopOp):
+            return True
+        if isinstance(op, v.AtomicOp) and op.kind.data == "compare_exchange":
+            return True
+    return False
+
+
 def lower_program(
     program: v.ProgramOp, profile: TargetProfile = DEFAULT_PROFILE
 ) -> list[k.DescriptorOp]:
@@ -141,7 +156,7 @@ class _Lowering:
             )
             binding.location = buffer.location
             bindings.append(binding)
-        if contains_trap(self.program):
+        if needs_sidecar(self.program):
             host = [s for n, s in self.slots.items() if self.classes[n] in k.HOST_CLASSES]
             sidecar = k.BindingOp(
                 k.TRAP_SIDECAR_NAME,

@@ -205,6 +205,9 @@ def _body_violations(descriptor: k.DescriptorOp) -> list[Violation]:
             errors.extend(_local_violations(op))
         elif isinstance(op, k.TrapOp) and not has_sidecar:
             errors.append((op, "'kernel.trap' needs a trap sidecar binding, and there is none"))
+        elif isinstance(op, k.ForOp) and not has_sidecar:
+            errors.append((op, "'kernel.for' needs a trap sidecar binding (where a driver that "
+                           "leaves loops early is reported), and there is none"))
         elif isinstance(op, v.BinaryOp) and not has_sidecar and may_trap(op):
             errors.append(
                 (op, f"'{op.name}' on si32 may trap and needs a trap sidecar binding, and there is none")

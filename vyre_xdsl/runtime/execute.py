@@ -594,7 +594,31 @@ def _check_limits(gpu: GpuDevice, kernel: WgslKernel, lengths: Mapping[str, int]
             )
 
 
+#: The loop iterations per invocation after which Mesa's lavapipe leaves a loop
+#: (counted over all the loops an invocation runs, nested or one after another).
+LAVAPIPE_LOOP_LIMIT = 65535
+
+
+class LoopLimitError(VyreError):
+    """The driver left a shader loop before its end (Mesa's lavapipe does after
+    65535 iterations per invocation), so the run's results would be wrong."""
+
+
 def _raise_trap(kernel: WgslKernel, words: np.ndarray) -> None:
+    """Decode one kernel's sidecar (layout: `backends/wgsl/printer.py`): the loop
+    flag first, since a loop cut short makes everything after it meaningless;
+    then the trap of the lowest trapping invocation (word 0 holds its complement)."""
+    from vyre_xdsl.backends.wgsl.printer import SIDECAR_LOOP_LEFT_EARLY
+
+    where = kernel.source or kernel.id
+    if int(words[3]) & SIDECAR_LOOP_LEFT_EARLY:
+        raise LoopLimitError(
+            f"kernel '{where}' was stopped inside a loop by the driver, so its results "
+            f"would be wrong: Mesa's lavapipe leaves shader loops after {LAVAPIPE_LOOP_LIMIT} "
+            "iterations per invocation, counted across all its loops (nested or not). "
+            "Fix: run on another Vulkan driver, use backend='reference', or split the work "
+            "so that each invocation runs fewer loop iterations"
+        )
     if words[0] == 0:
         return
     from vyre_xdsl.interpreter import VyreTrap
@@ -602,7 +626,7 @@ def _raise_trap(kernel: WgslKernel, words: np.ndarray) -> None:
     code = int(words[2])
     tags = kernel.trap_tags
     tag = tags[code - 1] if 1 <= code <= len(tags) else f"<unknown trap code {code}>"
-    raise VyreTrap(tag, int(words[1]), int(words[3]), kernel.source or None)
+    raise VyreTrap(tag, int(words[1]), int(~words[0] & 0xFFFFFFFF), kernel.source or None)
 
 
 class _Timer:

@@ -794,7 +794,7 @@ class GpuWorker:
 
 
 #: random modules small enough to mutate a thousand times in seconds
-SMALL_MODULES_OPTIONS = dict(max_count=64, statements=2, depth=2, nesting=1)
+SMALL_MODULES_OPTIONS = dict(max_count=64, statements=2, depth=2, nesting=1, big_grid=0)
 
 
 def _small_modules():

@@ -39,8 +39,28 @@ them), the outputs are the same. The rules that guarantee it:
 * workgroup memory is used in phases separated by top-level barriers: in a
   write phase each lane writes (and reads) only its own slot; in a read phase
   lanes read any slot and nobody writes;
-* si32 divisors are made non-zero and not -1 with a `select`, so no division
-  traps; a module has at most one `trap`, reached by exactly one invocation;
+* si32 divisors are made non-zero and not -1 with a `select`, except at one
+  chosen invocation where the divisor is 0 (a division trap); `trap`
+  statements fire for one invocation (`own == k`) or several (`own & m == k`),
+  with an address computed from the invocation. Which of several trapping
+  invocations a run reports is open (SPEC 3.4): `GeneratedModule.may_trap`
+  says whether a reported (tag, address, invocation) is one that can trap,
+  computed from the generator's own construction;
+* a user `grid_sync` ends some programs: after it, the program reads a buffer
+  it wrote before at another invocation's index (every write is complete) and
+  writes another buffer at its own index; nothing computed before it is used
+  after it;
+* barriers also sit below the top level, in `block`, `region`, a one-trip
+  `loop` or an `if` on a workgroup-uniform condition that always holds;
+* tickets: every invocation below a buffer's count does `atomic add 1` on a
+  counter and stores the old value; which invocation gets which ticket is
+  open, so those buffers (`GeneratedModule.multisets`) are compared as
+  multisets;
+* NaN, infinities and subnormals reach arithmetic and comparisons in a
+  dedicated pair of output buffers (`GeneratedModule.ieee_buffers`): WGSL lets
+  a GPU assume finite math and flush subnormals, so only the reference
+  configurations (unfused, fused) must agree on them exactly;
+* a few modules launch a grid past 65535 workgroups (folded over y);
 * f32 values are tracked in the abstract domain of
   `vyre_xdsl.testing.f32_domain`: only values that every implementation
   computes bit for bit reach integers, Bools, comparisons and bitcasts;
@@ -154,6 +174,10 @@ class BufferPlan:
 
 
 READ, OWN, ATOMIC = "read", "own", "atomic"
+TICKET_COUNTER, TICKET, IEEE = "ticket_counter", "ticket", "ieee"
+#: f32 bit patterns of IEEE special values (NaN, infinities, subnormals, extremes)
+SPECIAL_BITS = (0x7FC00000, 0xFFC00001, 0x7F800000, 0xFF800000, 0x00000001, 0x80000003, 0x007FFFFF,
+                0x00800000, 0x7F7FFFFF, 0xFF7FFFFF, 0x80000000, 0x00000000)
 
 
 @dataclass
@@ -228,6 +252,18 @@ class GeneratorOptions:
     # access every buffer at `invocation_id x`, counts multiples of 4): the
     # shape the WGSL printer's vec4 form applies to
     elementwise: int = 15
+    # percent of programs that end with a user `grid_sync` phase
+    grid_sync: int = 20
+    # barriers inside block / region / one-trip loop / workgroup-uniform if
+    nested_barriers: bool = True
+    # percent of modules with an atomic ticket counter (old values compared as a multiset)
+    tickets: int = 15
+    # percent of modules where NaN / infinity / subnormal reach arithmetic and comparisons
+    ieee_specials: int = 20
+    # percent of modules whose grid exceeds 65535 workgroups (workgroup size 2)
+    big_grid: int = 3
+    # trap statements and trapping divisions per module (when `traps`)
+    max_traps: int = 3
 
 
 @dataclass
@@ -239,12 +275,30 @@ class GeneratedModule:
     has_trap: bool
     # why `vyre-fuse` may legitimately refuse (or split) this module:
     # "nonlocal_sharing" (a shared written buffer accessed at another
-    # invocation's index), "workgroup_mismatch" (programs of different sizes)
+    # invocation's index), "workgroup_mismatch" (programs of different sizes),
+    # "grid_sync" (a program with a user grid_sync)
     fusion_hazards: frozenset[str]
+    # every way the module can trap: (tag, mask, match, address multiplier,
+    # address addend): invocation i may trap when i & mask == match, with
+    # address i * multiplier + addend (mod 2**32)
+    trap_patterns: tuple[tuple[str, int, int, int, int], ...] = ()
+    # ui32 buffers whose values are compared as multisets (atomic tickets)
+    multisets: frozenset[str] = frozenset()
+    # buffers fed by IEEE special values through arithmetic: compared exactly
+    # between reference configurations, only by shape and dtype on a GPU
+    ieee_buffers: frozenset[str] = frozenset()
 
     @property
     def nonlocal_sharing(self) -> bool:
         return "nonlocal_sharing" in self.fusion_hazards
+
+    def may_trap(self, trap: tuple[str, int, int]) -> bool:
+        """Whether (tag, address, invocation) is a trap this module can raise."""
+        tag, address, invocation = trap
+        return any(
+            tag == t and invocation & mask == match and address == (invocation * mul + add) & U32_MAX
+            for t, mask, match, mul, add in self.trap_patterns
+        )
 
     @property
     def text(self) -> str:
@@ -287,6 +341,10 @@ class _ModuleGen:
         self.stored_k: dict[str, float] = {}
         self.has_trap = False
         self.hazards: set[str] = set()
+        self.trap_patterns: list[tuple[str, int, int, int, int]] = []
+        self.multisets: set[str] = set()
+        self.ieee_buffers: set[str] = set()
+        self.big_grid = False
 
     # ------------------------------------------------------------------ plan
 
@@ -300,18 +358,24 @@ class _ModuleGen:
             )
             self.features.add("elementwise")
         n_programs = d.int(1, self.options.max_programs)
-        self.workgroup = self._workgroup()
+        self.big_grid = not self.elementwise and d.chance(self.options.big_grid)
+        # workgroup size 2 (size 1 lets the lowering pick a wider kernel workgroup)
+        self.workgroup = (2, 1, 1) if self.big_grid else self._workgroup()
         self.buffers = [self._buffer(i) for i in range(d.int(1, self.options.max_buffers))]
         plans = [self._uses(p) for p in range(n_programs)]
+        if self.big_grid:
+            self._plan_big_grid(plans[0])
         self._share_strictly(plans)
+        self._plan_extras(plans)
         shapes = [self._shape() for _ in plans]
+        grid_syncs = [not self.elementwise and d.chance(self.options.grid_sync) for _ in plans]
         # a divergent return or trap before a barrier is illegal (or deadlocks
         # on a GPU) once fusion puts the programs into one kernel; and an arm
         # with barriers must keep the fused workgroup size
-        self.barrier_free = not any(barriers for _, barriers in shapes)
+        self.barrier_free = not any(barriers for _, barriers in shapes) and not any(grid_syncs)
         programs = [
-            _ProgramGen(self, f"p{p}", uses, *shape).build()
-            for p, (uses, shape) in enumerate(zip(plans, shapes))
+            _ProgramGen(self, f"p{p}", uses, *shape, grid_sync=sync).build()
+            for p, (uses, shape, sync) in enumerate(zip(plans, shapes, grid_syncs))
         ]
         module = ModuleOp(programs)
         verify_module(module)
@@ -322,7 +386,46 @@ class _ModuleGen:
             features=frozenset(self.features),
             has_trap=self.has_trap,
             fusion_hazards=frozenset(self.hazards | ({"nonlocal_sharing"} if self._nonlocal(plans) else set())),
+            trap_patterns=tuple(self.trap_patterns),
+            multisets=frozenset(self.multisets),
+            ieee_buffers=frozenset(self.ieee_buffers),
         )
+
+    def _plan_big_grid(self, uses: list[Use]) -> None:
+        """A buffer of more than 2 * 65535 elements, written at the own index by
+        the first program (workgroup size 2): a grid past 65535 workgroups."""
+        big = self.buffers[0]
+        big.host_len = 2 * 65535 + self.dice.int(1, 3000)
+        big.count = big.host_len  # static: the grid is known when lowering
+        uses[:] = [u for u in uses if u.buffer is not big]
+        uses.append(Use(big, OWN, "write_only", loadable=False))
+        self.features.add("big_grid")
+
+    def _plan_extras(self, plans: list[list[Use]]) -> None:
+        """Ticket counters and IEEE-special sinks: dedicated buffers, each used by
+        one program only."""
+        d = self.dice
+        if self.elementwise:
+            return
+        if self.options.atomics and d.chance(self.options.tickets):
+            index = len(self.buffers)
+            counter = BufferPlan(f"ctr{index}", "ui32", d.pick((1, 2, 4)), 0, None)
+            counter.host_len = counter.count
+            tickets = BufferPlan(f"tix{index}", "ui32", d.int(1, self.options.max_count), 0, None)
+            tickets.host_len = tickets.count
+            self.buffers += [counter, tickets]
+            program = d.pick(plans)
+            program += [Use(counter, TICKET_COUNTER, "read_write"), Use(tickets, TICKET, "write_only", loadable=False)]
+            self.multisets.add(tickets.name)
+        if d.chance(self.options.ieee_specials):
+            index = len(self.buffers)
+            count = d.int(1, self.options.max_count)
+            values = BufferPlan(f"ieee{index}", "f32", count, count, None)
+            flags = BufferPlan(f"ieeeb{index}", "i1", count, count, None)
+            self.buffers += [values, flags]
+            d.pick(plans).extend([Use(values, IEEE, "write_only", loadable=False),
+                                  Use(flags, IEEE, "write_only", loadable=False)])
+            self.ieee_buffers |= {values.name, flags.name}
 
     def _shape(self) -> tuple[bool, int]:
         """(uses workgroup memory, number of barriers) of one program."""
@@ -428,7 +531,7 @@ class _ModuleGen:
         if buffer.element == "f32":
             if buffer.contract is not None and buffer.contract.kind == fd.SPECIAL:
                 specials = np.array(
-                    [np.nan, np.inf, -np.inf, -0.0, 0.0, 3.0e38, -2.0e-38, 1.0, -2.5, 65504.0],
+                    [np.nan, np.inf, -np.inf, -0.0, 0.0, 3.0e38, -2.0e-38, 1.0, -2.5, 65504.0, 1e-40, -3e-43],
                     dtype=np.float32,
                 )
                 return specials[rng.integers(0, len(specials), n)]
@@ -459,7 +562,8 @@ class _ModuleGen:
 class _ProgramGen:
     """Generates the body of one program into nested frames of ops."""
 
-    def __init__(self, mod: _ModuleGen, name: str, uses: list[Use], uses_tile: bool, barriers: int):
+    def __init__(self, mod: _ModuleGen, name: str, uses: list[Use], uses_tile: bool, barriers: int,
+                 grid_sync: bool = False):
         self.mod = mod
         self.d = mod.dice
         self.opt = mod.options
@@ -472,6 +576,8 @@ class _ProgramGen:
         self.loop_depth = 0
         self.uses_tile = uses_tile
         self.barriers = barriers
+        self.grid_sync = grid_sync
+        self.after_grid_sync = False
         self.tile: Tile | None = None
 
     # ------------------------------------------------------------------ plumbing
@@ -528,16 +634,141 @@ class _ProgramGen:
         self.lane = self._lane_index() if self.tile else None
         for segment in range(barriers + 1):
             if segment:
-                self.emit(v.BarrierOp(d.pick(("seq_cst", "seq_cst", "acquire", "release", "acq_rel"))))
-                self.feature("barrier")
+                self.emit_barrier()
                 self.phase = "read" if self.phase == "write" else "write"
             for _ in range(d.int(1, self.opt.statements)):
                 self.statement(self.opt.nesting)
         self._finish()
+        self._tickets()
+        self._ieee_specials()
+        if self.grid_sync:
+            self._grid_sync_phase()
         declarations = [self._declaration(slot, use) for slot, use in enumerate(self.uses)]
         if self.tile is not None:
             declarations.append(v.BufferOp(self.tile.name, "workgroup", self.tile.element, self.tile.count))
         return v.ProgramOp(self.name, self.wg, declarations + self.frames[0].ops)
+
+    def emit_barrier(self) -> None:
+        """A workgroup barrier at the top level, or nested under control flow that
+        every invocation of the workgroup takes (block, region, a one-trip loop,
+        an `if` on a workgroup-uniform condition that always holds)."""
+        d = self.d
+        barrier = v.BarrierOp(d.pick(("seq_cst", "seq_cst", "acquire", "release", "acq_rel")))
+        self.feature("barrier")
+        where = d.pick(("top", "top", "block", "region", "loop", "if")) if self.opt.nested_barriers else "top"
+        if where == "top":
+            self.emit(barrier)
+            return
+        self.feature(f"barrier_in_{where}")
+        if where == "block":
+            self.emit(v.BlockOp([barrier]))
+        elif where == "region":
+            self.emit(v.RegionOp("generator.barrier", [barrier]))
+        elif where == "loop":
+            lo = self.const_int("ui32", 0)
+            hi = self.const_int("ui32", 1)
+            self.emit(v.LoopOp(self.fresh_local().replace("acc", "k"), lo.ssa, hi.ssa, [barrier]))
+        else:
+            wid = self.value(v.WorkgroupIdOp("x"), "ui32", keep=False)
+            top = self.const_int("ui32", U32_MAX)
+            always = self.value(TABLE("le")(wid.ssa, top.ssa), "i1", keep=False)
+            self.emit(v.IfOp(always.ssa, [barrier]))
+
+    # ------------------------------------------------------------------ extras
+
+    def _tickets(self) -> None:
+        """`if own < n { old = atomic add ctr[own & (slots-1)], 1; tix[own] = old }`:
+        which invocation gets which ticket is open; the multiset is not."""
+        counter = next((u for u in self.uses if u.mode == TICKET_COUNTER), None)
+        tickets = next((u for u in self.uses if u.mode == TICKET), None)
+        if counter is None or tickets is None:
+            return
+        n = self.const_int("ui32", tickets.buffer.count)
+        below = self.value(TABLE("lt")(self.own.ssa, n.ssa), "i1", keep=False)
+        mask = self.const_int("ui32", counter.buffer.count - 1)
+        slot = v.TABLE_OPS["bit_and"](self.own.ssa, mask.ssa)
+        one = v.ConstOp(1, "ui32")
+        old = v.AtomicOp("add", counter.buffer.name, slot.results[0], one.results[0], None)
+        store = v.StoreOp(tickets.buffer.name, self.own.ssa, old.results[0])
+        self.emit(v.IfOp(below.ssa, [slot, one, old, store]))
+        self.feature("tickets")
+
+    def _ieee_specials(self) -> None:
+        """NaN, infinities and subnormals through arithmetic and comparisons, into
+        buffers only the reference configurations compare exactly."""
+        values = next((u for u in self.uses if u.mode == IEEE and u.buffer.element == "f32"), None)
+        flags = next((u for u in self.uses if u.mode == IEEE and u.buffer.element == "i1"), None)
+        if values is None or flags is None:
+            return
+        d = self.d
+        special = self._special_value()
+        other = self._special_value() if d.chance(40) else self.f32(NEED_FINITE, 1)
+        a, b = (special, other) if d.chance(50) else (other, special)
+        name = d.pick(("add", "sub", "mul", "div", "min", "max"))
+        result = self.value(TABLE(name)(a.ssa, b.ssa), "f32", fd.SPECIAL_VALUE, keep=False)
+        if d.chance(50):
+            result = self.value(TABLE(d.pick(("sqrt", "exp", "floor", "abs", "neg")))(result.ssa), "f32",
+                                fd.SPECIAL_VALUE, keep=False)
+        self.emit(v.StoreOp(values.buffer.name, self.own.ssa, result.ssa))
+        compare = d.pick(("lt", "le", "gt", "ge", "eq", "ne"))
+        flag = self.value(TABLE(compare)(a.ssa, b.ssa), "i1", keep=False)
+        self.emit(v.StoreOp(flags.buffer.name, self.own.ssa, flag.ssa))
+        self.feature(f"ieee:{name}")
+        self.feature(f"ieee:{compare}")
+
+    def _special_value(self) -> Value:
+        """An f32 that is NaN, an infinity, a subnormal or an extreme for some
+        invocations (bits chosen per invocation from a loaded or constant word)."""
+        d = self.d
+        bits = self.const_int("ui32", d.pick(SPECIAL_BITS))
+        if d.chance(60):
+            choice = self.mask(self.own, 1)
+            zero = self.const_int("ui32", 0)
+            odd = self.value(TABLE("eq")(choice.ssa, zero.ssa), "i1", keep=False)
+            other = self.const_int("ui32", d.pick(SPECIAL_BITS))
+            bits = self.value(v.SelectOp(odd.ssa, bits.ssa, other.ssa), "ui32", keep=False)
+        return self.value(v.BitcastOp(bits.ssa, "f32"), "f32", fd.SPECIAL_VALUE, keep=False)
+
+    def _grid_sync_phase(self) -> None:
+        """`grid_sync`, then read a buffer written before it at another
+        invocation's index and store that at the own index of another buffer.
+        Nothing computed before the grid_sync is used after it."""
+        d = self.d
+        sources = [u for u in self.uses if u.mode == OWN and u.written and u.loadable and not u.strict]
+        if not sources:
+            return
+        source = d.pick(sources)
+        integers = ("ui32", "si32", "i1")
+        targets = [u for u in self.uses if u.mode == OWN and u is not source and not u.strict
+                   and (u.buffer.element == source.buffer.element
+                        or {u.buffer.element, source.buffer.element} <= set(integers))]
+        if not targets:
+            return
+        target = d.pick(targets)
+        self.emit(v.BarrierOp("grid_sync"))
+        self.feature("grid_sync")
+        self.mod.hazards.add("grid_sync")
+        self.after_grid_sync = True
+        for frame in self.frames:
+            frame.values.clear()
+            frame.locals.clear()
+        self.own = self._own_index()
+        if source.buffer.count is None:
+            length = self.value(v.BufLenOp(source.buffer.name), "ui32", keep=False)
+        else:
+            length = self.const_int("ui32", max(1, source.buffer.count))
+        shift = self.const_int("ui32", d.int(1, 70))
+        total = self.value(TABLE("add")(self.own.ssa, shift.ssa), "ui32", keep=False)
+        index = self.value(TABLE("mod")(total.ssa, length.ssa), "ui32", keep=False)
+        source.indices.add("any")
+        info = source.buffer.contract.info if source.buffer.contract else None
+        loaded = self.value(v.LoadOp(source.buffer.name, index.ssa, source.buffer.element), source.buffer.element, info,
+                            keep=False)
+        if loaded.ty != target.buffer.element:
+            loaded = self.cast(loaded, target.buffer.element)
+        value = self.fit(loaded, target.buffer.element, target.buffer.contract)
+        self.emit(v.StoreOp(target.buffer.name, self.own.ssa, value.ssa))
+        target.indices.add("own")
 
     def _declaration(self, slot: int, use: Use) -> v.BufferOp:
         output = use.access in ("read_only", "write_only") and self.d.chance(15)
@@ -669,7 +900,7 @@ class _ProgramGen:
             ("atomic", 2 if own_atomic or contended else 0),
             ("tile", 3 if tile_store else 0),
             ("return", 1 if exits and self.opt.returns else 0),
-            ("trap", 1 if exits and self.opt.traps and not self.mod.has_trap and d.chance(50) else 0),
+            ("trap", 1 if exits and self.can_trap() and d.chance(50) else 0),
         ])
         getattr(self, f"stmt_{kind}")(nesting)
 
@@ -880,13 +1111,31 @@ class _ProgramGen:
         self.emit(v.IfOp(cond.ssa, [v.ReturnOp()]))
         self.feature("return")
 
+    def can_trap(self) -> bool:
+        return self.opt.traps and self.mod.barrier_free and len(self.mod.trap_patterns) < self.opt.max_traps
+
     def stmt_trap(self, nesting: int) -> None:
-        """`if own == k { trap }`: exactly one invocation traps, if it gets here."""
-        k = self.const_int("ui32", self.d.int(0, 40))
-        cond = self.value(TABLE("eq")(self.own.ssa, k.ssa), "i1")
-        address = self.integer("ui32", 1)
-        trap = v.TrapOp(address.ssa, self.d.pick(TRAP_TAGS))
-        self.emit(v.IfOp(cond.ssa, [trap]))
+        """`if own & m == k { trap own * a + c }`: one invocation (m all ones) or
+        several trap, if they get here."""
+        d = self.d
+        if d.chance(50):
+            mask, match = U32_MAX, d.int(0, 40)
+            subject = self.own
+        else:
+            mask = d.pick((1, 3, 7, 15))
+            match = d.int(0, mask)
+            subject = self.mask(self.own, mask)
+            self.feature("trap_several")
+        k = self.const_int("ui32", match)
+        cond = self.value(TABLE("eq")(subject.ssa, k.ssa), "i1")
+        mul, add = d.pick((0, 1, 3)), d.int(0, 1000)
+        scaled = self.value(TABLE("mul")(self.own.ssa, self.const_int("ui32", mul).ssa), "ui32", keep=False)
+        address = self.value(TABLE("add")(scaled.ssa, self.const_int("ui32", add).ssa), "ui32", keep=False)
+        tag = d.pick(TRAP_TAGS)
+        self.emit(v.IfOp(cond.ssa, [v.TrapOp(address.ssa, tag)]))
+        self.mod.trap_patterns.append((tag, mask, match, mul, add))
+        if len(self.mod.trap_patterns) > 1:
+            self.feature("traps_several_sites")
         self.mod.has_trap = True
         self.feature("trap")
 
@@ -1128,6 +1377,8 @@ class _ProgramGen:
         b = self.integer(ty, depth - 1)
         if ty == "si32" and name in ("div", "mod"):
             b = self.safe_divisor(b)
+            if self.can_trap() and self.d.chance(35):
+                b = self.trapping_divisor(b, name)
         lo, hi = _int_range(name, ty, a, b)
         self.feature(f"{name}:{ty}")
         return self.value(TABLE(name)(a.ssa, b.ssa), ty, lo=lo, hi=hi)
@@ -1141,6 +1392,16 @@ class _ProgramGen:
         bad = self.value(TABLE("or")(is_zero.ssa, is_minus_one.ssa), "i1", keep=False)
         three = self.const_int("si32", 3)
         return self.value(v.SelectOp(bad.ssa, three.ssa, b.ssa), "si32", keep=False)
+
+    def trapping_divisor(self, b: Value, name: str) -> Value:
+        """`b`, or 0 at one invocation k: si32 division traps there (address 0)."""
+        k = self.d.int(0, 40)
+        at = self.value(TABLE("eq")(self.own.ssa, self.const_int("ui32", k).ssa), "i1", keep=False)
+        zero = self.const_int("si32", 0)
+        self.mod.trap_patterns.append((OPS[name].trap_tag, U32_MAX, k, 0, 0))
+        self.mod.has_trap = True
+        self.feature(f"trap_{name}")
+        return self.value(v.SelectOp(at.ssa, zero.ssa, b.ssa), "si32", keep=False)
 
     def int_unary(self, ty: str, depth: int) -> Value:
         name = self.d.pick([n for n in semantics.UNARY_OPS if ty in OPS[n].types and OPS[n].kind == "unary"])
@@ -1189,7 +1450,7 @@ class _ProgramGen:
         return self.value(v.SelectOp(c.ssa, a.ssa, b.ssa), ty, lo=min(a.lo, b.lo), hi=max(a.hi, b.hi))
 
     def _own_atomics(self) -> list[Use]:
-        if not self.opt.atomics:
+        if not self.opt.atomics or self.after_grid_sync:
             return []
         return [u for u in self.uses if u.mode == OWN and u.buffer.element == "ui32"]
 

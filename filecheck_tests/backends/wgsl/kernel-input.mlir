@@ -8,6 +8,7 @@ kernel.descriptor @copy id "c0ffee" entry "main" attributes {source = "copy"} {
   kernel.binding @unused slot 0 group 0 constant read_only : f32[4]
   kernel.binding @in slot 1 group 0 constant read_only : f32[?]
   kernel.binding @out slot 2 group 0 global write_only : f32[64]
+  kernel.binding @__vyre_descriptor_trap_sidecar slot 3 group 0 global read_write atomic trap_sidecar : ui32[4]
   %i = kernel.invocation_id x
   %n = kernel.buffer_length slot 1
   %neg = vyre.const -0.0 : f32
@@ -23,6 +24,11 @@ kernel.descriptor @copy id "c0ffee" entry "main" attributes {source = "copy"} {
 // CHECK-NEXT: // program workgroup [32, 1, 1], kernel workgroup [32, 1, 1], grid [2, 1, 1], count [@out]
 // CHECK-NEXT: @group(0) @binding(1) var<storage, read> b_in: array<f32>;
 // CHECK-NEXT: @group(0) @binding(2) var<storage, read_write> b_out: array<f32>;
+// CHECK-NEXT: @group(0) @binding(3) var<storage, read_write> vyre_trap_sidecar: array<atomic<u32>>;
+// CHECK-EMPTY:
+// CHECK-NEXT: fn vyre_loop_left_early() {
+// CHECK-NEXT:   atomicOr(&vyre_trap_sidecar[3], 2u);
+// CHECK-NEXT: }
 // CHECK-EMPTY:
 // CHECK-NEXT: @compute @workgroup_size(32, 1, 1)
 // CHECK:        let v_i = (vyre_group * 32u + vyre_lid.x);
@@ -31,8 +37,12 @@ kernel.descriptor @copy id "c0ffee" entry "main" attributes {source = "copy"} {
 // CHECK-NEXT:   let v_nan = bitcast<f32>(0x7fc00000u);
 // CHECK-NEXT:   let v_v = select(0.0f, b_in[min(v_i, arrayLength(&b_in) - 1u)], v_i < arrayLength(&b_in));
 // CHECK-NEXT:   let v_s = (v_v + v_neg);
-// CHECK-NEXT:   for (var i_k: u32 = v_i; i_k < v_n; i_k = i_k + 1u) {
+// CHECK-NEXT:   var i_k: u32 = v_i;
+// CHECK-NEXT:   for (; i_k < v_n; i_k = i_k + 1u) {
 // CHECK-NEXT:     let v_k = i_k;
+// CHECK-NEXT:   }
+// CHECK-NEXT:   if (i_k < v_n) {
+// CHECK-NEXT:     vyre_loop_left_early();
 // CHECK-NEXT:   }
 // CHECK-NEXT:   if (v_i < 64u) {
 // CHECK-NEXT:     b_out[v_i] = v_s;

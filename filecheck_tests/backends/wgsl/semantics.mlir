@@ -30,8 +30,12 @@ vyre.program @semantics workgroup_size [64, 1, 1] {
 // CHECK-NEXT: @group(0) @binding(2) var<storage, read_write> b_flags: array<u32>;
 // CHECK-NEXT: @group(0) @binding(3) var<storage, read_write> b_cnt: array<atomic<u32>>;
 // CHECK-NEXT: @group(0) @binding(4) var<storage, read_write> vyre_trap_sidecar: array<atomic<u32>>;
+// CHECK:      fn vyre_loop_left_early() {
+// CHECK-NEXT:   atomicOr(&vyre_trap_sidecar[3], 2u);
 // CHECK:      fn vyre_record_trap(address: u32, code: u32, invocation: u32) {
-// CHECK:          let r = atomicCompareExchangeWeak(&vyre_trap_sidecar[0], 0u, 1u);
+// CHECK-NEXT:   let key = ~invocation;
+// CHECK:          if (key <= atomicLoad(&vyre_trap_sidecar[0])) {
+// CHECK:          let held = atomicOr(&vyre_trap_sidecar[3], 1u);
 // CHECK:      @compute @workgroup_size(64, 1, 1)
 // CHECK:        let v_x = select(0u, b_a[min(v_i, arrayLength(&b_a) - 1u)], v_i < arrayLength(&b_a));
 // CHECK-NEXT:   let v_d = select(v_x / select(v_x, 1u, v_x == 0u), 4294967295u, v_x == 0u);
@@ -55,12 +59,17 @@ vyre.program @semantics workgroup_size [64, 1, 1] {
 // CHECK-NEXT:   let v_old = a_old;
 // CHECK-NEXT:   var a_prev: u32 = 0u;
 // CHECK-NEXT:   if (v_i < 8u) {
+// CHECK-NEXT:     var cas_done = false;
 // CHECK-NEXT:     loop {
 // CHECK-NEXT:       let r = atomicCompareExchangeWeak(&b_cnt[v_i], v_old, v_x);
 // CHECK-NEXT:       if (r.exchanged || r.old_value != v_old) {
 // CHECK-NEXT:         a_prev = r.old_value;
+// CHECK-NEXT:         cas_done = true;
 // CHECK-NEXT:         break;
 // CHECK-NEXT:       }
+// CHECK-NEXT:     }
+// CHECK-NEXT:     if (!cas_done) {
+// CHECK-NEXT:       vyre_loop_left_early();
 // CHECK-NEXT:     }
 // CHECK-NEXT:   }
 // CHECK-NEXT:   let v_prev = a_prev;

@@ -280,13 +280,6 @@ vyre.program @p workgroup_size [64, 1, 1] {
 // -----
 
 vyre.program @p workgroup_size [64, 1, 1] {
-// CHECK: invalid.mlir:[[# @LINE + 1]]:3: error: buffer @x (read_only) needs a binding
-  vyre.buffer @x read_only : f32[4]
-}
-
-// -----
-
-vyre.program @p workgroup_size [64, 1, 1] {
 // CHECK: invalid.mlir:[[# @LINE + 1]]:19: error: literal 4294967296 is out of range for ui32 [0, 4294967295]
   %a = vyre.const 4294967296 : ui32
 }

@@ -46,19 +46,43 @@ MAX_WGSL_BYTES = 32 * 1024 * 1024
 
 SIDECAR_VAR = "vyre_trap_sidecar"
 
+#: Sidecar layout (4 u32 words): word 0 holds `~invocation` of the recorded trap
+#: (0: none), word 1 its address, word 2 its tag code; word 3 holds flags:
+#: bit 0 is the lock that serializes trap records, bit 1 says the driver left a
+#: loop early (Mesa's lavapipe stops loops after 65535 iterations per invocation).
+SIDECAR_LOOP_LEFT_EARLY = 2
+
+#: Keeps the trap of the lowest trapping invocation, whatever the order in which
+#: invocations trap: a larger key is a lower invocation; a record is replaced
+#: only under the lock, and a trap that cannot beat the recorded one stops at once.
 TRAP_HELPER = f"""fn vyre_record_trap(address: u32, code: u32, invocation: u32) {{
+  let key = ~invocation;
+  var recorded = false;
   loop {{
-    let r = atomicCompareExchangeWeak(&{SIDECAR_VAR}[0], 0u, 1u);
-    if (r.exchanged) {{
-      atomicStore(&{SIDECAR_VAR}[1], address);
-      atomicStore(&{SIDECAR_VAR}[2], code);
-      atomicStore(&{SIDECAR_VAR}[3], invocation);
+    if (key <= atomicLoad(&{SIDECAR_VAR}[0])) {{
+      recorded = true;
       break;
     }}
-    if (r.old_value != 0u) {{
+    let held = atomicOr(&{SIDECAR_VAR}[3], 1u);
+    if ((held & 1u) == 0u) {{
+      if (key > atomicLoad(&{SIDECAR_VAR}[0])) {{
+        atomicStore(&{SIDECAR_VAR}[1], address);
+        atomicStore(&{SIDECAR_VAR}[2], code);
+        atomicStore(&{SIDECAR_VAR}[0], key);
+      }}
+      atomicAnd(&{SIDECAR_VAR}[3], 0xfffffffeu);
+      recorded = true;
       break;
     }}
   }}
+  if (!recorded) {{
+    vyre_loop_left_early();
+  }}
+}}"""
+
+#: Called where a loop ended before its exit condition held: the driver left it.
+LOOP_LIMIT_HELPER = f"""fn vyre_loop_left_early() {{
+  atomicOr(&{SIDECAR_VAR}[3], {SIDECAR_LOOP_LEFT_EARLY}u);
 }}"""
 
 
@@ -222,7 +246,7 @@ class _Printer:
         if not binding.is_host:
             return f"var<workgroup> {name}: array<{element}, {binding.static_count}>;"
         access = "read" if binding.access == "read_only" else "read_write"
-        if self.width > 1:
+        if self.width > 1 and not binding.is_trap_sidecar:
             element = f"vec{self.width}<{element}>"
         return (
             f"@group({binding.group_number}) @binding({binding.slot_number}) "
@@ -325,11 +349,23 @@ class _Printer:
         if text not in self.helpers:
             self.helpers.append(text)
 
-    def trap(self, address: str, tag: str) -> None:
+    def _sidecar(self, what: str) -> None:
+        """Bind the trap sidecar and print the loop-limit helper."""
         sidecar = next((b for b in self.descriptor.bindings() if b.is_trap_sidecar), None)
         if sidecar is None:
-            raise VyreDiagnostic([(self.descriptor, "a trap needs the trap sidecar binding")])
+            raise VyreDiagnostic([(self.descriptor, f"{what} needs the trap sidecar binding")])
         self.used_slots.add(sidecar.slot_number)
+        self._helper(LOOP_LIMIT_HELPER)
+
+    def loop_exit_check(self, left_early: str, what: str) -> None:
+        """After a loop: flag the run when `left_early` holds (the driver left it)."""
+        self._sidecar(what)
+        self.emit(f"if ({left_early}) {{")
+        self.emit("  vyre_loop_left_early();")
+        self.emit("}")
+
+    def trap(self, address: str, tag: str) -> None:
+        self._sidecar("a trap")
         self._helper(TRAP_HELPER)
         if tag not in self.trap_tags:
             self.trap_tags.append(tag)
@@ -489,13 +525,19 @@ class _Printer:
             self.emit(f"if ({index} < {self._length(binding)}) {{")
             if op.kind.data == "compare_exchange":
                 expected = self.name(op.expected)
+                done = self.names.fresh("cas_done")
+                self.emit(f"  var {done} = false;")
                 self.emit("  loop {")
                 self.emit(f"    let r = atomicCompareExchangeWeak({ref}, {expected}, {value});")
                 self.emit(f"    if (r.exchanged || r.old_value != {expected}) {{")
                 self.emit(f"      {old} = r.old_value;")
+                self.emit(f"      {done} = true;")
                 self.emit("      break;")
                 self.emit("    }")
                 self.emit("  }")
+                self.depth += 1
+                self.loop_exit_check(f"!{done}", "a compare_exchange loop")
+                self.depth -= 1
             else:
                 builtin = semantics.ATOMIC_COMBINE[op.kind.data][1]
                 self.emit(f"  {old} = {builtin}({ref}, {value});")
@@ -523,12 +565,16 @@ class _Printer:
     def _for(self, op: k.ForOp) -> None:
         counter = self.names.fresh("i_" + (_sanitize(op.induction.name_hint or "k")))
         lo, hi = self.name(op.lower), self.name(op.upper)
-        self.emit(f"for (var {counter}: u32 = {lo}; {counter} < {hi}; {counter} = {counter} + 1u) {{")
+        # the counter outlives the loop: a loop only ends (without `return`)
+        # when counter >= hi, so counter < hi after it means the driver left it
+        self.emit(f"var {counter}: u32 = {lo};")
+        self.emit(f"for (; {counter} < {hi}; {counter} = {counter} + 1u) {{")
         self.depth += 1
         self.let(op.induction, counter)
         self.depth -= 1
         self.block(op.body.block.ops)
         self.emit("}")
+        self.loop_exit_check(f"{counter} < {hi}", "a loop")
 
     def _scope(self, op: k.BlockOp | k.RegionOp) -> None:
         if isinstance(op, k.RegionOp):
