@@ -165,8 +165,9 @@ class LocatedParser(Parser):
         span = self._current_token.span
         self._depth += 1
         try:
-            # module + program + the scopes inside it
-            if self._depth > MAX_NESTING_DEPTH + 2:
+            # module, program, the scopes and a statement, with room to spare so
+            # that the verifier reports programs just past the limit precisely
+            if self._depth > MAX_NESTING_DEPTH + 4:
                 self.raise_error(nesting_message(), span)
             op = super().parse_operation()
         finally:

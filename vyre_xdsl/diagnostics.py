@@ -108,3 +108,20 @@ def format_errors(errors: Sequence[tuple[Operation | None, str]], source: str | 
             out.append(lines[line - 1])
             out.append(" " * (col - 1) + "^")
     return "\n".join(out)
+
+
+def check_runnable(module: ModuleOp) -> None:
+    """Raise a located `VyreDiagnostic` unless `module` is something to run or
+    compile: one or more `vyre.program` ops and nothing else at the top level."""
+    errors: list[tuple[Operation | None, str]] = []
+    for op in module.ops:
+        if op.name == "kernel.descriptor":
+            errors.append((op, "'kernel.descriptor' is lowered IR; run or compile the vyre module it was lowered from"))
+        elif op.name != "vyre.program":
+            errors.append(
+                (op, f"'{op.name}' is not a 'vyre.program'; a module to run or compile holds only vyre.program ops")
+            )
+    if not errors and not any(True for _ in module.ops):
+        errors.append((module, "the module holds no 'vyre.program' to run or compile"))
+    if errors:
+        raise VyreDiagnostic(errors)

@@ -63,12 +63,14 @@ from xdsl.irdl import (
     traits_def,
 )
 from xdsl.parser import Parser
+from xdsl.pattern_rewriter import RewritePattern
 from xdsl.printer import Printer
 from xdsl.traits import (
     AlwaysSpeculatable,
     ConditionallySpeculatable,
     ConstantLike,
     EffectInstance,
+    HasCanonicalizationPatternsTrait,
     HasParent,
     IsolatedFromAbove,
     MemoryEffect,
@@ -415,6 +417,20 @@ class TableOpEffect(MemoryEffect, ConditionallySpeculatable):
     @classmethod
     def is_speculatable(cls, op: Operation) -> bool:
         return not cls.may_trap(op)
+
+
+class VyreCanonicalization(HasCanonicalizationPatternsTrait):
+    """The op's canonicalization patterns, from `vyre_xdsl.dialects.vyre_canonicalization`
+    (imported on first use, as xDSL's own dialects do)."""
+
+    def get_patterns(self, op: type[Operation]) -> tuple[RewritePattern, ...]:
+        from vyre_xdsl.dialects.vyre_canonicalization import patterns_for
+
+        return patterns_for(op.name)
+
+    @classmethod
+    def get_canonicalization_patterns(cls) -> tuple[RewritePattern, ...]:
+        return ()
 
 
 def is_expression(op: Operation) -> bool:
@@ -1452,7 +1468,7 @@ class BinaryOp(_TableOp):
     lhs = operand_def(T)
     rhs = operand_def(T)
     result = result_def(T)
-    traits = traits_def(TableOpEffect())
+    traits = traits_def(TableOpEffect(), VyreCanonicalization())
     assembly_format = "$lhs `,` $rhs attr-dict `:` type($result)"
 
     def __init__(self, lhs: SSAValue | Operation, rhs: SSAValue | Operation):
@@ -1469,7 +1485,7 @@ class CompareOp(_TableOp):
     lhs = operand_def(T)
     rhs = operand_def(T)
     result = result_def(i1)
-    traits = traits_def(TableOpEffect())
+    traits = traits_def(TableOpEffect(), VyreCanonicalization())
     assembly_format = "$lhs `,` $rhs attr-dict `:` type($lhs)"
 
     def __init__(self, lhs: SSAValue | Operation, rhs: SSAValue | Operation):
@@ -1485,7 +1501,7 @@ class UnaryOp(_TableOp):
     T: ClassVar = VarConstraint("T", AnyAttr())
     operand = operand_def(T)
     result = result_def(T)
-    traits = traits_def(TableOpEffect())
+    traits = traits_def(TableOpEffect(), VyreCanonicalization())
     assembly_format = "$operand attr-dict `:` type($result)"
 
     def __init__(self, operand: SSAValue | Operation):
@@ -1500,7 +1516,7 @@ class PredicateOp(_TableOp):
 
     operand = operand_def()
     result = result_def(i1)
-    traits = traits_def(TableOpEffect())
+    traits = traits_def(TableOpEffect(), VyreCanonicalization())
     assembly_format = "$operand attr-dict `:` type($operand)"
 
     def __init__(self, operand: SSAValue | Operation):
@@ -2231,7 +2247,7 @@ class SelectOp(IRDLOperation):
     true_value = operand_def(T)
     false_value = operand_def(T)
     result = result_def(T)
-    traits = traits_def(Pure())
+    traits = traits_def(Pure(), VyreCanonicalization())
     assembly_format = "$cond `,` $true_value `,` $false_value attr-dict `:` type($result)"
 
     def __init__(self, cond, true_value, false_value):
@@ -2270,7 +2286,7 @@ class _ConversionOp(IRDLOperation):
 
     input = operand_def()
     result = result_def()
-    traits = traits_def(Pure())
+    traits = traits_def(Pure(), VyreCanonicalization())
     assembly_format = "$input attr-dict `:` type($input) `to` type($result)"
 
     def __init__(self, value: SSAValue | Operation, target: Attribute | str):
