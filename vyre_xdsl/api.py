@@ -11,6 +11,7 @@ out["y"]
 
 from __future__ import annotations
 
+import math
 import warnings
 from collections import OrderedDict
 from collections.abc import Callable, Mapping
@@ -211,10 +212,23 @@ class Executable:
             names = [k.source or k.id for k in self._kernels]
             self.last_profile = run_profile(names, record["kernel_ns"], self.gpu.describe())
         if device:
-            kept = self._binder.device_array
-            return {name: final[name] if type(final[name]) is kept else _on_device(final[name], self.gpu)
-                    for name in self._outputs}
+            return self._device_outputs(final, inputs)
         return sig.outputs_of({name: _on_host(final[name]) for name in self._outputs}, inputs)
+
+    def _device_outputs(self, final: Mapping[str, object], inputs: Mapping[str, object]) -> dict[str, object]:
+        """The outputs as `DeviceArray`s, with the shape rule of host outputs: an
+        output whose buffer was given as an input has that input's shape."""
+        kept = self._binder.device_array
+        outputs = {}
+        for name in self._outputs:
+            value = final[name]
+            if type(value) is not kept:
+                value = _on_device(value, self.gpu)
+            shape = getattr(inputs.get(name), "shape", None)
+            if shape is not None and value is not inputs[name] and math.prod(shape) == value.size:
+                value.shape = tuple(shape)
+            outputs[name] = value
+        return outputs
 
     def _run_elsewhere(self, host, resident, device: bool, profile: bool, inputs) -> dict[str, np.ndarray]:
         """A run on a backend other than wgpu (device arrays are copied to the host)."""

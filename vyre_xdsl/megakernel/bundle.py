@@ -337,6 +337,8 @@ def _json_object(body: bytes) -> dict:
         document = json.loads(body.decode("utf-8"))
     except (UnicodeDecodeError, ValueError) as error:
         raise MalformedBundleError(f"target module bundle body is not JSON: {error}") from None
+    except RecursionError:
+        raise MalformedBundleError("target module bundle body nests JSON too deeply") from None
     if not isinstance(document, dict):
         raise MalformedBundleError("target module bundle body is not a JSON object")
     return document
