@@ -209,3 +209,12 @@ def test_artifact_checks_have_their_own_errors():
     missing["plan"]["fusion"][1]["members"] = []
     with pytest.raises(ArtifactPlanError, match="every node exactly once"):
         Artifact.from_bytes(framed_artifact(missing))
+
+
+def test_an_artifact_nested_100000_deep_is_an_artifact_error():
+    from vyre_xdsl.megakernel.artifact import ARTIFACT_MAGIC, Artifact, ArtifactError, _framed_digest
+
+    body = b"[" * 100000 + b"]" * 100000
+    data = ARTIFACT_MAGIC + struct.pack("<HI", 1, len(body)) + body + _framed_digest(1, body)
+    with pytest.raises(ArtifactError, match="nested too deeply"):
+        Artifact.from_bytes(data)

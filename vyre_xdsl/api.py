@@ -23,7 +23,7 @@ from xdsl.dialects.builtin import ModuleOp
 
 from vyre_xdsl.abi import RunSignature, require_mapping, signature
 from vyre_xdsl.context import parse_module, vyre_context
-from vyre_xdsl.diagnostics import VyreError, check_runnable, verify_module
+from vyre_xdsl.diagnostics import VyreError, check_runnable, verify_after_pass, verify_module
 
 #: backend name -> "module:function" with signature
 #:   execute(module: ModuleOp, buffers: dict[str, np.ndarray], sig: RunSignature) -> dict[str, np.ndarray]
@@ -103,7 +103,7 @@ def fuse_module(module: ModuleOp) -> ModuleOp:
 
     fused = module.clone()
     VyreFusePass().apply(vyre_context(), fused)
-    verify_module(fused)
+    verify_after_pass(fused, VyreFusePass.name)
     return fused
 
 

@@ -248,6 +248,8 @@ class Artifact:
             artifact = from_json(cls, json.loads(body))
         except (ValueError, RecordShapeError) as error:
             raise ArtifactError(f"malformed artifact: {error}") from None
+        except RecursionError:
+            raise ArtifactError("malformed artifact: JSON nested too deeply") from None
         if artifact.body() != body:
             raise ArtifactError("artifact body is not canonical JSON")
         artifact.validate()
