@@ -1512,7 +1512,7 @@ class UnaryOp(_TableOp):
 
 
 class PredicateOp(_TableOp):
-    """`%r = vyre.OP %a : f32` giving an `i1`."""
+    """`%r = vyre.OP %a : T` giving an `i1`."""
 
     operand = operand_def()
     result = result_def(i1)
@@ -1521,6 +1521,45 @@ class PredicateOp(_TableOp):
 
     def __init__(self, operand: SSAValue | Operation):
         super().__init__(operands=[operand], result_types=[i1])
+
+    def verify_(self) -> None:
+        self._check_operand_type(self.operand.type)
+
+
+class LogicOp(CompareOp):
+    """`%r = vyre.OP %a, %b : T` combining the truth of two T operands (an `i1`, or
+    a `ui32` that is true when non-zero) into an `i1`."""
+
+
+class UnsignedResultBinaryOp(_TableOp):
+    """`%r = vyre.OP %a, %b : T` whose result is a `ui32` whatever T is (upstream's
+    result type of `abs_diff` and `mul_high`)."""
+
+    T: ClassVar = VarConstraint("T", AnyAttr())
+    lhs = operand_def(T)
+    rhs = operand_def(T)
+    result = result_def(ui32)
+    traits = traits_def(TableOpEffect(), VyreCanonicalization())
+    assembly_format = "$lhs `,` $rhs attr-dict `:` type($lhs)"
+
+    def __init__(self, lhs: SSAValue | Operation, rhs: SSAValue | Operation):
+        super().__init__(operands=[lhs, rhs], result_types=[ui32])
+
+    def verify_(self) -> None:
+        self._check_operand_type(self.lhs.type)
+
+
+class UnsignedResultUnaryOp(_TableOp):
+    """`%r = vyre.OP %a : T` whose result is a `ui32` whatever T is (upstream's
+    `unpack*`)."""
+
+    operand = operand_def()
+    result = result_def(ui32)
+    traits = traits_def(TableOpEffect(), VyreCanonicalization())
+    assembly_format = "$operand attr-dict `:` type($operand)"
+
+    def __init__(self, operand: SSAValue | Operation):
+        super().__init__(operands=[operand], result_types=[ui32])
 
     def verify_(self) -> None:
         self._check_operand_type(self.operand.type)
@@ -1678,11 +1717,12 @@ class ShrOp(BinaryOp):
 
 
 @irdl_op_definition
-class AbsDiffOp(BinaryOp):
-    """`|a - b|` without wrap-around.
+class AbsDiffOp(UnsignedResultBinaryOp):
+    """`|a - b|` without wrap-around, as a `ui32` (also for `si32` operands, where
+    it is exact: the distance is below 2^32).
 
     ```mlir
-    %r = vyre.abs_diff %a, %b : ui32
+    %r = vyre.abs_diff %a, %b : si32  // %r : ui32
     ```
     """
 
@@ -1714,15 +1754,28 @@ class SaturatingSubOp(BinaryOp):
 
 
 @irdl_op_definition
-class MulHighOp(BinaryOp):
-    """The high 32 bits of the 64-bit product.
+class MulHighOp(UnsignedResultBinaryOp):
+    """The high 32 bits of the 64-bit product, as a `ui32`; `si32` operands
+    multiply as signed numbers (the result holds the bits of the signed high word).
 
     ```mlir
-    %r = vyre.mul_high %a, %b : ui32
+    %r = vyre.mul_high %a, %b : si32  // %r : ui32
     ```
     """
 
     name = "vyre.mul_high"
+
+
+@irdl_op_definition
+class SaturatingMulOp(BinaryOp):
+    """Multiplication clamped to 4294967295 (`ui32`, as upstream).
+
+    ```mlir
+    %r = vyre.saturating_mul %a, %b : ui32
+    ```
+    """
+
+    name = "vyre.saturating_mul"
 
 
 @irdl_op_definition
@@ -1822,11 +1875,12 @@ class GeOp(CompareOp):
 
 
 @irdl_op_definition
-class AndOp(BinaryOp):
-    """Logical and of two `i1`.
+class AndOp(LogicOp):
+    """Logical and of two `i1`, or of the truth of two `ui32` (non-zero is true).
 
     ```mlir
     %r = vyre.and %a, %b : i1
+    %t = vyre.and %x, %y : ui32  // %t : i1
     ```
     """
 
@@ -1834,11 +1888,12 @@ class AndOp(BinaryOp):
 
 
 @irdl_op_definition
-class OrOp(BinaryOp):
-    """Logical or of two `i1`.
+class OrOp(LogicOp):
+    """Logical or of two `i1`, or of the truth of two `ui32` (non-zero is true).
 
     ```mlir
     %r = vyre.or %a, %b : i1
+    %t = vyre.or %x, %y : ui32  // %t : i1
     ```
     """
 
@@ -1846,11 +1901,12 @@ class OrOp(BinaryOp):
 
 
 @irdl_op_definition
-class NotOp(UnaryOp):
-    """Logical not of an `i1`.
+class NotOp(PredicateOp):
+    """Logical not of an `i1`, or whether a `ui32` is zero (upstream's truthiness).
 
     ```mlir
     %r = vyre.not %a : i1
+    %z = vyre.not %x : ui32  // %z : i1
     ```
     """
 
@@ -2134,6 +2190,115 @@ class ReciprocalOp(UnaryOp):
 
 
 @irdl_op_definition
+class AcosOp(UnaryOp):
+    """Arc cosine (NaN outside [-1, 1]; WGSL's accuracy is inherited from `atan2`).
+
+    ```mlir
+    %r = vyre.acos %a : f32
+    ```
+    """
+
+    name = "vyre.acos"
+
+
+@irdl_op_definition
+class AsinOp(UnaryOp):
+    """Arc sine (NaN outside [-1, 1]; WGSL's accuracy is inherited from `atan2`).
+
+    ```mlir
+    %r = vyre.asin %a : f32
+    ```
+    """
+
+    name = "vyre.asin"
+
+
+@irdl_op_definition
+class AtanOp(UnaryOp):
+    """Arc tangent (within 4096 ULP on a GPU).
+
+    ```mlir
+    %r = vyre.atan %a : f32
+    ```
+    """
+
+    name = "vyre.atan"
+
+
+@irdl_op_definition
+class SinhOp(UnaryOp):
+    """Hyperbolic sine (WGSL: as accurate as `(exp(a) - exp(-a)) * 0.5`).
+
+    ```mlir
+    %r = vyre.sinh %a : f32
+    ```
+    """
+
+    name = "vyre.sinh"
+
+
+@irdl_op_definition
+class CoshOp(UnaryOp):
+    """Hyperbolic cosine (WGSL: as accurate as `(exp(a) + exp(-a)) * 0.5`).
+
+    ```mlir
+    %r = vyre.cosh %a : f32
+    ```
+    """
+
+    name = "vyre.cosh"
+
+
+@irdl_op_definition
+class Unpack4LowOp(UnsignedResultUnaryOp):
+    """The low nibble of a 32-bit integer, `a & 0xF`, as a `ui32`.
+
+    ```mlir
+    %r = vyre.unpack4_low %a : ui32
+    ```
+    """
+
+    name = "vyre.unpack4_low"
+
+
+@irdl_op_definition
+class Unpack4HighOp(UnsignedResultUnaryOp):
+    """The second nibble of a 32-bit integer, `(a >> 4) & 0xF`, as a `ui32`
+    (upstream's definition: bits 4..7, not the top nibble).
+
+    ```mlir
+    %r = vyre.unpack4_high %a : si32  // %r : ui32
+    ```
+    """
+
+    name = "vyre.unpack4_high"
+
+
+@irdl_op_definition
+class Unpack8LowOp(UnsignedResultUnaryOp):
+    """The low byte of a 32-bit integer, `a & 0xFF`, as a `ui32`.
+
+    ```mlir
+    %r = vyre.unpack8_low %a : ui32
+    ```
+    """
+
+    name = "vyre.unpack8_low"
+
+
+@irdl_op_definition
+class Unpack8HighOp(UnsignedResultUnaryOp):
+    """The high byte of a 32-bit integer, `(a >> 24) & 0xFF`, as a `ui32`.
+
+    ```mlir
+    %r = vyre.unpack8_high %a : si32  // %r : ui32
+    ```
+    """
+
+    name = "vyre.unpack8_high"
+
+
+@irdl_op_definition
 class IsNanOp(PredicateOp):
     """Whether the operand is a NaN.
 
@@ -2186,6 +2351,7 @@ _TABLE_OP_CLASSES: tuple[type[_TableOp], ...] = (
     AbsDiffOp,
     SaturatingAddOp,
     SaturatingSubOp,
+    SaturatingMulOp,
     MulHighOp,
     RotateLeftOp,
     RotateRightOp,
@@ -2221,6 +2387,15 @@ _TABLE_OP_CLASSES: tuple[type[_TableOp], ...] = (
     TanOp,
     TanhOp,
     ReciprocalOp,
+    AcosOp,
+    AsinOp,
+    AtanOp,
+    SinhOp,
+    CoshOp,
+    Unpack4LowOp,
+    Unpack4HighOp,
+    Unpack8LowOp,
+    Unpack8HighOp,
     IsNanOp,
     IsInfOp,
     IsFiniteOp,

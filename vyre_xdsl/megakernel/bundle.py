@@ -337,6 +337,8 @@ def _json_object(body: bytes) -> dict:
         document = json.loads(body.decode("utf-8"))
     except (UnicodeDecodeError, ValueError) as error:
         raise MalformedBundleError(f"target module bundle body is not JSON: {error}") from None
+    except RecursionError:
+        raise MalformedBundleError("target module bundle body nests JSON too deeply") from None
     if not isinstance(document, dict):
         raise MalformedBundleError("target module bundle body is not a JSON object")
     return document
@@ -427,8 +429,10 @@ def _check_signature(buffers: tuple[SignatureBuffer, ...]) -> None:
             raise InvalidSignatureError(
                 f"{where} ('{buffer.name}') has count {buffer.count} but min_count {buffer.min_count}"
             )
-        if buffer.is_intermediate and (buffer.is_output or buffer.requires_input):
-            raise InvalidSignatureError(f"{where} ('{buffer.name}') is an intermediate and also an input or output")
+        # an input may also be an intermediate (SPEC 8: first declared readable,
+        # then written and read by later programs, never returned); an output may not
+        if buffer.is_intermediate and buffer.is_output:
+            raise InvalidSignatureError(f"{where} ('{buffer.name}') is an intermediate and also an output")
 
 
 def _check_artifact_digest(digest: str) -> None:
