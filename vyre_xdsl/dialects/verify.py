@@ -140,6 +140,11 @@ def foreign_op_errors(
 def _expected(root: Operation) -> str:
     if root.name == "vyre.program":
         return "a program holds only vyre ops (see docs/dialect.md for the list)"
+    if root.name == "vyre.func":
+        return (
+            "a function computes from its arguments alone: pure expressions, named locals, "
+            "'if'/'loop'/'block', calls and 'vyre.yield' (no buffers, ids, barriers, return or trap)"
+        )
     return "a descriptor holds only kernel ops and the pure vyre arithmetic ops"
 
 
