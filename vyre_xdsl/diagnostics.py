@@ -128,11 +128,15 @@ def check_runnable(module: ModuleOp) -> None:
     for op in module.ops:
         if op.name == "kernel.descriptor":
             errors.append((op, "'kernel.descriptor' is lowered IR; run or compile the vyre module it was lowered from"))
-        elif op.name != "vyre.program":
+        elif op.name not in ("vyre.program", "vyre.func"):
             errors.append(
-                (op, f"'{op.name}' is not a 'vyre.program'; a module to run or compile holds only vyre.program ops")
+                (
+                    op,
+                    f"'{op.name}' is not a 'vyre.program'; a module to run or compile holds only "
+                    "vyre.program ops (and the vyre.func functions they call)",
+                )
             )
-    if not errors and not any(True for _ in module.ops):
+    if not errors and not any(op.name == "vyre.program" for op in module.ops):
         errors.append((module, "the module holds no 'vyre.program' to run or compile"))
     if errors:
         raise VyreDiagnostic(errors)

@@ -24,6 +24,7 @@ from collections.abc import Callable, Collection, Iterator
 
 from xdsl.dialects.builtin import ArrayAttr, FileLineColLoc, StringAttr
 from xdsl.ir import Block, Operation, SSAValue
+from xdsl.parser.core import ForwardDeclaredValue
 from xdsl.utils.exceptions import VerifyException
 
 from vyre_xdsl.dialects.names import name_problem
@@ -96,6 +97,13 @@ def dominance_errors(root: Operation) -> list[tuple[Operation, str]]:
 def _dominance_problem(
     value: SSAValue, user: Operation, root: Operation, position: dict[Operation, int]
 ) -> str | None:
+    if isinstance(value, ForwardDeclaredValue):
+        # xDSL's parser leaves this placeholder when a value is used by an op and
+        # defined only later inside that op's own region
+        return (
+            f"uses {_value_name(value)}, which is defined only later, inside this op's own region; "
+            "define it before the op"
+        )
     definer = value.owner
     if not isinstance(definer, Operation):  # a block argument: vyre bodies have none
         return None
@@ -132,6 +140,11 @@ def foreign_op_errors(
 def _expected(root: Operation) -> str:
     if root.name == "vyre.program":
         return "a program holds only vyre ops (see docs/dialect.md for the list)"
+    if root.name == "vyre.func":
+        return (
+            "a function computes from its arguments alone: pure expressions, named locals, "
+            "'if'/'loop'/'block', calls and 'vyre.yield' (no buffers, ids, barriers, return or trap)"
+        )
     return "a descriptor holds only kernel ops and the pure vyre arithmetic ops"
 
 

@@ -115,7 +115,7 @@ IDEMPOTENT: dict[str, tuple[str, ...]] = {
 SELF_CONSTANT: dict[str, tuple[tuple[str, ...], int | bool]] = {
     "sub": (INTS, 0),
     "bit_xor": (INTS, 0),
-    "abs_diff": (("ui32",), 0),
+    "abs_diff": (INTS, 0),
     "saturating_sub": (("ui32",), 0),
     "eq": (("ui32", "si32", "i1"), True),
     "le": (INTS, True),
