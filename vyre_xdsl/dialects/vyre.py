@@ -2598,7 +2598,11 @@ class AtomicOp(IRDLOperation):
         first = parser.parse_operand(ui32)
         expected = None
         if kind in semantics.COMPARE_EXCHANGE_OPS:
-            parser.parse_punctuation(",")
+            if parser.parse_optional_punctuation(",") is None:
+                parser.raise_error(
+                    f"'{kind}' takes an expected value and a new value: "
+                    f"vyre.atomic {kind} @buf[%i], %expected, %new : ui32"
+                )
             expected, value = first, parser.parse_operand(ui32)
         else:
             value = first
