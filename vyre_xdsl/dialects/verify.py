@@ -24,6 +24,7 @@ from collections.abc import Callable, Collection, Iterator
 
 from xdsl.dialects.builtin import ArrayAttr, FileLineColLoc, StringAttr
 from xdsl.ir import Block, Operation, SSAValue
+from xdsl.parser.core import ForwardDeclaredValue
 from xdsl.utils.exceptions import VerifyException
 
 from vyre_xdsl.dialects.names import name_problem
@@ -51,7 +52,7 @@ def where(op: Operation) -> str:
 
 
 def _value_name(value: SSAValue) -> str:
-    return f"%{value.name_hint}" if value.name_hint else "a value"
+    return f"%{value.name_hint}" if value.name_hint else "an unnamed value"
 
 
 def _blocks_in_order(root: Operation) -> Iterator[tuple[Block, int]]:
@@ -96,10 +97,17 @@ def dominance_errors(root: Operation) -> list[tuple[Operation, str]]:
 def _dominance_problem(
     value: SSAValue, user: Operation, root: Operation, position: dict[Operation, int]
 ) -> str | None:
+    name = _value_name(value)
+    if isinstance(value, ForwardDeclaredValue):
+        # xDSL's parser leaves this placeholder when the only definition comes later
+        # inside a region of the very op that uses it
+        return (
+            f"uses {name} before its definition (it is defined later, inside a region "
+            "nested in this op); move the definition above its first use"
+        )
     definer = value.owner
     if not isinstance(definer, Operation):  # a block argument: vyre bodies have none
         return None
-    name = _value_name(value)
     if definer not in position:
         return f"uses {name}, which is defined outside this body"
     home = definer.parent
