@@ -358,6 +358,28 @@ def test_grid_beyond_webgpu_limit_fails_kernel_verify():
     assert "<stdin>:2:3: error: dispatch grid is 65536 on axis x" in result.stderr.decode()
 
 
+def test_binding_beyond_the_bind_group_limit_is_located_before_any_bundle(tmp_path):
+    # WebGPU guarantees 1000 bindings per bind group; a larger number used to reach
+    # wgpu (bind group layout error) or give a bundle its own decoder refused
+    source = tmp_path / "far.mlir"
+    source.write_text(
+        "vyre.program @p workgroup_size [64, 1, 1] {\n"
+        "  vyre.buffer @x binding 65535 read_write : ui32[64]\n"
+        "  %i = vyre.invocation_id x\n"
+        "  vyre.store @x[%i] = %i : ui32\n"
+        "}\n"
+    )
+    lowered = _tool("vyre-opt", "--lower", str(source))
+    assert lowered.returncode == 1
+    assert f"{source}:2:3: error: binding @x is at slot 65535; the target allows binding numbers 0 to 999" in (
+        lowered.stderr.decode()
+    )
+    compiled = _tool("vyre-compile", str(source), "-o", str(tmp_path / "far.vkb"))
+    assert compiled.returncode == 1
+    assert "binding @x is at slot 65535" in compiled.stderr.decode()
+    assert not (tmp_path / "far.vkb").exists()
+
+
 # ---------------------------------------------------------------- names
 
 LOOP_NAMED = """vyre.program @p workgroup_size [64, 1, 1] {
