@@ -423,7 +423,14 @@ def outcome(run_it, outputs: Sequence[str]):
         result = run_it()
     except VyreTrap as trap:
         return ("trap", (trap.tag, trap.address, trap.invocation))
-    return ("ok", {name: np.asarray(result[name]).reshape(-1).tobytes() for name in outputs})
+    return ("ok", {name: _words(result[name]).tobytes() for name in outputs})
+
+
+def _words(array) -> np.ndarray:
+    """One 32-bit word per element (a run returns an i1 output as bool, the
+    interpreter's host arrays hold it as 0/1 words)."""
+    flat = np.asarray(array).reshape(-1)
+    return flat.astype(np.uint32) if flat.dtype == np.bool_ else flat
 
 
 def same(expected, got, *, tags: bool = True, allowed: set | None = None) -> bool:

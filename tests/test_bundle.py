@@ -110,8 +110,8 @@ def test_every_single_byte_flip_is_refused(small):
 
 @pytest.mark.parametrize(
     "body",
-    [b"not json", b"[1, 2]", b"\xff\xfe", b'{"schema_version": 2}'],
-    ids=["not-json", "array", "not-utf8", "missing-keys"],
+    [b"not json", b"[1, 2]", b"\xff\xfe", b'{"schema_version": 2}', b"[" * 100000 + b"]" * 100000],
+    ids=["not-json", "array", "not-utf8", "missing-keys", "nested-100000-deep"],
 )
 def test_malformed_body(body):
     with pytest.raises(B.MalformedBundleError):

@@ -17,6 +17,7 @@ import json
 import os
 import pathlib
 import random
+import struct
 
 import blake3
 import numpy as np
@@ -144,3 +145,76 @@ def test_the_unmutated_bundle_loads_and_runs():
     bundle = B.TargetModuleBundle.from_bytes(compile_module(module).bundle_bytes())
     inputs = random_inputs(signature(module), 3, {})
     assert exactly_equal(run_bundle(bundle, inputs, backend="wgpu"), vyre_xdsl.run(module, inputs, backend="reference"))
+
+
+# ---------------------------------------------------------------------- artifacts
+
+ARTIFACT_MUTANTS_PER_SOURCE = 60
+
+
+def framed_artifact(document: dict) -> bytes:
+    """Artifact bytes with a correct frame and digest around `document`."""
+    from vyre_xdsl.megakernel.artifact import ARTIFACT_MAGIC, ARTIFACT_SCHEMA_VERSION, _framed_digest
+
+    body = json.dumps(document, sort_keys=True, separators=(",", ":"), ensure_ascii=True).encode()
+    header = ARTIFACT_MAGIC + struct.pack("<HI", ARTIFACT_SCHEMA_VERSION, len(body))
+    return header + body + _framed_digest(ARTIFACT_SCHEMA_VERSION, body)
+
+
+@pytest.mark.parametrize("name", sorted(SOURCES))
+def test_forged_artifacts_are_refused_or_compile_like_the_source(name):
+    """A forged artifact (digest rebuilt) is refused with an `ArtifactError`, or
+    target compilation refuses it with a project error, or the bundle compiled
+    from it runs to exactly the source's outputs."""
+    from vyre_xdsl.diagnostics import VyreError
+    from vyre_xdsl.megakernel.artifact import Artifact, ArtifactError
+    from vyre_xdsl.megakernel.compile import compile_selected_modules
+
+    module = module_of(SOURCES[name])
+    document = json.loads(compile_module(module).artifact.body())
+    inputs = random_inputs(signature(module), 3, {})
+    expected = vyre_xdsl.run(module, inputs, backend="reference")
+    rng = random.Random(SEED)
+    everything = list(paths(document))
+    refused = 0
+    for k in range(ARTIFACT_MUTANTS_PER_SOURCE):
+        path, value = rng.choice(everything)
+        forged = framed_artifact(replaced(document, path, rng.choice(mutants_of(rng, value))))
+        where = f"{name} artifact mutant {k} (seed {SEED}) at {'/'.join(map(str, path))}"
+        try:
+            artifact = Artifact.from_bytes(forged)
+            bundle = B.TargetModuleBundle.from_bytes(compile_selected_modules(artifact).bytes)
+        except VyreError:
+            refused += 1
+            continue
+        except Exception as error:  # noqa: BLE001 - the point of the test
+            pytest.fail(f"{where}: {type(error).__name__}: {error}")
+        assert exactly_equal(run_bundle(bundle, inputs, backend="reference"), expected), where
+    assert refused > ARTIFACT_MUTANTS_PER_SOURCE // 2
+
+
+def test_artifact_checks_have_their_own_errors():
+    from vyre_xdsl.megakernel.artifact import Artifact, ArtifactGraphMismatchError, ArtifactPlanError
+
+    document = json.loads(compile_module(module_of(MKL003)).artifact.body())
+    renamed = json.loads(json.dumps(document))
+    renamed["resources"][0]["name"] = "zz"
+    with pytest.raises(ArtifactGraphMismatchError, match="resources are not the values"):
+        Artifact.from_bytes(framed_artifact(renamed))
+    reordered = json.loads(json.dumps(document))
+    reordered["plan"]["fusion"][0]["stage"] = 5  # the producer after its consumer
+    with pytest.raises(ArtifactPlanError, match="depends on"):
+        Artifact.from_bytes(framed_artifact(reordered))
+    missing = json.loads(json.dumps(document))
+    missing["plan"]["fusion"][1]["members"] = []
+    with pytest.raises(ArtifactPlanError, match="every node exactly once"):
+        Artifact.from_bytes(framed_artifact(missing))
+
+
+def test_an_artifact_nested_100000_deep_is_an_artifact_error():
+    from vyre_xdsl.megakernel.artifact import ARTIFACT_MAGIC, Artifact, ArtifactError, _framed_digest
+
+    body = b"[" * 100000 + b"]" * 100000
+    data = ARTIFACT_MAGIC + struct.pack("<HI", 1, len(body)) + body + _framed_digest(1, body)
+    with pytest.raises(ArtifactError, match="nested too deeply"):
+        Artifact.from_bytes(data)

@@ -88,3 +88,17 @@ def test_verifier_error_after_a_pass_names_the_pass(tmp_path, capsys):
     assert f"{source}:5:3: error: IR fails to verify after pass 'test-break-buffers': store to read_only buffer @y" in err
     # the same pass without the break verifies
     assert run_tool(BrokenOpt, ["-p", "cse,dce", str(source)]) == 0
+
+
+def test_verify_after_pass_names_the_pass():
+    from vyre_xdsl.context import parse_module
+    from vyre_xdsl.diagnostics import VyreDiagnostic, verify_after_pass
+
+    module = parse_module(AXPY, "axpy.mlir")
+    verify_after_pass(module, "cse")  # fine IR: no error
+    BreakBuffersPass().apply(None, module)
+    with pytest.raises(VyreDiagnostic) as error:
+        verify_after_pass(module, "test-break-buffers")
+    ((op, message),) = error.value.errors
+    assert op.name == "vyre.store"
+    assert message == "IR fails to verify after pass 'test-break-buffers': store to read_only buffer @y"

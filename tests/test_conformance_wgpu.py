@@ -76,7 +76,7 @@ def _corpus():
 
 
 CORPUS, BITCAST_CASES = _corpus()
-from conformance_support import assert_matches, assert_within_wgsl_accuracy  # noqa: E402  (on sys.path now)
+from conformance_support import assert_matches, assert_within_wgsl_accuracy, expected_outputs  # noqa: E402  (on sys.path now)
 
 CONFIGURATIONS = (("wgpu", False), ("wgpu", True), ("reference", True))
 
@@ -97,6 +97,14 @@ def test_the_corpus_is_loaded():
     assert len(CORPUS) >= 100, [c.name for c in CORPUS]
 
 
+def test_fused_corpus_runs_include_real_fusions():
+    """Most corpus cases are one program (their "fused" run fuses nothing); the
+    multi-program cases of test_conformance_fusion.py cover every dependence
+    kind, so the fused configurations below do fuse."""
+    multi = [case.name for case in CORPUS if len(programs(vyre_xdsl.parse(case.text))) > 1]
+    assert len(multi) >= 9, multi
+
+
 @pytest.mark.parametrize("case", CORPUS, ids=str)
 def test_corpus_case(case):
     for backend, fuse in CONFIGURATIONS:
@@ -111,7 +119,7 @@ def test_corpus_case(case):
         ulp = case.ulp if backend == "reference" or case.device_ulp is None else case.device_ulp
         if case.exact_outputs:
             assert sorted(outputs) == sorted(case.expected), f"{where}: outputs {sorted(outputs)}"
-        for name, want in case.expected.items():
+        for name, want in expected_outputs(case).items():
             got = outputs[name]
             if case.accuracy is not None and backend != "reference":
                 assert_within_wgsl_accuracy(case, got, f"{where}: {name}")
@@ -129,7 +137,7 @@ def _check_shape_only(case, outputs, trap, where: str) -> None:
     assert (trap is None) == (case.trap is None), f"{where}: trap {trap}, expected {case.trap}"
     if trap is not None:
         return  # which of several trapping statements or lanes wins is the reference's choice
-    for name, want in case.expected.items():
+    for name, want in expected_outputs(case).items():
         got = outputs[name]
         want = np.asarray(want)
         assert (got.dtype, got.shape) == (want.dtype, want.shape), f"{where}: {name} {got.dtype}{got.shape}"

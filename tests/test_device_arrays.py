@@ -282,3 +282,26 @@ def test_run_accepts_device_arrays_and_returns_them():
     assert isinstance(out["y"], DeviceArray)
     assert out["y"].numpy().tolist() == (2 * x + y).tolist()
     vyre_xdsl.synchronize()
+
+
+def test_one_array_may_feed_a_read_only_and_a_written_input(axpy):
+    """x (read-only) and y (read_write) get the same array: y's copy is written,
+    x's binding is the original, so the result is 2d + d and d is unchanged."""
+    d_host, _ = _data(10)
+    d = vyre_xdsl.to_device(d_host)
+    out = axpy.run({"x": d, "y": d}, device=True)["y"]
+    assert out.numpy().tolist() == (2 * d_host + d_host).tolist()
+    assert d.numpy().tolist() == d_host.tolist()
+
+
+def test_device_outputs_follow_the_shape_rule(axpy):
+    """An output whose buffer was given as an input has that input's shape (as
+    host outputs do); other outputs are 1-D."""
+    x, y = _data(11)
+    out = axpy.run({"x": vyre_xdsl.to_device(x), "y": vyre_xdsl.to_device(y.reshape(10, 100))}, device=True)["y"]
+    assert out.shape == (10, 100)
+    assert out.numpy().tolist() == (2 * x + y).reshape(10, 100).tolist()
+    host_in = axpy.run({"x": x, "y": y.reshape(25, 40)}, device=True)["y"]
+    assert host_in.shape == (25, 40)
+    square = vyre_xdsl.compile(SQUARE, backend="wgpu")
+    assert square.run({"y": vyre_xdsl.to_device(y.reshape(10, 100))}, device=True)["out"].shape == (N,)

@@ -74,3 +74,11 @@ def test_docs_speak_to_users():
 def test_readme_links_the_language_reference_and_the_tour():
     readme = open(os.path.join(ROOT, "README.md"), encoding="utf-8").read()
     assert "docs/language.md" in readme and "examples/ops_tour.mlir" in readme
+
+
+def test_every_atomic_kind_is_documented():
+    from vyre_xdsl.semantics import ATOMIC_OPS
+
+    section = LANGUAGE[LANGUAGE.index("### `vyre.atomic`") :]
+    section = section[: section.index("\n## ")]
+    assert [kind for kind in ATOMIC_OPS if f"`{kind}`" not in section] == []

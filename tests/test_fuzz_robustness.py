@@ -27,6 +27,23 @@ from vyre_xdsl.testing import fuzz
 
 os.environ.setdefault("WGPU_BACKEND_TYPE", "Vulkan")
 
+TEXT_CASES = int(os.environ.get("VYRE_FUZZ_TEXT", "1000"))
+BUNDLE_CASES = int(os.environ.get("VYRE_FUZZ_BUNDLES", "1000"))
+
+
+def test_a_fresh_campaign_finds_nothing():
+    seed = fuzz.fresh_seed()
+    report = fuzz.Campaign(seed, text_cases=TEXT_CASES, bundle_cases=BUNDLE_CASES).run()
+    print(report.summary())
+    counts = report.counts()
+    assert sum(n for (kind, _), n in counts.items() if kind in ("text", "cli")) >= TEXT_CASES
+    assert sum(n for (kind, _), n in counts.items() if kind == "bundle") >= BUNDLE_CASES
+    assert sum(n for (kind, _), n in counts.items() if kind == "subprocess") > 0
+    # the mutants reach every stage: some are accepted, some refused
+    assert counts[("text", "accepted")] > 0 and counts[("text", "refused")] > 0, counts
+    assert not report.failures, report.summary(examples=2)
+
+
 # ---------------------------------------------------------------- the fuzzer can fail
 
 
@@ -102,3 +119,102 @@ def test_bundle_mutants_without_a_new_digest_never_verify():
         else:
             kept += valid and mutant != data
     assert kept == 0 and rebuilt > 90
+
+
+# ---------------------------------------------------------------- regressions the fuzzer found
+
+
+def test_a_loop_bound_defined_inside_the_loop_is_a_located_error():
+    """xDSL's parser leaves a forward-declared placeholder when an op uses a value
+    its own region defines; the verifier used to crash on it (ValueError)."""
+    import vyre_xdsl
+    from vyre_xdsl.diagnostics import VyreDiagnostic
+
+    text = """vyre.program @p workgroup_size [64, 1, 1] {
+  vyre.buffer @x binding 0 read_write : ui32[64]
+  %zero = vyre.const 0 : ui32
+  vyre.loop @level = %zero to %levels {
+    %levels = vyre.const 6 : ui32
+  }
+}
+"""
+    with pytest.raises(VyreDiagnostic, match="defined only later, inside this op's own region") as error:
+        vyre_xdsl.parse(text, "loop.mlir")
+    assert error.value.errors[0][0].name == "vyre.loop"
+
+
+INPUT_THEN_INTERMEDIATE = """
+vyre.program @first workgroup_size [64, 1, 1] {
+  vyre.buffer @b binding 0 uniform : ui32[8]
+  vyre.buffer @out binding 1 write_only : ui32[64]
+  %i = vyre.invocation_id x
+  %z = vyre.const 0 : ui32
+  %v = vyre.load @b[%z] : ui32
+  vyre.store @out[%i] = %v : ui32
+}
+vyre.program @second workgroup_size [64, 1, 1] {
+  vyre.buffer @b binding 0 write_only : ui32[8]
+  %i = vyre.invocation_id x
+  vyre.store @b[%i] = %i : ui32
+}
+vyre.program @third workgroup_size [64, 1, 1] {
+  vyre.buffer @b binding 0 read_only : ui32[8]
+  vyre.buffer @last binding 1 write_only : ui32[8]
+  %i = vyre.invocation_id x
+  %v = vyre.load @b[%i] : ui32
+  vyre.store @last[%i] = %v : ui32
+}
+"""
+
+
+def test_a_bundle_whose_input_is_also_an_intermediate_decodes_and_runs():
+    """SPEC 8: `b` is an input (first declared uniform) and an intermediate
+    (written, read later, never returned); vyre-compile wrote such a bundle and
+    its decoder refused it (InvalidSignatureError)."""
+    import vyre_xdsl
+    from vyre_xdsl.abi import signature
+    from vyre_xdsl.megakernel.compile import compile_module
+    from vyre_xdsl.megakernel.run import run_bundle
+
+    module = vyre_xdsl.parse(INPUT_THEN_INTERMEDIATE)
+    b = signature(module)["b"]
+    assert b.requires_input and b.is_intermediate
+    data = compile_module(module).bundle_bytes()
+    inputs = {"b": np.arange(5, 13, dtype=np.uint32)}
+    got = run_bundle(data, inputs, backend="reference")
+    assert sorted(got) == ["last", "out"]
+    np.testing.assert_array_equal(got["out"], np.full(64, 5, np.uint32))
+    np.testing.assert_array_equal(got["last"], np.arange(8, dtype=np.uint32))
+
+
+def _axpy(binding: int = 1, name: str = "y") -> str:
+    text = (fuzz.EXAMPLES / "axpy.mlir").read_text()
+    return text.replace("binding 1 read_write", f"binding {binding} read_write").replace("@y", f"@{name}")
+
+
+@pytest.mark.parametrize("binding,name", [(65536, "y"), (1, "n" * 300)])
+def test_what_vyre_compile_writes_its_decoder_accepts(binding, name):
+    """Bindings up to 2^24 - 1 and names of any length verify, so the bundle of
+    such a module must decode (the decoder refused slot 65536 and names past 256
+    characters: InvalidBindingError / InvalidSignatureError)."""
+    import vyre_xdsl
+    from vyre_xdsl.megakernel.bundle import TargetModuleBundle
+    from vyre_xdsl.megakernel.compile import compile_module
+    from vyre_xdsl.megakernel.run import run_bundle
+
+    data = compile_module(vyre_xdsl.parse(_axpy(binding, name))).bundle_bytes()
+    TargetModuleBundle.from_bytes(data)
+    x = np.arange(1024, dtype=np.float32)
+    got = run_bundle(data, {"x": x, name: np.ones(1024, np.float32)}, backend="reference")
+    np.testing.assert_array_equal(got[name], 2 * x + 1)
+
+
+def test_a_binding_past_the_device_limit_is_a_clear_error():
+    """wgpu rejected the bind group layout (GPUValidationError, an internal error)."""
+    import vyre_xdsl
+    from vyre_xdsl.runtime.device import DeviceLimitError
+
+    inputs = {"x": np.ones(1024, np.float32), "y": np.ones(1024, np.float32)}
+    with pytest.raises(DeviceLimitError, match="binding 65536"):
+        vyre_xdsl.run(_axpy(65536), inputs, backend="wgpu")
+    np.testing.assert_array_equal(vyre_xdsl.run(_axpy(999), inputs, backend="wgpu")["y"], np.full(1024, 3.0))

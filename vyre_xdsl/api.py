@@ -11,6 +11,7 @@ out["y"]
 
 from __future__ import annotations
 
+import math
 import warnings
 from collections import OrderedDict
 from collections.abc import Callable, Mapping
@@ -20,9 +21,9 @@ from typing import NamedTuple
 import numpy as np
 from xdsl.dialects.builtin import ModuleOp
 
-from vyre_xdsl.abi import RunSignature, signature
+from vyre_xdsl.abi import RunSignature, require_mapping, signature
 from vyre_xdsl.context import parse_module, vyre_context
-from vyre_xdsl.diagnostics import VyreError, check_runnable, verify_module
+from vyre_xdsl.diagnostics import VyreError, check_runnable, verify_after_pass, verify_module
 
 #: backend name -> "module:function" with signature
 #:   execute(module: ModuleOp, buffers: dict[str, np.ndarray], sig: RunSignature) -> dict[str, np.ndarray]
@@ -36,6 +37,17 @@ BACKENDS: dict[str, str] = {
 
 class UnknownBackendError(VyreError):
     pass
+
+
+class ModuleTypeError(VyreError, TypeError):
+    """`run`/`compile` got something that is neither IR text nor a `ModuleOp`."""
+
+
+def _check_module_type(module_or_text: object) -> None:
+    if not isinstance(module_or_text, str | bytes | ModuleOp):
+        raise ModuleTypeError(
+            f"expected vyre IR text or a ModuleOp, not {type(module_or_text).__name__}"
+        )
 
 
 def parse(text: str | bytes, name: str = "<input>") -> ModuleOp:
@@ -91,7 +103,7 @@ def fuse_module(module: ModuleOp) -> ModuleOp:
 
     fused = module.clone()
     VyreFusePass().apply(vyre_context(), fused)
-    verify_module(fused)
+    verify_after_pass(fused, VyreFusePass.name)
     return fused
 
 
@@ -176,9 +188,10 @@ class Executable:
         of every kernel is in `self.last_profile` afterwards.
         """
         sig = self.signature
+        inputs = require_mapping({} if inputs is None else inputs)
         if self._kernels is None:
-            host, resident = _bind(sig, inputs or {}, self.gpu)
-            return self._run_elsewhere(host, resident, device, profile)
+            host, resident = _bind(sig, inputs, self.gpu)
+            return self._run_elsewhere(host, resident, device, profile, inputs)
         record = None
         if profile:
             record = {}
@@ -189,7 +202,7 @@ class Executable:
                     f"timestamp queries are not supported by this adapter ({self.gpu.describe()}), "
                     "so kernels cannot be timed on it"
                 )
-        bound = self._binder.bind(inputs or {})
+        bound = self._binder.bind(inputs)
         final = self._run_kernels(self._kernels, bound, outputs=self._outputs, uploads=self._uploads,
                                   device=self.gpu, profile=record, keep=device,
                                   static_sizes=self._static_sizes)
@@ -199,12 +212,25 @@ class Executable:
             names = [k.source or k.id for k in self._kernels]
             self.last_profile = run_profile(names, record["kernel_ns"], self.gpu.describe())
         if device:
-            kept = self._binder.device_array
-            return {name: final[name] if type(final[name]) is kept else _on_device(final[name], self.gpu)
-                    for name in self._outputs}
-        return {name: _host_view(_on_host(final[name]), sig[name].element) for name in self._outputs}
+            return self._device_outputs(final, inputs)
+        return sig.outputs_of({name: _on_host(final[name]) for name in self._outputs}, inputs)
 
-    def _run_elsewhere(self, host, resident, device: bool, profile: bool) -> dict[str, np.ndarray]:
+    def _device_outputs(self, final: Mapping[str, object], inputs: Mapping[str, object]) -> dict[str, object]:
+        """The outputs as `DeviceArray`s, with the shape rule of host outputs: an
+        output whose buffer was given as an input has that input's shape."""
+        kept = self._binder.device_array
+        outputs = {}
+        for name in self._outputs:
+            value = final[name]
+            if type(value) is not kept:
+                value = _on_device(value, self.gpu)
+            shape = getattr(inputs.get(name), "shape", None)
+            if shape is not None and value is not inputs[name] and math.prod(shape) == value.size:
+                value.shape = tuple(shape)
+            outputs[name] = value
+        return outputs
+
+    def _run_elsewhere(self, host, resident, device: bool, profile: bool, inputs) -> dict[str, np.ndarray]:
         """A run on a backend other than wgpu (device arrays are copied to the host)."""
         from vyre_xdsl.runtime.arrays import DeviceArrayError
         from vyre_xdsl.runtime.timing import ProfilingUnsupportedError
@@ -218,7 +244,7 @@ class Executable:
         host.update({name: array.numpy().reshape(-1) for name, array in resident.items()})
         sig = self.signature
         final = _backend(self.backend)(self.module, host, sig)
-        return {name: _host_view(final[name], sig[name].element) for name in sig.outputs}
+        return sig.outputs_of(final, inputs)
 
 
 def compile(
@@ -232,16 +258,13 @@ def compile(
     """Parse, verify, (fuse,) and compile once; see `Executable`. `adapter`
     picks the device (an index into `vyre_xdsl.runtime.adapters()` or a
     substring of its description; default: `VYRE_ADAPTER`, else the best)."""
+    _check_module_type(module_or_text)
     module = parse(module_or_text) if isinstance(module_or_text, str | bytes) else module_or_text
     if not isinstance(module_or_text, str | bytes):
         verify_module(module)
     name = backend or default_backend()
     _backend(name)  # an unknown backend is an error now, not at the first run
     return Executable(module, name, fuse, adapter, portable)
-
-
-def _host_view(array: np.ndarray, element: str) -> np.ndarray:
-    return np.asarray(array).reshape(-1)
 
 
 def _on_device(array, gpu):
@@ -335,8 +358,8 @@ def _check_device_input(sig: RunSignature, name: str, array, gpu, by_name=None) 
         raise UnknownBufferError(f"unknown buffer '{name}'; the module's buffers are {', '.join(sig.names)}")
     if not buffer.requires_input:
         raise UnexpectedInputError(
-            f"buffer '{name}' takes no input (no program reads it before one writes it, and it is "
-            "not read_write or uniform); it starts zero-filled"
+            f"buffer '{name}' takes no input: its first declaration is write_only, "
+            "so it starts zero-filled"
         )
     array.buffer(gpu)  # freed, or on another device: raises
 
@@ -418,6 +441,7 @@ def cached_executable(
     """The `Executable` `run()` uses: cached by (the module's canonical digest,
     backend, fuse, adapter index), an LRU of `RUN_CACHE_SIZE`. Text is parsed
     and verified once per distinct text."""
+    _check_module_type(module_or_text)
     name = backend or default_backend()
     _backend(name)
     where = None

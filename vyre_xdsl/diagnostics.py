@@ -87,6 +87,17 @@ def verify_module(module: ModuleOp) -> None:
         raise VyreDiagnostic([(e.op, e.message) for e in located]) from None
 
 
+def verify_after_pass(module: ModuleOp, pass_name: str) -> None:
+    """Verify `module` after the pass `pass_name`; a failure names the pass that left
+    the bad IR: `IR fails to verify after pass 'NAME': MESSAGE`, at the offending op."""
+    try:
+        verify_module(module)
+    except VyreDiagnostic as error:
+        raise VyreDiagnostic(
+            [(op, f"IR fails to verify after pass '{pass_name}': {message}") for op, message in error.errors]
+        ) from None
+
+
 def source_lines(text: str) -> list[str]:
     """The lines of `text` as the parser numbers them: split at `\n` only (not at
     U+2028 and the other breaks `str.splitlines` knows), without a trailing `\r`."""
@@ -117,11 +128,15 @@ def check_runnable(module: ModuleOp) -> None:
     for op in module.ops:
         if op.name == "kernel.descriptor":
             errors.append((op, "'kernel.descriptor' is lowered IR; run or compile the vyre module it was lowered from"))
-        elif op.name != "vyre.program":
+        elif op.name not in ("vyre.program", "vyre.func"):
             errors.append(
-                (op, f"'{op.name}' is not a 'vyre.program'; a module to run or compile holds only vyre.program ops")
+                (
+                    op,
+                    f"'{op.name}' is not a 'vyre.program'; a module to run or compile holds only "
+                    "vyre.program ops (and the vyre.func functions they call)",
+                )
             )
-    if not errors and not any(True for _ in module.ops):
+    if not errors and not any(op.name == "vyre.program" for op in module.ops):
         errors.append((module, "the module holds no 'vyre.program' to run or compile"))
     if errors:
         raise VyreDiagnostic(errors)

@@ -85,12 +85,17 @@ class OpSemantics:
     trap_tag: str | None = None
     commutative: bool = False
     helpers: tuple[str, ...] = field(default=())
+    #: the result type when it is fixed whatever the operand type (upstream's
+    #: `abs_diff`/`mul_high`/`unpack*` give a u32, `not` a Bool); None: the operand type
+    result: str | None = None
 
     @property
     def result_is_bool(self) -> bool:
-        return self.kind in ("compare", "logic", "predicate")
+        return self.kind in ("compare", "logic", "predicate") or self.result == "i1"
 
     def result_type(self, operand_type: str) -> str:
+        if self.result is not None:
+            return self.result
         return "i1" if self.result_is_bool else operand_type
 
 
@@ -207,8 +212,14 @@ def _rotate(a, b, left: bool):
 
 
 def _abs_diff(a, b):
+    """|a - b| as a ui32 (exact for si32 too: the difference is below 2^32)."""
     a64, b64 = _as_i64(a), _as_i64(b)
     return np.abs(a64 - b64).astype(np.uint32)
+
+
+def _sat_mul(a, b):
+    product = np.asarray(a).astype(np.uint64) * np.asarray(b).astype(np.uint64)
+    return np.minimum(product, np.uint64(U32_MAX)).astype(np.uint32)
 
 
 def _sat_add(a, b):
@@ -220,8 +231,39 @@ def _sat_sub(a, b):
 
 
 def _mul_high(a, b):
+    """The high 32 bits of the 64-bit product, as a ui32 (upstream's result type);
+    si32 operands multiply as signed numbers."""
+    if _is_signed(a):
+        product = _as_i64(a) * _as_i64(b)  # |product| <= 2^62: no overflow
+        return ((product >> 32) & U32_MAX).astype(np.uint32)
     prod = np.asarray(a).astype(np.uint64) * np.asarray(b).astype(np.uint64)
     return (prod >> np.uint64(32)).astype(np.uint32)
+
+
+def _truthy(a) -> np.ndarray:
+    """Upstream's truthiness: a ui32 is true when non-zero."""
+    return np.asarray(a) != 0
+
+
+def _logical_and(a, b):
+    return _truthy(a) & _truthy(b)
+
+
+def _logical_or(a, b):
+    return _truthy(a) | _truthy(b)
+
+
+def _logical_not(a):
+    return ~_truthy(a)
+
+
+def _unpack(shift: int, mask: int) -> Callable[[np.ndarray], np.ndarray]:
+    """`(bits >> shift) & mask` of a 32-bit integer, as a ui32 (upstream's unpack ops)."""
+
+    def evaluate(a):
+        return ((_bits(a).astype(np.int64) >> shift) & mask).astype(np.uint32)
+
+    return evaluate
 
 
 def _bits(a) -> np.ndarray:
@@ -321,6 +363,44 @@ def _wgsl_shift(op):
     return emit
 
 
+def _wgsl_abs_diff(ty, a, b):
+    if ty == "i32":  # wrapping u32 difference of the bit patterns is the exact |a - b|
+        a_bits, b_bits = f"bitcast<u32>({a})", f"bitcast<u32>({b})"
+        return f"select({b_bits} - {a_bits}, {a_bits} - {b_bits}, {a} > {b})"
+    return f"select({b} - {a}, {a} - {b}, {a} > {b})"
+
+
+def _wgsl_mul_high(ty, a, b):
+    if ty == "i32":  # the signed high word from the unsigned one
+        a_bits, b_bits = f"bitcast<u32>({a})", f"bitcast<u32>({b})"
+        return (f"(vyre_mul_high_u32({a_bits}, {b_bits}) - select(0u, {b_bits}, {a} < 0i)"
+                f" - select(0u, {a_bits}, {b} < 0i))")
+    return f"vyre_mul_high_u32({a}, {b})"
+
+
+def _wgsl_truth(ty, a) -> str:
+    return a if ty == "bool" else f"({a} != 0u)"
+
+
+def _wgsl_logic(op: str):
+    def emit(ty, a, b):
+        return f"({_wgsl_truth(ty, a)} {op} {_wgsl_truth(ty, b)})"
+
+    return emit
+
+
+def _wgsl_not(ty, a):
+    return f"(!{a})" if ty == "bool" else f"({a} == 0u)"
+
+
+def _wgsl_unpack(shift: int, mask: int):
+    def emit(ty, a):
+        bits = a if ty == "u32" else f"bitcast<u32>({a})"
+        return f"(({bits} >> {shift}u) & {mask:#x}u)"
+
+    return emit
+
+
 def _wgsl_rotate(left: bool):
     def emit(ty, a, b):
         first, second = ("<<", ">>") if left else (">>", "<<")
@@ -385,8 +465,7 @@ def _make_table() -> dict[str, OpSemantics]:
         OpSemantics("shl", "binary", INT_TYPES, _shl, _wgsl_shift("<<")),
         OpSemantics("shr", "binary", INT_TYPES, _shr, _wgsl_shift(">>")),
         OpSemantics(
-            "abs_diff", "binary", ("ui32",), _abs_diff,
-            _bin("select({b} - {a}, {a} - {b}, {a} > {b})"), commutative=True,
+            "abs_diff", "binary", INT_TYPES, _abs_diff, _wgsl_abs_diff, commutative=True, result="ui32",
         ),
         OpSemantics(
             "saturating_add", "binary", ("ui32",), _sat_add,
@@ -397,8 +476,13 @@ def _make_table() -> dict[str, OpSemantics]:
             _bin("select({a} - {b}, 0u, {b} > {a})"),
         ),
         OpSemantics(
-            "mul_high", "binary", ("ui32",), _mul_high,
-            _bin("vyre_mul_high_u32({a}, {b})"), commutative=True, helpers=(MUL_HIGH_HELPER,),
+            "saturating_mul", "binary", ("ui32",), _sat_mul,
+            _bin("select({a} * {b}, 4294967295u, vyre_mul_high_u32({a}, {b}) != 0u)"),
+            commutative=True, helpers=(MUL_HIGH_HELPER,),
+        ),
+        OpSemantics(
+            "mul_high", "binary", INT_TYPES, _mul_high, _wgsl_mul_high,
+            commutative=True, helpers=(MUL_HIGH_HELPER,), result="ui32",
         ),
         OpSemantics("rotate_left", "binary", ("ui32",), lambda a, b: _rotate(a, b, True), _wgsl_rotate(True)),
         OpSemantics("rotate_right", "binary", ("ui32",), lambda a, b: _rotate(a, b, False), _wgsl_rotate(False)),
@@ -412,10 +496,11 @@ def _make_table() -> dict[str, OpSemantics]:
         OpSemantics("gt", "compare", NUMERIC_TYPES, np.greater, _bin("({a} > {b})")),
         OpSemantics("ge", "compare", NUMERIC_TYPES, np.greater_equal, _bin("({a} >= {b})")),
         # ----------------------------------------------------------- logic
-        OpSemantics("and", "logic", ("i1",), np.logical_and, _bin("({a} & {b})"), commutative=True),
-        OpSemantics("or", "logic", ("i1",), np.logical_or, _bin("({a} | {b})"), commutative=True),
+        # on ui32, upstream's truthiness: non-zero is true; the result is i1
+        OpSemantics("and", "logic", ("i1", "ui32"), _logical_and, _wgsl_logic("&"), commutative=True),
+        OpSemantics("or", "logic", ("i1", "ui32"), _logical_or, _wgsl_logic("|"), commutative=True),
         # ----------------------------------------------------------- unary
-        OpSemantics("not", "unary", ("i1",), np.logical_not, _un("(!{a})")),
+        OpSemantics("not", "unary", ("i1", "ui32"), _logical_not, _wgsl_not, result="i1"),
         OpSemantics("neg", "unary", NUMERIC_TYPES, _neg, _wgsl_neg),
         OpSemantics("bit_not", "unary", INT_TYPES, _bit_not, _un("(~{a})")),
         OpSemantics("popcount", "unary", INT_TYPES, _popcount, _un("countOneBits({a})")),
@@ -439,6 +524,16 @@ def _make_table() -> dict[str, OpSemantics]:
         OpSemantics("tan", "unary", ("f32",), _float_unary(np.tan), _un("tan({a})"), ulp=8192.0),
         OpSemantics("tanh", "unary", ("f32",), _float_unary(np.tanh), _wgsl_tanh, ulp=8192.0),
         OpSemantics("reciprocal", "unary", ("f32",), _float_unary(lambda x: 1.0 / x), _un("(1.0 / {a})"), ulp=3.0),
+        OpSemantics("acos", "unary", ("f32",), _float_unary(np.arccos), _un("acos({a})"), ulp=8192.0),
+        OpSemantics("asin", "unary", ("f32",), _float_unary(np.arcsin), _un("asin({a})"), ulp=8192.0),
+        OpSemantics("atan", "unary", ("f32",), _float_unary(np.arctan), _un("atan({a})"), ulp=4096.0),
+        OpSemantics("sinh", "unary", ("f32",), _float_unary(np.sinh), _un("sinh({a})"), ulp=8192.0),
+        OpSemantics("cosh", "unary", ("f32",), _float_unary(np.cosh), _un("cosh({a})"), ulp=8192.0),
+        # upstream's bit unpacking: a nibble or byte of a 32-bit integer, as a ui32
+        OpSemantics("unpack4_low", "unary", INT_TYPES, _unpack(0, 0x0F), _wgsl_unpack(0, 0x0F), result="ui32"),
+        OpSemantics("unpack4_high", "unary", INT_TYPES, _unpack(4, 0x0F), _wgsl_unpack(4, 0x0F), result="ui32"),
+        OpSemantics("unpack8_low", "unary", INT_TYPES, _unpack(0, 0xFF), _wgsl_unpack(0, 0xFF), result="ui32"),
+        OpSemantics("unpack8_high", "unary", INT_TYPES, _unpack(24, 0xFF), _wgsl_unpack(24, 0xFF), result="ui32"),
         # ----------------------------------------------------------- predicates
         OpSemantics("is_nan", "predicate", ("f32",), np.isnan,
                     _un("((bitcast<u32>({a}) & 0x7fffffffu) > 0x7f800000u)")),

@@ -1,16 +1,23 @@
 // MLIR's -verify-diagnostics: the expected-* annotations of each chunk must match the
 // diagnostics it produces exactly; then the status is 0 and only the chunks that
-// succeeded are printed. (Inputs/verify-diagnostics-wrong.mlir: the failures.)
-// RUN: vyre-opt %s --split-input-file --verify-diagnostics | filecheck %s
-// RUN: not vyre-opt %S/Inputs/verify-diagnostics-wrong.mlir --split-input-file --verify-diagnostics 2> %t.err
-// RUN: filecheck %s --check-prefix=WRONG < %t.err
-// WRONG: verify-diagnostics-wrong.mlir:4: error: expected error "this error never comes" was not produced at line 5
-// WRONG-NEXT: verify-diagnostics-wrong.mlir:14:3: error: unexpected error: store to read_only buffer @x
-// WRONG-NEXT: verify-diagnostics-wrong.mlir:24:3: error: mismatched error: expected "store to write_only buffer", got error "store to read_only buffer @x"
-// WRONG-NEXT: verify-diagnostics-wrong.mlir:33:3: error: 'error' diagnostic emitted when expecting a 'warning'
-// WRONG-NEXT: verify-diagnostics-wrong.mlir:43:3: error: unexpected error: store to read_only buffer @x
-// WRONG-NEXT: verify-diagnostics-wrong.mlir:42: error: expected error "store to read_only buffer @x" was not produced at line 44
-// WRONG-NOT: {{.}}
+// succeeded are printed. (Inputs/verify-diagnostics-wrong.mlir: the failures.) Both
+// cases run in one process (vyre_xdsl.testing.cli_batch).
+// RUN: %python -m vyre_xdsl.testing.cli_batch %s %t > %t.out
+// RUN: filecheck %s < %t.out
+
+// CASE wrong: vyre-opt %S/Inputs/verify-diagnostics-wrong.mlir --split-input-file --verify-diagnostics
+// CHECK-LABEL: == wrong: exit 1
+// CHECK-NEXT: -- stderr
+// CHECK-NEXT: verify-diagnostics-wrong.mlir:4: error: expected error "this error never comes" was not produced at line 5
+// CHECK-NEXT: verify-diagnostics-wrong.mlir:14:3: error: unexpected error: store to read_only buffer @x
+// CHECK-NEXT: verify-diagnostics-wrong.mlir:24:3: error: mismatched error: expected "store to write_only buffer", got error "store to read_only buffer @x"
+// CHECK-NEXT: verify-diagnostics-wrong.mlir:33:3: error: 'error' diagnostic emitted when expecting a 'warning'
+// CHECK-NEXT: verify-diagnostics-wrong.mlir:43:3: error: unexpected error: store to read_only buffer @x
+// CHECK-NEXT: verify-diagnostics-wrong.mlir:42: error: expected error "store to read_only buffer @x" was not produced at line 44
+// CHECK-NOT: {{.}}
+
+// CASE good: vyre-opt %s --split-input-file --verify-diagnostics
+// CHECK-LABEL: == good: exit 0
 
 // A chunk without annotations must produce no diagnostic; its output is printed.
 // CHECK: vyre.program @fine

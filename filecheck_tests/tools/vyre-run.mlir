@@ -11,12 +11,12 @@
 // CASE printed: vyre-run %s --backend reference --input x=%t.x.npy --input y=%t.y.npy --input c=%t.c.npy
 // CHECK-LABEL: == printed: exit 0
 // CHECK-NEXT: y: float32[4] = [0.5, 2.5, 4.5, 6.5]
-// CHECK-NEXT: flags: uint32[4] = [1, 0, 1, 0]
+// CHECK-NEXT: flags: bool[4] = [True, False, True, False]
 // CHECK-NEXT: count: uint32[1] = [2]
 // CHECK-NEXT: wide: int32[20] = [{{.*}}, ...] (20 values; --output-dir DIR saves them)
 // CHECK-NOT:  {{.}}
 // PRINTED:      y: float32[4] = [0.5, 2.5, 4.5, 6.5]
-// PRINTED-NEXT: flags: uint32[4] = [1, 0, 1, 0]
+// PRINTED-NEXT: flags: bool[4] = [True, False, True, False]
 // PRINTED-NEXT: count: uint32[1] = [2]
 // PRINTED-NEXT: wide: int32[20] = [{{.*}}, ...] (20 values; --output-dir DIR saves them)
 // PRINTED-NOT:  {{.}}
@@ -24,7 +24,7 @@
 // CASE stdin: vyre-run - --backend reference --input x=%t.x.npy --input y=%t.y.npy --input c=%t.c.npy < %s
 // CHECK-LABEL: == stdin: exit 0
 // CHECK-NEXT: y: float32[4] = [0.5, 2.5, 4.5, 6.5]
-// CHECK-NEXT: flags: uint32[4] = [1, 0, 1, 0]
+// CHECK-NEXT: flags: bool[4] = [True, False, True, False]
 // CHECK-NEXT: count: uint32[1] = [2]
 // CHECK-NEXT: wide: int32[20] = [{{.*}}, ...] (20 values; --output-dir DIR saves them)
 // CHECK-NOT:  {{.}}
@@ -41,7 +41,7 @@
 // CASE random1: vyre-run %s --backend reference --random-inputs 7 --input x=%t.x.npy
 // CHECK-LABEL: == random1: exit 0
 // CHECK-NEXT: [[Y:y: float32.4. = .*]]
-// CHECK-NEXT: [[FLAGS:flags: uint32.4. = .*]]
+// CHECK-NEXT: [[FLAGS:flags: bool.4. = .*]]
 // CHECK-NEXT: [[COUNT:count: uint32.1. = .*]]
 // CHECK-NEXT: wide: int32[20]
 // CASE random2: vyre-run %s --backend reference --random-inputs 7 --input x=%t.x.npy

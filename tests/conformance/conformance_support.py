@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 import vyre_xdsl
+from vyre_xdsl.abi import signature
 from vyre_xdsl.interpreter import VyreTrap
 
 BACKENDS = tuple(os.environ.get("VYRE_CONFORMANCE_BACKENDS", "reference").split(","))
@@ -72,7 +73,7 @@ def check(case: Case, backend: str) -> None:
     if case.exact_outputs:
         assert sorted(outputs) == sorted(case.expected), f"outputs {sorted(outputs)}"
     flushed = (case.flushed or {}) if backend != "reference" else {}
-    for name, want in case.expected.items():
+    for name, want in expected_outputs(case).items():
         if case.accuracy is not None and backend != "reference":
             assert_within_wgsl_accuracy(case, outputs[name], f"{case.name}: {name}")
             continue
@@ -80,6 +81,15 @@ def check(case: Case, backend: str) -> None:
                        device=backend != "reference")
     for name, array in case.inputs.items():  # inputs are never modified
         np.testing.assert_array_equal(inputs[name], array)
+
+
+def expected_outputs(case: Case) -> dict[str, np.ndarray]:
+    """`case.expected`, with an i1 output's 0/1 words as the bools a run returns."""
+    sig = signature(vyre_xdsl.parse(case.text))
+    return {
+        name: np.asarray(want) != 0 if sig[name].element == "i1" else want
+        for name, want in case.expected.items()
+    }
 
 
 def assert_within_wgsl_accuracy(case: Case, got: np.ndarray, what: str) -> None:

@@ -287,7 +287,9 @@ def logical_count_with_atomics(n_big: int, workgroup: tuple[int, int, int]) -> C
         "  vyre.buffer @counter binding 1 read_write : ui32[1]",
         workgroup)
     _, lanes = launched(n_big, workgroup)
-    return Case(f"logical-count-atomics-{n_big}", text, {"counter": u32([5])},
+    # @big is never loaded, but its declaration makes it an input (SPEC section 8)
+    return Case(f"logical-count-atomics-{n_big}", text,
+                {"counter": u32([5]), "big": np.zeros(n_big, np.uint32)},
                 {"counter": u32([5 + lanes])})
 
 

@@ -52,7 +52,7 @@ def where(op: Operation) -> str:
 
 
 def _value_name(value: SSAValue) -> str:
-    return f"%{value.name_hint}" if value.name_hint else "an unnamed value"
+    return f"%{value.name_hint}" if value.name_hint else "a value"
 
 
 def _blocks_in_order(root: Operation) -> Iterator[tuple[Block, int]]:
@@ -97,17 +97,17 @@ def dominance_errors(root: Operation) -> list[tuple[Operation, str]]:
 def _dominance_problem(
     value: SSAValue, user: Operation, root: Operation, position: dict[Operation, int]
 ) -> str | None:
-    name = _value_name(value)
     if isinstance(value, ForwardDeclaredValue):
-        # xDSL's parser leaves this placeholder when the only definition comes later
-        # inside a region of the very op that uses it
+        # xDSL's parser leaves this placeholder when a value is used by an op and
+        # defined only later inside that op's own region
         return (
-            f"uses {name} before its definition (it is defined later, inside a region "
-            "nested in this op); move the definition above its first use"
+            f"uses {_value_name(value)}, which is defined only later, inside this op's own region; "
+            "define it before the op"
         )
     definer = value.owner
     if not isinstance(definer, Operation):  # a block argument: vyre bodies have none
         return None
+    name = _value_name(value)
     if definer not in position:
         return f"uses {name}, which is defined outside this body"
     home = definer.parent
@@ -140,6 +140,11 @@ def foreign_op_errors(
 def _expected(root: Operation) -> str:
     if root.name == "vyre.program":
         return "a program holds only vyre ops (see docs/dialect.md for the list)"
+    if root.name == "vyre.func":
+        return (
+            "a function computes from its arguments alone: pure expressions, named locals, "
+            "'if'/'loop'/'block', calls and 'vyre.yield' (no buffers, ids, barriers, return or trap)"
+        )
     return "a descriptor holds only kernel ops and the pure vyre arithmetic ops"
 
 

@@ -34,6 +34,7 @@ from xdsl.dialects.builtin import (
     ArrayAttr,
     DenseArrayBase,
     FloatAttr,
+    FunctionType,
     IntegerAttr,
     IntegerType,
     ModuleOp,
@@ -47,7 +48,7 @@ from xdsl.dialects.builtin import (
     i64,
 )
 from xdsl.interfaces import HasFolderInterface
-from xdsl.ir import Attribute, Dialect, Operation, Region, SSAValue, TypeAttribute
+from xdsl.ir import Attribute, Block, Dialect, Operation, Region, SSAValue, TypeAttribute
 from xdsl.irdl import (
     AnyAttr,
     AttrSizedOperandSegments,
@@ -56,21 +57,25 @@ from xdsl.irdl import (
     irdl_op_definition,
     operand_def,
     opt_operand_def,
+    var_operand_def,
     opt_prop_def,
     prop_def,
     region_def,
     result_def,
     traits_def,
 )
-from xdsl.parser import Parser
+from xdsl.parser import Parser, UnresolvedOperand
+from xdsl.pattern_rewriter import RewritePattern
 from xdsl.printer import Printer
 from xdsl.traits import (
     AlwaysSpeculatable,
     ConditionallySpeculatable,
     ConstantLike,
     EffectInstance,
+    HasCanonicalizationPatternsTrait,
     HasParent,
     IsolatedFromAbove,
+    IsTerminator,
     MemoryEffect,
     MemoryEffectKind,
     MemoryWriteEffect,
@@ -148,6 +153,14 @@ def enclosing_program(op: Operation) -> ProgramOp | None:
     return parent
 
 
+def enclosing_body(op: Operation) -> ProgramOp | FuncOp | None:
+    """The `vyre.program` or `vyre.func` that contains `op`, if any."""
+    parent = op.parent_op()
+    while parent is not None and not isinstance(parent, ProgramOp | FuncOp):
+        parent = parent.parent_op()
+    return parent
+
+
 def _buffer_of(op: Operation, name: str) -> BufferOp:
     program = enclosing_program(op)
     if program is None:
@@ -170,7 +183,7 @@ def find_local_declaration(op: Operation, name: str) -> Operation | None:
                 return sibling
             sibling = sibling.prev_op
         parent = current.parent_op()
-        if parent is None or isinstance(parent, ProgramOp):
+        if parent is None or isinstance(parent, ProgramOp | FuncOp):
             return None
         if isinstance(parent, LoopOp) and parent.var_name.data == name:
             return parent
@@ -417,11 +430,27 @@ class TableOpEffect(MemoryEffect, ConditionallySpeculatable):
         return not cls.may_trap(op)
 
 
+class VyreCanonicalization(HasCanonicalizationPatternsTrait):
+    """The op's canonicalization patterns, from `vyre_xdsl.dialects.vyre_canonicalization`
+    (imported on first use, as xDSL's own dialects do)."""
+
+    def get_patterns(self, op: type[Operation]) -> tuple[RewritePattern, ...]:
+        from vyre_xdsl.dialects.vyre_canonicalization import patterns_for
+
+        return patterns_for(op.name)
+
+    @classmethod
+    def get_canonicalization_patterns(cls) -> tuple[RewritePattern, ...]:
+        return ()
+
+
 def is_expression(op: Operation) -> bool:
     """Whether `op` computes its results from its operands alone (it may still
     trap, so it is not always xDSL-`Pure`). The barrier verifier needs it, so it
     lives here; `vyre_xdsl.analysis` re-exports it."""
-    return not op.regions and (op.has_trait(Pure) or op.has_trait(TableOpEffect))
+    return not op.regions and (
+        op.has_trait(Pure) or op.has_trait(TableOpEffect) or op.has_trait(CallEffect)
+    ) and not op.has_trait(IsTerminator)
 
 
 # ============================================================================ structure
@@ -444,7 +473,7 @@ def _body_follows(parser: Parser) -> bool:
 
 def _is_vyre_statement(op: Operation) -> bool:
     """Whether `op` may appear inside a program: any vyre op but a program."""
-    return op.dialect_name() == "vyre" and not isinstance(op, ProgramOp)
+    return op.dialect_name() == "vyre" and not isinstance(op, ProgramOp | FuncOp | YieldOp)
 
 
 
@@ -766,8 +795,8 @@ class LetOp(_NamedValueOp):
 
     def verify_(self) -> None:
         _require_element_type(self.value.type, f"named local @{self.var_name.data}")
-        if enclosing_program(self) is None:
-            raise VerifyException("'vyre.let' must be inside a 'vyre.program'")
+        if enclosing_body(self) is None:
+            raise VerifyException("'vyre.let' must be inside a 'vyre.program' or a 'vyre.func'")
         previous = find_local_declaration(self, self.var_name.data)
         if previous is not None:
             raise VerifyException(
@@ -984,8 +1013,8 @@ class LoopOp(_ScopeOp):
         _print_attrs(printer, self)
 
     def verify_(self) -> None:
-        if enclosing_program(self) is None:
-            raise VerifyException("'vyre.loop' must be inside a 'vyre.program'")
+        if enclosing_body(self) is None:
+            raise VerifyException("'vyre.loop' must be inside a 'vyre.program' or a 'vyre.func'")
         if find_local_declaration(self, self.var_name.data) is not None:
             raise VerifyException(
                 f"loop variable @{self.var_name.data} shadows a visible named local"
@@ -1452,7 +1481,7 @@ class BinaryOp(_TableOp):
     lhs = operand_def(T)
     rhs = operand_def(T)
     result = result_def(T)
-    traits = traits_def(TableOpEffect())
+    traits = traits_def(TableOpEffect(), VyreCanonicalization())
     assembly_format = "$lhs `,` $rhs attr-dict `:` type($result)"
 
     def __init__(self, lhs: SSAValue | Operation, rhs: SSAValue | Operation):
@@ -1469,7 +1498,7 @@ class CompareOp(_TableOp):
     lhs = operand_def(T)
     rhs = operand_def(T)
     result = result_def(i1)
-    traits = traits_def(TableOpEffect())
+    traits = traits_def(TableOpEffect(), VyreCanonicalization())
     assembly_format = "$lhs `,` $rhs attr-dict `:` type($lhs)"
 
     def __init__(self, lhs: SSAValue | Operation, rhs: SSAValue | Operation):
@@ -1485,7 +1514,7 @@ class UnaryOp(_TableOp):
     T: ClassVar = VarConstraint("T", AnyAttr())
     operand = operand_def(T)
     result = result_def(T)
-    traits = traits_def(TableOpEffect())
+    traits = traits_def(TableOpEffect(), VyreCanonicalization())
     assembly_format = "$operand attr-dict `:` type($result)"
 
     def __init__(self, operand: SSAValue | Operation):
@@ -1496,15 +1525,54 @@ class UnaryOp(_TableOp):
 
 
 class PredicateOp(_TableOp):
-    """`%r = vyre.OP %a : f32` giving an `i1`."""
+    """`%r = vyre.OP %a : T` giving an `i1`."""
 
     operand = operand_def()
     result = result_def(i1)
-    traits = traits_def(TableOpEffect())
+    traits = traits_def(TableOpEffect(), VyreCanonicalization())
     assembly_format = "$operand attr-dict `:` type($operand)"
 
     def __init__(self, operand: SSAValue | Operation):
         super().__init__(operands=[operand], result_types=[i1])
+
+    def verify_(self) -> None:
+        self._check_operand_type(self.operand.type)
+
+
+class LogicOp(CompareOp):
+    """`%r = vyre.OP %a, %b : T` combining the truth of two T operands (an `i1`, or
+    a `ui32` that is true when non-zero) into an `i1`."""
+
+
+class UnsignedResultBinaryOp(_TableOp):
+    """`%r = vyre.OP %a, %b : T` whose result is a `ui32` whatever T is (upstream's
+    result type of `abs_diff` and `mul_high`)."""
+
+    T: ClassVar = VarConstraint("T", AnyAttr())
+    lhs = operand_def(T)
+    rhs = operand_def(T)
+    result = result_def(ui32)
+    traits = traits_def(TableOpEffect(), VyreCanonicalization())
+    assembly_format = "$lhs `,` $rhs attr-dict `:` type($lhs)"
+
+    def __init__(self, lhs: SSAValue | Operation, rhs: SSAValue | Operation):
+        super().__init__(operands=[lhs, rhs], result_types=[ui32])
+
+    def verify_(self) -> None:
+        self._check_operand_type(self.lhs.type)
+
+
+class UnsignedResultUnaryOp(_TableOp):
+    """`%r = vyre.OP %a : T` whose result is a `ui32` whatever T is (upstream's
+    `unpack*`)."""
+
+    operand = operand_def()
+    result = result_def(ui32)
+    traits = traits_def(TableOpEffect(), VyreCanonicalization())
+    assembly_format = "$operand attr-dict `:` type($operand)"
+
+    def __init__(self, operand: SSAValue | Operation):
+        super().__init__(operands=[operand], result_types=[ui32])
 
     def verify_(self) -> None:
         self._check_operand_type(self.operand.type)
@@ -1662,11 +1730,12 @@ class ShrOp(BinaryOp):
 
 
 @irdl_op_definition
-class AbsDiffOp(BinaryOp):
-    """`|a - b|` without wrap-around.
+class AbsDiffOp(UnsignedResultBinaryOp):
+    """`|a - b|` without wrap-around, as a `ui32` (also for `si32` operands, where
+    it is exact: the distance is below 2^32).
 
     ```mlir
-    %r = vyre.abs_diff %a, %b : ui32
+    %r = vyre.abs_diff %a, %b : si32  // %r : ui32
     ```
     """
 
@@ -1698,15 +1767,28 @@ class SaturatingSubOp(BinaryOp):
 
 
 @irdl_op_definition
-class MulHighOp(BinaryOp):
-    """The high 32 bits of the 64-bit product.
+class MulHighOp(UnsignedResultBinaryOp):
+    """The high 32 bits of the 64-bit product, as a `ui32`; `si32` operands
+    multiply as signed numbers (the result holds the bits of the signed high word).
 
     ```mlir
-    %r = vyre.mul_high %a, %b : ui32
+    %r = vyre.mul_high %a, %b : si32  // %r : ui32
     ```
     """
 
     name = "vyre.mul_high"
+
+
+@irdl_op_definition
+class SaturatingMulOp(BinaryOp):
+    """Multiplication clamped to 4294967295 (`ui32`, as upstream).
+
+    ```mlir
+    %r = vyre.saturating_mul %a, %b : ui32
+    ```
+    """
+
+    name = "vyre.saturating_mul"
 
 
 @irdl_op_definition
@@ -1806,11 +1888,12 @@ class GeOp(CompareOp):
 
 
 @irdl_op_definition
-class AndOp(BinaryOp):
-    """Logical and of two `i1`.
+class AndOp(LogicOp):
+    """Logical and of two `i1`, or of the truth of two `ui32` (non-zero is true).
 
     ```mlir
     %r = vyre.and %a, %b : i1
+    %t = vyre.and %x, %y : ui32  // %t : i1
     ```
     """
 
@@ -1818,11 +1901,12 @@ class AndOp(BinaryOp):
 
 
 @irdl_op_definition
-class OrOp(BinaryOp):
-    """Logical or of two `i1`.
+class OrOp(LogicOp):
+    """Logical or of two `i1`, or of the truth of two `ui32` (non-zero is true).
 
     ```mlir
     %r = vyre.or %a, %b : i1
+    %t = vyre.or %x, %y : ui32  // %t : i1
     ```
     """
 
@@ -1830,11 +1914,12 @@ class OrOp(BinaryOp):
 
 
 @irdl_op_definition
-class NotOp(UnaryOp):
-    """Logical not of an `i1`.
+class NotOp(PredicateOp):
+    """Logical not of an `i1`, or whether a `ui32` is zero (upstream's truthiness).
 
     ```mlir
     %r = vyre.not %a : i1
+    %z = vyre.not %x : ui32  // %z : i1
     ```
     """
 
@@ -2118,6 +2203,115 @@ class ReciprocalOp(UnaryOp):
 
 
 @irdl_op_definition
+class AcosOp(UnaryOp):
+    """Arc cosine (NaN outside [-1, 1]; WGSL's accuracy is inherited from `atan2`).
+
+    ```mlir
+    %r = vyre.acos %a : f32
+    ```
+    """
+
+    name = "vyre.acos"
+
+
+@irdl_op_definition
+class AsinOp(UnaryOp):
+    """Arc sine (NaN outside [-1, 1]; WGSL's accuracy is inherited from `atan2`).
+
+    ```mlir
+    %r = vyre.asin %a : f32
+    ```
+    """
+
+    name = "vyre.asin"
+
+
+@irdl_op_definition
+class AtanOp(UnaryOp):
+    """Arc tangent (within 4096 ULP on a GPU).
+
+    ```mlir
+    %r = vyre.atan %a : f32
+    ```
+    """
+
+    name = "vyre.atan"
+
+
+@irdl_op_definition
+class SinhOp(UnaryOp):
+    """Hyperbolic sine (WGSL: as accurate as `(exp(a) - exp(-a)) * 0.5`).
+
+    ```mlir
+    %r = vyre.sinh %a : f32
+    ```
+    """
+
+    name = "vyre.sinh"
+
+
+@irdl_op_definition
+class CoshOp(UnaryOp):
+    """Hyperbolic cosine (WGSL: as accurate as `(exp(a) + exp(-a)) * 0.5`).
+
+    ```mlir
+    %r = vyre.cosh %a : f32
+    ```
+    """
+
+    name = "vyre.cosh"
+
+
+@irdl_op_definition
+class Unpack4LowOp(UnsignedResultUnaryOp):
+    """The low nibble of a 32-bit integer, `a & 0xF`, as a `ui32`.
+
+    ```mlir
+    %r = vyre.unpack4_low %a : ui32
+    ```
+    """
+
+    name = "vyre.unpack4_low"
+
+
+@irdl_op_definition
+class Unpack4HighOp(UnsignedResultUnaryOp):
+    """The second nibble of a 32-bit integer, `(a >> 4) & 0xF`, as a `ui32`
+    (upstream's definition: bits 4..7, not the top nibble).
+
+    ```mlir
+    %r = vyre.unpack4_high %a : si32  // %r : ui32
+    ```
+    """
+
+    name = "vyre.unpack4_high"
+
+
+@irdl_op_definition
+class Unpack8LowOp(UnsignedResultUnaryOp):
+    """The low byte of a 32-bit integer, `a & 0xFF`, as a `ui32`.
+
+    ```mlir
+    %r = vyre.unpack8_low %a : ui32
+    ```
+    """
+
+    name = "vyre.unpack8_low"
+
+
+@irdl_op_definition
+class Unpack8HighOp(UnsignedResultUnaryOp):
+    """The high byte of a 32-bit integer, `(a >> 24) & 0xFF`, as a `ui32`.
+
+    ```mlir
+    %r = vyre.unpack8_high %a : si32  // %r : ui32
+    ```
+    """
+
+    name = "vyre.unpack8_high"
+
+
+@irdl_op_definition
 class IsNanOp(PredicateOp):
     """Whether the operand is a NaN.
 
@@ -2170,6 +2364,7 @@ _TABLE_OP_CLASSES: tuple[type[_TableOp], ...] = (
     AbsDiffOp,
     SaturatingAddOp,
     SaturatingSubOp,
+    SaturatingMulOp,
     MulHighOp,
     RotateLeftOp,
     RotateRightOp,
@@ -2205,6 +2400,15 @@ _TABLE_OP_CLASSES: tuple[type[_TableOp], ...] = (
     TanOp,
     TanhOp,
     ReciprocalOp,
+    AcosOp,
+    AsinOp,
+    AtanOp,
+    SinhOp,
+    CoshOp,
+    Unpack4LowOp,
+    Unpack4HighOp,
+    Unpack8LowOp,
+    Unpack8HighOp,
     IsNanOp,
     IsInfOp,
     IsFiniteOp,
@@ -2231,7 +2435,7 @@ class SelectOp(IRDLOperation):
     true_value = operand_def(T)
     false_value = operand_def(T)
     result = result_def(T)
-    traits = traits_def(Pure())
+    traits = traits_def(Pure(), VyreCanonicalization())
     assembly_format = "$cond `,` $true_value `,` $false_value attr-dict `:` type($result)"
 
     def __init__(self, cond, true_value, false_value):
@@ -2270,7 +2474,7 @@ class _ConversionOp(IRDLOperation):
 
     input = operand_def()
     result = result_def()
-    traits = traits_def(Pure())
+    traits = traits_def(Pure(), VyreCanonicalization())
     assembly_format = "$input attr-dict `:` type($input) `to` type($result)"
 
     def __init__(self, value: SSAValue | Operation, target: Attribute | str):
@@ -2416,6 +2620,328 @@ class AtomicOp(IRDLOperation):
             )
 
 
+# ============================================================================ functions
+
+
+def _module_of(op: Operation) -> Operation:
+    """The outermost op around `op` (the module, once `op` is inserted)."""
+    top = op
+    while (parent := top.parent_op()) is not None:
+        top = parent
+    return top
+
+
+def find_func(op: Operation, name: str) -> FuncOp | None:
+    """The module-level `vyre.func @name` of the module around `op`, if any."""
+    top = _module_of(op)
+    for region in top.regions:
+        for block in region.blocks:
+            for candidate in block.ops:
+                if isinstance(candidate, FuncOp) and candidate.sym_name.data == name:
+                    return candidate
+    return None
+
+
+def funcs(module: ModuleOp) -> list[FuncOp]:
+    """The functions of a module, in order."""
+    return [op for op in module.ops if isinstance(op, FuncOp)]
+
+
+def _callees(func: FuncOp) -> Iterator[str]:
+    for op in func.body.walk():
+        if isinstance(op, CallOp):
+            yield op.callee_name
+
+
+def call_cycle(func: FuncOp) -> list[str] | None:
+    """A chain of function names from `func` back to itself through calls, if any."""
+    start = func.sym_name.data
+    stack: list[tuple[FuncOp, list[str]]] = [(func, [start])]
+    seen: set[str] = set()
+    while stack:
+        current, path = stack.pop()
+        for name in _callees(current):
+            if name == start:
+                return [*path, name]
+            if name in seen:
+                continue
+            seen.add(name)
+            callee = find_func(func, name)
+            if callee is not None:
+                stack.append((callee, [*path, name]))
+    return None
+
+
+def func_effects(func: FuncOp) -> AbstractSet[EffectInstance] | None:
+    """What running `func` does, seen from its caller: the effects of the ops in its
+    body (and of the functions it calls), less those on its own named locals, which
+    the caller cannot see. None when an op's effects are unknown."""
+    effects: set[EffectInstance] = set()
+    pending, seen = [func], {func.sym_name.data}
+    while pending:
+        current = pending.pop()
+        for op in current.body.walk():
+            if isinstance(op, CallOp):
+                callee = find_func(op, op.callee_name)
+                if callee is None:
+                    return None
+                if callee.sym_name.data not in seen:
+                    seen.add(callee.sym_name.data)
+                    pending.append(callee)
+                continue
+            if op.regions or op is current:
+                continue
+            op_effects = get_effects(op)
+            if op_effects is None:
+                return None
+            effects.update(e for e in op_effects if not isinstance(e.resource, LocalResource))
+    return frozenset(effects)
+
+
+class CallEffect(MemoryEffect, ConditionallySpeculatable):
+    """A call does what its callee does: nothing when the callee is pure; it writes
+    the trap sidecar when the callee may trap (then it is not speculatable);
+    unknown (conservative) while the callee cannot be found."""
+
+    @classmethod
+    def get_effects(cls, op: Operation) -> AbstractSet[EffectInstance] | None:
+        callee = find_func(op, op.callee_name)
+        return None if callee is None else func_effects(callee)
+
+    @classmethod
+    def is_speculatable(cls, op: Operation) -> bool:
+        return cls.get_effects(op) == frozenset()
+
+
+def _is_func_statement(op: Operation) -> bool:
+    """Whether `op` may appear inside a function: the pure expressions (no buffer
+    access, no per-invocation ids: a function computes from its arguments alone),
+    named locals, `if`/`loop`/`block`, calls and the final `vyre.yield`."""
+    if isinstance(op, LetOp | AssignOp | VarOp | IfOp | LoopOp | BlockOp | CallOp | YieldOp):
+        return True
+    if op.dialect_name() != "vyre" or isinstance(op, _IdOp | BufLenOp):
+        return False
+    return is_expression(op)
+
+
+@irdl_op_definition
+class FuncOp(IRDLOperation):
+    """A function at module level, beside the programs: pure expressions of its
+    arguments, named locals, `if`/`loop`/`block` and calls, ending in `vyre.yield`.
+
+    It declares no buffers and reads no ids; calls to it are inlined before fusion,
+    lowering and interpretation (`vyre-inline`). Recursion is an error.
+
+    ```mlir
+    vyre.func @lerp(%a: f32, %b: f32, %t: f32) -> f32 {
+      %d = vyre.sub %b, %a : f32
+      %r = vyre.fma %d, %t, %a : f32
+      vyre.yield %r : f32
+    }
+    ```
+    """
+
+    name = "vyre.func"
+    sym_name = prop_def(StringAttr)
+    function_type = prop_def(FunctionType)
+    body = region_def("single_block")
+
+    traits = traits_def(IsolatedFromAbove(), SymbolOpInterface())
+
+    def __init__(
+        self,
+        name: str,
+        argument_types: Sequence[Attribute],
+        result_type: Attribute,
+        body: Region | None = None,
+    ):
+        if body is None:
+            body = Region(Block(arg_types=argument_types))
+        super().__init__(
+            properties={
+                "sym_name": StringAttr(name),
+                "function_type": FunctionType.from_lists(list(argument_types), [result_type]),
+            },
+            regions=[body],
+        )
+
+    @property
+    def argument_types(self) -> tuple[Attribute, ...]:
+        return tuple(self.function_type.inputs.data)
+
+    @property
+    def result_type(self) -> Attribute:
+        return self.function_type.outputs.data[0]
+
+    @property
+    def yield_op(self) -> YieldOp | None:
+        last = self.body.block.last_op
+        return last if isinstance(last, YieldOp) else None
+
+    @classmethod
+    def parse(cls, parser: Parser) -> FuncOp:
+        name = parser.parse_symbol_name()
+        arguments = parser.parse_comma_separated_list(
+            parser.Delimiter.PAREN, lambda: parser.parse_argument(expect_type=True)
+        )
+        parser.parse_punctuation("->", " and the result type after the arguments")
+        result_type = parser.parse_type()
+        body = _parse_body(parser, arguments)
+        op = cls(name.data, [a.type for a in arguments], result_type, body)
+        op.attributes.update(parser.parse_optional_attr_dict())
+        return op
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        printer.print_symbol_name(self.sym_name.data)
+        printer.print_string("(")
+        printer.print_list(self.body.block.args, printer.print_block_argument)
+        printer.print_string(") -> ")
+        printer.print_attribute(self.result_type)
+        _print_body(printer, self.body)
+        _print_attrs(printer, self)
+
+    def verify(self, verify_nested_ops: bool = True) -> None:
+        raise_body_errors(body_errors(self, _is_func_statement, SCOPE_OPS, "a 'vyre.func'"))
+        super().verify(verify_nested_ops)
+
+    def verify_(self) -> None:
+        name = self.sym_name.data
+        if len(self.function_type.outputs.data) != 1:
+            raise VerifyException(f"function @{name} must have exactly one result type")
+        block_types = tuple(arg.type for arg in self.body.block.args)
+        if block_types != self.argument_types:
+            raise VerifyException(f"the arguments of function @{name} do not match its type")
+        for index, ty in enumerate((*self.argument_types, self.result_type)):
+            what = f"argument #{index} of function @{name}" if index < len(block_types) else f"the result of function @{name}"
+            _require_element_type(ty, what)
+        if self.yield_op is None:
+            raise VerifyException(f"function @{name} must end with 'vyre.yield %r : T'")
+        if self.yield_op.value.type != self.result_type:
+            raise VerifyException(
+                f"function @{name} returns {self.result_type}, but yields a {self.yield_op.value.type}"
+            )
+        if (cycle := call_cycle(self)) is not None:
+            chain = " -> ".join(f"@{n}" for n in cycle)
+            raise VerifyException(
+                f"recursive call {chain}; vyre functions are inlined and cannot recurse"
+            )
+
+
+@irdl_op_definition
+class YieldOp(IRDLOperation):
+    """Ends a function with its result; the last op of a `vyre.func` body.
+
+    ```mlir
+    vyre.yield %r : f32
+    ```
+    """
+
+    name = "vyre.yield"
+    value = operand_def()
+    traits = traits_def(IsTerminator(), HasParent(FuncOp), Pure())
+
+    def __init__(self, value: SSAValue | Operation):
+        super().__init__(operands=[value])
+
+    @classmethod
+    def parse(cls, parser: Parser) -> YieldOp:
+        unresolved = parser.parse_unresolved_operand()
+        parser.parse_punctuation(":")
+        op = cls(parser.resolve_operand(unresolved, parser.parse_type()))
+        op.attributes.update(parser.parse_optional_attr_dict())
+        return op
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        printer.print_operand(self.value)
+        printer.print_string(" : ")
+        printer.print_attribute(self.value.type)
+        _print_attrs(printer, self)
+
+
+def _defined_operand(parser: Parser, operand: UnresolvedOperand) -> SSAValue:
+    """The already-defined value that `operand` names (a parse error otherwise)."""
+    values = parser.ssa_values.get(operand.operand_name)
+    if values is None or operand.index >= len(values):
+        parser.raise_error(
+            f"call argument %{operand.operand_name} is used before its definition", operand.span
+        )
+    return values[operand.index]
+
+
+@irdl_op_definition
+class CallOp(IRDLOperation):
+    """Calls a module-level `vyre.func`; its effects are the callee's (a call of a
+    pure function is pure).
+
+    ```mlir
+    %r = vyre.call @lerp(%x, %y, %t) : f32
+    ```
+    """
+
+    name = "vyre.call"
+    callee = prop_def(SymbolRefAttr)
+    arguments = var_operand_def()
+    result = result_def()
+    traits = traits_def(CallEffect())
+
+    def __init__(self, callee: str, arguments: Sequence[SSAValue | Operation], result_type: Attribute):
+        super().__init__(
+            operands=[list(arguments)],
+            properties={"callee": SymbolRefAttr(callee)},
+            result_types=[result_type],
+        )
+
+    @property
+    def callee_name(self) -> str:
+        return self.callee.root_reference.data
+
+    @classmethod
+    def parse(cls, parser: Parser) -> CallOp:
+        callee = parser.parse_symbol_name()
+        unresolved = parser.parse_comma_separated_list(
+            parser.Delimiter.PAREN, parser.parse_unresolved_operand
+        )
+        parser.parse_punctuation(":")
+        result_type = parser.parse_type()
+        # the syntax names only the result type: an argument is a value defined
+        # above the call (dominance), whose type the verifier checks against the callee
+        arguments = [_defined_operand(parser, u) for u in unresolved]
+        op = cls(callee.data, arguments, result_type)
+        op.attributes.update(parser.parse_optional_attr_dict())
+        return op
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        printer.print_symbol_name(self.callee_name)
+        printer.print_string("(")
+        printer.print_list(self.arguments, printer.print_operand)
+        printer.print_string(") : ")
+        printer.print_attribute(self.result.type)
+        _print_attrs(printer, self)
+
+    def verify_(self) -> None:
+        name = self.callee_name
+        callee = find_func(self, name)
+        if callee is None:
+            raise VerifyException(f"call to undefined function @{name}; define it with 'vyre.func @{name}(...) -> T {{ ... }}' at module level")
+        expected = callee.argument_types
+        if len(self.arguments) != len(expected):
+            raise VerifyException(
+                f"function @{name} takes {len(expected)} argument(s), but the call passes {len(self.arguments)}"
+            )
+        for index, (arg, ty) in enumerate(zip(self.arguments, expected)):
+            if arg.type != ty:
+                raise VerifyException(
+                    f"argument #{index} of the call to @{name} is a {arg.type}, but the function takes {ty}"
+                )
+        if self.result.type != callee.result_type:
+            raise VerifyException(
+                f"function @{name} returns {callee.result_type}, but the call expects {self.result.type}"
+            )
+
+
 class VyreConstantMaterialization(ConstantMaterializationInterface):
     def materialize_constant(self, value: Attribute, type: Attribute) -> Operation:
         assert isinstance(value, IntegerAttr | FloatAttr)
@@ -2450,6 +2976,9 @@ Vyre = Dialect(
         CastOp,
         BitcastOp,
         AtomicOp,
+        FuncOp,
+        YieldOp,
+        CallOp,
     ],
     [],
     [VyreConstantMaterialization()],

@@ -25,6 +25,7 @@ from xdsl.dialects.builtin import ModuleOp
 from vyre_xdsl.dialects.vyre import ProgramOp, programs
 from vyre_xdsl.interpreter.machine import InterpreterError, Machine
 from vyre_xdsl.interpreter.trap import VyreTrap
+from vyre_xdsl.passes.vyre_inline import inlined
 
 __all__ = ["InterpreterError", "VyreTrap", "execute", "execute_program", "execute_programs"]
 
@@ -35,11 +36,12 @@ def execute(module: ModuleOp, buffers: Mapping[str, np.ndarray], sig: object = N
     `buffers` holds one host array per host buffer (as `RunSignature.bind` gives
     them); they are copied, never modified. The result holds every host buffer,
     outputs and intermediates alike. `sig` is accepted for the backend interface
-    and not needed. Works the same on fused and unfused modules.
+    and not needed. Works the same on fused and unfused modules; calls to
+    `vyre.func`s are inlined first (on a copy, `vyre-inline`).
     Raises `VyreTrap` after the first program in which an invocation trapped
     (its `buffers` hold the host arrays at that point; later programs do not run).
     """
-    return execute_programs(programs(module), buffers)
+    return execute_programs(programs(inlined(module)), buffers)
 
 
 def execute_programs(progs: Sequence[ProgramOp], buffers: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:

@@ -111,6 +111,41 @@ def handles(*classes: type[Operation]) -> Callable[[Handler], Handler]:
     return register
 
 
+#: Resource limits of the reference interpreter, checked before it allocates:
+#: workgroup memory per workgroup (no GPU offers more), all workgroup memory of
+#: one dispatch together, and invocations per dispatch.
+MAX_WORKGROUP_BYTES = 1 << 20
+MAX_SHARED_TOTAL_BYTES = 1 << 31
+MAX_LANES = 1 << 27
+
+
+def check_resources(program: ProgramOp, launch: Launch) -> None:
+    """Raise a located `VyreDiagnostic` when running `program` over `launch`
+    would pass the interpreter's limits (instead of a `MemoryError`)."""
+    from vyre_xdsl.diagnostics import VyreDiagnostic
+
+    shared = [b for b in program.buffers() if b.is_workgroup]
+    per_group = 0
+    for buffer in shared:
+        per_group += 4 * (buffer.static_count or 0)
+        if per_group > MAX_WORKGROUP_BYTES:
+            raise VyreDiagnostic([(buffer, (
+                f"workgroup memory of @{program.sym_name.data} reaches {per_group} bytes at @{buffer.buffer_name}; "
+                f"the reference interpreter allows {MAX_WORKGROUP_BYTES} bytes per workgroup (GPUs allow less, "
+                "e.g. 16 KiB or 32 KiB)"
+            ))])
+    if shared and per_group * launch.workgroups > MAX_SHARED_TOTAL_BYTES:
+        raise VyreDiagnostic([(shared[-1], (
+            f"@{program.sym_name.data} launches {launch.workgroups} workgroups of {per_group} bytes of workgroup "
+            f"memory; the reference interpreter allocates at most {MAX_SHARED_TOTAL_BYTES} bytes of it per dispatch"
+        ))])
+    if launch.lanes > MAX_LANES:
+        raise VyreDiagnostic([(program, (
+            f"@{program.sym_name.data} launches {launch.lanes} invocations; the reference interpreter runs at most "
+            f"{MAX_LANES} per dispatch; partition the data"
+        ))])
+
+
 class Machine:
     """The state of one running program: its buffers, lanes and the first trap."""
 
@@ -119,6 +154,7 @@ class Machine:
         self.name = program.sym_name.data
         counts = host_counts(program, host)
         self.launch = Launch(logical_element_count(program, counts), program.workgroup)
+        check_resources(program, self.launch)
         self.memory: dict[str, Memory] = {}
         for buffer in program.buffers():
             if buffer.is_workgroup:

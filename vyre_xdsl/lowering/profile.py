@@ -33,8 +33,6 @@ class TargetProfile:
     max_invocations: int = 256
     max_storage_buffers: int = 32
     max_workgroup_storage_bytes: int = 16384
-    #: binding numbers per bind group (WebGPU's default `maxBindingsPerBindGroup`)
-    max_bindings_per_bind_group: int = 1000
     #: the device's minimum subgroup size; 0 when unknown (the heuristic then uses 32)
     subgroup_size: int = 0
 
@@ -56,9 +54,6 @@ class TargetProfile:
             ),
             max_workgroup_storage_bytes=limits.get(
                 "max-compute-workgroup-storage-size", default.max_workgroup_storage_bytes
-            ),
-            max_bindings_per_bind_group=limits.get(
-                "max-bindings-per-bind-group", default.max_bindings_per_bind_group
             ),
             subgroup_size=subgroup_size,
         )

@@ -41,6 +41,15 @@ class ArtifactError(VyreError):
     """Artifact bytes that are not a canonical, intact artifact."""
 
 
+class ArtifactGraphMismatchError(ArtifactError):
+    """A decoded artifact whose nodes, values, dependences, ABI, signature or
+    provenance are not the ones of its node programs."""
+
+
+class ArtifactPlanError(ArtifactError):
+    """A decoded artifact whose plan does not cover its nodes consistently."""
+
+
 @attrs.frozen
 class NodeRecord:
     id: int
@@ -239,9 +248,63 @@ class Artifact:
             artifact = from_json(cls, json.loads(body))
         except (ValueError, RecordShapeError) as error:
             raise ArtifactError(f"malformed artifact: {error}") from None
+        except RecursionError:
+            raise ArtifactError("malformed artifact: JSON nested too deeply") from None
         if artifact.body() != body:
             raise ArtifactError("artifact body is not canonical JSON")
+        artifact.validate()
         return artifact
+
+    def validate(self) -> None:
+        """Check a decoded artifact against its own node programs: everything the
+        program graph decides is re-derived and compared (`ArtifactGraphMismatchError`),
+        and the plan, which also depends on the target profile, must place every
+        node in exactly one fusion group, in stages that respect every dependence
+        (`ArtifactPlanError`)."""
+        from vyre_xdsl.canonical import ProgramTextError, parse_program_text
+        from vyre_xdsl.diagnostics import VyreDiagnostic
+
+        if [n.id for n in self.nodes] != list(range(len(self.nodes))):
+            raise ArtifactGraphMismatchError("artifact node ids are not 0, 1, ... in program order")
+        try:
+            programs = [parse_program_text(n.program, f"node {n.id}") for n in self.nodes]
+            graph = ProgramGraph.from_programs(programs)
+        except (ProgramTextError, VyreDiagnostic) as error:
+            raise ArtifactGraphMismatchError(f"artifact node programs are malformed: {error}") from None
+        derived = {
+            "nodes": tuple(NodeRecord(n.id, n.name, n.text, n.workgroup, n.work) for n in graph.nodes),
+            "dependences": tuple(
+                DependenceRecord(d.producer, d.consumer, d.value, d.kind) for d in graph.dependences
+            ),
+            "materialization_edges": tuple(MaterializationEdge(m.producer, m.value) for m in graph.materializations),
+            "abi": _abi(graph),
+            "signature": signature_records(graph.signature),
+        }
+        for field, value in derived.items():
+            if getattr(self, field) != value:
+                raise ArtifactGraphMismatchError(f"artifact {field} are not the ones of its node programs")
+        if self.provenance.source_graph != _graph_digest(self.nodes):
+            raise ArtifactGraphMismatchError("artifact provenance names another program graph")
+        own = [(r.value, r.name, r.element, r.element_count, r.access, r.lifetime) for r in self.resources]
+        if own != [(v.id, v.name, v.element, v.count, v.access, v.lifetime) for v in graph.values]:
+            raise ArtifactGraphMismatchError("artifact resources are not the values of its node programs")
+        self._validate_plan()
+
+    def _validate_plan(self) -> None:
+        groups = self.plan.fusion
+        members = sorted(n for g in groups for n in g.members)
+        if members != list(range(len(self.nodes))):
+            raise ArtifactPlanError("artifact fusion groups do not hold every node exactly once")
+        if len({g.id for g in groups}) != len(groups) or any(g.stage < 0 for g in groups):
+            raise ArtifactPlanError("artifact fusion groups repeat an id or have a negative stage")
+        group_of = {n: g for g in groups for n in g.members}
+        for d in self.dependences:
+            before, after = group_of[d.producer], group_of[d.consumer]
+            if before.id != after.id and before.stage >= after.stage:
+                raise ArtifactPlanError(
+                    f"artifact plan runs node {d.consumer} (stage {after.stage}) no later than node "
+                    f"{d.producer} (stage {before.stage}), which it depends on"
+                )
 
 
 def _framed_digest(schema: int, body: bytes) -> bytes:

@@ -47,6 +47,7 @@ from vyre_xdsl.megakernel.envelope import (
 )
 from vyre_xdsl.megakernel.graph import ProgramGraph
 from vyre_xdsl.megakernel.planner import fuse_group, plan
+from vyre_xdsl.passes.vyre_inline import inlined
 
 ELEMENT_BYTES = 4
 
@@ -92,7 +93,7 @@ def profile_record(profile: TargetProfile) -> ProfileRecord:
 def compile_module(module: ModuleOp, profile: TargetProfile = DEFAULT_PROFILE) -> ArtifactEnvelope:
     """Plan, fuse, lower and emit `module`: its artifact with the WGSL payload attached."""
     verify_module(module)
-    graph = ProgramGraph.from_module(module)
+    graph = ProgramGraph.from_module(inlined(module))
     artifact = build_artifact(graph, plan(graph, profile=profile))
     payload = compile_selected_modules(artifact, profile)
     return ArtifactEnvelope(artifact).attach_target_payload(payload)

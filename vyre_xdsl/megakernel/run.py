@@ -43,7 +43,7 @@ def run_bundle(
             f"unknown backend '{backend}' for a bundle; choose from {', '.join(BUNDLE_BACKENDS)}"
         )
     sig = bundle.run_signature()
-    buffers = sig.bind(inputs or {})
+    buffers = sig.bind({} if inputs is None else inputs)
     if backend == "reference":
         from vyre_xdsl.interpreter import execute_programs
 
@@ -55,7 +55,7 @@ def run_bundle(
         gpu = gpu_device()
         check_device_fits(bundle, gpu.limits)
         final = run_kernels(bundle.kernels(), buffers, outputs=list(sig.outputs), uploads=set(sig.inputs), device=gpu)
-    return {name: np.asarray(final[name]).reshape(-1) for name in sig.outputs}
+    return sig.outputs_of(final, inputs)
 
 
 def check_device_fits(bundle: TargetModuleBundle, limits: Mapping[str, int]) -> None:

@@ -14,6 +14,7 @@ PASSES: dict[str, tuple[str, str]] = {
     "vyre-licm": ("vyre_xdsl.passes.vyre_licm", "VyreLicmPass"),
     "vyre-unroll": ("vyre_xdsl.passes.vyre_unroll", "VyreUnrollPass"),
     "vyre-strength-reduce": ("vyre_xdsl.passes.vyre_strength_reduce", "VyreStrengthReducePass"),
+    "vyre-inline": ("vyre_xdsl.passes.vyre_inline", "VyreInlinePass"),
 }
 
 

@@ -91,17 +91,6 @@ def _binding_violations(descriptor: k.DescriptorOp, profile: TargetProfile) -> l
                  f"range (< 2^24 = {k.WORKGROUP_SLOT_BASE})")
             )
         errors.extend(_sidecar_violations(binding))
-        if binding.is_host and slot >= profile.max_bindings_per_bind_group:
-            fix = (
-                "the trap sidecar takes the slot after the highest binding, so give the "
-                "program's buffers smaller bindings"
-                if binding.is_trap_sidecar
-                else "give the buffer a smaller binding"
-            )
-            errors.append(
-                (binding, f"binding @{name} is at slot {slot}; the target allows binding numbers "
-                 f"0 to {profile.max_bindings_per_bind_group - 1} per bind group. Fix: {fix}")
-            )
         if binding.is_host:
             storage += 1
             if storage == profile.max_storage_buffers + 1:

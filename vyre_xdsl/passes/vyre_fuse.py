@@ -21,6 +21,7 @@ from vyre_xdsl.abi import signature
 from vyre_xdsl.dialects.vyre import programs
 from vyre_xdsl.fusion import fuse_programs
 from vyre_xdsl.fusion.merge import check_buffer_types
+from vyre_xdsl.passes.vyre_inline import inline_calls
 
 
 @dataclass(frozen=True)
@@ -37,6 +38,7 @@ class VyreFusePass(ModulePass):
     split_grid_sync: bool = True
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
+        inline_calls(op)
         progs = programs(op)
         if len(progs) < 2:
             return

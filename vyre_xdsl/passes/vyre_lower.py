@@ -25,6 +25,7 @@ from vyre_xdsl.dialects.vyre import ProgramOp
 from vyre_xdsl.lowering.lower import lower_program
 from vyre_xdsl.lowering.profile import ProfilePass, TargetProfile
 from vyre_xdsl.passes.kernel_verify import verify_descriptors
+from vyre_xdsl.passes.vyre_inline import inline_calls
 
 
 @dataclass(frozen=True)
@@ -38,7 +39,9 @@ class VyreLowerPass(ProfilePass):
 
 
 def lower_module(module: ModuleOp, profile: TargetProfile) -> None:
-    """Replace every program of `module` by its descriptors; verify them all."""
+    """Inline calls, then replace every program of `module` by its descriptors;
+    verify them all."""
+    inline_calls(module)
     errors: list[tuple[Operation | None, str]] = []
     for program in [o for o in module.ops if isinstance(o, ProgramOp)]:
         try:

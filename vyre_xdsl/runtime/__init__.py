@@ -7,6 +7,12 @@ backend = "wgpu" if adapter_available() else "reference"
 outputs = vyre_xdsl.run(text, inputs={"x": x, "y": y}, backend=backend)
 ```
 
+Data can stay on the GPU between runs: `to_device(array)` makes a
+`DeviceArray`, `Executable.run(inputs, device=True)` returns them (see
+`arrays`). `adapters()` lists the adapters (choose one with `adapter=` or
+`VYRE_ADAPTER`); `Executable.run(..., profile=True)` times every kernel on the
+GPU (`timing.RunProfile`).
+
 `execute(module, buffers, sig)` compiles the module (`vyre-lower` + the WGSL
 printer, cached by module text), runs every kernel in one command encoder and
 one submit on the process's device (`device.gpu_device()`), and returns the

@@ -72,6 +72,7 @@ class DeviceLimitError(VyreError):
 _LOCK = threading.Lock()
 _ADAPTERS: list | None = None
 _ADAPTER_ERROR: str | None = None
+_INFOS: tuple | None = None  # adapters() (the enumeration is cached too)
 #: devices acquired so far, by adapter index (`adapters()` order)
 _DEVICES: dict[int, GpuDevice] = {}
 
@@ -154,18 +155,21 @@ def _rank(adapter) -> tuple[int, int]:
 def adapters() -> list[AdapterInfo]:
     """The adapters this process can use, best first (honouring
     `WGPU_BACKEND_TYPE`); index 0 is the default. Never raises."""
-    with _LOCK:
-        found = _enumerate()
-    return [
-        AdapterInfo(
-            index=i,
-            name=str(a.info.get("device", "")),
-            backend=str(a.info.get("backend_type", "")),
-            adapter_type=str(a.info.get("adapter_type", "Unknown")),
-            description=a.summary,
+    global _INFOS
+    if _INFOS is None:
+        with _LOCK:
+            found = _enumerate()
+        _INFOS = tuple(
+            AdapterInfo(
+                index=i,
+                name=str(a.info.get("device", "")),
+                backend=str(a.info.get("backend_type", "")),
+                adapter_type=str(a.info.get("adapter_type", "Unknown")),
+                description=a.summary,
+            )
+            for i, a in enumerate(found)
         )
-        for i, a in enumerate(found)
-    ]
+    return list(_INFOS)
 
 
 def adapter_available() -> bool:
@@ -196,18 +200,21 @@ def adapter_index(choice: int | str | None = None) -> int:
     if choice is None:
         choice = os.environ.get(ADAPTER_ENV, "").strip() or 0
         origin = ADAPTER_ENV
-    listing = "; ".join(str(a) for a in found)
     if isinstance(choice, int) or (isinstance(choice, str) and choice.isdigit()):
         index = int(choice)
         if not 0 <= index < len(found):
-            raise AdapterChoiceError(f"{origin}={choice}: no adapter with that index; adapters: {listing}")
+            raise AdapterChoiceError(f"{origin}={choice}: no adapter with that index; adapters: {_listing(found)}")
         return index
     if not isinstance(choice, str):
         raise AdapterChoiceError(f"{origin} must be an index or a name, got {type(choice).__name__}")
     matches = [a.index for a in found if choice.lower() in a.description.lower()]
     if not matches:
-        raise AdapterChoiceError(f"{origin}='{choice}' matches no adapter; adapters: {listing}")
+        raise AdapterChoiceError(f"{origin}='{choice}' matches no adapter; adapters: {_listing(found)}")
     return matches[0]
+
+
+def _listing(found: list[AdapterInfo]) -> str:
+    return "; ".join(str(a) for a in found)
 
 
 def gpu_device(adapter: int | str | None = None) -> GpuDevice:

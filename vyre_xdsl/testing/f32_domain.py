@@ -118,7 +118,7 @@ def wgsl_budget(name: str) -> float:
         else:
             lo, hi = TRANSCENDENTAL_DOMAIN[name]
             grid = np.arange(round(lo * 4), round(hi * 4) + 1) / 4.0
-            grid = grid[grid != 0] if name in ("sin", "tan", "tanh") else grid
+            grid = grid[grid != 0] if name in ("sin", "tan", "tanh", "asin", "atan", "sinh") else grid
             _BUDGETS[name] = ulp_budget(name, grid.astype(np.float32))
     return _BUDGETS[name]
 
@@ -272,10 +272,17 @@ TRANSCENDENTAL_DOMAIN: dict[str, tuple[float, float]] = {
     "sqrt": (0.0, 64.0),
     "inverse_sqrt": (0.5, 64.0),
     "reciprocal": (0.5, 64.0),
+    # away from +-1, where acos/asin have a vertical tangent (and acos(1) = 0)
+    "acos": (-0.75, 0.75),
+    "asin": (-0.75, 0.75),
+    "atan": (-4.0, 4.0),
+    "sinh": (-4.0, 4.0),
+    "cosh": (-4.0, 4.0),
 }
 
 #: smallest nonzero |f(x)| over nonzero quarters x of the domain
-_NONZERO_FLOOR = {"sin": 0.38, "cos": 0.31, "tan": 0.54, "tanh": 0.24, "sqrt": 0.5}
+_NONZERO_FLOOR = {"sin": 0.38, "cos": 0.31, "tan": 0.54, "tanh": 0.24, "sqrt": 0.5,
+                  "acos": 0.72, "asin": 0.25, "atan": 0.24, "sinh": 0.25, "cosh": 1.0}
 
 
 def transcendental(name: str, a: F32) -> F32 | None:
@@ -293,11 +300,18 @@ def transcendental(name: str, a: F32) -> F32 | None:
         "sqrt": math.sqrt,
         "inverse_sqrt": lambda x: 1.0 / math.sqrt(x),
         "reciprocal": lambda x: 1.0 / x,
+        "acos": math.acos,
+        "asin": math.asin,
+        "atan": math.atan,
+        "sinh": math.sinh,
     }
     if name == "sin":
         lo, hi = 0.38, 1.0
     elif name == "cos":
         lo, hi = 0.31, 1.0
+    elif name == "cosh":  # not monotonic: its minimum 1 is at 0
+        lo = 1.0 if a.lo <= 0.0 <= a.hi else min(math.cosh(a.lo), math.cosh(a.hi))
+        hi = max(math.cosh(a.lo), math.cosh(a.hi))
     else:
         lo, hi = sorted((fn[name](a.lo), fn[name](a.hi)))
     nz = _NONZERO_FLOOR.get(name, min(abs(lo), abs(hi)) if lo * hi > 0 else 0.07)

@@ -7,7 +7,7 @@ mutant through the whole pipeline and classifies what happened:
 
 | outcome | class |
 | --- | --- |
-| accepted (ran, trapped, or too large to run here) | ok |
+| accepted (ran, trapped, or too large to run here: huge buffers, loops of thousands of trips) | ok |
 | refused with the project's own error (`VyreError` and its subclasses) | ok |
 | any other Python exception (`KeyError`, `RecursionError`, ...) | `internal` |
 | a case that runs past its time limit | `hang` |
@@ -543,6 +543,36 @@ def random_inputs(sig, rng: np.random.Generator) -> dict[str, np.ndarray] | None
     return inputs
 
 
+#: loop iterations (constant trip counts multiplied through nesting) above which a
+#: module is not run here: loops are counted, so the reference always finishes,
+#: but a 65536-trip loop takes it longer than a case's time limit
+MAX_RUN_ITERATIONS = 4096
+
+
+def loops_too_long(module) -> bool:
+    """Whether nested loops with constant bounds run more than MAX_RUN_ITERATIONS
+    iterations (bounds computed at run time stay small: the fuzzer's inputs are)."""
+    from vyre_xdsl.dialects.vyre import ConstOp, LoopOp
+
+    def trips(loop) -> int:
+        lower, upper = (v.owner if isinstance(v.owner, ConstOp) else None for v in (loop.lower, loop.upper))
+        if upper is None:
+            return 1
+        low = lower.value.value.data if lower is not None else 0
+        return max(1, upper.value.value.data - low)
+
+    for op in module.walk():
+        if isinstance(op, LoopOp):
+            total, parent = trips(op), op.parent_op()
+            while parent is not None:
+                if isinstance(parent, LoopOp):
+                    total *= trips(parent)
+                parent = parent.parent_op()
+            if total > MAX_RUN_ITERATIONS:
+                return True
+    return False
+
+
 def workgroup_memory_too_large(module) -> bool:
     from vyre_xdsl.dialects.vyre import BufferOp
 
@@ -615,7 +645,7 @@ def check_text(text: str, rng: np.random.Generator, wgsl: list[str]) -> tuple[st
         if sig is None:
             return "refused", "signature", ""
         inputs = random_inputs(sig, rng)
-        if inputs is None or workgroup_memory_too_large(module):
+        if inputs is None or workgroup_memory_too_large(module) or loops_too_long(module):
             return "large", "", ""
         outputs = _guarded("reference run", lambda: vyre_xdsl.run(module, inputs, backend="reference"))
         if outputs is None:
@@ -930,6 +960,7 @@ class Campaign:
     # ------------------------------------------------------------------ bundles
 
     def _bundles(self, rng: random.Random, report: Report, worker: GpuWorker) -> None:
+        from vyre_xdsl.canonical import parse_program_text
         from vyre_xdsl.megakernel.bundle import TargetModuleBundle
 
         seeds = _seed_bundles(rng, self.generated_bundles)
@@ -948,6 +979,10 @@ class Campaign:
                 with time_limit(self.case_limit):
                     bundle = TargetModuleBundle.from_bytes(data)
                     inputs = random_inputs(bundle.run_signature(), np_rng)
+                    if inputs is not None and any(
+                        loops_too_long(parse_program_text(node.program, node.name)) for node in bundle.nodes
+                    ):
+                        inputs = None
             except CaseTimeout:
                 case.outcome, case.detail, case.site = "hang", "from_bytes", "bundle decode"
                 continue

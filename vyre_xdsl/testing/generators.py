@@ -1369,18 +1369,20 @@ class _ProgramGen:
         return self.leaf(ty) if self.d.chance(85) else self.int_const(ty)
 
     def int_binary(self, ty: str, depth: int) -> Value:
-        names = [n for n in semantics.BINARY_OPS if ty in OPS[n].types]
-        if self.mod.elementwise and ty == "si32":
-            names = [n for n in names if n not in ("div", "mod")]  # they may trap
-        name = self.d.pick(names)
-        a = self.integer(ty, depth - 1)
-        b = self.integer(ty, depth - 1)
-        if ty == "si32" and name in ("div", "mod"):
+        # (op, operand type) pairs giving a `ty`; abs_diff and mul_high on si32 give a ui32
+        pairs = [(n, t) for n in semantics.BINARY_OPS for t in OPS[n].types
+                 if t in ("ui32", "si32") and OPS[n].result_type(t) == ty]
+        if self.mod.elementwise:
+            pairs = [(n, t) for n, t in pairs if not (t == "si32" and n in ("div", "mod"))]  # they may trap
+        name, operand = self.d.pick(pairs)
+        a = self.integer(operand, depth - 1)
+        b = self.integer(operand, depth - 1)
+        if operand == "si32" and name in ("div", "mod"):
             b = self.safe_divisor(b)
             if self.can_trap() and self.d.chance(35):
                 b = self.trapping_divisor(b, name)
-        lo, hi = _int_range(name, ty, a, b)
-        self.feature(f"{name}:{ty}")
+        lo, hi = _int_range(name, ty, a, b) if operand == ty else INT_RANGE[ty]
+        self.feature(f"{name}:{operand}")
         return self.value(TABLE(name)(a.ssa, b.ssa), ty, lo=lo, hi=hi)
 
     def safe_divisor(self, b: Value) -> Value:
@@ -1404,10 +1406,15 @@ class _ProgramGen:
         return self.value(v.SelectOp(at.ssa, zero.ssa, b.ssa), "si32", keep=False)
 
     def int_unary(self, ty: str, depth: int) -> Value:
-        name = self.d.pick([n for n in semantics.UNARY_OPS if ty in OPS[n].types and OPS[n].kind == "unary"])
-        a = self.integer(ty, depth - 1)
-        self.feature(f"{name}:{ty}")
-        lo, hi = {"popcount": (0, 32), "clz": (0, 32), "ctz": (0, 32), "sign": (-1, 1)}.get(name, INT_RANGE[ty])
+        # (op, operand type) pairs giving a `ty`; unpack* on si32 give a ui32
+        pairs = [(n, t) for n in semantics.UNARY_OPS for t in OPS[n].types
+                 if t in ("ui32", "si32") and OPS[n].kind == "unary" and OPS[n].result_type(t) == ty]
+        name, operand = self.d.pick(pairs)
+        a = self.integer(operand, depth - 1)
+        self.feature(f"{name}:{operand}")
+        lo, hi = {"popcount": (0, 32), "clz": (0, 32), "ctz": (0, 32), "sign": (-1, 1),
+                  "unpack4_low": (0, 15), "unpack4_high": (0, 15),
+                  "unpack8_low": (0, 255), "unpack8_high": (0, 255)}.get(name, INT_RANGE[ty])
         return self.value(TABLE(name)(a.ssa), ty, lo=lo, hi=hi)
 
     def int_cast(self, ty: str, depth: int) -> Value:
@@ -1501,11 +1508,13 @@ class _ProgramGen:
 
     def bool_logic(self, depth: int) -> Value:
         name = self.d.pick(("and", "or", "not"))
-        a = self.boolean(depth - 1)
-        self.feature(f"{name}:i1")
+        ty = self.d.pick(("i1", "ui32"))  # on ui32: upstream's truthiness
+        operand = self.boolean if ty == "i1" else (lambda d: self.integer("ui32", d))
+        a = operand(depth - 1)
+        self.feature(f"{name}:{ty}")
         if name == "not":
             return self.value(TABLE("not")(a.ssa), "i1")
-        return self.value(TABLE(name)(a.ssa, self.boolean(depth - 1).ssa), "i1")
+        return self.value(TABLE(name)(a.ssa, operand(depth - 1).ssa), "i1")
 
     def bool_predicate(self, depth: int) -> Value:
         name = self.d.pick(("is_nan", "is_inf", "is_finite"))

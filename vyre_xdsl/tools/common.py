@@ -79,33 +79,59 @@ def _umask() -> int:
     return mask
 
 
+class OutputFileError(UsageError):
+    """An output file that cannot be written (nothing of the command's output is left behind)."""
+
+
+def _check_target(path: str) -> None:
+    directory = os.path.dirname(os.path.abspath(path))
+    if os.path.isdir(path):
+        raise OutputFileError(f"cannot write {path}: it is a directory")
+    if not os.path.isdir(directory):
+        raise OutputFileError(f"cannot write {path}: no such directory {directory}")
+
+
 def write_files_atomically(files: Mapping[str, bytes | str]) -> None:
-    """Write every file or none: each goes to a temporary file beside its target
-    (with the usual permissions), and they are renamed into place only once all
-    were written. A target that exists and is not a regular file (`/dev/null`, a
-    FIFO, `/dev/stdout`) is written in place once the files are staged: renaming over
-    it would replace the device with a file."""
-    staged: list[tuple[str, str]] = []
+    """Write every file or none (raises `OutputFileError`, leaving no file
+    changed): each goes to a temporary file beside its target (with the usual
+    permissions); once all were written they are renamed into place, and a
+    failed rename puts back what the earlier ones replaced. A target that exists
+    and is not a regular file (`/dev/null`, a FIFO, `/dev/stdout`) is written in
+    place after the renames: renaming over it would replace the device with a file."""
+    for path in files:
+        _check_target(path)
     special = {path: data for path, data in files.items() if _is_special(path)}
+    staged: list[tuple[str, str]] = []
+    committed: list[tuple[str, str | None]] = []  # (path, backup of what it replaced)
+    current = ""
     try:
         for path, data in files.items():
             if path in special:
                 continue
-            directory = os.path.dirname(os.path.abspath(path))
-            fd, tmp = tempfile.mkstemp(dir=directory, prefix=".vyre-", suffix=".tmp")
+            current = path
+            fd, tmp = tempfile.mkstemp(dir=os.path.dirname(os.path.abspath(path)), prefix=".vyre-", suffix=".tmp")
             staged.append((tmp, path))
             with os.fdopen(fd, "wb" if isinstance(data, bytes) else "w") as f:
                 f.write(data)
             os.chmod(tmp, 0o666 & ~_umask())
         for tmp, path in staged:
+            current = path
+            committed.append((path, _set_aside(path)))
             os.replace(tmp, path)
         for path, data in special.items():
+            current = path
             with open(path, "wb" if isinstance(data, bytes) else "w") as f:
                 f.write(data)
+    except OSError as error:
+        _roll_back(committed)
+        raise OutputFileError(f"cannot write {current}: {error.strerror or error}") from None
     finally:
         for tmp, _ in staged:
             if os.path.exists(tmp):
                 os.unlink(tmp)
+    for _, backup in committed:
+        if backup is not None:
+            os.unlink(backup)
 
 
 def _is_special(path: str) -> bool:
@@ -116,6 +142,31 @@ def _is_special(path: str) -> bool:
         return not stat.S_ISREG(os.stat(path).st_mode)
     except OSError:
         return False
+
+
+def _set_aside(path: str) -> str | None:
+    """Move an existing `path` to a temporary name beside it; its name, or None."""
+    if not os.path.lexists(path):
+        return None
+    fd, backup = tempfile.mkstemp(dir=os.path.dirname(os.path.abspath(path)), prefix=".vyre-", suffix=".old")
+    os.close(fd)
+    try:
+        os.replace(path, backup)
+    except OSError:
+        os.unlink(backup)
+        raise
+    return backup
+
+
+def _roll_back(committed: list[tuple[str, str | None]]) -> None:
+    for path, backup in reversed(committed):
+        try:
+            if backup is not None:
+                os.replace(backup, path)
+            elif os.path.lexists(path):
+                os.unlink(path)
+        except OSError:  # pragma: no cover - best effort; the original error is reported
+            pass
 
 
 def write_atomically(path: str, data: str | bytes) -> None:

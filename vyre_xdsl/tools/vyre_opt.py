@@ -24,7 +24,7 @@ from collections.abc import Sequence
 from typing import IO
 
 from xdsl.dialects.builtin import ModuleOp
-from xdsl.passes import ModulePass, PassPipeline
+from xdsl.passes import PassPipeline
 from xdsl.printer import Printer
 from xdsl.utils.exceptions import ArgSpecParseError, DiagnosticException, ParseError
 from xdsl.xdsl_opt_main import xDSLOptMain
@@ -37,6 +37,7 @@ from vyre_xdsl.diagnostics import (
     VyreError,
     clean_message,
     format_errors,
+    verify_after_pass,
     verify_module,
 )
 from vyre_xdsl.dialects import get_all_dialects
@@ -187,7 +188,7 @@ class VyreOptMain(xDSLOptMain):
             try:
                 pass_.apply(self.ctx, prog)
                 if not self.args.disable_verify:
-                    verify_after_pass(prog, pass_)
+                    verify_after_pass(prog, pass_.name)
             except Exception:
                 if self.args.mlir_print_ir_after_failure:
                     self._dump(f"IR Dump After {pass_.name} Failed", prog)
@@ -327,16 +328,6 @@ class VyreOptMain(xDSLOptMain):
             sys.stdout.write(text)
             return
         write_atomically(self.args.output_file, text)
-
-
-def verify_after_pass(module: ModuleOp, pass_: ModulePass) -> None:
-    """Verify `module`; a failure names the pass that left the bad IR."""
-    try:
-        verify_module(module)
-    except VyreDiagnostic as error:
-        raise VyreDiagnostic(
-            [(op, f"IR fails to verify after pass '{pass_.name}': {message}") for op, message in error.errors]
-        ) from None
 
 
 def _emitted(op, message: str) -> Emitted:

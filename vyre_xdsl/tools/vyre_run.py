@@ -20,6 +20,7 @@ status 1, with no traceback and no output file.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import sys
 import io
@@ -74,15 +75,43 @@ def load_inputs(specs: Sequence[str]) -> dict[str, np.ndarray]:
 
 
 def load_npy(name: str, path: str) -> np.ndarray:
+    """The array in FILE.npy, after checking that its header agrees with the
+    file's size (an empty file, a truncated one, or a header that claims more
+    elements than the file holds is an error, never an allocation)."""
+    where = f"input for buffer '{name}'"
     try:
-        array = np.load(path, allow_pickle=False)
+        with open(path, "rb") as f:
+            _check_npy_header(f, where, path)
+            f.seek(0)
+            array = np.load(f, allow_pickle=False)
     except OSError as error:
-        raise UsageError(f"cannot read input for buffer '{name}' from {path}: {error.strerror or error}") from None
-    except ValueError as error:
-        raise UsageError(f"input for buffer '{name}': {path} is not a valid .npy array ({error})") from None
+        raise UsageError(f"cannot read {where} from {path}: {error.strerror or error}") from None
+    except (ValueError, EOFError) as error:
+        raise UsageError(f"{where}: {path} is not a valid .npy array ({error or 'empty file'})") from None
     if not isinstance(array, np.ndarray):
-        raise UsageError(f"input for buffer '{name}': {path} holds several arrays (.npz); give one .npy array")
+        raise UsageError(f"{where}: {path} holds several arrays (.npz); give one .npy array")
     return array
+
+
+def _check_npy_header(f, where: str, path: str) -> None:
+    from numpy.lib import format as npy
+
+    try:
+        version = npy.read_magic(f)
+        read = npy.read_array_header_1_0 if version == (1, 0) else npy.read_array_header_2_0
+        shape, _, dtype = read(f)
+    except (ValueError, EOFError) as error:
+        raise UsageError(f"{where}: {path} is not a valid .npy array ({error or 'empty file'})") from None
+    if dtype.hasobject:
+        raise UsageError(f"{where}: {path} holds Python objects; give an array of numbers")
+    count = int(np.prod(shape, dtype=object))
+    needed = count * dtype.itemsize
+    held = os.fstat(f.fileno()).st_size - f.tell()
+    if needed != held:
+        raise UsageError(
+            f"{where}: {path} is truncated or corrupt: its header claims shape {tuple(shape)} of {dtype} "
+            f"({needed} bytes) but the file holds {held} bytes of data"
+        )
 
 
 def random_inputs(sig: RunSignature, seed: int, given: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
@@ -132,20 +161,25 @@ def format_output(name: str, array: np.ndarray) -> str:
 
 
 def write_outputs(directory: str, outputs: dict[str, np.ndarray]) -> None:
-    """Write DIR/NAME.npy for every output: all files appear, or none."""
+    """Write DIR/NAME.npy for every output: all files appear, or none (and a
+    directory created for them is removed again)."""
+    created = not os.path.isdir(directory)
     try:
         os.makedirs(directory, exist_ok=True)
     except OSError as error:
         raise UsageError(f"cannot create output directory {directory}: {error.strerror or error}") from None
+    files = {}
+    for name, array in outputs.items():
+        buffer = io.BytesIO()
+        np.save(buffer, array, allow_pickle=False)
+        files[os.path.join(directory, f"{name}.npy")] = buffer.getvalue()
     try:
-        files = {}
-        for name, array in outputs.items():
-            buffer = io.BytesIO()
-            np.save(buffer, array, allow_pickle=False)
-            files[os.path.join(directory, f"{name}.npy")] = buffer.getvalue()
         write_files_atomically(files)
-    except OSError as error:
-        raise UsageError(f"cannot write outputs to {directory}: {error.strerror or error}") from None
+    except UsageError:
+        if created:
+            with contextlib.suppress(OSError):
+                os.rmdir(directory)
+        raise
 
 
 # ---------------------------------------------------------------------- main

@@ -300,3 +300,19 @@ vyre.program @p workgroup_size [64, 1, 1] {
 // CHECK: invalid.mlir:[[# @LINE + 1]]:3: error: @v has type ui32, but a f32 is assigned
   vyre.assign @v = %b : f32
 }
+
+// -----
+
+vyre.program @bad workgroup_size [1, 1, 1] {
+  %f = vyre.const 1.0 : f32
+// CHECK: invalid.mlir:[[# @LINE + 1]]:3: error: 'vyre.unpack8_low' does not accept f32; it takes ui32, si32
+  %r = vyre.unpack8_low %f : f32
+}
+
+// -----
+
+vyre.program @bad2 workgroup_size [1, 1, 1] {
+  %x = vyre.const 1 : si32
+// CHECK: invalid.mlir:[[# @LINE + 1]]:3: error: 'vyre.saturating_mul' does not accept si32; it takes ui32
+  %r = vyre.saturating_mul %x, %x : si32
+}

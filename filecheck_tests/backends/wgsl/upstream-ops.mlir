@@ -1,0 +1,40 @@
+// RUN: vyre-opt %s --lower -t wgsl | filecheck %s
+// The WGSL of the ops taken from upstream, and of Rust's saturating f32 -> integer
+// cast (WGSL's own conversion stops at the largest f32 below the bound).
+
+vyre.program @upstream workgroup_size [64, 1, 1] {
+  vyre.buffer @u binding 0 read_only : ui32[63]
+  vyre.buffer @s binding 1 read_only : si32[63]
+  vyre.buffer @out binding 2 write_only : ui32[63]
+  vyre.buffer @flags binding 3 write_only : i1[63]
+  %i = vyre.invocation_id x
+  %a = vyre.load @u[%i] : ui32
+  %x = vyre.load @s[%i] : si32
+  %d = vyre.abs_diff %x, %x : si32
+  %h = vyre.mul_high %x, %x : si32
+  %m = vyre.saturating_mul %a, %d : ui32
+  %n = vyre.unpack4_high %x : si32
+  %b = vyre.unpack8_high %a : ui32
+  %t = vyre.and %a, %m : ui32
+  %o = vyre.or %a, %m : ui32
+  %z = vyre.not %a : ui32
+  %q = vyre.neg %a : ui32
+  %e = vyre.cast %x : si32 to f32
+  %c = vyre.cast %e : f32 to ui32
+  vyre.store @out[%i] = %h : ui32
+  vyre.store @flags[%i] = %t : i1
+}
+
+// CHECK:      fn vyre_mul_high_u32(a: u32, b: u32) -> u32 {
+// CHECK:        let v_d = select(bitcast<u32>(v_x) - bitcast<u32>(v_x), bitcast<u32>(v_x) - bitcast<u32>(v_x), v_x > v_x);
+// CHECK-NEXT:   let v_h = (vyre_mul_high_u32(bitcast<u32>(v_x), bitcast<u32>(v_x)) - select(0u, bitcast<u32>(v_x), v_x < 0i) - select(0u, bitcast<u32>(v_x), v_x < 0i));
+// CHECK-NEXT:   let v_m = select(v_a * v_d, 4294967295u, vyre_mul_high_u32(v_a, v_d) != 0u);
+// CHECK-NEXT:   let v_n = ((bitcast<u32>(v_x) >> 4u) & 0xfu);
+// CHECK-NEXT:   let v_b = ((v_a >> 24u) & 0xffu);
+// CHECK-NEXT:   let v_t = ((v_a != 0u) & (v_m != 0u));
+// CHECK-NEXT:   let v_o = ((v_a != 0u) | (v_m != 0u));
+// CHECK-NEXT:   let v_z = (v_a == 0u);
+// CHECK-NEXT:   let v_q = (0u - v_a);
+// CHECK-NEXT:   let v_e = f32(v_x);
+// CHECK-NEXT:   let v_c = select(select(u32(clamp(v_e, 0.0, 4294967040.0)), 4294967295u, v_e >= 4294967296.0), 0u, ((bitcast<u32>(v_e) & 0x7fffffffu) > 0x7f800000u));
+// CHECK:          b_flags[v_i] = select(0u, 1u, v_t);
