@@ -105,6 +105,20 @@ def test_definition_cycle_under_a_barrier_is_rejected_not_recursed():
     assert _line_of(caught.value) == 2
 
 
+def test_condition_defined_inside_its_own_region_is_a_located_error():
+    # found by the fuzzer: xDSL's parser leaves a placeholder operand here
+    text = """vyre.program @p workgroup_size [64, 1, 1] {
+  vyre.if %c {
+    %c = vyre.const true : i1
+  }
+}
+"""
+    with pytest.raises(VyreDiagnostic) as caught:
+        vyre_xdsl.run(text, backend="reference")
+    assert _line_of(caught.value) == 2
+    assert "defined only later, inside this op's own region" in caught.value.errors[0][1]
+
+
 # ---------------------------------------------------------------- lexer
 
 
