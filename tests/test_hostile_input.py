@@ -213,6 +213,28 @@ def test_deepest_allowed_nesting_survives_a_bundle_round_trip():
     assert out["y"].tolist() == [2] * 256
 
 
+@pytest.mark.parametrize("depth", [MAX_NESTING_DEPTH, MAX_NESTING_DEPTH + 1])
+def test_generic_form_at_the_limit_parses_and_just_past_it_is_rejected(depth):
+    # the generic form nests two brackets per scope (`({...})`); parse it below a
+    # deep caller stack as well
+    import io
+
+    from xdsl.printer import Printer
+
+    module = parse_module(_nested_program(depth))
+    text = io.StringIO()
+    Printer(stream=text, print_generic_format=True).print_op(module)
+
+    def below(frames: int):
+        return below(frames - 1) if frames else vyre_xdsl.parse(text.getvalue())
+
+    if depth <= MAX_NESTING_DEPTH:
+        assert str(below(150)) == str(vyre_xdsl.parse(_nested_program(depth)))
+    else:
+        with pytest.raises(VyreDiagnostic, match=f"at most {MAX_NESTING_DEPTH} nested"):
+            below(150)
+
+
 def test_one_scope_too_deep_is_a_located_verifier_error():
     text = _nested_program(MAX_NESTING_DEPTH + 1)
     with pytest.raises(VyreDiagnostic) as caught:
