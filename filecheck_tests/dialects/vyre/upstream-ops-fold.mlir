@@ -2,7 +2,8 @@
 
 // Constant folding goes through the same table: upstream's values.
 vyre.program @fold workgroup_size [1, 1, 1] {
-  vyre.buffer @out binding 0 write_only : ui32[8]
+  vyre.buffer @out binding 0 read_write : ui32[8]
+  vyre.buffer @flags binding 1 write_only : i1[8]
   %z = vyre.const 0 : ui32
   %max = vyre.const 4294967295 : ui32
   %two = vyre.const 2 : ui32
@@ -19,6 +20,10 @@ vyre.program @fold workgroup_size [1, 1, 1] {
   vyre.store @out[%z] = %byte : ui32
   %nib = vyre.unpack4_high %w : si32
   vyre.store @out[%z] = %nib : ui32
+  %u = vyre.load @out[%z] : ui32
+  %n1 = vyre.not %u : ui32
+  %n2 = vyre.not %n1 : i1
+  vyre.store @flags[%z] = %n2 : i1
 }
 
 // CHECK-LABEL: vyre.program @fold
@@ -29,3 +34,6 @@ vyre.program @fold workgroup_size [1, 1, 1] {
 // CHECK:      %high = vyre.const 3221225472 : ui32
 // CHECK:      %byte = vyre.const 222 : ui32
 // CHECK:      %nib = vyre.const 14 : ui32
+// not (not x) on a ui32 x is "x != 0", an i1: it stays
+// CHECK:      %n1 = vyre.not %u : ui32
+// CHECK-NEXT: %n2 = vyre.not %n1 : i1
