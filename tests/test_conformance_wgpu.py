@@ -97,6 +97,14 @@ def test_the_corpus_is_loaded():
     assert len(CORPUS) >= 100, [c.name for c in CORPUS]
 
 
+def test_fused_corpus_runs_include_real_fusions():
+    """Most corpus cases are one program (their "fused" run fuses nothing); the
+    multi-program cases of test_conformance_fusion.py cover every dependence
+    kind, so the fused configurations below do fuse."""
+    multi = [case.name for case in CORPUS if len(programs(vyre_xdsl.parse(case.text))) > 1]
+    assert len(multi) >= 9, multi
+
+
 @pytest.mark.parametrize("case", CORPUS, ids=str)
 def test_corpus_case(case):
     for backend, fuse in CONFIGURATIONS:

@@ -185,3 +185,36 @@ def test_a_bundle_whose_input_is_also_an_intermediate_decodes_and_runs():
     assert sorted(got) == ["last", "out"]
     np.testing.assert_array_equal(got["out"], np.full(64, 5, np.uint32))
     np.testing.assert_array_equal(got["last"], np.arange(8, dtype=np.uint32))
+
+
+def _axpy(binding: int = 1, name: str = "y") -> str:
+    text = (fuzz.EXAMPLES / "axpy.mlir").read_text()
+    return text.replace("binding 1 read_write", f"binding {binding} read_write").replace("@y", f"@{name}")
+
+
+@pytest.mark.parametrize("binding,name", [(65536, "y"), (1, "n" * 300)])
+def test_what_vyre_compile_writes_its_decoder_accepts(binding, name):
+    """Bindings up to 2^24 - 1 and names of any length verify, so the bundle of
+    such a module must decode (the decoder refused slot 65536 and names past 256
+    characters: InvalidBindingError / InvalidSignatureError)."""
+    import vyre_xdsl
+    from vyre_xdsl.megakernel.bundle import TargetModuleBundle
+    from vyre_xdsl.megakernel.compile import compile_module
+    from vyre_xdsl.megakernel.run import run_bundle
+
+    data = compile_module(vyre_xdsl.parse(_axpy(binding, name))).bundle_bytes()
+    TargetModuleBundle.from_bytes(data)
+    x = np.arange(1024, dtype=np.float32)
+    got = run_bundle(data, {"x": x, name: np.ones(1024, np.float32)}, backend="reference")
+    np.testing.assert_array_equal(got[name], 2 * x + 1)
+
+
+def test_a_binding_past_the_device_limit_is_a_clear_error():
+    """wgpu rejected the bind group layout (GPUValidationError, an internal error)."""
+    import vyre_xdsl
+    from vyre_xdsl.runtime.device import DeviceLimitError
+
+    inputs = {"x": np.ones(1024, np.float32), "y": np.ones(1024, np.float32)}
+    with pytest.raises(DeviceLimitError, match="binding 65536"):
+        vyre_xdsl.run(_axpy(65536), inputs, backend="wgpu")
+    np.testing.assert_array_equal(vyre_xdsl.run(_axpy(999), inputs, backend="wgpu")["y"], np.full(1024, 3.0))

@@ -2534,14 +2534,23 @@ class BitcastOp(_ConversionOp):
 class AtomicOp(IRDLOperation):
     """Atomic read-modify-write on a `ui32` global buffer; returns the old value.
 
+    OP is `add or and xor min max exchange fetch_nand` (`~(old & v)`), or
+    `compare_exchange`/`compare_exchange_weak` with an expected value (the weak
+    one may fail spuriously on a GPU). An optional memory ordering follows OP:
+    `relaxed acquire release acq_rel seq_cst` (default `seq_cst`, upstream's);
+    WGSL can only honour relaxed atomicity (see docs/wgsl.md).
+
     ```mlir
     %old = vyre.atomic add @counter[%zero], %one : ui32
     %prev = vyre.atomic compare_exchange @lock[%i], %expected, %new : ui32
+    %bits = vyre.atomic fetch_nand relaxed @flags[%i], %mask : ui32
     ```
     """
 
     name = "vyre.atomic"
     kind = prop_def(StringAttr)
+    #: upstream's memory ordering; absent means `seq_cst` (the default)
+    ordering = opt_prop_def(StringAttr)
     buffer = prop_def(SymbolRefAttr)
     index = operand_def(ui32)
     expected = opt_operand_def(ui32)
@@ -2557,12 +2566,15 @@ class AtomicOp(IRDLOperation):
         index: SSAValue | Operation,
         value: SSAValue | Operation,
         expected: SSAValue | Operation | None = None,
+        ordering: str | None = None,
     ):
         super().__init__(
             operands=[index, [] if expected is None else [expected], value],
             properties={"kind": StringAttr(kind), "buffer": SymbolRefAttr(buffer)},
             result_types=[ui32],
         )
+        if ordering is not None:
+            self.properties["ordering"] = StringAttr(ordering)
 
     @property
     def buffer_name(self) -> str:
@@ -2576,12 +2588,21 @@ class AtomicOp(IRDLOperation):
             parser.raise_error(
                 f"expected atomic op, one of {', '.join(semantics.ATOMIC_OPS)}", pos, parser.pos
             )
+        ordering = None
+        for candidate in semantics.ATOMIC_ORDERINGS:
+            if parser.parse_optional_keyword(candidate) is not None:
+                ordering = candidate
+                break
         buffer, index = _parse_buffer_index(parser)
         parser.parse_punctuation(",")
         first = parser.parse_operand(ui32)
         expected = None
-        if kind == "compare_exchange":
-            parser.parse_punctuation(",")
+        if kind in semantics.COMPARE_EXCHANGE_OPS:
+            if parser.parse_optional_punctuation(",") is None:
+                parser.raise_error(
+                    f"'{kind}' takes an expected value and a new value: "
+                    f"vyre.atomic {kind} @buf[%i], %expected, %new : ui32"
+                )
             expected, value = first, parser.parse_operand(ui32)
         else:
             value = first
@@ -2589,12 +2610,14 @@ class AtomicOp(IRDLOperation):
         ty = parser.parse_type()
         if ty != ui32:
             parser.raise_error(f"atomics operate on ui32, not {ty}")
-        op = cls(kind, buffer.root_reference.data, index, value, expected)
+        op = cls(kind, buffer.root_reference.data, index, value, expected, ordering)
         op.attributes.update(parser.parse_optional_attr_dict())
         return op
 
     def print(self, printer: Printer) -> None:
         printer.print_string(f" {self.kind.data}")
+        if self.ordering is not None:
+            printer.print_string(f" {self.ordering.data}")
         _print_buffer_index(printer, self.buffer, self.index)
         printer.print_string(", ")
         if self.expected is not None:
@@ -2607,8 +2630,15 @@ class AtomicOp(IRDLOperation):
     def verify_(self) -> None:
         if self.kind.data not in semantics.ATOMIC_OPS:
             raise VerifyException(f"unknown atomic op '{self.kind.data}'")
-        if (self.kind.data == "compare_exchange") != (self.expected is not None):
-            raise VerifyException("only 'compare_exchange' takes an expected value")
+        if (self.kind.data in semantics.COMPARE_EXCHANGE_OPS) != (self.expected is not None):
+            raise VerifyException(
+                "'compare_exchange' and 'compare_exchange_weak' take an expected value, and only they"
+            )
+        if self.ordering is not None and self.ordering.data not in semantics.ATOMIC_ORDERINGS:
+            raise VerifyException(
+                f"unknown memory ordering '{self.ordering.data}'; expected one of "
+                f"{', '.join(semantics.ATOMIC_ORDERINGS)}"
+            )
         buffer = _buffer_of(self, self.buffer_name)
         if buffer.element_type != ui32:
             raise VerifyException(

@@ -170,6 +170,8 @@ MAX_PROFILE_STORAGE_BUFFERS = 1 << 16
 MAX_PROFILE_SHARED_BYTES = 1 << 20
 MAX_PROFILE_SUBGROUP = 128
 MAX_WORKGROUPS_PER_AXIS = 65535
+#: host binding slots are below 2^24 (`shared`/`scratch` slots start there)
+MAX_HOST_SLOT = 1 << 24
 MAX_COUNT = 1 << 32  # element counts are u32 in WGSL
 MAX_WGSL_BYTES = 32 << 20
 ELEMENT_TYPES = ("ui32", "si32", "f32", "i1")
@@ -413,7 +415,7 @@ def _check_signature(buffers: tuple[SignatureBuffer, ...]) -> None:
     seen: set[str] = set()
     for index, buffer in enumerate(buffers):
         where = f"run signature entry {index}"
-        if not buffer.name or not buffer.name.isprintable() or len(buffer.name) > 256:
+        if not buffer.name or not buffer.name.isprintable():
             raise InvalidSignatureError(f"{where} has an invalid buffer name {buffer.name!r:.60}")
         if buffer.name in seen:
             raise InvalidSignatureError(f"{where} names buffer '{buffer.name}' a second time")
@@ -457,7 +459,8 @@ def _check_bindings(kernel: WgslKernel, signature: dict, profile: ProfileRecord,
         if binding.name in names:
             raise bad(f"{this} is bound twice")
         names.add(binding.name)
-        if binding.group not in (0, 1) or not 0 <= binding.slot < MAX_PROFILE_STORAGE_BUFFERS:
+        # host slots keep the program's binding, below 2^24 (the kernel dialect's rule)
+        if binding.group not in (0, 1) or not 0 <= binding.slot < MAX_HOST_SLOT:
             raise bad(f"{this} has group {binding.group} slot {binding.slot}")
         if binding.visibility not in VISIBILITIES:
             raise bad(f"{this} has visibility {binding.visibility!r:.40}")

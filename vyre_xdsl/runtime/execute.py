@@ -208,6 +208,7 @@ def _lookup_plan(gpu: GpuDevice, kernels: Sequence[WgslKernel]) -> _Plan:
         return plan
     names: list[str] = []
     for kernel in kernels:
+        _check_binding_slots(gpu, kernel)
         for binding in kernel.bindings:
             if not binding.is_trap_sidecar and binding.name not in names:
                 names.append(binding.name)
@@ -567,6 +568,22 @@ def _buffer_bytes(name: str, array: np.ndarray, kernels: Sequence[WgslKernel]) -
         b.count for k in kernels for b in k.bindings if b.name == name and b.count is not None
     ]
     return max([array.nbytes, 4] + [4 * c for c in counts])
+
+
+#: WebGPU's default `maxBindingsPerBindGroup` (the device is created with it)
+WEBGPU_MAX_BINDINGS_PER_GROUP = 1000
+
+
+def _check_binding_slots(gpu: GpuDevice, kernel: WgslKernel) -> None:
+    """A binding number past the device's limit is a clear error, before wgpu
+    rejects the bind group layout."""
+    slots = gpu.limits.get("max-bindings-per-bind-group", WEBGPU_MAX_BINDINGS_PER_GROUP)
+    for binding in kernel.bindings:
+        if binding.slot >= slots:
+            raise DeviceLimitError(
+                f"buffer '{binding.name}' of kernel '{kernel.source or kernel.id}' is at binding "
+                f"{binding.slot}; this device allows binding numbers below {slots}; declare a smaller binding"
+            )
 
 
 def _check_limits(gpu: GpuDevice, kernel: WgslKernel, lengths: Mapping[str, int]) -> None:

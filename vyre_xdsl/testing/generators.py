@@ -1082,7 +1082,7 @@ class _ProgramGen:
         kind = self.d.pick(semantics.ATOMIC_OPS)
         index = self.write_index(use)
         val = self.integer("ui32", 2)
-        expected = self.integer("ui32", 1) if kind == "compare_exchange" else None
+        expected = self.integer("ui32", 1) if kind in semantics.COMPARE_EXCHANGE_OPS else None
         self.value(v.AtomicOp(kind, use.buffer.name, index.ssa, val.ssa, None if expected is None else expected.ssa), "ui32")
         use.written = use.accessed = True
         self.feature(f"atomic:{kind}")
@@ -1479,7 +1479,7 @@ class _ProgramGen:
         kind = self.d.pick(semantics.ATOMIC_OPS)
         index = self.write_index(use)
         val = self.integer("ui32", depth - 1)
-        expected = self.integer("ui32", depth - 1) if kind == "compare_exchange" else None
+        expected = self.integer("ui32", depth - 1) if kind in semantics.COMPARE_EXCHANGE_OPS else None
         use.written = use.accessed = True
         self.feature(f"atomic:{kind}")
         self.feature("atomic_result")

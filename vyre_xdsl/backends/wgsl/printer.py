@@ -555,7 +555,13 @@ class _Printer:
             ref = f"&{self._element_ref(binding, index)}"
             value = self.name(op.value)
             self.emit(f"if ({index} < {self._length(binding)}) {{")
-            if op.kind.data == "compare_exchange":
+            if op.kind.data == "compare_exchange_weak":
+                # one weak attempt: it may fail spuriously, as the op allows
+                expected = self.name(op.expected)
+                self.emit(f"  {old} = atomicCompareExchangeWeak({ref}, {expected}, {value}).old_value;")
+            elif op.kind.data == "fetch_nand":
+                self._fetch_nand(ref, value, old)
+            elif op.kind.data == "compare_exchange":
                 expected = self.name(op.expected)
                 done = self.names.fresh("cas_done")
                 self.emit(f"  var {done} = false;")
@@ -575,6 +581,25 @@ class _Printer:
                 self.emit(f"  {old} = {builtin}({ref}, {value});")
             self.emit("}")
         self.let(op.result, old)
+
+    def _fetch_nand(self, ref: str, value: str, old: str) -> None:
+        """`~(old & v)`: WGSL has no atomicNand, so a compare-exchange loop from the
+        current value until the exchange succeeds; checked like every loop."""
+        done = self.names.fresh("nand_done")
+        self.emit(f"  var {done} = false;")
+        self.emit(f"  var {old}_seen = atomicLoad({ref});")
+        self.emit("  loop {")
+        self.emit(f"    let r = atomicCompareExchangeWeak({ref}, {old}_seen, ~({old}_seen & {value}));")
+        self.emit("    if (r.exchanged) {")
+        self.emit(f"      {old} = r.old_value;")
+        self.emit(f"      {done} = true;")
+        self.emit("      break;")
+        self.emit("    }")
+        self.emit(f"    {old}_seen = r.old_value;")
+        self.emit("  }")
+        self.depth += 1
+        self.loop_exit_check(f"!{done}", "a fetch_nand loop")
+        self.depth -= 1
 
     def _local(self, op: k.LocalOp) -> None:
         ty = semantics.WGSL_TYPES[v.type_name(op.value.type)]
