@@ -156,7 +156,7 @@ class _Gen:
 
     def _atomic(self, depth: int) -> None:
         kind = self.rng.choice(semantics.ATOMIC_OPS)
-        expected = self.value("ui32") if kind == "compare_exchange" else None
+        expected = self.value("ui32") if kind.startswith("compare_exchange") else None
         self.add(self.b.atomic(kind, "counters", self.index(), self.value("ui32"), expected))
 
     def _id(self, depth: int) -> None:
