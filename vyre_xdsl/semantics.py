@@ -694,6 +694,28 @@ ATOMIC_COMBINE: dict[str, tuple[Callable[[np.ndarray, np.ndarray], np.ndarray], 
 SEQUENTIAL_ATOMICS = ("fetch_nand", "compare_exchange", "compare_exchange_weak")
 
 
+# --------------------------------------------------------------------------- subgroups
+
+#: `vyre.subgroup_reduce` kind -> (operand types, numpy combine, WGSL builtin). Integer
+#: add and mul wrap (numpy's fixed-width arithmetic); the bitwise kinds take integers only
+#: (upstream rejects f32 for them). The order in which a GPU combines f32 lanes is not
+#: specified, so f32 results carry the usual reassociation tolerance.
+SUBGROUP_REDUCE: dict[str, tuple[tuple[str, ...], np.ufunc, str]] = {
+    "add": (("ui32", "si32", "f32"), np.add, "subgroupAdd"),
+    "mul": (("ui32", "si32", "f32"), np.multiply, "subgroupMul"),
+    "min": (("ui32", "si32", "f32"), np.minimum, "subgroupMin"),
+    "max": (("ui32", "si32", "f32"), np.maximum, "subgroupMax"),
+    "and": (("ui32", "si32"), np.bitwise_and, "subgroupAnd"),
+    "or": (("ui32", "si32"), np.bitwise_or, "subgroupOr"),
+    "xor": (("ui32", "si32"), np.bitwise_xor, "subgroupXor"),
+}
+
+#: value types `vyre.subgroup_shuffle` and `vyre.subgroup_broadcast` move between lanes
+SUBGROUP_VALUE_TYPES = ("ui32", "si32", "f32")
+
+#: the subgroup size the reference interpreter simulates unless told otherwise (upstream's)
+DEFAULT_SUBGROUP_SIZE = 32
+
 # --------------------------------------------------------------------------- ULP
 
 

@@ -205,7 +205,8 @@ class _Lowering:
         handler = _HANDLERS.get(type(op))
         if handler is not None:
             return handler(self, op)
-        if is_expression(op):
+        if is_expression(op) or isinstance(op, v.SUBGROUP_OPS):
+            # subgroup ops pass through unchanged, like the pure arithmetic
             return op.clone(value_mapper=self.values)
         raise VyreDiagnostic([(op, f"vyre-lower cannot lower '{op.name}'")])
 
