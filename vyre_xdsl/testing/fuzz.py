@@ -31,7 +31,8 @@ Text mutants go through `vyre_xdsl.parse` → `vyre-fuse` → `vyre-lower` →
 WGSL → the reference interpreter → `vyre-compile`'s bundle and its own decoder,
 in process, each under a per-case time limit; mutants that are not UTF-8 go
 through `vyre-opt`'s driver in process; a sample also runs `vyre-opt` as a
-subprocess. Bundle mutants are mutated bundles, half with the BLAKE3 digest
+subprocess, and a sample of the accepted ones runs on wgpu (where only an error
+that is not the project's counts: a mutant may race, so results are not compared). Bundle mutants are mutated bundles, half with the BLAKE3 digest
 rebuilt (so that the checks behind it are reached) and half not; every bundle
 `from_bytes` accepts runs on wgpu and on the reference interpreter in a worker
 process (killed on a hang) and the two must agree. Every printed WGSL module is
@@ -611,9 +612,10 @@ def _guarded(stage: str, thunk):
         raise _Stage("internal", f"{stage}: {type(error).__name__}: {error}"[:500], error_site(error)) from None
 
 
-def check_text(text: str, rng: np.random.Generator, wgsl: list[str]) -> tuple[str, str, str]:
+def check_text(text: str, rng: np.random.Generator, wgsl: list[str], ran: list | None = None) -> tuple[str, str, str]:
     """(outcome, detail, site) of the in-process pipeline on `text`; every WGSL
-    module it prints is appended to `wgsl` (validated later)."""
+    module it prints is appended to `wgsl` (validated later), and the inputs of
+    a successful reference run to `ran` (for a run on wgpu)."""
     import vyre_xdsl
     from vyre_xdsl.abi import signature
     from vyre_xdsl.api import fuse_module
@@ -650,6 +652,8 @@ def check_text(text: str, rng: np.random.Generator, wgsl: list[str]) -> tuple[st
         outputs = _guarded("reference run", lambda: vyre_xdsl.run(module, inputs, backend="reference"))
         if outputs is None:
             return "refused", "reference run", ""
+        if ran is not None:
+            ran.append(inputs)
         return "accepted", f"{len(kernels)} kernels", ""
     except _Stage as stage:
         return stage.outcome, stage.detail, stage.site
@@ -710,6 +714,8 @@ def _worker_main(conn) -> None:  # pragma: no cover - runs in a child process
             conn.send(_naga_errors(message[1]))
         elif kind == "bundle":
             conn.send(_run_forged(*message[1:]))
+        elif kind == "wgpu":
+            conn.send(_run_on_wgpu(*message[1:]))
 
 
 _DEVICE = None
@@ -774,6 +780,24 @@ def _run_forged(data: bytes, inputs: dict, f32_ulp: float) -> tuple[str, str, st
     if problems:
         return "forged", "; ".join(problems)[:500], "bundle run differs from the reference"
     return "accepted", "ran like the reference", ""
+
+
+def _run_on_wgpu(text: str, inputs: dict) -> tuple[str, str, str]:
+    """Run an accepted text mutant on wgpu: it may trap or be refused with the
+    project's error (a device limit, the lavapipe loop limit), never raise
+    anything else. (Its results are not compared: a mutant may race.)"""
+    import vyre_xdsl
+    from vyre_xdsl.interpreter import VyreTrap
+
+    try:
+        vyre_xdsl.run(text, inputs, backend="wgpu")
+    except VyreTrap:
+        return "trapped", "", ""
+    except Exception as error:
+        if is_project_error(error):
+            return "refused", f"wgpu: {type(error).__name__}: {error}"[:300], ""
+        return "internal", f"wgpu run: {type(error).__name__}: {error}"[:500], error_site(error)
+    return "accepted", "ran on wgpu", ""
 
 
 class GpuWorker:
@@ -883,6 +907,8 @@ class Campaign:
     text_cases: int = 1000
     bundle_cases: int = 1000
     cli_subprocess_cases: int = 12
+    #: accepted text mutants also run on wgpu (in the worker; only errors count)
+    wgpu_cases: int = 40
     generated_texts: int = 24
     generated_bundles: int = 6
     case_limit: float = 5.0
@@ -914,6 +940,7 @@ class Campaign:
         mutator = TextMutator(rng)
         np_rng = np.random.default_rng(rng.randrange(2**32))
         printed: list[tuple[Case, str]] = []
+        runnable: list[tuple[Case, str, dict]] = []
         for n in range(self.text_cases):
             origin, original = rng.choice(seeds)
             data, steps = mutator.mutate(original)
@@ -927,7 +954,10 @@ class Campaign:
                         case.kind = "cli"
                         case.outcome, case.detail, case.site = check_cli_in_process(data, workdir)
                     else:
-                        case.outcome, case.detail, case.site = check_text(text, np_rng, wgsl)
+                        ran: list = []
+                        case.outcome, case.detail, case.site = check_text(text, np_rng, wgsl, ran)
+                        if ran:
+                            runnable.append((case, text, ran[0]))
             except CaseTimeout:
                 case.outcome, case.detail, case.site = "hang", f"over {self.case_limit:g} s", f"{case.kind} pipeline"
             except RecursionError as error:
@@ -937,6 +967,18 @@ class Campaign:
             if n % 100 == 99:
                 self._log(f"text {n + 1}: {Counter(c.outcome for c in report.cases)}")
         self._validate_wgsl(printed, worker)
+        self._run_on_wgpu(rng, runnable, worker)
+
+    def _run_on_wgpu(self, rng: random.Random, runnable: list, worker: GpuWorker) -> None:
+        for case, text, inputs in rng.sample(runnable, min(len(runnable), self.wgpu_cases)):
+            if case.outcome in FAIL_CLASSES:
+                continue
+            try:
+                outcome, detail, site = worker.call(("wgpu", text, inputs), 60)
+            except CaseTimeout:
+                outcome, detail, site = "hang", "wgpu run over 60 s", "wgpu run"
+            if outcome in FAIL_CLASSES:
+                case.outcome, case.detail, case.site = outcome, detail, site
 
     def _validate_wgsl(self, printed: list[tuple[Case, str]], worker: GpuWorker) -> None:
         unique: dict[str, list[Case]] = {}
