@@ -684,6 +684,58 @@ def check_cli_in_process(data: bytes, workdir: str) -> tuple[str, str, str]:
     return _classify_cli(code, err.getvalue(), target)
 
 
+def check_tools_in_process(data: bytes, workdir: str, run: bool) -> tuple[str, str, str]:
+    """`vyre-compile IN -o OUT.vkb --plan-dot P --artifact A` and (when `run`)
+    `vyre-run IN --backend reference --random-inputs 0 --output-dir D`, in
+    process: every output file or none."""
+    from vyre_xdsl.tools import vyre_compile, vyre_run
+
+    source = os.path.join(workdir, "tool.mlir")
+    with open(source, "wb") as f:
+        f.write(data)
+    outputs = [os.path.join(workdir, name) for name in ("out.vkb", "plan.dot", "art.vmk")]
+    directory = os.path.join(workdir, "outdir")
+    commands = [(vyre_compile.main, [source, "-o", outputs[0], "--plan-dot", outputs[1], "--artifact", outputs[2]],
+                 outputs, "vyre-compile")]
+    if run:
+        commands.append((vyre_run.main, [source, "--backend", "reference", "--random-inputs", "0",
+                                         "--output-dir", directory], [directory], "vyre-run"))
+    verdict = ("accepted", "", "")
+    for main, argv, files, tool in commands:
+        for path in files:
+            if os.path.isdir(path):
+                for name in os.listdir(path):
+                    os.remove(os.path.join(path, name))
+                os.rmdir(path)
+            elif os.path.exists(path):
+                os.remove(path)
+        err = io.StringIO()
+        saved = os.environ.pop("VYRE_DEBUG", None)
+        try:
+            with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(err):
+                code = main(argv)
+        except CaseTimeout:
+            raise
+        except SystemExit as exit_:
+            code = exit_.code if isinstance(exit_.code, int) else 1
+        except Exception as error:
+            return "internal", f"{tool} raised {type(error).__name__}: {error}"[:500], error_site(error)
+        finally:
+            if saved is not None:
+                os.environ["VYRE_DEBUG"] = saved
+        written = [p for p in files if os.path.exists(p) and (not os.path.isdir(p) or os.listdir(p))]
+        if code == 0 and len(written) < len(files):
+            return "partial", f"{tool} exit 0 but wrote {len(written)} of {len(files)} outputs", f"{tool} outputs"
+        if code != 0 and written:
+            return "partial", f"{tool} exit {code} but left {[os.path.basename(p) for p in written]}", f"{tool} outputs"
+        text = err.getvalue()
+        if code not in (0, 1) or "Traceback" in text or (code == 1 and "error" not in text):
+            return "internal", f"{tool} exit {code}: {text.strip()[-500:]}", f"{tool} exit {code}"
+        if code == 1:
+            verdict = ("refused", text.strip().splitlines()[0][:200] if text.strip() else "", "")
+    return verdict
+
+
 def _classify_cli(code: int, stderr: str, target: str) -> tuple[str, str, str]:
     exists = os.path.exists(target)
     if code == 0:
@@ -909,6 +961,8 @@ class Campaign:
     cli_subprocess_cases: int = 12
     #: accepted text mutants also run on wgpu (in the worker; only errors count)
     wgpu_cases: int = 40
+    #: text mutants also given to vyre-compile (and, when accepted, vyre-run) in process
+    tool_cases: int = 60
     generated_texts: int = 24
     generated_bundles: int = 6
     case_limit: float = 5.0
@@ -958,6 +1012,11 @@ class Campaign:
                         case.outcome, case.detail, case.site = check_text(text, np_rng, wgsl, ran)
                         if ran:
                             runnable.append((case, text, ran[0]))
+                        if n < self.tool_cases and case.outcome not in FAIL_CLASSES:
+                            tools = check_tools_in_process(data, workdir, run=bool(ran))
+                            if tools[0] in FAIL_CLASSES:
+                                case.kind = "cli"
+                                case.outcome, case.detail, case.site = tools
             except CaseTimeout:
                 case.outcome, case.detail, case.site = "hang", f"over {self.case_limit:g} s", f"{case.kind} pipeline"
             except RecursionError as error:
