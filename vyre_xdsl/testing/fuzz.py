@@ -10,7 +10,7 @@ mutant through the whole pipeline and classifies what happened:
 | accepted (ran, trapped, or too large to run here: huge buffers, loops of thousands of trips) | ok |
 | refused with the project's own error (`VyreError` and its subclasses) | ok |
 | any other Python exception (`KeyError`, `RecursionError`, ...) | `internal` |
-| a case that runs past its time limit | `hang` |
+| a case that runs past its time limit (5 s of CPU) | `hang` |
 | a forged bundle that decodes and runs to another result than the reference | `forged` |
 | printed WGSL that naga rejects | `naga` |
 | an output file left behind by a command that failed | `partial` |
@@ -474,7 +474,9 @@ class CaseTimeout(BaseException):
 
 @contextlib.contextmanager
 def time_limit(seconds: float):
-    """Raise `CaseTimeout` in the main thread after `seconds` (no limit elsewhere)."""
+    """Raise `CaseTimeout` in the main thread after `seconds` of CPU time (a hang
+    burns CPU; CPU time does not grow when a loaded machine starves the process),
+    or after ten times as long on the wall clock. No limit in other threads."""
     import threading
 
     if threading.current_thread() is not threading.main_thread():
@@ -484,13 +486,16 @@ def time_limit(seconds: float):
     def alarm(signum, frame):
         raise CaseTimeout()
 
-    previous = signal.signal(signal.SIGALRM, alarm)
-    signal.setitimer(signal.ITIMER_REAL, seconds)
+    previous = {sig: signal.signal(sig, alarm) for sig in (signal.SIGVTALRM, signal.SIGALRM)}
+    signal.setitimer(signal.ITIMER_VIRTUAL, seconds)
+    signal.setitimer(signal.ITIMER_REAL, 10 * seconds)
     try:
         yield
     finally:
+        signal.setitimer(signal.ITIMER_VIRTUAL, 0)
         signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, previous)
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
 
 
 def error_site(error: BaseException) -> str:
