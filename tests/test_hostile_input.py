@@ -105,6 +105,20 @@ def test_definition_cycle_under_a_barrier_is_rejected_not_recursed():
     assert _line_of(caught.value) == 2
 
 
+def test_condition_defined_inside_its_own_region_is_a_located_error():
+    # found by the fuzzer: xDSL's parser leaves a placeholder operand here
+    text = """vyre.program @p workgroup_size [64, 1, 1] {
+  vyre.if %c {
+    %c = vyre.const true : i1
+  }
+}
+"""
+    with pytest.raises(VyreDiagnostic) as caught:
+        vyre_xdsl.run(text, backend="reference")
+    assert _line_of(caught.value) == 2
+    assert "defined only later, inside this op's own region" in caught.value.errors[0][1]
+
+
 # ---------------------------------------------------------------- lexer
 
 
@@ -197,6 +211,28 @@ def test_deepest_allowed_nesting_survives_a_bundle_round_trip():
     bundle = TargetModuleBundle.from_bytes(data)
     out = run_bundle(bundle, {"x": np.zeros(256, np.uint32)}, backend="wgpu")
     assert out["y"].tolist() == [2] * 256
+
+
+@pytest.mark.parametrize("depth", [MAX_NESTING_DEPTH, MAX_NESTING_DEPTH + 1])
+def test_generic_form_at_the_limit_parses_and_just_past_it_is_rejected(depth):
+    # the generic form nests two brackets per scope (`({...})`); parse it below a
+    # deep caller stack as well
+    import io
+
+    from xdsl.printer import Printer
+
+    module = parse_module(_nested_program(depth))
+    text = io.StringIO()
+    Printer(stream=text, print_generic_format=True).print_op(module)
+
+    def below(frames: int):
+        return below(frames - 1) if frames else vyre_xdsl.parse(text.getvalue())
+
+    if depth <= MAX_NESTING_DEPTH:
+        assert str(below(150)) == str(vyre_xdsl.parse(_nested_program(depth)))
+    else:
+        with pytest.raises(VyreDiagnostic, match=f"at most {MAX_NESTING_DEPTH} nested"):
+            below(150)
 
 
 def test_one_scope_too_deep_is_a_located_verifier_error():

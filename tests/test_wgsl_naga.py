@@ -39,7 +39,9 @@ def device():
     adapter = wgpu.gpu.request_adapter_sync(power_preference="high-performance")
     limit = adapter.limits["max-storage-buffers-per-shader-stage"]
     return adapter.request_device_sync(
-        required_limits={"max-storage-buffers-per-shader-stage": limit}
+        required_limits={"max-storage-buffers-per-shader-stage": limit},
+        # the runtime requests it too: kernels with subgroup ops need it
+        required_features=[f for f in ("subgroup",) if f in adapter.features],
     )
 
 

@@ -43,6 +43,10 @@ class ModuleTypeError(VyreError, TypeError):
     """`run`/`compile` got something that is neither IR text nor a `ModuleOp`."""
 
 
+class SubgroupSizeError(VyreError, ValueError):
+    """`subgroup_size=` was given for a backend whose hardware decides it."""
+
+
 def _check_module_type(module_or_text: object) -> None:
     if not isinstance(module_or_text, str | bytes | ModuleOp):
         raise ModuleTypeError(
@@ -115,14 +119,16 @@ def run(
     *,
     adapter: int | str | None = None,
     device: bool = False,
+    subgroup_size: int | None = None,
 ) -> dict[str, np.ndarray]:
     """Run a module and return its output buffers by name (SPEC section 8).
 
     The compiled module is cached (see `cached_executable`): a repeated run of
-    the same module costs about what `Executable.run` costs. `adapter` and
-    `device` are as for `compile` and `Executable.run`.
+    the same module costs about what `Executable.run` costs. `adapter`,
+    `device` and `subgroup_size` are as for `compile` and `Executable.run`.
     """
-    return cached_executable(module_or_text, backend, fuse, adapter).run(inputs, device=device)
+    exe = cached_executable(module_or_text, backend, fuse, adapter)
+    return exe.run(inputs, device=device, subgroup_size=subgroup_size)
 
 
 class Executable:
@@ -179,19 +185,31 @@ class Executable:
         return None if self.gpu is None else f"[{self.gpu.index}] {self.gpu.describe()}"
 
     def run(
-        self, inputs: Mapping[str, object] | None = None, *, device: bool = False, profile: bool = False
+        self,
+        inputs: Mapping[str, object] | None = None,
+        *,
+        device: bool = False,
+        profile: bool = False,
+        subgroup_size: int | None = None,
     ) -> dict[str, object]:
         """Run on `inputs` (host arrays or `DeviceArray`s, by buffer name).
 
         Returns the outputs as numpy arrays, or with `device=True` as
         `DeviceArray`s that stay on the GPU. With `profile=True` the GPU time
-        of every kernel is in `self.last_profile` afterwards.
+        of every kernel is in `self.last_profile` afterwards. `subgroup_size`
+        is the size of the subgroups the reference backend simulates (default
+        32); on a GPU the adapter decides it.
         """
         sig = self.signature
         inputs = require_mapping({} if inputs is None else inputs)
         if self._kernels is None:
             host, resident = _bind(sig, inputs, self.gpu)
-            return self._run_elsewhere(host, resident, device, profile, inputs)
+            return self._run_elsewhere(host, resident, device, profile, inputs, subgroup_size)
+        if subgroup_size is not None:
+            raise SubgroupSizeError(
+                f"subgroup_size={subgroup_size} applies to the reference backend; on a GPU the adapter "
+                "decides the subgroup size (a program reads it with vyre.subgroup_size)"
+            )
         record = None
         if profile:
             record = {}
@@ -230,7 +248,9 @@ class Executable:
             outputs[name] = value
         return outputs
 
-    def _run_elsewhere(self, host, resident, device: bool, profile: bool, inputs) -> dict[str, np.ndarray]:
+    def _run_elsewhere(
+        self, host, resident, device: bool, profile: bool, inputs, subgroup_size: int | None = None
+    ) -> dict[str, np.ndarray]:
         """A run on a backend other than wgpu (device arrays are copied to the host)."""
         from vyre_xdsl.runtime.arrays import DeviceArrayError
         from vyre_xdsl.runtime.timing import ProfilingUnsupportedError
@@ -243,7 +263,8 @@ class Executable:
             )
         host.update({name: array.numpy().reshape(-1) for name, array in resident.items()})
         sig = self.signature
-        final = _backend(self.backend)(self.module, host, sig)
+        options = {} if subgroup_size is None else {"subgroup_size": subgroup_size}
+        final = _backend(self.backend)(self.module, host, sig, **options)
         return sig.outputs_of(final, inputs)
 
 

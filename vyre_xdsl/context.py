@@ -26,7 +26,7 @@ from xdsl.ir import Attribute, Block, Operation, Region
 from xdsl.parser import Parser
 from xdsl.parser.attribute_parser import AttrParser
 from xdsl.parser.generic_parser import ParserState
-from xdsl.utils.exceptions import ParseError
+from xdsl.utils.exceptions import ParseError, VerifyException
 from xdsl.utils.lexer import Input, Position, Span
 from xdsl.utils.mlir_lexer import MLIRLexer, MLIRTokenKind
 
@@ -170,6 +170,9 @@ class LocatedParser(Parser):
             if self._depth > MAX_NESTING_DEPTH + 4:
                 self.raise_error(nesting_message(), span)
             op = super().parse_operation()
+        except VerifyException as error:
+            # xDSL's declarative formats check type constraints while parsing
+            self.raise_error(f"{error}", span)
         finally:
             self._depth -= 1
         if isinstance(op.location, FileLineColLoc):

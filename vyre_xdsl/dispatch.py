@@ -18,16 +18,17 @@ import math
 from collections.abc import Mapping
 
 from vyre_xdsl.analysis import buffers_written
-from vyre_xdsl.dialects.vyre import AtomicOp, ProgramOp
+from vyre_xdsl.dialects.vyre import SUBGROUP_OPS, AtomicOp, ProgramOp
 
 MAX_WORKGROUPS_PER_DIM = 65535
 
 
 def uses_whole_buffers(program: ProgramOp) -> bool:
-    """Atomics or workgroup memory: the dispatch covers the largest of all buffers."""
+    """Atomics, workgroup memory or subgroup ops: the dispatch covers the largest of
+    all buffers (upstream's rule)."""
     if any(b.is_workgroup for b in program.buffers()):
         return True
-    return any(isinstance(op, AtomicOp) for op in program.walk())
+    return any(isinstance(op, (AtomicOp, *SUBGROUP_OPS)) for op in program.walk())
 
 
 def logical_element_count(program: ProgramOp, counts: Mapping[str, int]) -> int:

@@ -663,7 +663,19 @@ def wgsl_bitcast(x: str, source: str, target: str) -> str:
 
 # --------------------------------------------------------------------------- atomics
 
-ATOMIC_OPS = ("add", "or", "and", "xor", "min", "max", "exchange", "compare_exchange")
+ATOMIC_OPS = (
+    "add", "or", "and", "xor", "min", "max", "exchange", "fetch_nand",
+    "compare_exchange", "compare_exchange_weak",
+)
+
+#: the atomics that take an expected value (`%old = vyre.atomic OP @b[%i], %expected, %new`)
+COMPARE_EXCHANGE_OPS = ("compare_exchange", "compare_exchange_weak")
+
+#: memory orderings of an atomic (upstream's `MemoryOrdering`; `seq_cst` is the default).
+#: WGSL atomics are all relaxed: the WGSL backend gives every ordering relaxed
+#: atomicity and nothing more (docs/wgsl.md).
+ATOMIC_ORDERINGS = ("relaxed", "acquire", "release", "acq_rel", "seq_cst")
+DEFAULT_ATOMIC_ORDERING = "seq_cst"
 
 #: atomic op -> (numpy combine of old and value, WGSL builtin)
 ATOMIC_COMBINE: dict[str, tuple[Callable[[np.ndarray, np.ndarray], np.ndarray], str]] = {
@@ -674,8 +686,35 @@ ATOMIC_COMBINE: dict[str, tuple[Callable[[np.ndarray, np.ndarray], np.ndarray], 
     "min": (np.minimum, "atomicMin"),
     "max": (np.maximum, "atomicMax"),
     "exchange": (lambda old, v: v, "atomicExchange"),
+    # `~(old & v)`; WGSL has no builtin: a compare-exchange loop (printer)
+    "fetch_nand": (lambda old, v: np.invert(np.bitwise_and(old, v)), ""),
 }
 
+#: atomics whose combine is not associative: the interpreter applies them lane by lane
+SEQUENTIAL_ATOMICS = ("fetch_nand", "compare_exchange", "compare_exchange_weak")
+
+
+# --------------------------------------------------------------------------- subgroups
+
+#: `vyre.subgroup_reduce` kind -> (operand types, numpy combine, WGSL builtin). Integer
+#: add and mul wrap (numpy's fixed-width arithmetic); the bitwise kinds take integers only
+#: (upstream rejects f32 for them). The order in which a GPU combines f32 lanes is not
+#: specified, so f32 results carry the usual reassociation tolerance.
+SUBGROUP_REDUCE: dict[str, tuple[tuple[str, ...], np.ufunc, str]] = {
+    "add": (("ui32", "si32", "f32"), np.add, "subgroupAdd"),
+    "mul": (("ui32", "si32", "f32"), np.multiply, "subgroupMul"),
+    "min": (("ui32", "si32", "f32"), np.minimum, "subgroupMin"),
+    "max": (("ui32", "si32", "f32"), np.maximum, "subgroupMax"),
+    "and": (("ui32", "si32"), np.bitwise_and, "subgroupAnd"),
+    "or": (("ui32", "si32"), np.bitwise_or, "subgroupOr"),
+    "xor": (("ui32", "si32"), np.bitwise_xor, "subgroupXor"),
+}
+
+#: value types `vyre.subgroup_shuffle` and `vyre.subgroup_broadcast` move between lanes
+SUBGROUP_VALUE_TYPES = ("ui32", "si32", "f32")
+
+#: the subgroup size the reference interpreter simulates unless told otherwise (upstream's)
+DEFAULT_SUBGROUP_SIZE = 32
 
 # --------------------------------------------------------------------------- ULP
 

@@ -359,3 +359,21 @@ vyre.program @traps_stay workgroup_size [4, 1, 1] {
 // CHECK:         %unused = vyre.div %y, %zero : si32
 // CHECK-NEXT:    %q = vyre.mod %y, %y : si32
 // CHECK-NEXT:    vyre.store @so[%i] = %zero : si32
+
+// -----
+
+// `not` on ui32 is truthiness (an i1 result): not (not x : ui32) : i1 is x != 0, not x.
+vyre.program @truthiness workgroup_size [4, 1, 1] {
+  vyre.buffer @a binding 0 read_only : ui32[4]
+  vyre.buffer @b binding 1 write_only : i1[4]
+  %i = vyre.invocation_id x
+  %x = vyre.load @a[%i] : ui32
+  %n1 = vyre.not %x : ui32
+  %n2 = vyre.not %n1 : i1
+  vyre.store @b[%i] = %n2 : i1
+}
+
+// CHECK-LABEL: vyre.program @truthiness
+// CHECK:         %n1 = vyre.not %x : ui32
+// CHECK-NEXT:    %n2 = vyre.not %n1 : i1
+// CHECK-NEXT:    vyre.store @b[%i] = %n2 : i1

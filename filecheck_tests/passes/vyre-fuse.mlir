@@ -1,5 +1,5 @@
 // RUN: vyre-opt %s --split-input-file -p vyre-fuse | filecheck %s
-// RUN: vyre-opt %s --split-input-file -p vyre-fuse | vyre-opt --split-input-file | filecheck %s
+// RUN: %python -m vyre_xdsl.testing.cli_batch --run 'vyre-opt %s --split-input-file -p vyre-fuse | vyre-opt --split-input-file' | filecheck %s
 
 // A chain t1 = x * 3, t2 = t1 + x, out = t2 ^ t1: every load reads what the
 // same invocation stored, so no barrier; t1 and t2 are intermediates.

@@ -85,6 +85,23 @@ vyre.program @unbound workgroup_size [64, 1, 1] {
 
 // -----
 
+// Atomics keep their kind and memory ordering; fetch_nand gets the sidecar (its
+// WGSL is a loop that a driver could leave early).
+vyre.program @atomics workgroup_size [64, 1, 1] {
+  vyre.buffer @c binding 0 read_write : ui32[64]
+  %i = vyre.invocation_id x
+  %n = vyre.atomic fetch_nand acq_rel @c[%i], %i : ui32
+  %w = vyre.atomic compare_exchange_weak relaxed @c[%i], %i, %n : ui32
+}
+
+// CHECK-LABEL: kernel.descriptor @atomics
+// CHECK:        kernel.binding @c slot 0 group 0 global read_write atomic : ui32[64]
+// CHECK-NEXT:   kernel.binding @__vyre_descriptor_trap_sidecar slot 1 group 0 global read_write atomic trap_sidecar : ui32[4]
+// CHECK:        %n = kernel.atomic fetch_nand acq_rel slot 0 [%i], %i : ui32
+// CHECK-NEXT:   %w = kernel.atomic compare_exchange_weak relaxed slot 0 [%i], %i, %n : ui32
+
+// -----
+
 // A [1, 1, 1] program is widened to 4 x subgroup size (32 when unknown: 128;
 // 64 -> 256); the grid still launches the program's 1000 invocations.
 vyre.program @scalar workgroup_size [1, 1, 1] {

@@ -58,3 +58,25 @@ def f32_bits(values) -> np.ndarray:
 
 backends = pytest.mark.parametrize("backend", BACKENDS)
 configurations = pytest.mark.parametrize("backend,fuse", CONFIGURATIONS)
+
+
+def unrolled(op: str, operand: str, result: str, n: int, arity: int = 2, cast: bool = False) -> str:
+    """Upstream's parity kernels: one `[1, 1, 1]` invocation that, for each i < n,
+    stores `op(a[i], b[i])` (or `op(a[i])`) into `out[i]`, with constant indices.
+    `cast` makes `op` a `vyre.cast` to `result`."""
+    names = "ab"[:arity]
+    lines = [f"vyre.program @parity workgroup_size [1, 1, 1] {{",
+             f"  vyre.buffer @out binding 0 read_write : {result}[{n}]"]
+    lines += [f"  vyre.buffer @{x} binding {k + 1} read_only : {operand}[{n}]" for k, x in enumerate(names)]
+    for i in range(n):
+        lines.append(f"  %i{i} = vyre.const {i} : ui32")
+        for x in names:
+            lines.append(f"  %{x}{i} = vyre.load @{x}[%i{i}] : {operand}")
+        args = ", ".join(f"%{x}{i}" for x in names)
+        if cast:
+            lines.append(f"  %r{i} = vyre.cast {args} : {operand} to {result}")
+        else:
+            lines.append(f"  %r{i} = vyre.{op} {args} : {operand}")
+        lines.append(f"  vyre.store @out[%i{i}] = %r{i} : {result}")
+    lines.append("}")
+    return "\n".join(lines) + "\n"

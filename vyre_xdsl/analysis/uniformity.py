@@ -29,13 +29,14 @@ from vyre_xdsl.analysis.expressions import is_expression
 from vyre_xdsl.dialects.vyre import (
     InvocationIdOp,
     LocalIdOp,
+    SubgroupLocalIdOp,
     WorkgroupIdOp,
     is_workgroup_uniform,
 )
 
 __all__ = ["is_dispatch_uniform", "is_workgroup_uniform"]
 
-_ID_OPS = (InvocationIdOp, WorkgroupIdOp, LocalIdOp)
+_ID_OPS = (InvocationIdOp, WorkgroupIdOp, LocalIdOp, SubgroupLocalIdOp)
 
 
 def is_dispatch_uniform(value: SSAValue) -> bool:

@@ -796,6 +796,8 @@ class AtomicOp(_MemoryOp):
     CLASSES: ClassVar[tuple[str, ...]] = ("global",)
 
     kind = prop_def(StringAttr)
+    #: upstream's memory ordering; absent means `seq_cst` (the default)
+    ordering = opt_prop_def(StringAttr)
     index = operand_def(ui32)
     expected = opt_operand_def(ui32)
     value = operand_def(ui32)
@@ -810,12 +812,15 @@ class AtomicOp(_MemoryOp):
         index: SSAValue | Operation,
         value: SSAValue | Operation,
         expected: SSAValue | Operation | None = None,
+        ordering: str | None = None,
     ):
         super().__init__(
             operands=[index, [] if expected is None else [expected], value],
             properties={"kind": StringAttr(kind), "slot": IntegerAttr(slot, i64)},
             result_types=[ui32],
         )
+        if ordering is not None:
+            self.properties["ordering"] = StringAttr(ordering)
 
     @classmethod
     def parse(cls, parser: Parser) -> AtomicOp:
@@ -825,11 +830,16 @@ class AtomicOp(_MemoryOp):
             parser.raise_error(
                 f"expected atomic op, one of {', '.join(semantics.ATOMIC_OPS)}", pos, parser.pos
             )
+        ordering = None
+        for candidate in semantics.ATOMIC_ORDERINGS:
+            if parser.parse_optional_keyword(candidate) is not None:
+                ordering = candidate
+                break
         slot, index = _parse_slot_index(parser)
         parser.parse_punctuation(",")
         first = parser.parse_operand(ui32)
         expected = None
-        if kind == "compare_exchange":
+        if kind in semantics.COMPARE_EXCHANGE_OPS:
             parser.parse_punctuation(",")
             expected, value = first, parser.parse_operand(ui32)
         else:
@@ -838,12 +848,14 @@ class AtomicOp(_MemoryOp):
         ty = parser.parse_type()
         if ty != ui32:
             parser.raise_error(f"atomics operate on ui32, not {ty}")
-        op = cls(kind, slot, index, value, expected)
+        op = cls(kind, slot, index, value, expected, ordering)
         op.attributes.update(parser.parse_optional_attr_dict())
         return op
 
     def print(self, printer: Printer) -> None:
         printer.print_string(f" {self.kind.data}")
+        if self.ordering is not None:
+            printer.print_string(f" {self.ordering.data}")
         _print_slot_index(printer, self.slot_number, self.index)
         printer.print_string(", ")
         if self.expected is not None:
@@ -856,8 +868,15 @@ class AtomicOp(_MemoryOp):
     def verify_(self) -> None:
         if self.kind.data not in semantics.ATOMIC_OPS:
             raise VerifyException(f"unknown atomic op '{self.kind.data}'")
-        if (self.kind.data == "compare_exchange") != (self.expected is not None):
-            raise VerifyException("only 'compare_exchange' takes an expected value")
+        if (self.kind.data in semantics.COMPARE_EXCHANGE_OPS) != (self.expected is not None):
+            raise VerifyException(
+                "'compare_exchange' and 'compare_exchange_weak' take an expected value, and only they"
+            )
+        if self.ordering is not None and self.ordering.data not in semantics.ATOMIC_ORDERINGS:
+            raise VerifyException(
+                f"unknown memory ordering '{self.ordering.data}'; expected one of "
+                f"{', '.join(semantics.ATOMIC_ORDERINGS)}"
+            )
 
 
 @irdl_op_definition

@@ -208,7 +208,8 @@ class Involution(RewritePattern):
         if _type(op) not in INVOLUTIONS.get(op.name.removeprefix("vyre."), ()):
             return
         inner = op.operands[0].owner
-        if isinstance(inner, type(op)):
+        # `not` also takes ui32 (truthiness, an i1 result): only a same-type pair cancels
+        if isinstance(inner, type(op)) and inner.operands[0].type == op.results[0].type:
             rewriter.replace(op, [], [inner.operands[0]])
 
 

@@ -174,13 +174,14 @@ def _check_geometry(progs: Sequence[ProgramOp], workgroup: tuple[int, int, int])
             f"@{differing[0].sym_name.data} a workgroup size of the same shape as the others",
         )])
     for program in differing:
-        reason = None
+        reasons = []
         if any(b.is_workgroup for b in program.buffers()):
-            reason = "it declares workgroup memory"
-        elif any(isinstance(op, BarrierOp) for op in program.walk()):
-            reason = "it contains a barrier"
-        elif _uses_ids(program):
-            reason = "it reads workgroup_id or local_id, whose values change with the workgroup size"
+            reasons.append("it declares workgroup memory")
+        if any(isinstance(op, BarrierOp) for op in program.walk()):
+            reasons.append("it contains a barrier")
+        if not reasons and _uses_ids(program):
+            reasons.append("it reads workgroup_id or local_id, whose values change with the workgroup size")
+        reason = " and ".join(reasons) or None
         if reason is not None:
             raise VyreDiagnostic([(
                 program,

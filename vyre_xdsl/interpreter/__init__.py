@@ -26,11 +26,17 @@ from vyre_xdsl.dialects.vyre import ProgramOp, programs
 from vyre_xdsl.interpreter.machine import InterpreterError, Machine
 from vyre_xdsl.interpreter.trap import VyreTrap
 from vyre_xdsl.passes.vyre_inline import inlined
+from vyre_xdsl.semantics import DEFAULT_SUBGROUP_SIZE
 
 __all__ = ["InterpreterError", "VyreTrap", "execute", "execute_program", "execute_programs"]
 
 
-def execute(module: ModuleOp, buffers: Mapping[str, np.ndarray], sig: object = None) -> dict[str, np.ndarray]:
+def execute(
+    module: ModuleOp,
+    buffers: Mapping[str, np.ndarray],
+    sig: object = None,
+    subgroup_size: int = DEFAULT_SUBGROUP_SIZE,
+) -> dict[str, np.ndarray]:
     """Run every program of `module` in order; return the final host arrays by name.
 
     `buffers` holds one host array per host buffer (as `RunSignature.bind` gives
@@ -40,22 +46,30 @@ def execute(module: ModuleOp, buffers: Mapping[str, np.ndarray], sig: object = N
     `vyre.func`s are inlined first (on a copy, `vyre-inline`).
     Raises `VyreTrap` after the first program in which an invocation trapped
     (its `buffers` hold the host arrays at that point; later programs do not run).
+    Subgroup ops see subgroups of `subgroup_size` lanes, formed by local invocation
+    index within each workgroup (upstream's simulator; 32 unless told otherwise).
     """
-    return execute_programs(programs(inlined(module)), buffers)
+    return execute_programs(programs(inlined(module)), buffers, subgroup_size)
 
 
-def execute_programs(progs: Sequence[ProgramOp], buffers: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
+def execute_programs(
+    progs: Sequence[ProgramOp],
+    buffers: Mapping[str, np.ndarray],
+    subgroup_size: int = DEFAULT_SUBGROUP_SIZE,
+) -> dict[str, np.ndarray]:
     """Run `progs` in order on copies of `buffers`; return the final host arrays."""
     host = {name: np.array(array, copy=True).reshape(-1) for name, array in buffers.items()}
     for program in progs:
         try:
-            execute_program(program, host)
+            execute_program(program, host, subgroup_size)
         except VyreTrap as trap:
             trap.buffers = host
             raise
     return host
 
 
-def execute_program(program: ProgramOp, host: dict[str, np.ndarray]) -> None:
+def execute_program(
+    program: ProgramOp, host: dict[str, np.ndarray], subgroup_size: int = DEFAULT_SUBGROUP_SIZE
+) -> None:
     """Run one program, updating the one-dimensional host arrays in `host` in place."""
-    Machine(program, host).run()
+    Machine(program, host, subgroup_size).run()

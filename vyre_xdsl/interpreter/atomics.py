@@ -8,10 +8,13 @@ get 0.
 `add`, `or`, `and`, `xor`, `min`, `max` and `exchange` are associative, so every
 lane's old value comes from a segmented inclusive scan over the lanes grouped by
 address (Hillis-Steele: log2 of the largest group's size numpy passes, a cumulative
-sum for `add`). `compare_exchange` is not associative: it runs in rounds, round r
-applying the r-th lane of every address at once, so it needs as many Python-level
-rounds as the most contended address has lanes (the one scalar path of the
-interpreter).
+sum for `add`). `fetch_nand` (`~(old & v)`) and the compare-exchanges are not
+associative: they run in rounds, round r applying the r-th lane of every address
+at once, so they need as many Python-level rounds as the most contended address
+has lanes (the one scalar path of the interpreter). `compare_exchange_weak`
+never fails spuriously here (a weak compare-exchange may, on a GPU).
+
+Memory orderings do not change anything here: the lanes run one after another.
 
 On a GPU the order is some serialization chosen by the hardware, so only uses
 whose result does not depend on the order (counters, histograms, max/min
@@ -24,7 +27,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from vyre_xdsl.semantics import ATOMIC_COMBINE
+from vyre_xdsl.semantics import ATOMIC_COMBINE, COMPARE_EXCHANGE_OPS
 
 
 def atomic(
@@ -48,11 +51,16 @@ def atomic(
     a, v = addr[order], value[order].astype(np.uint32)
     head = group_heads(a)
     before = data[a]
-    if kind == "compare_exchange":
+    if kind in COMPARE_EXCHANGE_OPS:
         assert expected is not None
-        old[order] = _compare_exchange_rounds(data, a, v, expected[order].astype(np.uint32), head)
+        wanted = expected[order].astype(np.uint32)
+        old[order] = _rounds(data, a, v, head, lambda current, new, pick: np.where(
+            current == wanted[pick], new, current))
         return old
     combine = ATOMIC_COMBINE[kind][0]
+    if kind == "fetch_nand":
+        old[order] = _rounds(data, a, v, head, lambda current, new, pick: combine(current, new))
+        return old
     seeded = v.copy()
     starts = head == np.arange(a.shape[0])
     seeded[starts] = combine(before[starts], v[starts])
@@ -93,9 +101,12 @@ def _segmented_scan(
     return x.astype(np.uint32)
 
 
-def _compare_exchange_rounds(
-    data: np.ndarray, a: np.ndarray, v: np.ndarray, expected: np.ndarray, head: np.ndarray
+def _rounds(
+    data: np.ndarray, a: np.ndarray, v: np.ndarray, head: np.ndarray,
+    step: Callable[[np.ndarray, np.ndarray, np.ndarray], np.ndarray],
 ) -> np.ndarray:
+    """Apply a non-associative atomic lane by lane: round r applies the r-th lane
+    of every address; `step(current, value, positions)` gives the new contents."""
     rank = np.arange(a.shape[0]) - head
     by_rank = np.argsort(rank, kind="stable")
     ends = np.cumsum(np.bincount(rank))
@@ -106,5 +117,5 @@ def _compare_exchange_rounds(
         start = end
         current = data[a[pick]]
         old[pick] = current
-        data[a[pick]] = np.where(current == expected[pick], v[pick], current)
+        data[a[pick]] = step(current, v[pick], pick)
     return old

@@ -40,6 +40,12 @@ from vyre_xdsl.dialects.vyre import (
     ReturnOp,
     SelectOp,
     StoreOp,
+    SubgroupBallotOp,
+    SubgroupBroadcastOp,
+    SubgroupLocalIdOp,
+    SubgroupReduceOp,
+    SubgroupShuffleOp,
+    SubgroupSizeOp,
     TrapOp,
     VarOp,
     WorkgroupIdOp,
@@ -149,7 +155,15 @@ def check_resources(program: ProgramOp, launch: Launch) -> None:
 class Machine:
     """The state of one running program: its buffers, lanes and the first trap."""
 
-    def __init__(self, program: ProgramOp, host: MutableMapping[str, np.ndarray]):
+    def __init__(
+        self,
+        program: ProgramOp,
+        host: MutableMapping[str, np.ndarray],
+        subgroup_size: int = semantics.DEFAULT_SUBGROUP_SIZE,
+    ):
+        if not 1 <= subgroup_size <= 128:
+            raise InterpreterError(f"subgroup_size is {subgroup_size}; it must be between 1 and 128")
+        self.subgroup_size = subgroup_size
         self.program = program
         self.name = program.sym_name.data
         counts = host_counts(program, host)
@@ -428,3 +442,64 @@ def _trap(m: Machine, op: TrapOp, frame: Frame, scope: Scope) -> None:
 @handles(BufferOp)
 def _buffer(m: Machine, op: BufferOp, frame: Frame, scope: Scope) -> None:
     """Declarations are read when the machine starts."""
+
+
+# ====================================================================== subgroups
+#
+# Lanes form subgroups of `m.subgroup_size` by local invocation index within their
+# workgroup (the last subgroup of a workgroup may be partial). The verifier keeps
+# collectives out of invocation-dependent control flow, so every lane of a
+# subgroup is in the frame when one runs.
+
+
+def _subgroup_start(m: Machine, lanes: np.ndarray) -> np.ndarray:
+    """The first lane of each lane's subgroup."""
+    local = lanes % m.launch.threads
+    return lanes - local % m.subgroup_size
+
+
+def _subgroup_runs(m: Machine, frame: Frame) -> tuple[np.ndarray, np.ndarray]:
+    """(start position in the frame of each subgroup, each lane's subgroup number)."""
+    start = _subgroup_start(m, frame.lanes)
+    new = np.r_[True, start[1:] != start[:-1]]
+    return np.flatnonzero(new), np.cumsum(new) - 1
+
+
+@handles(SubgroupSizeOp)
+def _subgroup_size(m: Machine, op: SubgroupSizeOp, frame: Frame, scope: Scope) -> None:
+    _set(frame, op, np.array([m.subgroup_size], dtype=np.uint32))
+
+
+@handles(SubgroupLocalIdOp)
+def _subgroup_local_id(m: Machine, op: SubgroupLocalIdOp, frame: Frame, scope: Scope) -> None:
+    _set(frame, op, ((frame.lanes % m.launch.threads) % m.subgroup_size).astype(np.uint32))
+
+
+@handles(SubgroupReduceOp)
+def _subgroup_reduce(m: Machine, op: SubgroupReduceOp, frame: Frame, scope: Scope) -> None:
+    combine = semantics.SUBGROUP_REDUCE[op.kind.data][1]
+    values = broadcast(frame.lookup(op.value), frame.size)
+    starts, group = _subgroup_runs(m, frame)
+    reduced = combine.reduceat(values, starts, dtype=values.dtype)
+    _set(frame, op, reduced[group])
+
+
+@handles(SubgroupShuffleOp, SubgroupBroadcastOp)
+def _subgroup_shuffle(m: Machine, op, frame: Frame, scope: Scope) -> None:
+    values = broadcast(frame.lookup(op.value), frame.size)
+    lane = broadcast(frame.lookup(op.lane), frame.size).astype(np.int64)
+    workgroup_start = frame.lanes - frame.lanes % m.launch.threads
+    source = _subgroup_start(m, frame.lanes) + lane
+    valid = (lane < m.subgroup_size) & (source - workgroup_start < m.launch.threads)
+    position = np.clip(np.searchsorted(frame.lanes, source), 0, frame.size - 1)
+    valid &= frame.lanes[position] == source
+    _set(frame, op, np.where(valid, values[position], np.zeros(1, values.dtype)).astype(values.dtype))
+
+
+@handles(SubgroupBallotOp)
+def _subgroup_ballot(m: Machine, op: SubgroupBallotOp, frame: Frame, scope: Scope) -> None:
+    cond = broadcast(frame.lookup(op.cond), frame.size).astype(bool)
+    sub_lane = (frame.lanes % m.launch.threads) % m.subgroup_size
+    bits = np.where(cond & (sub_lane < 32), np.left_shift(np.uint64(1), sub_lane.astype(np.uint64)), np.uint64(0))
+    starts, group = _subgroup_runs(m, frame)
+    _set(frame, op, np.add.reduceat(bits, starts).astype(np.uint32)[group])

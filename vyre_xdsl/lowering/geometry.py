@@ -15,7 +15,7 @@ import math
 from collections.abc import Sequence
 
 from vyre_xdsl.dispatch import dispatch_grid
-from vyre_xdsl.dialects.vyre import BarrierOp, ProgramOp
+from vyre_xdsl.dialects.vyre import SUBGROUP_OPS, BarrierOp, ProgramOp
 from vyre_xdsl.lowering.profile import TargetProfile
 
 SCALAR_DEFAULT = (1, 1, 1)
@@ -27,10 +27,11 @@ def is_explicit_noop(program: ProgramOp) -> bool:
 
 
 def pins_geometry(program: ProgramOp) -> bool:
-    """Whether the program's ids must keep their declared workgroup meaning."""
+    """Whether the program's ids must keep their declared workgroup meaning
+    (workgroup memory, barriers, subgroup ops: subgroups lie within a workgroup)."""
     if any(b.is_workgroup for b in program.buffers()):
         return True
-    return any(isinstance(op, BarrierOp) for op in program.walk())
+    return any(isinstance(op, (BarrierOp, *SUBGROUP_OPS)) for op in program.walk())
 
 
 def kernel_workgroup_size(program: ProgramOp, profile: TargetProfile) -> tuple[int, int, int]:

@@ -76,7 +76,7 @@ def needs_sidecar(program: v.ProgramOp) -> bool:
     for op in program.walk():
         if isinstance(op, v.LoopOp):
             return True
-        if isinstance(op, v.AtomicOp) and op.kind.data == "compare_exchange":
+        if isinstance(op, v.AtomicOp) and op.kind.data in ("compare_exchange", "fetch_nand"):
             return True
     return False
 
@@ -205,7 +205,8 @@ class _Lowering:
         handler = _HANDLERS.get(type(op))
         if handler is not None:
             return handler(self, op)
-        if is_expression(op):
+        if is_expression(op) or isinstance(op, v.SUBGROUP_OPS):
+            # subgroup ops pass through unchanged, like the pure arithmetic
             return op.clone(value_mapper=self.values)
         raise VyreDiagnostic([(op, f"vyre-lower cannot lower '{op.name}'")])
 
@@ -226,9 +227,10 @@ class _Lowering:
 
     def _atomic(self, op: v.AtomicOp) -> Operation:
         expected = None if op.expected is None else self._value(op.expected)
+        ordering = None if op.ordering is None else op.ordering.data
         new = k.AtomicOp(
             op.kind.data, self._slot(op.buffer_name), self._value(op.index),
-            self._value(op.value), expected,
+            self._value(op.value), expected, ordering,
         )
         self._bind(op.result, new.result)
         return new

@@ -62,6 +62,17 @@ class NoGpuAdapterError(VyreError):
     """No wgpu adapter (no Vulkan/Metal/D3D12/OpenGL driver) on this machine."""
 
 
+class MissingFeatureError(VyreError):
+    """The kernel needs a device feature the adapter does not offer."""
+
+
+def needs_subgroups(wgsl: str) -> bool:
+    """Whether the WGSL module uses subgroup ops (the "subgroup" feature)."""
+    from vyre_xdsl.backends.wgsl.printer import SUBGROUP_SIZE_BUILTIN
+
+    return SUBGROUP_SIZE_BUILTIN in wgsl
+
+
 class DeviceLimitError(VyreError):
     """A run needs more than the device allows (binding size, buffers per stage)."""
 
@@ -312,6 +323,13 @@ class GpuDevice:
         cached = self.pipelines.get(key)
         if cached is not None:
             return cached
+        if needs_subgroups(wgsl) and "subgroup" not in self.features:
+            name = self.adapter.info.get("device", "?")
+            raise MissingFeatureError(
+                f"this kernel uses subgroup ops, which need the adapter feature 'subgroup'; "
+                f"adapter '{name}' does not offer it. Run on an adapter with subgroups, or "
+                "on the reference backend (it simulates subgroups of a stated size)"
+            )
         module = self.device.create_shader_module(code=wgsl)
         layouts = self._bind_group_layouts(bindings)
         count = max(layouts, default=-1) + 1

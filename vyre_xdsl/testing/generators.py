@@ -23,7 +23,10 @@ What a generated module contains (each with some probability): every op of
 `bitcast`, constants, loads and stores at in-bounds and out-of-bounds indices,
 `buf_len`, the three id ops on every axis, `if`/`else`, counted loops with
 named-local accumulators, `let`/`assign`/`var`, `block`/`region`, atomics,
-workgroup buffers with barriers, runtime-sized buffers, `return` and `trap`.
+workgroup buffers with barriers, runtime-sized buffers, `return` and `trap`,
+calls of module-level `vyre.func`s (integer helpers with a named local and a loop).
+Not generated: the subgroup ops, whose results depend on the subgroup size, which
+differs between the reference and each GPU (tests/test_subgroups.py covers them).
 
 Every module is deterministic: whatever order invocations run in, and whether
 its programs run one by one or fused into one kernel (when fusion accepts
@@ -373,11 +376,12 @@ class _ModuleGen:
         # on a GPU) once fusion puts the programs into one kernel; and an arm
         # with barriers must keep the fused workgroup size
         self.barrier_free = not any(barriers for _, barriers in shapes) and not any(grid_syncs)
+        self.called: set[str] = set()
         programs = [
             _ProgramGen(self, f"p{p}", uses, *shape, grid_sync=sync).build()
             for p, (uses, shape, sync) in enumerate(zip(plans, shapes, grid_syncs))
         ]
-        module = ModuleOp(programs)
+        module = ModuleOp([*(helper_func(ty) for ty in sorted(self.called)), *programs])
         verify_module(module)
         return GeneratedModule(
             module=module,
@@ -1078,7 +1082,7 @@ class _ProgramGen:
         kind = self.d.pick(semantics.ATOMIC_OPS)
         index = self.write_index(use)
         val = self.integer("ui32", 2)
-        expected = self.integer("ui32", 1) if kind == "compare_exchange" else None
+        expected = self.integer("ui32", 1) if kind in semantics.COMPARE_EXCHANGE_OPS else None
         self.value(v.AtomicOp(kind, use.buffer.name, index.ssa, val.ssa, None if expected is None else expected.ssa), "ui32")
         use.written = use.accessed = True
         self.feature(f"atomic:{kind}")
@@ -1350,6 +1354,7 @@ class _ProgramGen:
             ("bitcast", 1 if compound else 0),
             ("select", 1 if compound else 0),
             ("atomic", 1 if compound and ty == "ui32" and self._own_atomics() else 0),
+            ("call", 1 if compound else 0),
         ])
         result = getattr(self, f"int_{kind}")(ty, depth)
         return result if result is not None else self.int_const(ty)
@@ -1384,6 +1389,14 @@ class _ProgramGen:
         lo, hi = _int_range(name, ty, a, b) if operand == ty else INT_RANGE[ty]
         self.feature(f"{name}:{operand}")
         return self.value(TABLE(name)(a.ssa, b.ssa), ty, lo=lo, hi=hi)
+
+    def int_call(self, ty: str, depth: int) -> Value:
+        """A call of the module's integer helper of `ty` (see `helper_func`)."""
+        a = self.integer(ty, depth - 1)
+        b = self.integer(ty, depth - 1)
+        self.mod.called.add(ty)
+        self.feature(f"call:{ty}")
+        return self.value(v.CallOp(helper_name(ty), [a.ssa, b.ssa], v.ELEMENT_TYPES[ty]), ty)
 
     def safe_divisor(self, b: Value) -> Value:
         """`b`, or 3 where `b` is 0 or -1 (no si32 division trap)."""
@@ -1466,7 +1479,7 @@ class _ProgramGen:
         kind = self.d.pick(semantics.ATOMIC_OPS)
         index = self.write_index(use)
         val = self.integer("ui32", depth - 1)
-        expected = self.integer("ui32", depth - 1) if kind == "compare_exchange" else None
+        expected = self.integer("ui32", depth - 1) if kind in semantics.COMPARE_EXCHANGE_OPS else None
         use.written = use.accessed = True
         self.feature(f"atomic:{kind}")
         self.feature("atomic_result")
@@ -1703,3 +1716,43 @@ def _int_range(name: str, ty: str, a: Value, b: Value) -> tuple[int, int]:
     if name == "shr" and b.lo == b.hi:
         return 0, a.hi >> (b.lo & 31)
     return full
+
+
+def helper_name(ty: str) -> str:
+    return f"gen_mix_{ty}"
+
+
+def helper_func(ty: str) -> v.FuncOp:
+    """`@gen_mix_<ty>(a, b)`: acc = a ^ b, then acc = acc * 3 + k for k in 0 .. (b & 3);
+    yield acc + a. A named local and a loop, so inlining must rename both."""
+    from xdsl.ir import Block, Region
+
+    t = v.ELEMENT_TYPES[ty]
+    block = Block(arg_types=[t, t])
+    a, b = block.args
+    ops: list[Operation] = []
+
+    def add(op: Operation) -> SSAValue:
+        ops.append(op)
+        return op.results[0] if op.results else None
+
+    x = add(TABLE("bit_xor")(a, b))
+    add(v.LetOp("acc", x))
+    three = add(v.ConstOp(3, ty))
+    mask = add(TABLE("bit_and")(b, three))
+    zero = add(v.ConstOp(0, "ui32"))
+    upper = add(v.BitcastOp(mask, "ui32")) if ty == "si32" else mask
+    body: list[Operation] = []
+    acc = v.VarOp("acc", t)
+    times = TABLE("mul")(acc.result, three)
+    k = v.VarOp("k", "ui32")
+    step = v.BitcastOp(k.result, ty) if ty == "si32" else None
+    plus = TABLE("add")(times.results[0], (step or k).results[0])
+    body += [acc, times, k, *([step] if step else []), plus, v.AssignOp("acc", plus.results[0])]
+    add(v.LoopOp("k", zero, upper, body))
+    final = add(v.VarOp("acc", t))
+    result = add(TABLE("add")(final, a))
+    ops.append(v.YieldOp(result))
+    for op in ops:
+        block.add_op(op)
+    return v.FuncOp(helper_name(ty), [t, t], t, Region(block))

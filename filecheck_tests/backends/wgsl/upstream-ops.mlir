@@ -7,6 +7,7 @@ vyre.program @upstream workgroup_size [64, 1, 1] {
   vyre.buffer @s binding 1 read_only : si32[63]
   vyre.buffer @out binding 2 write_only : ui32[63]
   vyre.buffer @flags binding 3 write_only : i1[63]
+  vyre.buffer @c binding 4 read_write : ui32[63]
   %i = vyre.invocation_id x
   %a = vyre.load @u[%i] : ui32
   %x = vyre.load @s[%i] : si32
@@ -23,6 +24,8 @@ vyre.program @upstream workgroup_size [64, 1, 1] {
   %c = vyre.cast %e : f32 to ui32
   vyre.store @out[%i] = %h : ui32
   vyre.store @flags[%i] = %t : i1
+  %nand = vyre.atomic fetch_nand acquire @c[%i], %a : ui32
+  %weak = vyre.atomic compare_exchange_weak @c[%i], %a, %nand : ui32
 }
 
 // CHECK:      fn vyre_mul_high_u32(a: u32, b: u32) -> u32 {
@@ -38,3 +41,27 @@ vyre.program @upstream workgroup_size [64, 1, 1] {
 // CHECK-NEXT:   let v_e = f32(v_x);
 // CHECK-NEXT:   let v_c = select(select(u32(clamp(v_e, 0.0, 4294967040.0)), 4294967295u, v_e >= 4294967296.0), 0u, ((bitcast<u32>(v_e) & 0x7fffffffu) > 0x7f800000u));
 // CHECK:          b_flags[v_i] = select(0u, 1u, v_t);
+// fetch_nand: a compare-exchange loop (WGSL has no atomicNand), checked for a
+// driver that leaves it early; every ordering prints as WGSL's relaxed atomics
+// CHECK:        var a_nand: u32 = 0u;
+// CHECK-NEXT:   if (v_i < 63u) {
+// CHECK-NEXT:     var nand_done = false;
+// CHECK-NEXT:     var a_nand_seen = atomicLoad(&b_c[v_i]);
+// CHECK-NEXT:     loop {
+// CHECK-NEXT:       let r = atomicCompareExchangeWeak(&b_c[v_i], a_nand_seen, ~(a_nand_seen & v_a));
+// CHECK-NEXT:       if (r.exchanged) {
+// CHECK-NEXT:         a_nand = r.old_value;
+// CHECK-NEXT:         nand_done = true;
+// CHECK-NEXT:         break;
+// CHECK-NEXT:       }
+// CHECK-NEXT:       a_nand_seen = r.old_value;
+// CHECK-NEXT:     }
+// CHECK-NEXT:     if (!nand_done) {
+// CHECK-NEXT:       vyre_loop_left_early();
+// CHECK-NEXT:     }
+// CHECK-NEXT:   }
+// CHECK-NEXT:   let v_nand = a_nand;
+// CHECK-NEXT:   var a_weak: u32 = 0u;
+// CHECK-NEXT:   if (v_i < 63u) {
+// CHECK-NEXT:     a_weak = atomicCompareExchangeWeak(&b_c[v_i], v_a, v_nand).old_value;
+// CHECK-NEXT:   }

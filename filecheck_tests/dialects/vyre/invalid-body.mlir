@@ -54,6 +54,18 @@ vyre.program @p workgroup_size [64, 1, 1] {
 
 // -----
 
+// The condition is defined only inside the op's own region (xDSL's parser leaves a
+// placeholder there, which must not reach later stages).
+vyre.program @p workgroup_size [64, 1, 1] {
+  vyre.buffer @x binding 0 read_write : ui32[64]
+// CHECK: invalid-body.mlir:[[# @LINE + 1]]:3: error: operand #0 of 'vyre.if' uses a value, which is defined only later, inside this op's own region; define it before the op
+  vyre.if %5 {
+    %5 = vyre.const true : i1
+  }
+}
+
+// -----
+
 // A foreign op inside a program.
 vyre.program @p workgroup_size [64, 1, 1] {
   vyre.buffer @x binding 0 read_write : f32[64]

@@ -316,3 +316,21 @@ vyre.program @bad2 workgroup_size [1, 1, 1] {
 // CHECK: invalid.mlir:[[# @LINE + 1]]:3: error: 'vyre.saturating_mul' does not accept si32; it takes ui32
   %r = vyre.saturating_mul %x, %x : si32
 }
+
+// -----
+
+vyre.program @ordering workgroup_size [1, 1, 1] {
+  vyre.buffer @c binding 0 read_write : ui32[4]
+  %z = vyre.const 0 : ui32
+// CHECK: invalid.mlir:[[# @LINE + 1]]:3: error: unknown memory ordering 'consume'; expected one of relaxed, acquire, release, acq_rel, seq_cst
+  %o = "vyre.atomic"(%z, %z) <{kind = "add", ordering = "consume", buffer = @c, operandSegmentSizes = array<i32: 1, 0, 1>}> : (ui32, ui32) -> ui32
+}
+
+// -----
+
+vyre.program @weak workgroup_size [1, 1, 1] {
+  vyre.buffer @c binding 0 read_write : ui32[4]
+  %z = vyre.const 0 : ui32
+// CHECK: invalid.mlir:[[# @LINE + 1]]:3: error: 'compare_exchange' and 'compare_exchange_weak' take an expected value, and only they
+  %o = "vyre.atomic"(%z, %z) <{kind = "compare_exchange_weak", buffer = @c, operandSegmentSizes = array<i32: 1, 0, 1>}> : (ui32, ui32) -> ui32
+}

@@ -59,6 +59,15 @@ vyre.program @p workgroup_size [64, 1, 1] {
 
 // -----
 
+// A type an op's format constrains, checked while parsing.
+vyre.program @p workgroup_size [64, 1, 1] {
+  %a = vyre.const 1.5 : f32
+// CHECK: parse-errors.mlir:[[# @LINE + 1]]:3: error: Expected attribute f32 but got i1
+  %r = vyre.fma %a, %a, %a : i1
+}
+
+// -----
+
 // CHECK: parse-errors.mlir:[[# @LINE + 1]]:43: error: missing '}': the '{' at [[# @LINE + 1]]:43 is never closed
 vyre.program @p workgroup_size [64, 1, 1] {
   vyre.buffer @x binding 0 read_write : ui32[64]

@@ -8,6 +8,7 @@ vyre.program @upstream workgroup_size [64, 1, 1] {
   vyre.buffer @u binding 0 read_only : ui32[64]
   vyre.buffer @s binding 1 read_only : si32[64]
   vyre.buffer @f binding 2 read_only : f32[64]
+  vyre.buffer @c binding 3 read_write : ui32[64]
   %i = vyre.invocation_id x
   %a = vyre.load @u[%i] : ui32
   %x = vyre.load @s[%i] : si32
@@ -29,6 +30,12 @@ vyre.program @upstream workgroup_size [64, 1, 1] {
   %r14 = vyre.or %a, %r9 : ui32
   %sum = vyre.add %r10, %r11 : ui32
   %both = vyre.and %r12, %r13 : i1
+  %n0 = vyre.atomic fetch_nand @c[%i], %a : ui32
+  %n1 = vyre.atomic fetch_nand relaxed @c[%i], %a : ui32
+  %w0 = vyre.atomic compare_exchange_weak acquire @c[%i], %a, %r9 : ui32
+  %s0 = vyre.atomic add release @c[%i], %a : ui32
+  %s1 = vyre.atomic max acq_rel @c[%i], %a : ui32
+  %s2 = vyre.atomic exchange seq_cst @c[%i], %a : ui32
 }
 
 // CHECK:      %r0 = vyre.acos %p : f32
@@ -48,3 +55,9 @@ vyre.program @upstream workgroup_size [64, 1, 1] {
 // CHECK-NEXT: %r14 = vyre.or %a, %r9 : ui32
 // CHECK-NEXT: %sum = vyre.add %r10, %r11 : ui32
 // CHECK-NEXT: %both = vyre.and %r12, %r13 : i1
+// CHECK-NEXT: %n0 = vyre.atomic fetch_nand @c[%i], %a : ui32
+// CHECK-NEXT: %n1 = vyre.atomic fetch_nand relaxed @c[%i], %a : ui32
+// CHECK-NEXT: %w0 = vyre.atomic compare_exchange_weak acquire @c[%i], %a, %r9 : ui32
+// CHECK-NEXT: %s0 = vyre.atomic add release @c[%i], %a : ui32
+// CHECK-NEXT: %s1 = vyre.atomic max acq_rel @c[%i], %a : ui32
+// CHECK-NEXT: %s2 = vyre.atomic exchange seq_cst @c[%i], %a : ui32

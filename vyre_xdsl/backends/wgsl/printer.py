@@ -236,7 +236,7 @@ class _Printer:
             f"@compute @workgroup_size({wx}, {wy}, {wz})",
             f"fn {self.descriptor.entry}(@builtin(workgroup_id) vyre_wid: vec3<u32>, "
             "@builtin(local_invocation_id) vyre_lid: vec3<u32>, "
-            "@builtin(num_workgroups) vyre_nwg: vec3<u32>) {",
+            f"@builtin(num_workgroups) vyre_nwg: vec3<u32>{self._subgroup_builtins()}) {{",
         ]
         return out
 
@@ -252,6 +252,38 @@ class _Printer:
             f"@group({binding.group_number}) @binding({binding.slot_number}) "
             f"var<storage, {access}> {name}: array<{element}>;"
         )
+
+    # ------------------------------------------------------------------ subgroups
+
+    def _subgroup_builtins(self) -> str:
+        """The subgroup builtins of the entry point, when the kernel uses subgroup ops
+        (they need the device's "subgroup" feature; see `uses_subgroups`)."""
+        if not uses_subgroups(self.descriptor):
+            return ""
+        # the verifier keeps subgroup ops to one-dimensional workgroups, the only
+        # ones naga offers subgroup_invocation_id for
+        return f", {SUBGROUP_SIZE_BUILTIN}, @builtin(subgroup_invocation_id) vyre_sg_id: u32"
+
+    def _subgroup_size(self, op: v.SubgroupSizeOp) -> None:
+        self.let(op.result, "vyre_sg_size")
+
+    def _subgroup_local_id(self, op: v.SubgroupLocalIdOp) -> None:
+        self.let(op.result, "vyre_sg_id")
+
+    def _subgroup_reduce(self, op: v.SubgroupReduceOp) -> None:
+        builtin = semantics.SUBGROUP_REDUCE[op.kind.data][2]
+        self.let(op.result, f"{builtin}({self.name(op.value)})")
+
+    def _subgroup_shuffle(self, op: v.SubgroupShuffleOp | v.SubgroupBroadcastOp) -> None:
+        # a broadcast is a shuffle whose lane is the same everywhere (WGSL's own
+        # subgroupBroadcast wants a constant lane); a lane past the subgroup gives 0
+        zero = wgsl_literal(0, v.type_name(op.result.type))
+        lane = self.name(op.lane)
+        shuffled = f"subgroupShuffle({self.name(op.value)}, {lane})"
+        self.let(op.result, f"select({zero}, {shuffled}, {lane} < vyre_sg_size)")
+
+    def _subgroup_ballot(self, op: v.SubgroupBallotOp) -> None:
+        self.let(op.result, f"subgroupBallot({self.name(op.cond)}).x")
 
     # ------------------------------------------------------------------ ids
 
@@ -523,7 +555,13 @@ class _Printer:
             ref = f"&{self._element_ref(binding, index)}"
             value = self.name(op.value)
             self.emit(f"if ({index} < {self._length(binding)}) {{")
-            if op.kind.data == "compare_exchange":
+            if op.kind.data == "compare_exchange_weak":
+                # one weak attempt: it may fail spuriously, as the op allows
+                expected = self.name(op.expected)
+                self.emit(f"  {old} = atomicCompareExchangeWeak({ref}, {expected}, {value}).old_value;")
+            elif op.kind.data == "fetch_nand":
+                self._fetch_nand(ref, value, old)
+            elif op.kind.data == "compare_exchange":
                 expected = self.name(op.expected)
                 done = self.names.fresh("cas_done")
                 self.emit(f"  var {done} = false;")
@@ -543,6 +581,25 @@ class _Printer:
                 self.emit(f"  {old} = {builtin}({ref}, {value});")
             self.emit("}")
         self.let(op.result, old)
+
+    def _fetch_nand(self, ref: str, value: str, old: str) -> None:
+        """`~(old & v)`: WGSL has no atomicNand, so a compare-exchange loop from the
+        current value until the exchange succeeds; checked like every loop."""
+        done = self.names.fresh("nand_done")
+        self.emit(f"  var {done} = false;")
+        self.emit(f"  var {old}_seen = atomicLoad({ref});")
+        self.emit("  loop {")
+        self.emit(f"    let r = atomicCompareExchangeWeak({ref}, {old}_seen, ~({old}_seen & {value}));")
+        self.emit("    if (r.exchanged) {")
+        self.emit(f"      {old} = r.old_value;")
+        self.emit(f"      {done} = true;")
+        self.emit("      break;")
+        self.emit("    }")
+        self.emit(f"    {old}_seen = r.old_value;")
+        self.emit("  }")
+        self.depth += 1
+        self.loop_exit_check(f"!{done}", "a fetch_nand loop")
+        self.depth -= 1
 
     def _local(self, op: k.LocalOp) -> None:
         ty = semantics.WGSL_TYPES[v.type_name(op.value.type)]
@@ -607,6 +664,12 @@ _STATEMENTS: dict[type[Operation], Callable[[_Printer, Operation], None]] = {
     v.FmaOp: _Printer._fma,
     v.CastOp: _Printer._cast,
     v.BitcastOp: _Printer._bitcast,
+    v.SubgroupSizeOp: _Printer._subgroup_size,
+    v.SubgroupLocalIdOp: _Printer._subgroup_local_id,
+    v.SubgroupReduceOp: _Printer._subgroup_reduce,
+    v.SubgroupShuffleOp: _Printer._subgroup_shuffle,
+    v.SubgroupBroadcastOp: _Printer._subgroup_shuffle,
+    v.SubgroupBallotOp: _Printer._subgroup_ballot,
     k.InvocationIdOp: _Printer._id_statement,
     k.WorkgroupIdOp: _Printer._id_statement,
     k.LocalIdOp: _Printer._id_statement,
@@ -633,6 +696,18 @@ _STATEMENTS: dict[type[Operation], Callable[[_Printer, Operation], None]] = {
 
 VECTOR_WIDTH = 4
 
+#: the entry-point parameter a kernel that uses subgroup ops has (and no other
+#: kernel): how the runtime tells that a WGSL module needs the "subgroup" feature.
+#: WGSL's `enable subgroups;` is not printed: the WGSL compiler of wgpu 0.32 (Naga)
+#: rejects it as not yet implemented, and accepts the builtins once the device
+#: has the feature.
+SUBGROUP_SIZE_BUILTIN = "@builtin(subgroup_size) vyre_sg_size: u32"
+
+
+def uses_subgroups(descriptor: k.DescriptorOp) -> bool:
+    """Whether the kernel uses subgroup ops (and so needs the "subgroup" feature)."""
+    return any(isinstance(op, v.SUBGROUP_OPS) for op in descriptor.walk())
+
 _NOT_ELEMENTWISE = (
     k.BarrierOp,
     k.AtomicOp,
@@ -642,6 +717,7 @@ _NOT_ELEMENTWISE = (
     k.LocalIdOp,
     k.LoadSharedOp,
     k.StoreSharedOp,
+    *v.SUBGROUP_OPS,
 )
 
 
