@@ -105,9 +105,8 @@ def test_bundle_mutants_without_a_new_digest_never_verify():
 
     rng = random.Random(1)
     mutator = fuzz.BundleMutator(rng)
-    from vyre_xdsl.megakernel.compile import compile_module
-
     import vyre_xdsl
+    from vyre_xdsl.megakernel.compile import compile_module
 
     data = compile_module(vyre_xdsl.parse((fuzz.EXAMPLES / "axpy.mlir").read_text())).bundle_bytes()
     kept = rebuilt = 0
