@@ -7,7 +7,7 @@ PY := $(VENV)/bin/python
 EXAMPLE ?= examples/chain3.mlir
 export WGPU_BACKEND_TYPE ?= Vulkan
 
-.PHONY: setup system-deps run test lit pytest bench clean
+.PHONY: setup system-deps run test lint lit pytest bench clean
 
 system-deps:
 	@pkgs=""; \
@@ -49,8 +49,13 @@ lit: setup
 pytest: setup
 	@export XDG_RUNTIME_DIR=$$(mktemp -d); $(VENV)/bin/pytest -q -p no:cacheprovider tests
 
+lint: setup
+	$(VENV)/bin/ruff format --check .
+	$(VENV)/bin/ruff check .
+
 test: setup
-	@export XDG_RUNTIME_DIR=$$(mktemp -d); chmod 700 $$XDG_RUNTIME_DIR; \
+	@$(VENV)/bin/ruff format --check . && $(VENV)/bin/ruff check . || exit 1; \
+	export XDG_RUNTIME_DIR=$$(mktemp -d); chmod 700 $$XDG_RUNTIME_DIR; \
 	$(VENV)/bin/lit -s filecheck_tests $(PLUGIN)/tests || exit 1; \
 	$(VENV)/bin/pytest -q -p no:cacheprovider tests $(PLUGIN)/tests
 

@@ -18,8 +18,8 @@ import sys
 import time
 
 import numpy as np
-
 from gpu_chains import chain_text
+
 from vyre_xdsl.abi import signature
 from vyre_xdsl.backends.wgsl import compile_module
 from vyre_xdsl.context import parse_module

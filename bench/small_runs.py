@@ -35,7 +35,6 @@ import sys
 import time
 
 import numpy as np
-
 from gpu_chains import chain_text, numpy_chain
 
 import vyre_xdsl

@@ -12,7 +12,6 @@ import time
 
 import numpy as np
 import wgpu
-
 from wgsl_ceiling import grid_for, shaders
 
 

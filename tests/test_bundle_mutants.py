@@ -20,7 +20,6 @@ import random
 import struct
 
 import blake3
-import numpy as np
 import pytest
 from test_megakernel_cases import MKL003, module_of
 
@@ -154,7 +153,11 @@ ARTIFACT_MUTANTS_PER_SOURCE = 60
 
 def framed_artifact(document: dict) -> bytes:
     """Artifact bytes with a correct frame and digest around `document`."""
-    from vyre_xdsl.megakernel.artifact import ARTIFACT_MAGIC, ARTIFACT_SCHEMA_VERSION, _framed_digest
+    from vyre_xdsl.megakernel.artifact import (
+        ARTIFACT_MAGIC,
+        ARTIFACT_SCHEMA_VERSION,
+        _framed_digest,
+    )
 
     body = json.dumps(document, sort_keys=True, separators=(",", ":"), ensure_ascii=True).encode()
     header = ARTIFACT_MAGIC + struct.pack("<HI", ARTIFACT_SCHEMA_VERSION, len(body))
@@ -167,7 +170,7 @@ def test_forged_artifacts_are_refused_or_compile_like_the_source(name):
     target compilation refuses it with a project error, or the bundle compiled
     from it runs to exactly the source's outputs."""
     from vyre_xdsl.diagnostics import VyreError
-    from vyre_xdsl.megakernel.artifact import Artifact, ArtifactError
+    from vyre_xdsl.megakernel.artifact import Artifact
     from vyre_xdsl.megakernel.compile import compile_selected_modules
 
     module = module_of(SOURCES[name])
@@ -194,7 +197,11 @@ def test_forged_artifacts_are_refused_or_compile_like_the_source(name):
 
 
 def test_artifact_checks_have_their_own_errors():
-    from vyre_xdsl.megakernel.artifact import Artifact, ArtifactGraphMismatchError, ArtifactPlanError
+    from vyre_xdsl.megakernel.artifact import (
+        Artifact,
+        ArtifactGraphMismatchError,
+        ArtifactPlanError,
+    )
 
     document = json.loads(compile_module(module_of(MKL003)).artifact.body())
     renamed = json.loads(json.dumps(document))
@@ -212,7 +219,12 @@ def test_artifact_checks_have_their_own_errors():
 
 
 def test_an_artifact_nested_100000_deep_is_an_artifact_error():
-    from vyre_xdsl.megakernel.artifact import ARTIFACT_MAGIC, Artifact, ArtifactError, _framed_digest
+    from vyre_xdsl.megakernel.artifact import (
+        ARTIFACT_MAGIC,
+        Artifact,
+        ArtifactError,
+        _framed_digest,
+    )
 
     body = b"[" * 100000 + b"]" * 100000
     data = ARTIFACT_MAGIC + struct.pack("<HI", 1, len(body)) + body + _framed_digest(1, body)

@@ -8,8 +8,8 @@ import os
 
 import numpy as np
 import pytest
-from xdsl.transforms.dead_code_elimination import DeadCodeElimination
 from xdsl.traits import get_effects
+from xdsl.transforms.dead_code_elimination import DeadCodeElimination
 
 import vyre_xdsl
 from vyre_xdsl.context import vyre_context

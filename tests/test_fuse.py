@@ -12,13 +12,18 @@ import pytest
 from xdsl.passes import PassPipeline
 
 from vyre_xdsl import run
+from vyre_xdsl.analysis import (
+    Hazard,
+    in_workgroup_span,
+    injective_in_invocation,
+    structurally_equal,
+)
 from vyre_xdsl.api import fuse_module
 from vyre_xdsl.builder import ProgramBuilder
 from vyre_xdsl.context import parse_module, vyre_context
 from vyre_xdsl.diagnostics import VyreDiagnostic, verify_module
 from vyre_xdsl.dialects.vyre import BarrierOp, IfOp, LoadOp, ProgramOp, StoreOp, programs
 from vyre_xdsl.fusion import fuse_programs, join_access
-from vyre_xdsl.analysis import Hazard, in_workgroup_span, injective_in_invocation, structurally_equal
 from vyre_xdsl.fusion.dependences import place_barriers
 from vyre_xdsl.interpreter import VyreTrap
 from vyre_xdsl.passes import get_all_passes

@@ -18,9 +18,6 @@ import pathlib
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
-
 from fusion_chains import (
     DataChoices,
     RandomChoices,
@@ -32,6 +29,8 @@ from fusion_chains import (
     same,
     trap_set,
 )
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from xdsl.dialects.builtin import StringAttr
 
 from vyre_xdsl import run

@@ -105,9 +105,8 @@ def test_bundle_mutants_without_a_new_digest_never_verify():
 
     rng = random.Random(1)
     mutator = fuzz.BundleMutator(rng)
-    from vyre_xdsl.megakernel.compile import compile_module
-
     import vyre_xdsl
+    from vyre_xdsl.megakernel.compile import compile_module
 
     data = compile_module(vyre_xdsl.parse((fuzz.EXAMPLES / "axpy.mlir").read_text())).bundle_bytes()
     kept = rebuilt = 0
@@ -218,3 +217,16 @@ def test_a_binding_past_the_device_limit_is_a_clear_error():
     with pytest.raises(DeviceLimitError, match="binding 65536"):
         vyre_xdsl.run(_axpy(65536), inputs, backend="wgpu")
     np.testing.assert_array_equal(vyre_xdsl.run(_axpy(999), inputs, backend="wgpu")["y"], np.full(1024, 3.0))
+
+
+def test_a_tool_that_fails_after_writing_a_file_is_partial(monkeypatch, tmp_path):
+    from vyre_xdsl.tools import vyre_compile
+
+    def half_written(argv):
+        open(argv[argv.index("-o") + 1], "wb").write(b"half")
+        print("vyre-compile: error: disk full", file=__import__("sys").stderr)
+        return 1
+
+    monkeypatch.setattr(vyre_compile, "main", half_written)
+    text = (fuzz.EXAMPLES / "axpy.mlir").read_bytes()
+    assert fuzz.check_tools_in_process(text, str(tmp_path), run=False)[0] == "partial"

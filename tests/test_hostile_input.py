@@ -18,6 +18,10 @@ import pytest
 
 os.environ.setdefault("WGPU_BACKEND_TYPE", "Vulkan")
 
+from xdsl.utils.exceptions import ParseError  # noqa: E402
+from xdsl.utils.lexer import Input  # noqa: E402
+from xdsl.utils.mlir_lexer import MLIRLexer  # noqa: E402
+
 import vyre_xdsl  # noqa: E402
 from vyre_xdsl.backends.wgsl.printer import _comment  # noqa: E402
 from vyre_xdsl.builder import ProgramBuilder, module_of  # noqa: E402
@@ -28,9 +32,6 @@ from vyre_xdsl.dialects.verify import MAX_NESTING_DEPTH  # noqa: E402
 from vyre_xdsl.megakernel.bundle import TargetModuleBundle  # noqa: E402
 from vyre_xdsl.megakernel.compile import compile_module  # noqa: E402
 from vyre_xdsl.megakernel.run import run_bundle  # noqa: E402
-from xdsl.utils.exceptions import ParseError  # noqa: E402
-from xdsl.utils.lexer import Input  # noqa: E402
-from xdsl.utils.mlir_lexer import MLIRLexer, MLIRTokenKind  # noqa: E402
 
 BIN = Path(sys.executable).parent
 

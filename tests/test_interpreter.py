@@ -15,7 +15,13 @@ from xdsl.irdl import IRDLOperation, irdl_op_definition
 from vyre_xdsl.abi import signature
 from vyre_xdsl.api import parse
 from vyre_xdsl.dialects.vyre import programs
-from vyre_xdsl.interpreter import InterpreterError, VyreTrap, execute, execute_program, execute_programs
+from vyre_xdsl.interpreter import (
+    InterpreterError,
+    VyreTrap,
+    execute,
+    execute_program,
+    execute_programs,
+)
 from vyre_xdsl.interpreter.atomics import atomic
 from vyre_xdsl.interpreter.lanes import Frame, Launch
 from vyre_xdsl.interpreter.memory import last_writer_wins

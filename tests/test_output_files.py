@@ -12,8 +12,7 @@ import pathlib
 import numpy as np
 import pytest
 
-from vyre_xdsl.tools import common
-from vyre_xdsl.tools import vyre_compile, vyre_run
+from vyre_xdsl.tools import common, vyre_compile, vyre_run
 from vyre_xdsl.tools.vyre_opt import VyreOptMain, run_tool
 
 EXAMPLES = pathlib.Path(__file__).parent.parent / "examples"

@@ -11,9 +11,9 @@ import pytest
 import vyre_xdsl
 from vyre_xdsl.abi import (
     InputDtypeError,
+    InputShapeError,
     InputTypeError,
     LossyInputError,
-    InputShapeError,
     MissingInputError,
     UnexpectedInputError,
     UnknownBufferError,

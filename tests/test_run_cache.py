@@ -11,10 +11,10 @@ import pytest
 
 os.environ.setdefault("WGPU_BACKEND_TYPE", "Vulkan")
 
-import vyre_xdsl  # noqa: E402
-from vyre_xdsl import api  # noqa: E402
 from xdsl.dialects.builtin import IntegerAttr  # noqa: E402
 
+import vyre_xdsl  # noqa: E402
+from vyre_xdsl import api  # noqa: E402
 from vyre_xdsl.context import parse_module  # noqa: E402
 from vyre_xdsl.dialects.vyre import ConstOp  # noqa: E402
 

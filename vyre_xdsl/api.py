@@ -372,7 +372,12 @@ class _Binder:
 
 
 def _check_device_input(sig: RunSignature, name: str, array, gpu, by_name=None) -> None:
-    from vyre_xdsl.abi import InputDtypeError, InputShapeError, UnexpectedInputError, UnknownBufferError
+    from vyre_xdsl.abi import (
+        InputDtypeError,
+        InputShapeError,
+        UnexpectedInputError,
+        UnknownBufferError,
+    )
 
     buffer = (by_name or {b.name: b for b in sig.buffers}).get(name)
     if buffer is None:

@@ -24,7 +24,7 @@ U32_MAX = 2**32 - 1
 
 def consts_program(element: str, values: list[tuple[str, str]], extra: str = "") -> str:
     """`out[k] = expr_k` in one `[1, 1, 1]` invocation; `values` is (setup, result name)."""
-    lines = [f"vyre.program @edges workgroup_size [1, 1, 1] {{",
+    lines = ["vyre.program @edges workgroup_size [1, 1, 1] {",
              f"  vyre.buffer @out binding 0 read_write output : {element}[{len(values)}]", extra]
     for k, (setup, name) in enumerate(values):
         lines += [setup, f"  %k{k} = vyre.const {k} : ui32", f"  vyre.store @out[%k{k}] = {name} : {element}"]

@@ -65,7 +65,7 @@ def unrolled(op: str, operand: str, result: str, n: int, arity: int = 2, cast: b
     stores `op(a[i], b[i])` (or `op(a[i])`) into `out[i]`, with constant indices.
     `cast` makes `op` a `vyre.cast` to `result`."""
     names = "ab"[:arity]
-    lines = [f"vyre.program @parity workgroup_size [1, 1, 1] {{",
+    lines = ["vyre.program @parity workgroup_size [1, 1, 1] {",
              f"  vyre.buffer @out binding 0 read_write : {result}[{n}]"]
     lines += [f"  vyre.buffer @{x} binding {k + 1} read_only : {operand}[{n}]" for k, x in enumerate(names)]
     for i in range(n):

@@ -69,28 +69,28 @@ from xdsl.traits import (
 from xdsl.utils.exceptions import VerifyException
 
 from vyre_xdsl import semantics
+from vyre_xdsl.dialects.names import entry_point_problem
 from vyre_xdsl.dialects.syntax import (
     AXES,
     I32_MAX,
     I64_MAX,
-    count_problem,
-    parse_int_in,
-    parse_int_list_in,
-    parse_shaped_type,
-    print_shaped_type,
+    BarrierOpBase,
     BlockOpBase,
+    IdOpBase,
     IfOpBase,
     RegionOpBase,
     ScopeOpBase,
-    BarrierOpBase,
-    IdOpBase,
     TrapOpBase,
     as_region,
+    count_problem,
     parse_body,
+    parse_int_in,
+    parse_int_list_in,
+    parse_shaped_type,
     print_attrs,
     print_body,
+    print_shaped_type,
 )
-from vyre_xdsl.dialects.names import entry_point_problem
 from vyre_xdsl.dialects.verify import body_errors, raise_body_errors
 from vyre_xdsl.dialects.vyre import ELEMENT_TYPES, type_name, ui32
 

@@ -57,12 +57,12 @@ from xdsl.irdl import (
     irdl_op_definition,
     operand_def,
     opt_operand_def,
-    var_operand_def,
     opt_prop_def,
     prop_def,
     region_def,
     result_def,
     traits_def,
+    var_operand_def,
 )
 from xdsl.parser import Parser, UnresolvedOperand
 from xdsl.pattern_rewriter import RewritePattern
@@ -89,25 +89,25 @@ from xdsl.utils.exceptions import VerifyException
 
 from vyre_xdsl import semantics
 from vyre_xdsl.dialects.syntax import (
+    AXES,
+    BARRIER_ORDERINGS,
     I32_MAX,
-    count_problem,
-    parse_int_in,
-    parse_int_list_in,
-    parse_shaped_type,
-    print_shaped_type,
+    BarrierOpBase,
     BlockOpBase,
+    IdOpBase,
     IfOpBase,
     RegionOpBase,
     ScopeOpBase,
-    AXES,
-    BARRIER_ORDERINGS,
-    BarrierOpBase,
-    IdOpBase,
     TrapOpBase,
     as_region,
+    count_problem,
     parse_body,
+    parse_int_in,
+    parse_int_list_in,
+    parse_shaped_type,
     print_attrs,
     print_body,
+    print_shaped_type,
 )
 from vyre_xdsl.dialects.verify import body_errors, raise_body_errors
 from vyre_xdsl.semantics import OPS

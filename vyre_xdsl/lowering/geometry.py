@@ -14,8 +14,8 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-from vyre_xdsl.dispatch import dispatch_grid
 from vyre_xdsl.dialects.vyre import SUBGROUP_OPS, BarrierOp, ProgramOp
+from vyre_xdsl.dispatch import dispatch_grid
 from vyre_xdsl.lowering.profile import TargetProfile
 
 SCALAR_DEFAULT = (1, 1, 1)

@@ -14,7 +14,11 @@ outputs = run_bundle(bundle, {"x": x})        # one submit, stage by stage
 
 from vyre_xdsl.megakernel.artifact import Artifact, ArtifactError, build_artifact
 from vyre_xdsl.megakernel.bundle import BundleError, TargetModuleBundle, TargetModuleImage
-from vyre_xdsl.megakernel.compile import TargetCompileError, compile_module, compile_selected_modules
+from vyre_xdsl.megakernel.compile import (
+    TargetCompileError,
+    compile_module,
+    compile_selected_modules,
+)
 from vyre_xdsl.megakernel.envelope import ArtifactEnvelope, TargetPayload
 from vyre_xdsl.megakernel.graph import ProgramGraph
 from vyre_xdsl.megakernel.planner import Plan, plan

@@ -24,8 +24,8 @@ import attrs
 import blake3
 
 from vyre_xdsl.abi import BufferSignature, RunSignature
-from vyre_xdsl.diagnostics import VyreError
 from vyre_xdsl.canonical import canonical_json
+from vyre_xdsl.diagnostics import VyreError
 from vyre_xdsl.megakernel.graph import ProgramGraph
 from vyre_xdsl.megakernel.planner import Plan
 from vyre_xdsl.megakernel.records import RecordShapeError, from_json, to_json

@@ -30,13 +30,18 @@ import attrs
 from xdsl.dialects.builtin import ModuleOp
 
 from vyre_xdsl.backends.wgsl.kernel_module import WgslKernel
+from vyre_xdsl.canonical import ProgramTextError, canonical_program_text, parse_program_text
 from vyre_xdsl.diagnostics import VyreDiagnostic, VyreError, verify_module
 from vyre_xdsl.dialects.vyre import ProgramOp
 from vyre_xdsl.dispatch import uses_whole_buffers
 from vyre_xdsl.lowering.profile import DEFAULT_PROFILE, TargetProfile
 from vyre_xdsl.megakernel.artifact import Artifact, FusionRecord, build_artifact
-from vyre_xdsl.megakernel.bundle import BundleNode, ProfileRecord, TargetModuleBundle, TargetModuleImage
-from vyre_xdsl.canonical import ProgramTextError, canonical_program_text, parse_program_text
+from vyre_xdsl.megakernel.bundle import (
+    BundleNode,
+    ProfileRecord,
+    TargetModuleBundle,
+    TargetModuleImage,
+)
 from vyre_xdsl.megakernel.envelope import (
     WGSL_FORMAT,
     ArtifactEnvelope,

@@ -19,9 +19,9 @@ from collections.abc import Mapping
 
 import numpy as np
 
+from vyre_xdsl.canonical import parse_program_text
 from vyre_xdsl.diagnostics import VyreError
 from vyre_xdsl.megakernel.bundle import TargetModuleBundle
-from vyre_xdsl.canonical import parse_program_text
 
 BUNDLE_BACKENDS = ("wgpu", "reference")
 

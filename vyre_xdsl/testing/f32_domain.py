@@ -41,7 +41,6 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, replace
 
-
 #: unit roundoff of f32
 U = 2.0**-24
 #: the largest relative error (units of U, about ULPs) the generator accepts

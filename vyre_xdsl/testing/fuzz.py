@@ -10,7 +10,7 @@ mutant through the whole pipeline and classifies what happened:
 | accepted (ran, trapped, or too large to run here: huge buffers, loops of thousands of trips) | ok |
 | refused with the project's own error (`VyreError` and its subclasses) | ok |
 | any other Python exception (`KeyError`, `RecursionError`, ...) | `internal` |
-| a case that runs past its time limit | `hang` |
+| a case that runs past its time limit (5 s of CPU) | `hang` |
 | a forged bundle that decodes and runs to another result than the reference | `forged` |
 | printed WGSL that naga rejects | `naga` |
 | an output file left behind by a command that failed | `partial` |
@@ -31,7 +31,8 @@ Text mutants go through `vyre_xdsl.parse` → `vyre-fuse` → `vyre-lower` →
 WGSL → the reference interpreter → `vyre-compile`'s bundle and its own decoder,
 in process, each under a per-case time limit; mutants that are not UTF-8 go
 through `vyre-opt`'s driver in process; a sample also runs `vyre-opt` as a
-subprocess. Bundle mutants are mutated bundles, half with the BLAKE3 digest
+subprocess, and a sample of the accepted ones runs on wgpu (where only an error
+that is not the project's counts: a mutant may race, so results are not compared). Bundle mutants are mutated bundles, half with the BLAKE3 digest
 rebuilt (so that the checks behind it are reached) and half not; every bundle
 `from_bytes` accepts runs on wgpu and on the reference interpreter in a worker
 process (killed on a hang) and the two must agree. Every printed WGSL module is
@@ -473,7 +474,9 @@ class CaseTimeout(BaseException):
 
 @contextlib.contextmanager
 def time_limit(seconds: float):
-    """Raise `CaseTimeout` in the main thread after `seconds` (no limit elsewhere)."""
+    """Raise `CaseTimeout` in the main thread after `seconds` of CPU time (a hang
+    burns CPU; CPU time does not grow when a loaded machine starves the process),
+    or after ten times as long on the wall clock. No limit in other threads."""
     import threading
 
     if threading.current_thread() is not threading.main_thread():
@@ -483,13 +486,16 @@ def time_limit(seconds: float):
     def alarm(signum, frame):
         raise CaseTimeout()
 
-    previous = signal.signal(signal.SIGALRM, alarm)
-    signal.setitimer(signal.ITIMER_REAL, seconds)
+    previous = {sig: signal.signal(sig, alarm) for sig in (signal.SIGVTALRM, signal.SIGALRM)}
+    signal.setitimer(signal.ITIMER_VIRTUAL, seconds)
+    signal.setitimer(signal.ITIMER_REAL, 10 * seconds)
     try:
         yield
     finally:
+        signal.setitimer(signal.ITIMER_VIRTUAL, 0)
         signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, previous)
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
 
 
 def error_site(error: BaseException) -> str:
@@ -611,9 +617,10 @@ def _guarded(stage: str, thunk):
         raise _Stage("internal", f"{stage}: {type(error).__name__}: {error}"[:500], error_site(error)) from None
 
 
-def check_text(text: str, rng: np.random.Generator, wgsl: list[str]) -> tuple[str, str, str]:
+def check_text(text: str, rng: np.random.Generator, wgsl: list[str], ran: list | None = None) -> tuple[str, str, str]:
     """(outcome, detail, site) of the in-process pipeline on `text`; every WGSL
-    module it prints is appended to `wgsl` (validated later)."""
+    module it prints is appended to `wgsl` (validated later), and the inputs of
+    a successful reference run to `ran` (for a run on wgpu)."""
     import vyre_xdsl
     from vyre_xdsl.abi import signature
     from vyre_xdsl.api import fuse_module
@@ -650,6 +657,8 @@ def check_text(text: str, rng: np.random.Generator, wgsl: list[str]) -> tuple[st
         outputs = _guarded("reference run", lambda: vyre_xdsl.run(module, inputs, backend="reference"))
         if outputs is None:
             return "refused", "reference run", ""
+        if ran is not None:
+            ran.append(inputs)
         return "accepted", f"{len(kernels)} kernels", ""
     except _Stage as stage:
         return stage.outcome, stage.detail, stage.site
@@ -678,6 +687,58 @@ def check_cli_in_process(data: bytes, workdir: str) -> tuple[str, str, str]:
         if saved is not None:
             os.environ["VYRE_DEBUG"] = saved
     return _classify_cli(code, err.getvalue(), target)
+
+
+def check_tools_in_process(data: bytes, workdir: str, run: bool) -> tuple[str, str, str]:
+    """`vyre-compile IN -o OUT.vkb --plan-dot P --artifact A` and (when `run`)
+    `vyre-run IN --backend reference --random-inputs 0 --output-dir D`, in
+    process: every output file or none."""
+    from vyre_xdsl.tools import vyre_compile, vyre_run
+
+    source = os.path.join(workdir, "tool.mlir")
+    with open(source, "wb") as f:
+        f.write(data)
+    outputs = [os.path.join(workdir, name) for name in ("out.vkb", "plan.dot", "art.vmk")]
+    directory = os.path.join(workdir, "outdir")
+    commands = [(vyre_compile.main, [source, "-o", outputs[0], "--plan-dot", outputs[1], "--artifact", outputs[2]],
+                 outputs, "vyre-compile")]
+    if run:
+        commands.append((vyre_run.main, [source, "--backend", "reference", "--random-inputs", "0",
+                                         "--output-dir", directory], [directory], "vyre-run"))
+    verdict = ("accepted", "", "")
+    for main, argv, files, tool in commands:
+        for path in files:
+            if os.path.isdir(path):
+                for name in os.listdir(path):
+                    os.remove(os.path.join(path, name))
+                os.rmdir(path)
+            elif os.path.exists(path):
+                os.remove(path)
+        err = io.StringIO()
+        saved = os.environ.pop("VYRE_DEBUG", None)
+        try:
+            with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(err):
+                code = main(argv)
+        except CaseTimeout:
+            raise
+        except SystemExit as exit_:
+            code = exit_.code if isinstance(exit_.code, int) else 1
+        except Exception as error:
+            return "internal", f"{tool} raised {type(error).__name__}: {error}"[:500], error_site(error)
+        finally:
+            if saved is not None:
+                os.environ["VYRE_DEBUG"] = saved
+        written = [p for p in files if os.path.exists(p) and (not os.path.isdir(p) or os.listdir(p))]
+        if code == 0 and len(written) < len(files):
+            return "partial", f"{tool} exit 0 but wrote {len(written)} of {len(files)} outputs", f"{tool} outputs"
+        if code != 0 and written:
+            return "partial", f"{tool} exit {code} but left {[os.path.basename(p) for p in written]}", f"{tool} outputs"
+        text = err.getvalue()
+        if code not in (0, 1) or "Traceback" in text or (code == 1 and "error" not in text):
+            return "internal", f"{tool} exit {code}: {text.strip()[-500:]}", f"{tool} exit {code}"
+        if code == 1:
+            verdict = ("refused", text.strip().splitlines()[0][:200] if text.strip() else "", "")
+    return verdict
 
 
 def _classify_cli(code: int, stderr: str, target: str) -> tuple[str, str, str]:
@@ -710,6 +771,8 @@ def _worker_main(conn) -> None:  # pragma: no cover - runs in a child process
             conn.send(_naga_errors(message[1]))
         elif kind == "bundle":
             conn.send(_run_forged(*message[1:]))
+        elif kind == "wgpu":
+            conn.send(_run_on_wgpu(*message[1:]))
 
 
 _DEVICE = None
@@ -774,6 +837,24 @@ def _run_forged(data: bytes, inputs: dict, f32_ulp: float) -> tuple[str, str, st
     if problems:
         return "forged", "; ".join(problems)[:500], "bundle run differs from the reference"
     return "accepted", "ran like the reference", ""
+
+
+def _run_on_wgpu(text: str, inputs: dict) -> tuple[str, str, str]:
+    """Run an accepted text mutant on wgpu: it may trap or be refused with the
+    project's error (a device limit, the lavapipe loop limit), never raise
+    anything else. (Its results are not compared: a mutant may race.)"""
+    import vyre_xdsl
+    from vyre_xdsl.interpreter import VyreTrap
+
+    try:
+        vyre_xdsl.run(text, inputs, backend="wgpu")
+    except VyreTrap:
+        return "trapped", "", ""
+    except Exception as error:
+        if is_project_error(error):
+            return "refused", f"wgpu: {type(error).__name__}: {error}"[:300], ""
+        return "internal", f"wgpu run: {type(error).__name__}: {error}"[:500], error_site(error)
+    return "accepted", "ran on wgpu", ""
 
 
 class GpuWorker:
@@ -883,6 +964,10 @@ class Campaign:
     text_cases: int = 1000
     bundle_cases: int = 1000
     cli_subprocess_cases: int = 12
+    #: accepted text mutants also run on wgpu (in the worker; only errors count)
+    wgpu_cases: int = 40
+    #: text mutants also given to vyre-compile (and, when accepted, vyre-run) in process
+    tool_cases: int = 60
     generated_texts: int = 24
     generated_bundles: int = 6
     case_limit: float = 5.0
@@ -914,6 +999,7 @@ class Campaign:
         mutator = TextMutator(rng)
         np_rng = np.random.default_rng(rng.randrange(2**32))
         printed: list[tuple[Case, str]] = []
+        runnable: list[tuple[Case, str, dict]] = []
         for n in range(self.text_cases):
             origin, original = rng.choice(seeds)
             data, steps = mutator.mutate(original)
@@ -927,7 +1013,15 @@ class Campaign:
                         case.kind = "cli"
                         case.outcome, case.detail, case.site = check_cli_in_process(data, workdir)
                     else:
-                        case.outcome, case.detail, case.site = check_text(text, np_rng, wgsl)
+                        ran: list = []
+                        case.outcome, case.detail, case.site = check_text(text, np_rng, wgsl, ran)
+                        if ran:
+                            runnable.append((case, text, ran[0]))
+                        if n < self.tool_cases and case.outcome not in FAIL_CLASSES:
+                            tools = check_tools_in_process(data, workdir, run=bool(ran))
+                            if tools[0] in FAIL_CLASSES:
+                                case.kind = "cli"
+                                case.outcome, case.detail, case.site = tools
             except CaseTimeout:
                 case.outcome, case.detail, case.site = "hang", f"over {self.case_limit:g} s", f"{case.kind} pipeline"
             except RecursionError as error:
@@ -937,6 +1031,18 @@ class Campaign:
             if n % 100 == 99:
                 self._log(f"text {n + 1}: {Counter(c.outcome for c in report.cases)}")
         self._validate_wgsl(printed, worker)
+        self._run_on_wgpu(rng, runnable, worker)
+
+    def _run_on_wgpu(self, rng: random.Random, runnable: list, worker: GpuWorker) -> None:
+        for case, text, inputs in rng.sample(runnable, min(len(runnable), self.wgpu_cases)):
+            if case.outcome in FAIL_CLASSES:
+                continue
+            try:
+                outcome, detail, site = worker.call(("wgpu", text, inputs), 60)
+            except CaseTimeout:
+                outcome, detail, site = "hang", "wgpu run over 60 s", "wgpu run"
+            if outcome in FAIL_CLASSES:
+                case.outcome, case.detail, case.site = outcome, detail, site
 
     def _validate_wgsl(self, printed: list[tuple[Case, str]], worker: GpuWorker) -> None:
         unique: dict[str, list[Case]] = {}

@@ -21,9 +21,9 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import io
 import os
 import sys
-import io
 from collections.abc import Sequence
 from importlib import import_module
 
