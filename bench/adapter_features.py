@@ -22,7 +22,9 @@ SUBGROUP_LIMITS = ("min-subgroup-size", "max-subgroup-size")
 
 def report(adapter) -> list[str]:
     info = adapter.info
-    lines = [f"{info.get('device', '?')} ({info.get('adapter_type', '?')}, {info.get('backend_type', '?')})"]
+    lines = [
+        f"{info.get('device', '?')} ({info.get('adapter_type', '?')}, {info.get('backend_type', '?')})"
+    ]
     for feature in FEATURES:
         lines.append(f"  {feature:<18} {'yes' if feature in adapter.features else 'no'}")
     for limit in SUBGROUP_LIMITS:

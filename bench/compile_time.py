@@ -72,11 +72,18 @@ def main() -> None:
                 f.write(chain_module(count))
             base = time_opt([path], args.reps)
             full = time_opt([path, "--fuse", "--lower", "-t", "wgsl"], args.reps)
-            rows.append({"programs": count, "parse_print_s": base, "pipeline_s": full, "ratio": full / base})
-            print(f"P={count:5d}  parse+print {base:8.3f} s  pipeline {full:8.3f} s  ratio {full / base:5.2f}", flush=True)
+            rows.append(
+                {"programs": count, "parse_print_s": base, "pipeline_s": full, "ratio": full / base}
+            )
+            print(
+                f"P={count:5d}  parse+print {base:8.3f} s  pipeline {full:8.3f} s  ratio {full / base:5.2f}",
+                flush=True,
+            )
     for prev, cur in zip(rows, rows[1:]):
         if cur["programs"] == 2 * prev["programs"]:
-            print(f"P {prev['programs']} -> {cur['programs']}: pipeline grows {cur['pipeline_s'] / prev['pipeline_s']:.2f}x")
+            print(
+                f"P {prev['programs']} -> {cur['programs']}: pipeline grows {cur['pipeline_s'] / prev['pipeline_s']:.2f}x"
+            )
     if args.json:
         with open(args.json, "w") as f:
             json.dump(rows, f, indent=1)

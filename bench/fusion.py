@@ -97,7 +97,13 @@ def gpu_time(module, inputs, reps: int) -> float | None:
     ticks = []
     for _ in range(reps):
         profile: dict = {}
-        run_kernels(kernels, sig.bind(inputs), outputs=list(sig.outputs), uploads=set(sig.inputs), profile=profile)
+        run_kernels(
+            kernels,
+            sig.bind(inputs),
+            outputs=list(sig.outputs),
+            uploads=set(sig.inputs),
+            profile=profile,
+        )
         ticks.append(profile["gpu_ticks"])
     return statistics.median(ticks) * 1e-9  # lavapipe's ticks are nanoseconds
 
@@ -111,7 +117,10 @@ def measure(stages: int, log2n: int, reps: int, warmup: float = WARMUP_SECONDS) 
     x = np.random.default_rng(stages).uniform(-1.0, 1.0, n).astype(np.float32)
     first_unfused, unfused, y_unfused = timed(module, {"x": x}, reps, warmup)
     first_fused, fused, y_fused = timed(fused_module, {"x": x}, reps, warmup)
-    gpu_unfused, gpu_fused = gpu_time(module, {"x": x}, reps), gpu_time(fused_module, {"x": x}, reps)
+    gpu_unfused, gpu_fused = (
+        gpu_time(module, {"x": x}, reps),
+        gpu_time(fused_module, {"x": x}, reps),
+    )
     worst = int(ulp_distance(y_unfused, y_fused).max())
     # A GPU compiler may contract t*a+b into an fma and, in the fused kernel,
     # reassociate constants across stages (SPEC 3.4): near a zero crossing that is
@@ -119,18 +128,31 @@ def measure(stages: int, log2n: int, reps: int, warmup: float = WARMUP_SECONDS) 
     scale = max(1.0, float(np.abs(y_unfused).max()))
     error = float(np.abs(y_unfused.astype(np.float64) - y_fused).max())
     if error > stages * 2.0**-20 * scale:
-        raise SystemExit(f"K={stages} N=2^{log2n}: fused and unfused differ by {error:g} ({worst} ULP)")
-    return {"stages": stages, "log2n": log2n, "unfused": unfused, "fused": fused,
-            "ratio": unfused / fused, "ulp": worst, "fusing": fusing,
-            "first_unfused": first_unfused, "first_fused": first_fused,
-            "gpu_unfused": gpu_unfused, "gpu_fused": gpu_fused}
+        raise SystemExit(
+            f"K={stages} N=2^{log2n}: fused and unfused differ by {error:g} ({worst} ULP)"
+        )
+    return {
+        "stages": stages,
+        "log2n": log2n,
+        "unfused": unfused,
+        "fused": fused,
+        "ratio": unfused / fused,
+        "ulp": worst,
+        "fusing": fusing,
+        "first_unfused": first_unfused,
+        "first_fused": first_fused,
+        "gpu_unfused": gpu_unfused,
+        "gpu_fused": gpu_fused,
+    }
 
 
 def gpu_columns(row: dict) -> tuple[str, str]:
     if row["gpu_unfused"] is None:
         return "n/a", "n/a"
-    return (f"{row['gpu_unfused'] * 1e3:.1f} / {row['gpu_fused'] * 1e3:.1f}",
-            f"{row['gpu_unfused'] / row['gpu_fused']:.2f}x")
+    return (
+        f"{row['gpu_unfused'] * 1e3:.1f} / {row['gpu_fused'] * 1e3:.1f}",
+        f"{row['gpu_unfused'] / row['gpu_fused']:.2f}x",
+    )
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -138,15 +160,25 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--stages", type=int, nargs="+", default=[2, 4, 8, 16])
     parser.add_argument("--log2n", type=int, nargs="+", default=[20, 22])
     parser.add_argument("--reps", type=int, default=5)
-    parser.add_argument("--warmup", type=float, default=WARMUP_SECONDS,
-                        help="seconds of back-to-back runs before timing each configuration")
+    parser.add_argument(
+        "--warmup",
+        type=float,
+        default=WARMUP_SECONDS,
+        help="seconds of back-to-back runs before timing each configuration",
+    )
     parser.add_argument("--markdown", action="store_true", help="print a markdown table")
     args = parser.parse_args(argv)
 
     gpu = gpu_device()
-    print(f"# adapter: {gpu.describe()}; {os.cpu_count()} CPUs; {platform.platform()}; "
-          f"python {platform.python_version()}", flush=True)
-    print(f"# command: python bench/fusion.py {' '.join(sys.argv[1:] if argv is None else argv)}", flush=True)
+    print(
+        f"# adapter: {gpu.describe()}; {os.cpu_count()} CPUs; {platform.platform()}; "
+        f"python {platform.python_version()}",
+        flush=True,
+    )
+    print(
+        f"# command: python bench/fusion.py {' '.join(sys.argv[1:] if argv is None else argv)}",
+        flush=True,
+    )
     rows = []
     for log2n in args.log2n:
         for stages in args.stages:
@@ -154,21 +186,27 @@ def main(argv: list[str] | None = None) -> int:
             rows.append(row)
             if not args.markdown:
                 gpu, gpu_ratio = gpu_columns(row)
-                print(f"K={stages:>2} N=2^{log2n}: unfused {row['unfused'] * 1e3:8.1f} ms  "
-                      f"fused {row['fused'] * 1e3:8.1f} ms  speed-up {row['ratio']:5.2f}x  "
-                      f"GPU time {gpu} ms = {gpu_ratio}  "
-                      f"(max {row['ulp']} ULP apart; once: fuse {row['fusing'] * 1e3:.0f} ms, "
-                      f"first run {row['first_unfused'] * 1e3:.0f} / {row['first_fused'] * 1e3:.0f} ms)",
-                      flush=True)
+                print(
+                    f"K={stages:>2} N=2^{log2n}: unfused {row['unfused'] * 1e3:8.1f} ms  "
+                    f"fused {row['fused'] * 1e3:8.1f} ms  speed-up {row['ratio']:5.2f}x  "
+                    f"GPU time {gpu} ms = {gpu_ratio}  "
+                    f"(max {row['ulp']} ULP apart; once: fuse {row['fusing'] * 1e3:.0f} ms, "
+                    f"first run {row['first_unfused'] * 1e3:.0f} / {row['first_fused'] * 1e3:.0f} ms)",
+                    flush=True,
+                )
     if args.markdown:
-        print("| K stages | N | unfused (ms) | fused (ms) | speed-up | GPU time unfused / fused (ms) "
-              "| GPU speed-up | max ULP apart | fuse pass (ms) | first run unfused / fused (ms) |")
+        print(
+            "| K stages | N | unfused (ms) | fused (ms) | speed-up | GPU time unfused / fused (ms) "
+            "| GPU speed-up | max ULP apart | fuse pass (ms) | first run unfused / fused (ms) |"
+        )
         print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
         for row in rows:
             gpu, gpu_ratio = gpu_columns(row)
-            print(f"| {row['stages']} | 2^{row['log2n']} | {row['unfused'] * 1e3:.1f} | "
-                  f"{row['fused'] * 1e3:.1f} | {row['ratio']:.2f}x | {gpu} | {gpu_ratio} | {row['ulp']} | "
-                  f"{row['fusing'] * 1e3:.0f} | {row['first_unfused'] * 1e3:.0f} / {row['first_fused'] * 1e3:.0f} |")
+            print(
+                f"| {row['stages']} | 2^{row['log2n']} | {row['unfused'] * 1e3:.1f} | "
+                f"{row['fused'] * 1e3:.1f} | {row['ratio']:.2f}x | {gpu} | {gpu_ratio} | {row['ulp']} | "
+                f"{row['fusing'] * 1e3:.0f} | {row['first_unfused'] * 1e3:.0f} / {row['first_fused'] * 1e3:.0f} |"
+            )
     return 0
 
 

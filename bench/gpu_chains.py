@@ -67,13 +67,19 @@ class Timer:
     def __init__(self, device):
         self.device = device
         self.qs = device.create_query_set(type="timestamp", count=2)
-        self.buf = device.create_buffer(size=16, usage=wgpu.BufferUsage.QUERY_RESOLVE | wgpu.BufferUsage.COPY_SRC)
+        self.buf = device.create_buffer(
+            size=16, usage=wgpu.BufferUsage.QUERY_RESOLVE | wgpu.BufferUsage.COPY_SRC
+        )
 
     def run(self, record, repeats: int) -> float:
         """GPU seconds of `repeats` back-to-back executions of `record(pass)` in one pass."""
         enc = self.device.create_command_encoder()
         p = enc.begin_compute_pass(
-            timestamp_writes={"query_set": self.qs, "beginning_of_pass_write_index": 0, "end_of_pass_write_index": 1}
+            timestamp_writes={
+                "query_set": self.qs,
+                "beginning_of_pass_write_index": 0,
+                "end_of_pass_write_index": 1,
+            }
         )
         for _ in range(repeats):
             record(p)
@@ -108,12 +114,23 @@ def vyre_variant(device, timer, text: str, fuse: bool, x: np.ndarray, n: int, ar
     for kernel in kernels:
         pipe = device.create_compute_pipeline(
             layout="auto",
-            compute={"module": device.create_shader_module(code=kernel.wgsl), "entry_point": kernel.entry_point},
+            compute={
+                "module": device.create_shader_module(code=kernel.wgsl),
+                "entry_point": kernel.entry_point,
+            },
         )
         groups = {}
         for b in kernel.bindings:
-            groups.setdefault(b.group, []).append({"binding": b.slot, "resource": {"buffer": buffer(b.name), "offset": 0, "size": 4 * n}})
-        bgs = [(g, device.create_bind_group(layout=pipe.get_bind_group_layout(g), entries=e)) for g, e in sorted(groups.items())]
+            groups.setdefault(b.group, []).append(
+                {
+                    "binding": b.slot,
+                    "resource": {"buffer": buffer(b.name), "offset": 0, "size": 4 * n},
+                }
+            )
+        bgs = [
+            (g, device.create_bind_group(layout=pipe.get_bind_group_layout(g), entries=e))
+            for g, e in sorted(groups.items())
+        ]
         steps.append((pipe, bgs, kernel.dispatch_grid({})))
 
     def record(p):
@@ -172,7 +189,9 @@ def torch_variants(x: np.ndarray, stages: int, args) -> dict[str, float]:
         assert torch.allclose(compiled(tx), ref, rtol=1e-5, atol=1e-6)
         result["torch_compile"] = timed(lambda: compiled(tx))
     except Exception as error:  # no compiler toolchain: say so
-        print(f"  torch.compile unavailable: {type(error).__name__}: {str(error).splitlines()[0][:120]}")
+        print(
+            f"  torch.compile unavailable: {type(error).__name__}: {str(error).splitlines()[0][:120]}"
+        )
     return result
 
 
@@ -209,8 +228,14 @@ def main() -> None:
             line = f"2^{log2n} K={stages}:"
             for key in ("vyre_fused", "vyre_unfused", "torch_eager", "torch_compile", "torch_copy"):
                 if key in row:
-                    line += f"  {key} {row[key] * 1e3:7.3f} ms ({8 * n / row[key] / 1e12:5.2f} TB/s)"
-            print(line + f"  [fused kernels={row['vyre_fused_kernels']} vec{max(row['vyre_fused_forms'])} correct={row['vyre_fused_correct'] and row['vyre_unfused_correct']}]", flush=True)
+                    line += (
+                        f"  {key} {row[key] * 1e3:7.3f} ms ({8 * n / row[key] / 1e12:5.2f} TB/s)"
+                    )
+            print(
+                line
+                + f"  [fused kernels={row['vyre_fused_kernels']} vec{max(row['vyre_fused_forms'])} correct={row['vyre_fused_correct'] and row['vyre_unfused_correct']}]",
+                flush=True,
+            )
     if args.json:
         with open(args.json, "w") as f:
             json.dump({"adapter": gpu.adapter.info["device"], "rows": rows}, f, indent=1)

@@ -108,22 +108,42 @@ vyre.program @reduce workgroup_size [256, 1, 1] {{
 def workloads(n: int, rng: np.random.Generator):
     x = rng.standard_normal(n).astype(np.float32)
     y = rng.standard_normal(n).astype(np.float32)
-    yield "axpy (f32)", AXPY.format(n=n), {"x": x, "y": y}, lambda out: np.array_equal(
-        out["y"], np.float32(2) * x + y)
+    yield (
+        "axpy (f32)",
+        AXPY.format(n=n),
+        {"x": x, "y": y},
+        lambda out: np.array_equal(out["y"], np.float32(2) * x + y),
+    )
 
     trip = rng.integers(0, 8, n).astype(np.uint32)
     trip[n // 2] = 200  # one long lane
     t64 = trip.astype(np.int64)
-    yield "divergent loop (ui32)", DIVERGENT_LOOP.format(n=n), {"trip": trip}, lambda out: np.array_equal(
-        out["out"], (t64 * (t64 - 1) // 2).astype(np.uint32))
+    yield (
+        "divergent loop (ui32)",
+        DIVERGENT_LOOP.format(n=n),
+        {"trip": trip},
+        lambda out: np.array_equal(out["out"], (t64 * (t64 - 1) // 2).astype(np.uint32)),
+    )
 
     v = rng.integers(0, 2**32, n).astype(np.uint32)
-    yield "histogram (atomic add)", HISTOGRAM.format(n=n), {"x": v, "hist": np.zeros(256, np.uint32)}, \
-        lambda out: np.array_equal(out["hist"], np.bincount(v & 255, minlength=256).astype(np.uint32))
+    yield (
+        "histogram (atomic add)",
+        HISTOGRAM.format(n=n),
+        {"x": v, "hist": np.zeros(256, np.uint32)},
+        lambda out: np.array_equal(
+            out["hist"], np.bincount(v & 255, minlength=256).astype(np.uint32)
+        ),
+    )
 
     groups = n // 256
-    yield "workgroup tree reduction (barriers)", REDUCE.format(n=n, groups=groups), {"x": x}, \
-        lambda out: np.allclose(out["sums"], x.reshape(groups, 256).sum(axis=1, dtype=np.float64), atol=1e-3)
+    yield (
+        "workgroup tree reduction (barriers)",
+        REDUCE.format(n=n, groups=groups),
+        {"x": x},
+        lambda out: np.allclose(
+            out["sums"], x.reshape(groups, 256).sum(axis=1, dtype=np.float64), atol=1e-3
+        ),
+    )
 
 
 def main() -> None:
@@ -133,8 +153,10 @@ def main() -> None:
     args = parser.parse_args()
     n = 2**args.log2n
     rng = np.random.default_rng(0)
-    print(f"reference interpreter, n = 2^{args.log2n} = {n}, best of {args.repeat} (numpy {np.__version__}, "
-          f"{os.cpu_count()} cores)")
+    print(
+        f"reference interpreter, n = 2^{args.log2n} = {n}, best of {args.repeat} (numpy {np.__version__}, "
+        f"{os.cpu_count()} cores)"
+    )
     print(f"{'workload':38} {'best s':>8} {'median s':>9} {'Melem/s':>8}  ok")
     for name, text, inputs, verify in workloads(n, rng):
         module = parse(text)

@@ -43,7 +43,9 @@ def plot(out: str) -> None:
         chains = json.load(f)
     rows = [r for r in chains["rows"] if r["log2n"] == max(r["log2n"] for r in chains["rows"])]
     n = 1 << rows[0]["log2n"]
-    keys = [k for k in ("vyre_fused", "vyre_unfused", "torch_compile", "torch_eager") if k in rows[0]]
+    keys = [
+        k for k in ("vyre_fused", "vyre_unfused", "torch_compile", "torch_eager") if k in rows[0]
+    ]
     fig, ax = plt.subplots(figsize=(7, 4))
     width = 0.8 / len(keys)
     for j, key in enumerate(keys):
@@ -52,7 +54,9 @@ def plot(out: str) -> None:
     if "torch_copy" in rows[0]:
         ceiling = max(8 * n / r["torch_copy"] / 1e12 for r in rows)
         ax.axhline(ceiling, color="k", linestyle="--", label=f"copy ceiling {ceiling:.2f} TB/s")
-    ax.set_xticks([i + 0.4 - width / 2 for i in range(len(rows))], [f"K={r['stages']}" for r in rows])
+    ax.set_xticks(
+        [i + 0.4 - width / 2 for i in range(len(rows))], [f"K={r['stages']}" for r in rows]
+    )
     ax.set_ylabel("effective TB/s (8N bytes / GPU time)")
     ax.set_title(f"{chains['adapter']}: K-stage f32 chains, N = 2^{rows[0]['log2n']}")
     ax.legend(fontsize=8)
@@ -74,9 +78,25 @@ def main() -> None:
 
         cpu = gpu_device().adapter.info.get("adapter_type") == "CPU"
         args.log2n = [20] if cpu else [26, 28]
-    run("gpu_chains.py", "--log2n", *map(str, args.log2n), "--stages", "1", "4", "8", "--json", f"{out}/chains.json")
+    run(
+        "gpu_chains.py",
+        "--log2n",
+        *map(str, args.log2n),
+        "--stages",
+        "1",
+        "4",
+        "8",
+        "--json",
+        f"{out}/chains.json",
+    )
     run("host_overhead.py", "--json", f"{out}/host_overhead.json")
-    run("compile_time.py", "--programs", *map(str, args.programs), "--json", f"{out}/compile_time.json")
+    run(
+        "compile_time.py",
+        "--programs",
+        *map(str, args.programs),
+        "--json",
+        f"{out}/compile_time.json",
+    )
     run("interpreter.py")
     plot(out)
 

@@ -95,6 +95,7 @@ def small(reps: int, count: int, profile: bool) -> dict:
         def f():
             e.run({"x": xs}, device=True)
             vyre_xdsl.synchronize()
+
         return f
 
     t1 = batches(run_sync(one), reps, count)
@@ -137,16 +138,28 @@ def phases(calls: int = 2000) -> dict:
         bound = timed("bind + check inputs (api)", exe._binder.bind, {"x": dx})
         plan = timed("plan + sized lookups", lambda: _plan(gpu, exe._kernels))
         sized = timed("plan + sized lookups", _sized, gpu, plan, bound)
-        out = timed("pool acquire (output buffer)", gpu.pool.acquire, sized.buffer_bytes[1], "storage")
-        groups = timed("bind group lookup", _bind_groups, gpu, plan, sized, [[dx.buffer(), 0], [out, 0]], None)
+        out = timed(
+            "pool acquire (output buffer)", gpu.pool.acquire, sized.buffer_bytes[1], "storage"
+        )
+        groups = timed(
+            "bind group lookup", _bind_groups, gpu, plan, sized, [[dx.buffer(), 0], [out, 0]], None
+        )
         encoder = timed("create_command_encoder", gpu.device.create_command_encoder)
         compute = timed("begin_compute_pass", encoder.begin_compute_pass)
-        timed("dispatch (set_pipeline, set_bind_group, dispatch)", _dispatch, compute, plan.steps[0],
-              groups[0], sized.grids[0])
+        timed(
+            "dispatch (set_pipeline, set_bind_group, dispatch)",
+            _dispatch,
+            compute,
+            plan.steps[0],
+            groups[0],
+            sized.grids[0],
+        )
         timed("end pass", compute.end)
         command = timed("finish", encoder.finish)
         timed("submit", gpu.device.queue.submit, [command])
-        array = timed("output DeviceArray", DeviceArray, gpu, out, "storage", np.dtype(np.float32), (n,))
+        array = timed(
+            "output DeviceArray", DeviceArray, gpu, out, "storage", np.dtype(np.float32), (n,)
+        )
         timed("synchronize (wait for the GPU)", gpu.synchronize)
         timed("free output (to the pool)", array.free)
     whole = batches(lambda: (exe.run({"x": dx}, device=True), gpu.synchronize()), calls // 4, 3)
@@ -181,16 +194,22 @@ def wrapper_cost(gpu, calls: int) -> dict:
         lib.wgpuCommandBufferRelease(command)
 
     return {
-        "empty encoder+pass+finish via wgpu-py (not a phase)": batches(wrapped, calls, 3)["median_s"] * 1e6,
-        "the same via wgpu-native directly (not a phase)": batches(native, calls, 3)["median_s"] * 1e6,
+        "empty encoder+pass+finish via wgpu-py (not a phase)": batches(wrapped, calls, 3)[
+            "median_s"
+        ]
+        * 1e6,
+        "the same via wgpu-native directly (not a phase)": batches(native, calls, 3)["median_s"]
+        * 1e6,
     }
 
 
 def _per_dispatch(one: dict, many: dict) -> dict:
     """(t(100) - t(1)) / 99, with the widest spread the two spreads allow."""
-    return {"median_s": (many["median_s"] - one["median_s"]) / 99,
-            "min_s": (many["min_s"] - one["max_s"]) / 99,
-            "max_s": (many["max_s"] - one["min_s"]) / 99}
+    return {
+        "median_s": (many["median_s"] - one["median_s"]) / 99,
+        "min_s": (many["min_s"] - one["max_s"]) / 99,
+        "max_s": (many["max_s"] - one["min_s"]) / 99,
+    }
 
 
 def torch_small(reps: int, count: int) -> dict:
@@ -276,11 +295,15 @@ def cache(log2n: int, count: int) -> dict:
 
         exe = vyre_xdsl.compile(text, backend="wgpu", fuse=fuse)
         out = vyre_xdsl.run(text, {"x": x}, backend="wgpu", fuse=fuse)["out"]
-        assert np.allclose(out, expected, rtol=1e-5) and np.array_equal(out, exe.run({"x": x})["out"])
+        assert np.allclose(out, expected, rtol=1e-5) and np.array_equal(
+            out, exe.run({"x": x})["out"]
+        )
         result[f"8 stages at 2^{log2n}, {label}: run() (cached)"] = batches(
-            lambda: vyre_xdsl.run(text, {"x": x}, backend="wgpu", fuse=fuse), 1, count)
+            lambda: vyre_xdsl.run(text, {"x": x}, backend="wgpu", fuse=fuse), 1, count
+        )
         result[f"8 stages at 2^{log2n}, {label}: compile() once + Executable.run"] = batches(
-            lambda: exe.run({"x": x}), 1, count)
+            lambda: exe.run({"x": x}), 1, count
+        )
         result[f"8 stages at 2^{log2n}, {label}: first run() (uncached)"] = batches(first, 1, count)
     return result
 
@@ -290,7 +313,9 @@ def table(results: dict) -> str:
     for name, value in results.items():
         if not isinstance(value, dict) or "median_s" not in value:
             continue
-        lines.append(f"| {name} | {_fmt(value['median_s'])} | {_fmt(value['min_s'])} - {_fmt(value['max_s'])} |")
+        lines.append(
+            f"| {name} | {_fmt(value['median_s'])} | {_fmt(value['min_s'])} - {_fmt(value['max_s'])} |"
+        )
     return "\n".join(lines)
 
 

@@ -50,15 +50,39 @@ def shaders(n4: int, grid_stride_groups: int) -> dict[str, tuple[str, int, int]]
     sig = f"@compute @workgroup_size({WG}) fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>)"
     n = n4 * 4
     out = {
-        "scalar": (head_s + sig + " {\n  " + idx.format(wg=WG) + f"\n  if (i < {n}u) {{ o[i] = a[i] * 2.0 + b[i]; }}\n}}\n", n, n4),
-        "vec4": (head_v + sig + " {\n  " + idx.format(wg=WG) + f"\n  if (i < {n4}u) {{ o[i] = a[i] * 2.0 + b[i]; }}\n}}\n", n4, n4),
+        "scalar": (
+            head_s
+            + sig
+            + " {\n  "
+            + idx.format(wg=WG)
+            + f"\n  if (i < {n}u) {{ o[i] = a[i] * 2.0 + b[i]; }}\n}}\n",
+            n,
+            n4,
+        ),
+        "vec4": (
+            head_v
+            + sig
+            + " {\n  "
+            + idx.format(wg=WG)
+            + f"\n  if (i < {n4}u) {{ o[i] = a[i] * 2.0 + b[i]; }}\n}}\n",
+            n4,
+            n4,
+        ),
         "vec4_gs": (
-            head_v + sig + " {\n  var i = gid.x;\n  let stride = nwg.x * " + str(WG) + f"u;\n  loop {{\n    if (i >= {n4}u) {{ break; }}\n    o[i] = a[i] * 2.0 + b[i];\n    i = i + stride;\n  }}\n}}\n",
+            head_v
+            + sig
+            + " {\n  var i = gid.x;\n  let stride = nwg.x * "
+            + str(WG)
+            + f"u;\n  loop {{\n    if (i >= {n4}u) {{ break; }}\n    o[i] = a[i] * 2.0 + b[i];\n    i = i + stride;\n  }}\n}}\n",
             grid_stride_groups * WG,
             n4,
         ),
         "vec4_x4": (
-            head_v + sig + " {\n  " + idx.format(wg=WG) + f"\n  let q = {n4 // 4}u;\n  if (i < q) {{\n"
+            head_v
+            + sig
+            + " {\n  "
+            + idx.format(wg=WG)
+            + f"\n  let q = {n4 // 4}u;\n  if (i < q) {{\n"
             "    let a0 = a[i]; let a1 = a[i + q]; let a2 = a[i + 2u * q]; let a3 = a[i + 3u * q];\n"
             "    let b0 = b[i]; let b1 = b[i + q]; let b2 = b[i + 2u * q]; let b3 = b[i + 3u * q];\n"
             "    o[i] = a0 * 2.0 + b0; o[i + q] = a1 * 2.0 + b1; o[i + 2u * q] = a2 * 2.0 + b2; o[i + 3u * q] = a3 * 2.0 + b3;\n  }\n}\n",
@@ -66,11 +90,23 @@ def shaders(n4: int, grid_stride_groups: int) -> dict[str, tuple[str, int, int]]
             n4,
         ),
         "vec4_fixed": (
-            head_fixed + sig + " {\n  " + idx.format(wg=WG) + f"\n  if (i < {n4}u) {{ o[i] = a[i] * 2.0 + b[i]; }}\n}}\n",
+            head_fixed
+            + sig
+            + " {\n  "
+            + idx.format(wg=WG)
+            + f"\n  if (i < {n4}u) {{ o[i] = a[i] * 2.0 + b[i]; }}\n}}\n",
             n4,
             n4,
         ),
-        "copy_wgsl": (head_v + sig + " {\n  " + idx.format(wg=WG) + f"\n  if (i < {n4}u) {{ o[i] = a[i]; }}\n}}\n", n4, n4),
+        "copy_wgsl": (
+            head_v
+            + sig
+            + " {\n  "
+            + idx.format(wg=WG)
+            + f"\n  if (i < {n4}u) {{ o[i] = a[i]; }}\n}}\n",
+            n4,
+            n4,
+        ),
     }
     return out
 
@@ -90,7 +126,9 @@ def main() -> None:
     p.add_argument("--json", default=None)
     p.add_argument("--batch", type=int, default=20, help="dispatches per timed compute pass")
     p.add_argument("--rounds", type=int, default=2, help="repeat the whole variant list")
-    p.add_argument("--warmup", type=float, default=0.5, help="seconds of GPU work before timing each variant")
+    p.add_argument(
+        "--warmup", type=float, default=0.5, help="seconds of GPU work before timing each variant"
+    )
     args = p.parse_args()
     n = 1 << args.log2n
     n4 = n // 4
@@ -98,10 +136,21 @@ def main() -> None:
 
     adapter = wgpu.gpu.request_adapter_sync(power_preference="high-performance")
     lim = adapter.limits
-    want = {k: lim[k] for k in ("max-storage-buffer-binding-size", "max-buffer-size", "max-storage-buffers-per-shader-stage")}
-    device = adapter.request_device_sync(required_features=["timestamp-query"], required_limits=want)
+    want = {
+        k: lim[k]
+        for k in (
+            "max-storage-buffer-binding-size",
+            "max-buffer-size",
+            "max-storage-buffers-per-shader-stage",
+        )
+    }
+    device = adapter.request_device_sync(
+        required_features=["timestamp-query"], required_limits=want
+    )
     info = adapter.info
-    print(f"adapter: {info['device']} ({info['backend_type']}), driver {info.get('description', '')}")
+    print(
+        f"adapter: {info['device']} ({info['backend_type']}), driver {info.get('description', '')}"
+    )
     print("features:", ", ".join(sorted(str(f) for f in adapter.features)))
     print("limits:", want)
     print(f"N = 2^{args.log2n} f32, {nbytes / 2**20:.0f} MiB per array")
@@ -116,7 +165,9 @@ def main() -> None:
     device.queue.write_buffer(ba, 0, a)
     device.queue.write_buffer(bb, 0, b)
     qs = device.create_query_set(type="timestamp", count=2)
-    qbuf = device.create_buffer(size=16, usage=wgpu.BufferUsage.QUERY_RESOLVE | wgpu.BufferUsage.COPY_SRC)
+    qbuf = device.create_buffer(
+        size=16, usage=wgpu.BufferUsage.QUERY_RESOLVE | wgpu.BufferUsage.COPY_SRC
+    )
 
     def timed(record) -> float:
         enc = device.create_command_encoder()
@@ -133,8 +184,12 @@ def main() -> None:
         for name, (code, invocations, _) in variants:
             try:
                 module = device.create_shader_module(code=code)
-                pipe = device.create_compute_pipeline(layout="auto", compute={"module": module, "entry_point": "main"})
-            except Exception as e:  # report and go on: a variant that does not validate is an answer too
+                pipe = device.create_compute_pipeline(
+                    layout="auto", compute={"module": module, "entry_point": "main"}
+                )
+            except (
+                Exception
+            ) as e:  # report and go on: a variant that does not validate is an answer too
                 print(f"{name:12s} failed to compile: {str(e).splitlines()[-1]}")
                 continue
             bg = device.create_bind_group(
@@ -148,7 +203,13 @@ def main() -> None:
             gx, gy = grid_for(invocations)
 
             def record(enc, pipe=pipe, bg=bg, gx=gx, gy=gy, count=1):
-                pas = enc.begin_compute_pass(timestamp_writes={"query_set": qs, "beginning_of_pass_write_index": 0, "end_of_pass_write_index": 1})
+                pas = enc.begin_compute_pass(
+                    timestamp_writes={
+                        "query_set": qs,
+                        "beginning_of_pass_write_index": 0,
+                        "end_of_pass_write_index": 1,
+                    }
+                )
                 pas.set_pipeline(pipe)
                 pas.set_bind_group(0, bg)
                 for _ in range(count):
@@ -159,14 +220,23 @@ def main() -> None:
             while warm < args.warmup:
                 warm += timed(lambda enc: record(enc, count=args.batch))
             single = statistics.median(timed(record) for _ in range(args.reps))
-            batched = [timed(lambda enc: record(enc, count=args.batch)) / args.batch for _ in range(args.reps)]
+            batched = [
+                timed(lambda enc: record(enc, count=args.batch)) / args.batch
+                for _ in range(args.reps)
+            ]
             t = statistics.median(batched)
             moved = nbytes * (2 if name.startswith("copy") else 3)
             out = np.frombuffer(device.queue.read_buffer(bo), dtype=np.float32)
             expect = a if name.startswith("copy") else a * np.float32(2) + b
             ok = np.allclose(out, expect, rtol=1e-6, atol=1e-6)
             results.setdefault(name, []).append(
-                {"ms": t * 1e3, "tbps": moved / t / 1e12, "single_ms": single * 1e3, "correct": bool(ok), "grid": [gx, gy]}
+                {
+                    "ms": t * 1e3,
+                    "tbps": moved / t / 1e12,
+                    "single_ms": single * 1e3,
+                    "correct": bool(ok),
+                    "grid": [gx, gy],
+                }
             )
             print(
                 f"{name:12s} {t * 1e3:8.3f} ms  {moved / t / 1e12:6.3f} TB/s  (one dispatch per submit: "
@@ -180,10 +250,14 @@ def main() -> None:
 
     # copy_buffer_to_buffer between passes' timestamps: bracket with two empty passes
     def record_copy(enc):
-        p0 = enc.begin_compute_pass(timestamp_writes={"query_set": qs, "beginning_of_pass_write_index": 0})
+        p0 = enc.begin_compute_pass(
+            timestamp_writes={"query_set": qs, "beginning_of_pass_write_index": 0}
+        )
         p0.end()
         enc.copy_buffer_to_buffer(ba, 0, bo, 0, nbytes)
-        p1 = enc.begin_compute_pass(timestamp_writes={"query_set": qs, "end_of_pass_write_index": 1})
+        p1 = enc.begin_compute_pass(
+            timestamp_writes={"query_set": qs, "end_of_pass_write_index": 1}
+        )
         p1.end()
 
     for _ in range(20):
@@ -225,11 +299,15 @@ def main() -> None:
         print(f"{'torch_copy':12s} {t * 1e3:8.3f} ms  {2 * nbytes / t / 1e12:6.3f} TB/s")
         t = cuda_time(lambda: torch.add(ta * 2, tb, out=to))
         results["torch_axpb"] = {"ms": t * 1e3, "tbps": 3 * nbytes / t / 1e12}
-        print(f"{'torch_eager':12s} {t * 1e3:8.3f} ms  {3 * nbytes / t / 1e12:6.3f} TB/s  (a*2+b, 2 kernels)")
+        print(
+            f"{'torch_eager':12s} {t * 1e3:8.3f} ms  {3 * nbytes / t / 1e12:6.3f} TB/s  (a*2+b, 2 kernels)"
+        )
 
     if args.json:
         with open(args.json, "w") as f:
-            json.dump({"adapter": info["device"], "log2n": args.log2n, "results": results}, f, indent=1)
+            json.dump(
+                {"adapter": info["device"], "log2n": args.log2n, "results": results}, f, indent=1
+            )
 
 
 if __name__ == "__main__":

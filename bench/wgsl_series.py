@@ -30,9 +30,14 @@ def main():
         required_limits={k: lim[k] for k in ("max-storage-buffer-binding-size", "max-buffer-size")},
     )
     code, invocations, _ = shaders(n // 4, 132 * 16)[args.variant]
-    pipe = device.create_compute_pipeline(layout="auto", compute={"module": device.create_shader_module(code=code), "entry_point": "main"})
+    pipe = device.create_compute_pipeline(
+        layout="auto",
+        compute={"module": device.create_shader_module(code=code), "entry_point": "main"},
+    )
     qs = device.create_query_set(type="timestamp", count=2)
-    qbuf = device.create_buffer(size=16, usage=wgpu.BufferUsage.QUERY_RESOLVE | wgpu.BufferUsage.COPY_SRC)
+    qbuf = device.create_buffer(
+        size=16, usage=wgpu.BufferUsage.QUERY_RESOLVE | wgpu.BufferUsage.COPY_SRC
+    )
     usage = wgpu.BufferUsage.STORAGE | wgpu.BufferUsage.COPY_SRC | wgpu.BufferUsage.COPY_DST
     rng = np.random.default_rng(0)
     host = {"zeros": np.zeros(n, np.float32), "random": rng.standard_normal(n, dtype=np.float32)}
@@ -50,7 +55,13 @@ def main():
 
     def batch(bg, count=20):
         enc = device.create_command_encoder()
-        pas = enc.begin_compute_pass(timestamp_writes={"query_set": qs, "beginning_of_pass_write_index": 0, "end_of_pass_write_index": 1})
+        pas = enc.begin_compute_pass(
+            timestamp_writes={
+                "query_set": qs,
+                "beginning_of_pass_write_index": 0,
+                "end_of_pass_write_index": 1,
+            }
+        )
         pas.set_pipeline(pipe)
         pas.set_bind_group(0, bg)
         for _ in range(count):

@@ -1,6 +1,6 @@
 """Regenerates examples/ops_tour.mlir: one program that uses every vyre op.
 
-    python examples/gen_ops_tour.py > examples/ops_tour.mlir
+python examples/gen_ops_tour.py > examples/ops_tour.mlir
 """
 
 from vyre_xdsl.builder import ProgramBuilder, module_of
@@ -16,9 +16,18 @@ def build():
     for t in TYPES:
         b.buffer(f"in_{t}_a", "read_only", t, N, binding=len(b.program.body.block.ops))
         b.buffer(f"in_{t}_b", "read_only", t, N, binding=len(b.program.body.block.ops))
-    ops_per_type = {t: [n for n, s in OPS.items() if t in s.types and s.kind in ("binary", "unary")] for t in TYPES}
+    ops_per_type = {
+        t: [n for n, s in OPS.items() if t in s.types and s.kind in ("binary", "unary")]
+        for t in TYPES
+    }
     for t in TYPES:
-        b.buffer(f"out_{t}", "write_only", t, N * len(ops_per_type[t]), binding=len(b.program.body.block.ops))
+        b.buffer(
+            f"out_{t}",
+            "write_only",
+            t,
+            N * len(ops_per_type[t]),
+            binding=len(b.program.body.block.ops),
+        )
     b.buffer("out_i1", "write_only", "i1", N * 64, binding=len(b.program.body.block.ops))
     b.buffer("counters", "read_write", "ui32", 8, binding=len(b.program.body.block.ops))
     b.buffer("scratch", "workgroup", "ui32", 64)
@@ -114,7 +123,9 @@ def build():
     wy = b.workgroup_id("y")
     lz = b.local_id("z")
     neighbour = b.bit_xor(l, b.const(1, "ui32"))
-    put_bool(b.eq(b.load("scratch", neighbour), b.load("in_ui32_a", b.bit_xor(i, b.const(1, "ui32")))))
+    put_bool(
+        b.eq(b.load("scratch", neighbour), b.load("in_ui32_a", b.bit_xor(i, b.const(1, "ui32"))))
+    )
     put_bool(b.eq(b.add(wy, lz), b.const(0, "ui32")))
     put_bool(b.lt(w, b.const(4, "ui32")))
 

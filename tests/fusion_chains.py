@@ -105,7 +105,9 @@ class ProgramPlan:
     combine: str
     accumulate: bool = False
     tile: bool = False
-    loop: str | None = None  # None, "locals", "load" (a load inside the loop), "return" (a return inside)
+    loop: str | None = (
+        None  # None, "locals", "load" (a load inside the loop), "return" (a return inside)
+    )
     early_return: bool = False
     accumulate_in_loop: bool = False
     trap: bool = False
@@ -133,7 +135,15 @@ OPS_BY_TYPE = {
     "f32": ("add", "sub", "mul", "max", "min"),
 }
 STORE_PATTERNS = ("id",) * 6 + ("rev", "shift", "stride3", "stride2")
-LOAD_PATTERNS = ("id",) * 8 + ("rev", "shift", "shift_back", "stride3", "stride2", "gather", "first")
+LOAD_PATTERNS = ("id",) * 8 + (
+    "rev",
+    "shift",
+    "shift_back",
+    "stride3",
+    "stride2",
+    "gather",
+    "first",
+)
 
 
 def make_chain(c) -> Chain:
@@ -156,7 +166,9 @@ def make_chain(c) -> Chain:
     written: list[Buffer] = []
     plans = []
     for k in range(c.integer(2, 6)):
-        plans.append(_plan(c, k, element, mode, base, uses_ids, pool, written, index_buffer, counter, count))
+        plans.append(
+            _plan(c, k, element, mode, base, uses_ids, pool, written, index_buffer, counter, count)
+        )
     return Chain(module_of([_build(plan, element) for plan in plans]), {}, plans)
 
 
@@ -168,7 +180,9 @@ def _workgroup(c, mode: str, base: int) -> tuple[int, int, int]:
     return (base, 1, 1)
 
 
-def _plan(c, k, element, mode, base, uses_ids, pool, written, index_buffer, counter, count) -> ProgramPlan:
+def _plan(
+    c, k, element, mode, base, uses_ids, pool, written, index_buffer, counter, count
+) -> ProgramPlan:
     wg = _workgroup(c, mode, base)
     patterns = LOAD_PATTERNS + (("mirror",) if uses_ids else ())
     store_patterns = STORE_PATTERNS + (("mirror",) if uses_ids else ())
@@ -188,7 +202,9 @@ def _plan(c, k, element, mode, base, uses_ids, pool, written, index_buffer, coun
         dest_buffer.length = dest_buffer.count
         written.append(dest_buffer)
     # a program reads what it writes only at the store's own index
-    sources = [s for s in sources if s.buffer is not dest_buffer] or [Access(c.choice(pool), "id", None)]
+    sources = [s for s in sources if s.buffer is not dest_buffer] or [
+        Access(c.choice(pool), "id", None)
+    ]
     sources = [Access(s.buffer, s.pattern, s.declared) for s in sources]
     dest = Access(dest_buffer, c.choice(store_patterns), dest_buffer.count)
     plan = ProgramPlan(
@@ -208,7 +224,9 @@ def _plan(c, k, element, mode, base, uses_ids, pool, written, index_buffer, coun
     )
     if plan.atomic:
         plan.counter = counter
-        plan.sources = [s for s in sources if s.buffer is not counter] or [Access(pool[0], "id", None)]
+        plan.sources = [s for s in sources if s.buffer is not counter] or [
+            Access(pool[0], "id", None)
+        ]
     plan.accumulate_in_loop = accumulate and c.chance(50)
     if any(s.pattern == "gather" for s in sources):
         plan.extra.append(Access(index_buffer, "id", 32))
@@ -262,7 +280,9 @@ def _build(plan: ProgramPlan, element: str):
         b.atomic("add", "cnt", zero, one)
     index = ctx.index(plan.dest)
     dest = plan.dest.buffer.name
-    if plan.accumulate_in_loop:  # dest[e] = f(dest[e], v) twice: the second load reads this program's store
+    if (
+        plan.accumulate_in_loop
+    ):  # dest[e] = f(dest[e], v) twice: the second load reads this program's store
         with b.loop("again", ctx.u(0), ctx.u(2)):
             b.store(dest, index, ctx.combine(v, b.load(dest, index)))
     else:
@@ -400,7 +420,11 @@ def random_inputs(sig, seed: int, lengths: dict[str, int] | None = None) -> dict
     inputs = {}
     for name in sig.inputs:
         buffer = sig[name]
-        length = buffer.count if buffer.count is not None else (lengths or {}).get(name) or buffer.min_count or 64
+        length = (
+            buffer.count
+            if buffer.count is not None
+            else (lengths or {}).get(name) or buffer.min_count or 64
+        )
         if name == "idx":
             inputs[name] = rng.integers(0, 80, length).astype(np.uint32)
         elif buffer.element == "ui32":
@@ -541,7 +565,9 @@ def _barrier_handler(machine, op, frame, scope) -> None:
         machine.on_barrier()
 
 
-def execute_scheduled(module: ModuleOp, buffers: dict[str, np.ndarray], rng: np.random.Generator) -> dict[str, np.ndarray]:
+def execute_scheduled(
+    module: ModuleOp, buffers: dict[str, np.ndarray], rng: np.random.Generator
+) -> dict[str, np.ndarray]:
     """Run `module` one invocation at a time in a random barrier-respecting order."""
     host = {name: np.array(array, copy=True).reshape(-1) for name, array in buffers.items()}
     original = HANDLERS[BarrierOp]
@@ -570,7 +596,9 @@ def _run_scheduled_on(machine, program, rng) -> None:
         for segment in _grid_segments(list(program.statements())):
             for group in rng.permutation(machine.launch.workgroups):
                 lanes = [int(group) * threads + local for local in range(threads)]
-                _run_workgroup(machine, [l for l in lanes if machine.alive[l]], frames, scopes, segment, rng)
+                _run_workgroup(
+                    machine, [l for l in lanes if machine.alive[l]], frames, scopes, segment, rng
+                )
 
 
 def _has_barrier(ops) -> bool:

@@ -32,13 +32,22 @@ def _interface(text: str) -> tuple[set[str], set[str], set[str]]:
 # (declarations of each program, in order) -> (inputs, outputs, intermediates)
 CASES = {
     "one program, every access": (
-        [["@x binding 0 read_only : f32[4]", "@y binding 1 read_write : f32[4]",
-          "@z binding 2 write_only : f32[4]", "@u binding 3 uniform : f32[4]", "@w workgroup : f32[4]"]],
+        [
+            [
+                "@x binding 0 read_only : f32[4]",
+                "@y binding 1 read_write : f32[4]",
+                "@z binding 2 write_only : f32[4]",
+                "@u binding 3 uniform : f32[4]",
+                "@w workgroup : f32[4]",
+            ]
+        ],
         ({"x", "y", "u"}, {"y", "z"}, set()),
     ),
     "producer and consumer": (
-        [["@x binding 0 read_only : f32[4]", "@t binding 1 write_only : f32[4]"],
-         ["@t binding 0 read_only : f32[4]", "@y binding 1 write_only : f32[4]"]],
+        [
+            ["@x binding 0 read_only : f32[4]", "@t binding 1 write_only : f32[4]"],
+            ["@t binding 0 read_only : f32[4]", "@y binding 1 write_only : f32[4]"],
+        ],
         ({"x"}, {"y"}, {"t"}),
     ),
     "written, then read_write later": (
@@ -102,7 +111,9 @@ def test_bodies_do_not_change_the_interface(case):
 
 def test_dce_of_an_unused_load_keeps_a_read_only_output_an_input():
     text = _program(
-        "p", "@r binding 0 read_only output : ui32[4]", "@o binding 1 write_only : ui32[4]",
+        "p",
+        "@r binding 0 read_only output : ui32[4]",
+        "@o binding 1 write_only : ui32[4]",
         body="""
 %i = vyre.local_id x
 %unused = vyre.load @r[%i] : ui32
@@ -122,14 +133,18 @@ vyre.store @o[%i] = %i : ui32
 
 def test_intermediate_stays_an_intermediate_when_its_reader_goes():
     text = _program(
-        "a", "@x binding 0 read_only : ui32[4]", "@t binding 1 write_only : ui32[4]",
+        "a",
+        "@x binding 0 read_only : ui32[4]",
+        "@t binding 1 write_only : ui32[4]",
         body="""
 %i = vyre.local_id x
 %v = vyre.load @x[%i] : ui32
 vyre.store @t[%i] = %v : ui32
 """,
     ) + _program(
-        "b", "@t binding 0 read_only : ui32[4]", "@y binding 1 write_only : ui32[4]",
+        "b",
+        "@t binding 0 read_only : ui32[4]",
+        "@y binding 1 write_only : ui32[4]",
         body="""
 %i = vyre.local_id x
 %unused = vyre.load @t[%i] : ui32
@@ -148,7 +163,9 @@ vyre.store @y[%i] = %i : ui32
 def test_write_only_first_takes_no_input_and_runtime_sized_needs_one():
     text = _program("p", "@t binding 0 write_only : ui32[4]", "@s binding 1 write_only : ui32[?]")
     with pytest.raises(UnexpectedInputError, match="buffer 't' takes no input"):
-        vyre_xdsl.run(text, {"t": np.zeros(4, np.uint32), "s": np.zeros(2, np.uint32)}, backend="reference")
+        vyre_xdsl.run(
+            text, {"t": np.zeros(4, np.uint32), "s": np.zeros(2, np.uint32)}, backend="reference"
+        )
     with pytest.raises(MissingInputError, match="missing input for buffer 's'"):
         vyre_xdsl.run(text, {}, backend="reference")
 

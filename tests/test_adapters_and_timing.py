@@ -38,14 +38,26 @@ def _environment(**extra: str) -> dict[str, str]:
 
 
 def _python(script: str, **env: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True,
-                          env=_environment(**env), timeout=120)
+    return subprocess.run(
+        [sys.executable, "-c", script],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        env=_environment(**env),
+        timeout=120,
+    )
 
 
 def _vyre_run(*args: str, **env: str) -> subprocess.CompletedProcess:
     vyre_run = os.path.join(os.path.dirname(sys.executable), "vyre-run")
-    return subprocess.run([vyre_run, *args], cwd=ROOT, capture_output=True, text=True,
-                          env=_environment(**env), timeout=120)
+    return subprocess.run(
+        [vyre_run, *args],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        env=_environment(**env),
+        timeout=120,
+    )
 
 
 # ---------------------------------------------------------------------- adapters
@@ -137,7 +149,9 @@ def test_profile_gives_gpu_time_per_kernel():
 def test_profile_without_timestamp_queries_is_a_clear_error(monkeypatch):
     exe = vyre_xdsl.compile(CHAIN3, backend="wgpu")
     monkeypatch.setattr(exe.gpu, "features", exe.gpu.features - {"timestamp-query"})
-    with pytest.raises(ProfilingUnsupportedError, match="timestamp queries are not supported by this adapter"):
+    with pytest.raises(
+        ProfilingUnsupportedError, match="timestamp queries are not supported by this adapter"
+    ):
         exe.run({"x": np.zeros(4096, np.float32)}, profile=True)
     reference = vyre_xdsl.compile(CHAIN3, backend="reference")
     with pytest.raises(ProfilingUnsupportedError, match="needs the wgpu backend"):

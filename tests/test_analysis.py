@@ -75,7 +75,9 @@ def _loop(program) -> LoopOp:
 
 def test_accesses_list_every_load_store_and_atomic_with_its_index():
     program = _program()
-    found = [(a.op.name, a.buffer, a.index.name_hint, a.reads, a.writes) for a in accesses([program])]
+    found = [
+        (a.op.name, a.buffer, a.index.name_hint, a.reads, a.writes) for a in accesses([program])
+    ]
     assert found == [
         ("vyre.load", "x", "i", True, False),
         ("vyre.store", "y", "k", False, True),

@@ -65,13 +65,20 @@ def test_modules_are_in_stage_group_order(staged):
 
 
 def test_compiling_twice_gives_the_same_bytes():
-    assert compile_module(module_of(PIPELINE)).bundle_bytes() == compile_module(module_of(PIPELINE)).bundle_bytes()
+    assert (
+        compile_module(module_of(PIPELINE)).bundle_bytes()
+        == compile_module(module_of(PIPELINE)).bundle_bytes()
+    )
 
 
 def test_new_sorts_modules(staged):
     bundle = B.TargetModuleBundle.from_bytes(staged)
     shuffled = B.TargetModuleBundle.new(
-        bundle.artifact, bundle.profile, bundle.signature, bundle.nodes, list(reversed(bundle.modules))
+        bundle.artifact,
+        bundle.profile,
+        bundle.signature,
+        bundle.nodes,
+        list(reversed(bundle.modules)),
     )
     assert shuffled.to_bytes() == staged
 
@@ -160,8 +167,11 @@ def test_group_with_no_nodes(small):
     [
         ("module", "garbage"),
         ("module", "vyre.program @p workgroup_size [0, 1, 1] {\n}\n"),  # parses, does not verify
-        ("node", "vyre.program @p workgroup_size [64, 1, 1] {\n}\nvyre.program @q workgroup_size [64, 1, 1] {\n}\n"),
-        ("node", 'vyre.program @p workgroup_size [64, 1, 1] {\n  %0 = vyre.load @x[%0] : f32\n}\n'),
+        (
+            "node",
+            "vyre.program @p workgroup_size [64, 1, 1] {\n}\nvyre.program @q workgroup_size [64, 1, 1] {\n}\n",
+        ),
+        ("node", "vyre.program @p workgroup_size [64, 1, 1] {\n  %0 = vyre.load @x[%0] : f32\n}\n"),
     ],
 )
 def test_malformed_program(small, where, text):
@@ -188,7 +198,10 @@ def _edit_descriptor(data: bytes, edit) -> bytes:
         (lambda text: text.replace("slot 1 group 0", "slot 0 group 0"), "invalid"),
         # a valid descriptor, but not the one its kernel was printed from
         (lambda text: text.replace('entry "main"', 'entry "other"'), "does not match"),
-        (lambda text: text + text.replace("kernel.descriptor @", "kernel.descriptor @copy_"), "exactly one"),
+        (
+            lambda text: text + text.replace("kernel.descriptor @", "kernel.descriptor @copy_"),
+            "exactly one",
+        ),
     ],
     ids=["unparsable", "kernel-verify", "mismatch", "two"],
 )
@@ -233,14 +246,30 @@ def _swap_module_parts(doc: dict, *keys: str) -> None:
 
 # Forged fields (the digest rebuilt): each is refused with its own error.
 FORGERIES = {
-    "profile": (lambda d: d["profile"].update(max_invocations=0), B.InvalidProfileError, "max_invocations 0"),
-    "profile-target": (lambda d: d["profile"].update(identity="spirv"), B.InvalidProfileError, "generation 2"),
-    "signature-element": (
-        lambda d: d["signature"][0].update(element="f64"), B.InvalidSignatureError, "element type 'f64'"
+    "profile": (
+        lambda d: d["profile"].update(max_invocations=0),
+        B.InvalidProfileError,
+        "max_invocations 0",
     ),
-    "signature-count": (lambda d: d["signature"][0].update(count=1 << 32), B.InvalidSignatureError, "2\\^32"),
+    "profile-target": (
+        lambda d: d["profile"].update(identity="spirv"),
+        B.InvalidProfileError,
+        "generation 2",
+    ),
+    "signature-element": (
+        lambda d: d["signature"][0].update(element="f64"),
+        B.InvalidSignatureError,
+        "element type 'f64'",
+    ),
+    "signature-count": (
+        lambda d: d["signature"][0].update(count=1 << 32),
+        B.InvalidSignatureError,
+        "2\\^32",
+    ),
     "signature-name": (
-        lambda d: d["signature"].append(dict(d["signature"][0])), B.InvalidSignatureError, "second time"
+        lambda d: d["signature"].append(dict(d["signature"][0])),
+        B.InvalidSignatureError,
+        "second time",
     ),
     "binding-slot": (
         lambda d: _kernel(d)["bindings"][1].update(slot=_kernel(d)["bindings"][0]["slot"]),
@@ -248,16 +277,30 @@ FORGERIES = {
         "reuses group 0 slot 0",
     ),
     "binding-visibility": (
-        lambda d: _kernel(d)["bindings"][0].update(visibility="everything"), B.InvalidBindingError, "visibility"
+        lambda d: _kernel(d)["bindings"][0].update(visibility="everything"),
+        B.InvalidBindingError,
+        "visibility",
     ),
     "binding-class": (
-        lambda d: _kernel(d)["bindings"][0].update(memory_class="private"), B.InvalidBindingError, "memory class"
+        lambda d: _kernel(d)["bindings"][0].update(memory_class="private"),
+        B.InvalidBindingError,
+        "memory class",
     ),
     "binding-name": (
-        lambda d: _kernel(d)["bindings"][0].update(name="zz"), B.InvalidBindingError, "not a buffer of the run"
+        lambda d: _kernel(d)["bindings"][0].update(name="zz"),
+        B.InvalidBindingError,
+        "not a buffer of the run",
     ),
-    "workgroup": (lambda d: _kernel(d).update(workgroup_size=[512, 1, 1]), B.InvalidLaunchError, "does not fit"),
-    "grid": (lambda d: _kernel(d).update(static_grid=[1 << 16, 1, 1]), B.InvalidLaunchError, "65535"),
+    "workgroup": (
+        lambda d: _kernel(d).update(workgroup_size=[512, 1, 1]),
+        B.InvalidLaunchError,
+        "does not fit",
+    ),
+    "grid": (
+        lambda d: _kernel(d).update(static_grid=[1 << 16, 1, 1]),
+        B.InvalidLaunchError,
+        "65535",
+    ),
     "count-buffer": (
         lambda d: _kernel(d).update(count_buffers=["zz"], count_declared=[1]),
         B.InvalidElementCountError,
@@ -269,24 +312,54 @@ FORGERIES = {
         "declared with 7",
     ),
     "logical-count": (
-        lambda d: d["modules"][0].update(logical_element_count=0), B.InvalidElementCountError, "logical"
+        lambda d: d["modules"][0].update(logical_element_count=0),
+        B.InvalidElementCountError,
+        "logical",
     ),
     "wgsl-entry": (lambda d: _kernel(d).update(wgsl=""), B.InvalidWgslError, "no entry point"),
-    "artifact-digest": (lambda d: d.update(artifact="xyz"), B.InvalidArtifactDigestError, "64 lowercase hex"),
-    "node-name": (lambda d: d["nodes"][0].update(name="q"), B.NodeMismatchError, "canonical text and name"),
-    "signature-flag": (
-        lambda d: d["signature"][0].update(is_output=True), B.SignatureMismatchError, "entry 0: is_output"
+    "artifact-digest": (
+        lambda d: d.update(artifact="xyz"),
+        B.InvalidArtifactDigestError,
+        "64 lowercase hex",
     ),
-    "artifact": (lambda d: d.update(artifact="0" * 64), B.ArtifactMismatchError, "another compiler version"),
-    "stage": (lambda d: d["modules"][0].update(stage=1), B.PlanMismatchError, "plan of its node programs"),
-    "wgsl": (lambda d: _kernel(d).update(wgsl="// x\n" + _kernel(d)["wgsl"]), B.WgslMismatchError, "wgsl is not"),
+    "node-name": (
+        lambda d: d["nodes"][0].update(name="q"),
+        B.NodeMismatchError,
+        "canonical text and name",
+    ),
+    "signature-flag": (
+        lambda d: d["signature"][0].update(is_output=True),
+        B.SignatureMismatchError,
+        "entry 0: is_output",
+    ),
+    "artifact": (
+        lambda d: d.update(artifact="0" * 64),
+        B.ArtifactMismatchError,
+        "another compiler version",
+    ),
+    "stage": (
+        lambda d: d["modules"][0].update(stage=1),
+        B.PlanMismatchError,
+        "plan of its node programs",
+    ),
+    "wgsl": (
+        lambda d: _kernel(d).update(wgsl="// x\n" + _kernel(d)["wgsl"]),
+        B.WgslMismatchError,
+        "wgsl is not",
+    ),
     "kernel-part": (lambda d: _kernel(d).update(part=1), B.WgslMismatchError, "part is not"),
 }
 
 STAGED_FORGERIES = {
-    "program": (lambda d: _swap_module_parts(d, "program"), B.ProgramMismatchError, "not the fusion"),
+    "program": (
+        lambda d: _swap_module_parts(d, "program"),
+        B.ProgramMismatchError,
+        "not the fusion",
+    ),
     "descriptor": (
-        lambda d: _swap_module_parts(d, "descriptors", "kernels"), B.DescriptorMismatchError, "not the lowering"
+        lambda d: _swap_module_parts(d, "descriptors", "kernels"),
+        B.DescriptorMismatchError,
+        "not the lowering",
     ),
 }
 
@@ -307,7 +380,9 @@ def test_a_bundle_for_a_larger_device_is_refused_before_running():
 
     text = (EXAMPLES / "axpy.mlir").read_text().replace("[64, 1, 1]", "[512, 1, 1]")
     profile = TargetProfile(max_workgroup_size=(1024, 1024, 64), max_invocations=1024)
-    bundle = B.TargetModuleBundle.from_bytes(compile_module(module_of(text), profile).bundle_bytes())
+    bundle = B.TargetModuleBundle.from_bytes(
+        compile_module(module_of(text), profile).bundle_bytes()
+    )
     check_device_fits(bundle, {"max-compute-invocations-per-workgroup": 512})
     with pytest.raises(DeviceLimitError, match="max-compute-invocations-per-workgroup = 512"):
         check_device_fits(bundle, {"max-compute-invocations-per-workgroup": 256})
@@ -315,13 +390,29 @@ def test_a_bundle_for_a_larger_device_is_refused_before_running():
 
 def test_every_rejection_is_its_own_bundle_error():
     classes = [
-        B.BundleTruncatedError, B.BundleDigestMismatchError, B.MalformedBundleError,
-        B.UnsupportedSchemaError, B.EmptyGroupError, B.MalformedProgramError,
-        B.InvalidDescriptorError, B.NonCanonicalOrderError, B.NonCanonicalEncodingError,
-        B.InvalidProfileError, B.InvalidSignatureError, B.InvalidBindingError, B.InvalidLaunchError,
-        B.InvalidElementCountError, B.InvalidWgslError, B.InvalidArtifactDigestError, B.NodeMismatchError,
-        B.SignatureMismatchError, B.ArtifactMismatchError, B.PlanMismatchError, B.ProgramMismatchError,
-        B.DescriptorMismatchError, B.WgslMismatchError,
+        B.BundleTruncatedError,
+        B.BundleDigestMismatchError,
+        B.MalformedBundleError,
+        B.UnsupportedSchemaError,
+        B.EmptyGroupError,
+        B.MalformedProgramError,
+        B.InvalidDescriptorError,
+        B.NonCanonicalOrderError,
+        B.NonCanonicalEncodingError,
+        B.InvalidProfileError,
+        B.InvalidSignatureError,
+        B.InvalidBindingError,
+        B.InvalidLaunchError,
+        B.InvalidElementCountError,
+        B.InvalidWgslError,
+        B.InvalidArtifactDigestError,
+        B.NodeMismatchError,
+        B.SignatureMismatchError,
+        B.ArtifactMismatchError,
+        B.PlanMismatchError,
+        B.ProgramMismatchError,
+        B.DescriptorMismatchError,
+        B.WgslMismatchError,
     ]
     assert len(set(classes)) == len(classes)
     assert all(issubclass(c, B.BundleError) and issubclass(c, VyreError) for c in classes)

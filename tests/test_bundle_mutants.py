@@ -63,7 +63,13 @@ def text_mutants(rng: random.Random, text: str) -> list[str]:
     lines = text.split("\n")
     k = rng.randrange(len(lines))
     digits = [i for i, c in enumerate(text) if c.isdigit()]
-    out = ["", text + "x", text[:-1], "\n".join(lines[:k] + lines[k + 1 :]), "\n".join(lines[: k + 1] + lines[k:])]
+    out = [
+        "",
+        text + "x",
+        text[:-1],
+        "\n".join(lines[:k] + lines[k + 1 :]),
+        "\n".join(lines[: k + 1] + lines[k:]),
+    ]
     if digits:
         i = rng.choice(digits)
         out.append(text[:i] + str((int(text[i]) + rng.randrange(1, 10)) % 10) + text[i + 1 :])
@@ -111,7 +117,8 @@ def mutants(data: bytes, count: int, seed: int):
 
 def exactly_equal(a: dict, b: dict) -> bool:
     return sorted(a) == sorted(b) and all(
-        a[k].dtype == b[k].dtype and a[k].shape == b[k].shape and a[k].tobytes() == b[k].tobytes() for k in a
+        a[k].dtype == b[k].dtype and a[k].shape == b[k].shape and a[k].tobytes() == b[k].tobytes()
+        for k in a
     )
 
 
@@ -134,7 +141,9 @@ def test_forged_bundles_are_refused_or_run_like_the_source(name):
         accepted += 1
         for backend in ("reference", "wgpu"):
             got = run_bundle(bundle, inputs, backend=backend)
-            assert exactly_equal(got, expected), f"{where}: the {backend} run differs from the source's"
+            assert exactly_equal(got, expected), (
+                f"{where}: the {backend} run differs from the source's"
+            )
     assert refused + accepted == MUTANTS_PER_SOURCE
     assert refused > MUTANTS_PER_SOURCE // 2, f"{name}: only {refused} mutants refused"
 
@@ -143,7 +152,10 @@ def test_the_unmutated_bundle_loads_and_runs():
     module = module_of(SOURCES["chain3"])
     bundle = B.TargetModuleBundle.from_bytes(compile_module(module).bundle_bytes())
     inputs = random_inputs(signature(module), 3, {})
-    assert exactly_equal(run_bundle(bundle, inputs, backend="wgpu"), vyre_xdsl.run(module, inputs, backend="reference"))
+    assert exactly_equal(
+        run_bundle(bundle, inputs, backend="wgpu"),
+        vyre_xdsl.run(module, inputs, backend="reference"),
+    )
 
 
 # ---------------------------------------------------------------------- artifacts

@@ -192,7 +192,11 @@ def test_call_effects_are_the_callees():
 @pytest.mark.parametrize("backend", ["reference", "wgpu"])
 def test_a_trap_inside_a_function_is_raised(backend):
     a = np.array([8, 9, 10, 11], dtype=np.int32)
-    ok = vyre_xdsl.run(TRAPPING, {"a": a, "b": np.array([1, 2, 3, 4], dtype=np.int32)}, backend=backend)
+    ok = vyre_xdsl.run(
+        TRAPPING, {"a": a, "b": np.array([1, 2, 3, 4], dtype=np.int32)}, backend=backend
+    )
     np.testing.assert_array_equal(ok["o"], a)
     with pytest.raises(VyreTrap):
-        vyre_xdsl.run(TRAPPING, {"a": a, "b": np.array([1, 0, 3, 4], dtype=np.int32)}, backend=backend)
+        vyre_xdsl.run(
+            TRAPPING, {"a": a, "b": np.array([1, 0, 3, 4], dtype=np.int32)}, backend=backend
+        )

@@ -25,8 +25,24 @@ RNG = np.random.default_rng(20261202)
 def _values(ty: str) -> np.ndarray:
     if ty == "f32":
         special = np.array(
-            [np.nan, -np.nan, np.inf, -np.inf, 0.0, -0.0, 1.0, -1.0, 1e-45, -1e-45,
-             3.4028235e38, -3.4028235e38, 0.5, 2.0, 1e-38, 16777217.0],
+            [
+                np.nan,
+                -np.nan,
+                np.inf,
+                -np.inf,
+                0.0,
+                -0.0,
+                1.0,
+                -1.0,
+                1e-45,
+                -1e-45,
+                3.4028235e38,
+                -3.4028235e38,
+                0.5,
+                2.0,
+                1e-38,
+                16777217.0,
+            ],
             dtype=np.float32,
         )
         rest = RNG.standard_normal(N - special.size).astype(np.float32) * 1e3
@@ -126,16 +142,58 @@ HOLDS = [
     ("i1", "i1", "true", "%n = vyre.not %x : i1\n  %r = vyre.not %n : i1", "vyre.not"),
     ("si32", "si32", "0", "%n = vyre.neg %x : si32\n  %r = vyre.neg %n : si32", "vyre.neg"),
     ("f32", "f32", "0.0", "%n = vyre.neg %x : f32\n  %r = vyre.neg %n : f32", "vyre.neg"),
-    ("ui32", "ui32", "0", "%n = vyre.bit_not %x : ui32\n  %r = vyre.bit_not %n : ui32", "vyre.bit_not"),
-    ("f32", "f32", "0.0", "%t = vyre.const true : i1\n  %r = vyre.select %t, %x, %y : f32", "vyre.select"),
-    ("si32", "si32", "0", "%t = vyre.const false : i1\n  %r = vyre.select %t, %x, %y : si32", "vyre.select"),
-    ("f32", "f32", "0.0", "%b = vyre.lt %x, %y : f32\n  %r = vyre.select %b, %x, %x : f32", "vyre.select"),
-    ("ui32", "i1", "0", "%b = vyre.lt %x, %y : ui32\n  %t = vyre.const true : i1\n"
-     "  %f = vyre.const false : i1\n  %r = vyre.select %b, %t, %f : i1", "vyre.select"),
-    ("ui32", "i1", "0", "%b = vyre.lt %x, %y : ui32\n  %t = vyre.const true : i1\n"
-     "  %f = vyre.const false : i1\n  %r = vyre.select %b, %f, %t : i1", "vyre.select"),
+    (
+        "ui32",
+        "ui32",
+        "0",
+        "%n = vyre.bit_not %x : ui32\n  %r = vyre.bit_not %n : ui32",
+        "vyre.bit_not",
+    ),
+    (
+        "f32",
+        "f32",
+        "0.0",
+        "%t = vyre.const true : i1\n  %r = vyre.select %t, %x, %y : f32",
+        "vyre.select",
+    ),
+    (
+        "si32",
+        "si32",
+        "0",
+        "%t = vyre.const false : i1\n  %r = vyre.select %t, %x, %y : si32",
+        "vyre.select",
+    ),
+    (
+        "f32",
+        "f32",
+        "0.0",
+        "%b = vyre.lt %x, %y : f32\n  %r = vyre.select %b, %x, %x : f32",
+        "vyre.select",
+    ),
+    (
+        "ui32",
+        "i1",
+        "0",
+        "%b = vyre.lt %x, %y : ui32\n  %t = vyre.const true : i1\n"
+        "  %f = vyre.const false : i1\n  %r = vyre.select %b, %t, %f : i1",
+        "vyre.select",
+    ),
+    (
+        "ui32",
+        "i1",
+        "0",
+        "%b = vyre.lt %x, %y : ui32\n  %t = vyre.const true : i1\n"
+        "  %f = vyre.const false : i1\n  %r = vyre.select %b, %f, %t : i1",
+        "vyre.select",
+    ),
     ("si32", "si32", "0", "%r = vyre.cast %x : si32 to si32", "vyre.cast"),
-    ("f32", "f32", "0.0", "%b = vyre.bitcast %x : f32 to si32\n  %r = vyre.bitcast %b : si32 to f32", "vyre.bitcast"),
+    (
+        "f32",
+        "f32",
+        "0.0",
+        "%b = vyre.bitcast %x : f32 to si32\n  %r = vyre.bitcast %b : si32 to f32",
+        "vyre.bitcast",
+    ),
     ("ui32", "ui32", "0", "%r = vyre.bitcast %x : ui32 to ui32", "vyre.bitcast"),
 ]
 
@@ -155,16 +213,46 @@ def test_identity_holds_on_every_input(case):
 # (type, constant, expression, why the rewrite would be wrong: numpy over the inputs)
 F32 = _values("f32")
 DOES_NOT_HOLD = [
-    ("f32", "0.0", "%r = vyre.add %x, %c : f32", "vyre.add",
-     lambda x: x + np.float32(0.0), lambda x: x),  # -0 + 0 = +0
-    ("f32", "-0.0", "%r = vyre.sub %x, %c : f32", "vyre.sub",
-     lambda x: x - np.float32(-0.0), lambda x: x),  # -0 - -0 = +0
-    ("f32", "0.0", "%r = vyre.mul %x, %c : f32", "vyre.mul",
-     lambda x: x * np.float32(0.0), lambda x: np.zeros_like(x)),  # NaN, inf, -0
-    ("f32", "0.0", "%r = vyre.sub %x, %x : f32", "vyre.sub",
-     lambda x: x - x, lambda x: np.zeros_like(x)),  # NaN, inf
-    ("f32", "0.0", "%b = vyre.eq %x, %x : f32\n  %r = vyre.select %b, %c, %x : f32", "vyre.eq",
-     lambda x: np.where(x == x, np.float32(0), x), lambda x: np.zeros_like(x)),  # NaN != NaN
+    (
+        "f32",
+        "0.0",
+        "%r = vyre.add %x, %c : f32",
+        "vyre.add",
+        lambda x: x + np.float32(0.0),
+        lambda x: x,
+    ),  # -0 + 0 = +0
+    (
+        "f32",
+        "-0.0",
+        "%r = vyre.sub %x, %c : f32",
+        "vyre.sub",
+        lambda x: x - np.float32(-0.0),
+        lambda x: x,
+    ),  # -0 - -0 = +0
+    (
+        "f32",
+        "0.0",
+        "%r = vyre.mul %x, %c : f32",
+        "vyre.mul",
+        lambda x: x * np.float32(0.0),
+        lambda x: np.zeros_like(x),
+    ),  # NaN, inf, -0
+    (
+        "f32",
+        "0.0",
+        "%r = vyre.sub %x, %x : f32",
+        "vyre.sub",
+        lambda x: x - x,
+        lambda x: np.zeros_like(x),
+    ),  # NaN, inf
+    (
+        "f32",
+        "0.0",
+        "%b = vyre.eq %x, %x : f32\n  %r = vyre.select %b, %c, %x : f32",
+        "vyre.eq",
+        lambda x: np.where(x == x, np.float32(0), x),
+        lambda x: np.zeros_like(x),
+    ),  # NaN != NaN
 ]
 
 

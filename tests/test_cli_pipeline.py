@@ -16,7 +16,9 @@ AVAILABLE = get_all_passes()
 
 
 def test_pipeline_with_options():
-    fuse, lower = build_pipeline("vyre-fuse{split-grid-sync=false},vyre-lower{subgroup-size=32}", AVAILABLE)
+    fuse, lower = build_pipeline(
+        "vyre-fuse{split-grid-sync=false},vyre-lower{subgroup-size=32}", AVAILABLE
+    )
     assert fuse.name == "vyre-fuse" and fuse.split_grid_sync is False
     assert lower.name == "vyre-lower" and lower.subgroup_size == 32
 
@@ -25,9 +27,18 @@ def test_pipeline_with_options():
     ("spec", "message"),
     [
         ("vyre-fuze", "unknown pass 'vyre-fuze'; did you mean 'vyre-fuse'?"),
-        ("vyre-fuse{split-grid-sync=maybe}", "option 'split-grid-sync' of pass 'vyre-fuse' takes a bool (true or false), got 'maybe'"),
-        ("vyre-lower{max-invocations=1.5}", "option 'max-invocations' of pass 'vyre-lower' takes an integer, got '1.5'"),
-        ("vyre-fuse{split_grid=true}", "pass 'vyre-fuse' has no option 'split_grid'; its options are split-grid-sync=bool (default true)"),
+        (
+            "vyre-fuse{split-grid-sync=maybe}",
+            "option 'split-grid-sync' of pass 'vyre-fuse' takes a bool (true or false), got 'maybe'",
+        ),
+        (
+            "vyre-lower{max-invocations=1.5}",
+            "option 'max-invocations' of pass 'vyre-lower' takes an integer, got '1.5'",
+        ),
+        (
+            "vyre-fuse{split_grid=true}",
+            "pass 'vyre-fuse' has no option 'split_grid'; its options are split-grid-sync=bool (default true)",
+        ),
         ("vyre-fuse,,", "bad pass pipeline: Expected pass name here (column 11)"),
     ],
 )
@@ -85,7 +96,10 @@ def test_verifier_error_after_a_pass_names_the_pass(tmp_path, capsys):
     source.write_text(AXPY)
     assert run_tool(BrokenOpt, ["-p", "cse,test-break-buffers,dce", str(source)]) == 1
     err = capsys.readouterr().err
-    assert f"{source}:5:3: error: IR fails to verify after pass 'test-break-buffers': store to read_only buffer @y" in err
+    assert (
+        f"{source}:5:3: error: IR fails to verify after pass 'test-break-buffers': store to read_only buffer @y"
+        in err
+    )
     # the same pass without the break verifies
     assert run_tool(BrokenOpt, ["-p", "cse,dce", str(source)]) == 0
 
@@ -101,4 +115,7 @@ def test_verify_after_pass_names_the_pass():
         verify_after_pass(module, "test-break-buffers")
     ((op, message),) = error.value.errors
     assert op.name == "vyre.store"
-    assert message == "IR fails to verify after pass 'test-break-buffers': store to read_only buffer @y"
+    assert (
+        message
+        == "IR fails to verify after pass 'test-break-buffers': store to read_only buffer @y"
+    )

@@ -140,7 +140,9 @@ def _check_shape_only(case, outputs, trap, where: str) -> None:
     for name, want in expected_outputs(case).items():
         got = outputs[name]
         want = np.asarray(want)
-        assert (got.dtype, got.shape) == (want.dtype, want.shape), f"{where}: {name} {got.dtype}{got.shape}"
+        assert (got.dtype, got.shape) == (want.dtype, want.shape), (
+            f"{where}: {name} {got.dtype}{got.shape}"
+        )
 
 
 # ============================================================================ random
@@ -166,11 +168,18 @@ def test_random_programs_agree_with_the_reference():
         note(f"fusion hazards: {sorted(case.fusion_hazards)}; tolerances: {case.tolerances}")
         oracle = outcome(case.module, case.inputs, "reference")
         tally["traps"] += oracle.trap is not None
-        problems = [f"wgpu: {p}" for p in generated_differences(case, oracle, outcome(case.module, case.inputs, "wgpu"), gpu=True)]
+        problems = [
+            f"wgpu: {p}"
+            for p in generated_differences(
+                case, oracle, outcome(case.module, case.inputs, "wgpu"), gpu=True
+            )
+        ]
         try:
             fused = fuse_module(case.module)
         except VyreDiagnostic as refusal:
-            assert case.fusion_hazards, f"vyre-fuse refused a module without fusion hazards: {refusal}"
+            assert case.fusion_hazards, (
+                f"vyre-fuse refused a module without fusion hazards: {refusal}"
+            )
             tally["refused"] += 1
         else:
             if len(programs(case.module)) == 1:
@@ -180,8 +189,10 @@ def test_random_programs_agree_with_the_reference():
                 tally["fused"] += 1
             for backend in ("reference", "wgpu"):
                 got = outcome(case.module, case.inputs, backend, fuse=True)
-                problems += [f"{backend} fused: {p}"
-                             for p in generated_differences(case, oracle, got, gpu=backend == "wgpu")]
+                problems += [
+                    f"{backend} fused: {p}"
+                    for p in generated_differences(case, oracle, got, gpu=backend == "wgpu")
+                ]
         assert not problems, "\n".join(problems)
 
     agree()

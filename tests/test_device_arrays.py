@@ -94,7 +94,12 @@ def test_round_trip_keeps_values_dtype_and_shape(dtype):
     array = vyre_xdsl.to_device(host)
     assert isinstance(array, DeviceArray)
     assert (array.dtype, array.shape, array.size, array.nbytes, array.ndim) == (
-        np.dtype(dtype), (2, 3, 4), 24, 96, 3)
+        np.dtype(dtype),
+        (2, 3, 4),
+        24,
+        96,
+        3,
+    )
     back = array.numpy()
     assert back.dtype == np.dtype(dtype) and back.shape == (2, 3, 4)
     assert back.tobytes() == host.tobytes()
@@ -187,7 +192,9 @@ class _Counting:
             counter.uploads += 1
             return real_write(*args, **kwargs)
 
-        monkeypatch.setattr(gpu.device, "create_command_encoder", lambda **kw: Encoder(real_encoder(**kw)))
+        monkeypatch.setattr(
+            gpu.device, "create_command_encoder", lambda **kw: Encoder(real_encoder(**kw))
+        )
         monkeypatch.setattr(queue, "write_buffer", write_buffer)
 
 
@@ -237,8 +244,16 @@ def test_an_array_of_another_device_is_a_clear_error(axpy):
 @pytest.mark.parametrize(
     ("inputs", "error", "message"),
     [
-        ({"x": np.zeros(N, np.int32)}, InputDtypeError, "buffer 'x' has dtype int32; expected 1000 float32"),
-        ({"x": np.zeros(N + 1, np.float32)}, InputShapeError, "buffer 'x' has 1001 elements; expected 1000"),
+        (
+            {"x": np.zeros(N, np.int32)},
+            InputDtypeError,
+            "buffer 'x' has dtype int32; expected 1000 float32",
+        ),
+        (
+            {"x": np.zeros(N + 1, np.float32)},
+            InputShapeError,
+            "buffer 'x' has 1001 elements; expected 1000",
+        ),
         ({"z": np.zeros(N, np.float32)}, UnknownBufferError, "unknown buffer 'z'"),
     ],
 )
@@ -277,8 +292,12 @@ def test_a_trap_in_a_device_run_raises():
 
 def test_run_accepts_device_arrays_and_returns_them():
     x, y = _data(9)
-    out = vyre_xdsl.run(AXPY, {"x": vyre_xdsl.to_device(x), "y": vyre_xdsl.to_device(y)},
-                        backend="wgpu", device=True)
+    out = vyre_xdsl.run(
+        AXPY,
+        {"x": vyre_xdsl.to_device(x), "y": vyre_xdsl.to_device(y)},
+        backend="wgpu",
+        device=True,
+    )
     assert isinstance(out["y"], DeviceArray)
     assert out["y"].numpy().tolist() == (2 * x + y).tolist()
     vyre_xdsl.synchronize()
@@ -298,10 +317,14 @@ def test_device_outputs_follow_the_shape_rule(axpy):
     """An output whose buffer was given as an input has that input's shape (as
     host outputs do); other outputs are 1-D."""
     x, y = _data(11)
-    out = axpy.run({"x": vyre_xdsl.to_device(x), "y": vyre_xdsl.to_device(y.reshape(10, 100))}, device=True)["y"]
+    out = axpy.run(
+        {"x": vyre_xdsl.to_device(x), "y": vyre_xdsl.to_device(y.reshape(10, 100))}, device=True
+    )["y"]
     assert out.shape == (10, 100)
     assert out.numpy().tolist() == (2 * x + y).reshape(10, 100).tolist()
     host_in = axpy.run({"x": x, "y": y.reshape(25, 40)}, device=True)["y"]
     assert host_in.shape == (25, 40)
     square = vyre_xdsl.compile(SQUARE, backend="wgpu")
-    assert square.run({"y": vyre_xdsl.to_device(y.reshape(10, 100))}, device=True)["out"].shape == (N,)
+    assert square.run({"y": vyre_xdsl.to_device(y.reshape(10, 100))}, device=True)["out"].shape == (
+        N,
+    )

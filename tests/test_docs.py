@@ -36,7 +36,9 @@ def test_documented_types_match_the_semantics_table():
         if name not in rows:
             continue  # documented in prose (checked above)
         cells = rows[name]
-        documented = set(cells[0].split()) & TYPE_NAMES if set(cells[0].split()) & TYPE_NAMES else None
+        documented = (
+            set(cells[0].split()) & TYPE_NAMES if set(cells[0].split()) & TYPE_NAMES else None
+        )
         if documented is None:  # the predicate/logic tables have no type column
             continue
         if documented != set(semantics.types):
@@ -45,7 +47,9 @@ def test_documented_types_match_the_semantics_table():
 
 
 def test_every_table_op_has_a_row_or_a_heading():
-    undocumented = [name for name in OPS if name not in _table_rows() and f"vyre.{name}" not in LANGUAGE]
+    undocumented = [
+        name for name in OPS if name not in _table_rows() and f"vyre.{name}" not in LANGUAGE
+    ]
     assert undocumented == []
 
 
@@ -53,7 +57,12 @@ def test_builder_example_runs():
     block = re.search(r"```python\n(from vyre_xdsl.builder.*?)```", LANGUAGE, re.S)
     assert block is not None
     scope: dict = {}
-    exec(compile(block.group(1).replace("print(module)", "text = str(module)"), "language.md", "exec"), scope)
+    exec(
+        compile(
+            block.group(1).replace("print(module)", "text = str(module)"), "language.md", "exec"
+        ),
+        scope,
+    )
     assert "vyre.program @axpy workgroup_size [64, 1, 1]" in scope["text"]
     assert "%s = vyre.add" in scope["text"]
     np.testing.assert_array_equal(scope["out"]["y"], np.full(1024, 2.0, np.float32))
@@ -63,11 +72,18 @@ def test_docs_speak_to_users():
     """No issue numbers, and no documents outside the repository (the contract the
     project was built from is not shipped; docs/language.md is the reference)."""
     offenders = []
-    pages = [os.path.join("docs", n) for n in sorted(os.listdir(os.path.join(ROOT, "docs"))) if n.endswith(".md")]
+    pages = [
+        os.path.join("docs", n)
+        for n in sorted(os.listdir(os.path.join(ROOT, "docs")))
+        if n.endswith(".md")
+    ]
     for page in [*pages, "README.md"]:
         text = open(os.path.join(ROOT, page), encoding="utf-8").read()
         for pattern in (r"\bissues?\s*#?\d+", r"\bSPEC\b", r"\.\./shared"):
-            offenders += [f"{page}: {m.group(0)}" for m in re.finditer(pattern, text, re.I if "issue" in pattern else 0)]
+            offenders += [
+                f"{page}: {m.group(0)}"
+                for m in re.finditer(pattern, text, re.I if "issue" in pattern else 0)
+            ]
     assert offenders == []
 
 

@@ -33,9 +33,7 @@ READ, WRITE, ALLOC = MemoryEffectKind.READ, MemoryEffectKind.WRITE, MemoryEffect
 def test_every_table_mnemonic_has_exactly_one_declared_class():
     source = inspect.getsource(v)
     declared = re.findall(r'^    name = "vyre\.(\w+)"$', source, flags=re.MULTILINE)
-    table_classes = [
-        op for op in v.Vyre.operations if issubclass(op, v._TableOp)
-    ]
+    table_classes = [op for op in v.Vyre.operations if issubclass(op, v._TableOp)]
     # one class per table entry and one table entry per class
     assert sorted(op.name.removeprefix("vyre.") for op in table_classes) == sorted(OPS)
     # each table mnemonic is declared exactly once in the source
@@ -118,9 +116,7 @@ vyre.program @p workgroup_size [4, 1, 1] {
 
 
 def _program_ops():
-    text = PROGRAM.replace(
-        "  vyre.if %c {", "  %c = vyre.lt %r, %u : ui32\n  vyre.if %c {"
-    )
+    text = PROGRAM.replace("  vyre.if %c {", "  %c = vyre.lt %r, %u : ui32\n  vyre.if %c {")
     module = vyre_xdsl.parse(text)
     ops = {}
     for op in module.walk():
@@ -268,7 +264,10 @@ vyre.program @p workgroup_size [4, 1, 1] {
     assert out.count("vyre.load @o") == 2  # the store in between may change @o
     assert out.count("vyre.load @ro") == 1  # a read_only buffer cannot change
     rng = np.random.default_rng(0)
-    inputs = {"ro": rng.integers(0, 100, 4).astype(np.uint32), "o": rng.integers(0, 100, 4).astype(np.uint32)}
+    inputs = {
+        "ro": rng.integers(0, 100, 4).astype(np.uint32),
+        "o": rng.integers(0, 100, 4).astype(np.uint32),
+    }
     before = vyre_xdsl.run(text, inputs=inputs, backend="reference")
     after = vyre_xdsl.run(out, inputs=inputs, backend="reference")
     np.testing.assert_array_equal(before["o"], after["o"])
@@ -291,8 +290,12 @@ vyre.program @p workgroup_size [4, 1, 1] {
 
 @pytest.mark.parametrize(
     "passes",
-    [[CanonicalizePass()], [DeadCodeElimination()], [CommonSubexpressionElimination()],
-     [CanonicalizePass(), CommonSubexpressionElimination(), DeadCodeElimination()]],
+    [
+        [CanonicalizePass()],
+        [DeadCodeElimination()],
+        [CommonSubexpressionElimination()],
+        [CanonicalizePass(), CommonSubexpressionElimination(), DeadCodeElimination()],
+    ],
     ids=["canonicalize", "dce", "cse", "canonicalize,cse,dce"],
 )
 def test_an_unused_si32_division_by_zero_still_traps(passes):

@@ -118,13 +118,26 @@ def test_pass_leaves_a_single_program_unchanged():
 
 def test_vyre_opt_reports_a_refusal_located_with_exit_status_1(tmp_path):
     source = tmp_path / "rev.mlir"
-    source.write_text(CHAIN.replace("%v = vyre.load @t[%i]", "%j = vyre.sub %c, %i : ui32\n  %v = vyre.load @t[%j]"))
+    source.write_text(
+        CHAIN.replace(
+            "%v = vyre.load @t[%i]", "%j = vyre.sub %c, %i : ui32\n  %v = vyre.load @t[%j]"
+        )
+    )
     result = subprocess.run(
-        [os.path.join(os.path.dirname(sys.executable), "vyre-opt"), "-p", "vyre-fuse{split-grid-sync=false}", str(source)],
-        capture_output=True, text=True,
+        [
+            os.path.join(os.path.dirname(sys.executable), "vyre-opt"),
+            "-p",
+            "vyre-fuse{split-grid-sync=false}",
+            str(source),
+        ],
+        capture_output=True,
+        text=True,
     )
     assert result.returncode == 1
-    assert f"{source}:11:1: error: cannot fuse @scale and @offset without a dispatch split" in result.stderr
+    assert (
+        f"{source}:11:1: error: cannot fuse @scale and @offset without a dispatch split"
+        in result.stderr
+    )
     assert "Traceback" not in result.stderr
 
 
@@ -178,7 +191,11 @@ vyre.program @second workgroup_size [16, 1, 1] {
 
 def test_a_name_declared_in_one_program_stays_linked():
     """@second reads @doubled, declared only in @first: fused, it reads @first's value."""
-    module = parse_module(LINKED.replace("%j = vyre.const READ_INDEX : ui32", "%j = vyre.add %i, %i : ui32").replace("vyre.load @a[%j]", "vyre.load @a[%i]"))
+    module = parse_module(
+        LINKED.replace("%j = vyre.const READ_INDEX : ui32", "%j = vyre.add %i, %i : ui32").replace(
+            "vyre.load @a[%j]", "vyre.load @a[%i]"
+        )
+    )
     fused = fuse_programs(programs(module), name="linked")
     fused_module = parse_module(str(fused))
     verify_module(fused_module)
@@ -189,7 +206,9 @@ def test_a_name_declared_in_one_program_stays_linked():
 
 def test_a_linked_name_cannot_cross_a_dispatch_split():
     module = parse_module(LINKED.replace("READ_INDEX", "0"))
-    with pytest.raises(VyreDiagnostic, match="reads named local @doubled of @first, but a dispatch split"):
+    with pytest.raises(
+        VyreDiagnostic, match="reads named local @doubled of @first, but a dispatch split"
+    ):
         fuse_programs(programs(module))
 
 
@@ -199,7 +218,7 @@ def test_a_linked_name_cannot_cross_a_dispatch_split():
 def _index(expr: str, workgroup=(64, 1, 1)):
     """The index value `%e` of a one-statement program built from `expr` lines."""
     text = f"""
-    vyre.program @p workgroup_size [{', '.join(map(str, workgroup))}] {{
+    vyre.program @p workgroup_size [{", ".join(map(str, workgroup))}] {{
       vyre.buffer @b binding 0 read_write : ui32[1024]
       %i = vyre.invocation_id x
       %w = vyre.workgroup_id x
@@ -240,11 +259,26 @@ def test_injective_in_invocation(expr, injective):
 @pytest.mark.parametrize(
     "expr, span",
     [
-        ("%e = vyre.add %i, %c0 : ui32", False),  # not i itself: add of a constant 0 is not recognised
-        ("%b = vyre.mul %w, %c64 : ui32\n%r = vyre.sub %c63, %l : ui32\n%e = vyre.add %b, %r : ui32", True),
-        ("%b = vyre.mul %c64, %w : ui32\n%r = vyre.bit_xor %l, %c1 : ui32\n%e = vyre.add %r, %b : ui32", True),
-        ("%b = vyre.mul %w, %c64 : ui32\n%r = vyre.mod %i, %c64 : ui32\n%e = vyre.add %b, %r : ui32", True),
-        ("%b = vyre.mul %w, %c64 : ui32\n%r = vyre.add %l, %c1 : ui32\n%e = vyre.add %b, %r : ui32", False),
+        (
+            "%e = vyre.add %i, %c0 : ui32",
+            False,
+        ),  # not i itself: add of a constant 0 is not recognised
+        (
+            "%b = vyre.mul %w, %c64 : ui32\n%r = vyre.sub %c63, %l : ui32\n%e = vyre.add %b, %r : ui32",
+            True,
+        ),
+        (
+            "%b = vyre.mul %c64, %w : ui32\n%r = vyre.bit_xor %l, %c1 : ui32\n%e = vyre.add %r, %b : ui32",
+            True,
+        ),
+        (
+            "%b = vyre.mul %w, %c64 : ui32\n%r = vyre.mod %i, %c64 : ui32\n%e = vyre.add %b, %r : ui32",
+            True,
+        ),
+        (
+            "%b = vyre.mul %w, %c64 : ui32\n%r = vyre.add %l, %c1 : ui32\n%e = vyre.add %b, %r : ui32",
+            False,
+        ),
         ("%b = vyre.mul %w, %c63 : ui32\n%e = vyre.add %b, %l : ui32", False),
         ("%e = vyre.sub %c63, %i : ui32", False),
     ],
@@ -261,9 +295,15 @@ def test_invocation_itself_is_in_its_workgroup_span():
 def test_structural_equality_across_programs():
     a, b = (_ops(p, StoreOp)[0].index for p in programs(parse_module(CHAIN)))
     assert structurally_equal(a, b)
-    assert not structurally_equal(_index("%e = vyre.add %i, %c1 : ui32"), _index("%e = vyre.add %i, %c2 : ui32"))
-    assert structurally_equal(_index("%e = vyre.add %i, %c1 : ui32"), _index("%e = vyre.add %i, %c1 : ui32"))
-    assert not structurally_equal(_index("%e = vyre.load @b[%i] : ui32"), _index("%e = vyre.load @b[%i] : ui32"))
+    assert not structurally_equal(
+        _index("%e = vyre.add %i, %c1 : ui32"), _index("%e = vyre.add %i, %c2 : ui32")
+    )
+    assert structurally_equal(
+        _index("%e = vyre.add %i, %c1 : ui32"), _index("%e = vyre.add %i, %c1 : ui32")
+    )
+    assert not structurally_equal(
+        _index("%e = vyre.load @b[%i] : ui32"), _index("%e = vyre.load @b[%i] : ui32")
+    )
 
 
 def test_barriers_are_placed_where_they_serve_the_most_dependences():
@@ -304,7 +344,9 @@ vyre.program @consumer workgroup_size [32, 1, 1] {{
 
 
 def test_a_conditional_store_is_not_forwarded_but_needs_no_barrier():
-    text = _chain("%big = vyre.gt %v, %ten : ui32\n  vyre.if %big {\n    vyre.store @t[%i] = %v : ui32\n  }")
+    text = _chain(
+        "%big = vyre.gt %v, %ten : ui32\n  vyre.if %big {\n    vyre.store @t[%i] = %v : ui32\n  }"
+    )
     fused = programs(fuse_module(parse_module(text)))[0]
     assert [op.buffer_name for op in _ops(fused, LoadOp)] == ["x", "t"]
     assert not _ops(fused, BarrierOp)
@@ -314,7 +356,9 @@ def test_a_conditional_store_is_not_forwarded_but_needs_no_barrier():
 
 
 def test_a_return_ends_only_its_program():
-    text = _chain("%small = vyre.lt %v, %ten : ui32\n  vyre.if %small {\n    vyre.return\n  }\n  vyre.store @t[%i] = %v : ui32")
+    text = _chain(
+        "%small = vyre.lt %v, %ten : ui32\n  vyre.if %small {\n    vyre.return\n  }\n  vyre.store @t[%i] = %v : ui32"
+    )
     x = _x(64) % 20
     out = run(text, {"x": x}, backend="reference", fuse=True)
     np.testing.assert_array_equal(out["out"], np.where(x < 10, 0, x))
@@ -342,7 +386,9 @@ def test_a_reversed_read_gets_a_grid_sync():
     fused = programs(fuse_module(parse_module(text)))[0]
     assert [op.ordering.data for op in _ops(fused, BarrierOp)] == ["grid_sync"]
     x = _x(64)
-    np.testing.assert_array_equal(run(text, {"x": x}, backend="reference", fuse=True)["out"], x[::-1])
+    np.testing.assert_array_equal(
+        run(text, {"x": x}, backend="reference", fuse=True)["out"], x[::-1]
+    )
 
 
 def test_a_trap_in_a_later_program_still_traps():
@@ -365,7 +411,9 @@ vyre.program @divide workgroup_size [8, 1, 1] {
 }
 """
     x = np.arange(1, 17, dtype=np.int32)
-    np.testing.assert_array_equal(run(text, {"x": x}, backend="reference", fuse=True)["out"], 100 // x)
+    np.testing.assert_array_equal(
+        run(text, {"x": x}, backend="reference", fuse=True)["out"], 100 // x
+    )
     x[5] = 0
     with pytest.raises(VyreTrap) as unfused:
         run(text, {"x": x}, backend="reference")
@@ -384,7 +432,9 @@ def test_runtime_sized_buffers_get_guards_computed_at_run_time(n_t, n_out):
     x, t, o = _x(80), np.zeros(n_t, np.uint32), np.full(n_out, 7, np.uint32)
     out = run(text, {"x": x, "t": t, "out": o}, backend="reference", fuse=True)
     expected_t = x[:n_t] * np.uint32(3)
-    expected_out = np.concatenate([expected_t + np.uint32(5), np.full(max(0, n_out - n_t), 5, np.uint32)])[:n_out]
+    expected_out = np.concatenate(
+        [expected_t + np.uint32(5), np.full(max(0, n_out - n_t), 5, np.uint32)]
+    )[:n_out]
     np.testing.assert_array_equal(out["t"], expected_t)
     np.testing.assert_array_equal(out["out"], expected_out)
 
@@ -411,7 +461,9 @@ vyre.program @increment workgroup_size [32, 1, 1] {
     assert not any(isinstance(op, IfOp) for op in fused.statements())
     assert len(_ops(fused, LoadOp)) == 1
     y = _x(77)
-    np.testing.assert_array_equal(run(text, {"y": y}, backend="reference", fuse=True)["y"], y * np.uint32(2) + np.uint32(1))
+    np.testing.assert_array_equal(
+        run(text, {"y": y}, backend="reference", fuse=True)["y"], y * np.uint32(2) + np.uint32(1)
+    )
 
 
 def test_a_shorter_view_keeps_its_bounds():
@@ -458,7 +510,10 @@ vyre.program @b workgroup_size [8, 1, 1] {
 """
     fused = programs(fuse_module(parse_module(text)))[0]
     assert [(b.buffer_name, b.access_mode) for b in fused.buffers()] == [
-        ("__vyre_fuse_a0_x", "workgroup"), ("out", "write_only"), ("x", "read_only"), ("y", "write_only"),
+        ("__vyre_fuse_a0_x", "workgroup"),
+        ("out", "write_only"),
+        ("x", "read_only"),
+        ("y", "write_only"),
     ]
     x = _x(8)
     out = run(text, {"x": x}, backend="reference", fuse=True)
@@ -508,7 +563,9 @@ vyre.program @after_store workgroup_size [16, 1, 1] {
     assert len(_ops(fused, LoadOp)) == 3  # x, and t in both later programs
     # without the last program, t = x + 2
     two = text[: text.index("vyre.program @after_store")]
-    np.testing.assert_array_equal(run(two, {"x": x}, backend="reference", fuse=True)["t"], x + np.uint32(2))
+    np.testing.assert_array_equal(
+        run(two, {"x": x}, backend="reference", fuse=True)["t"], x + np.uint32(2)
+    )
 
 
 def test_a_forwarded_load_past_the_end_reads_zero():

@@ -73,7 +73,9 @@ def check_fusion(module, inputs, *, schedules: int = 0, seed: int = 0) -> str:
     # traps: the reported (tag, address, invocation) under SPEC 3.4, against the
     # trapping set computed invocation by invocation
     allowed = trap_set(module, sig.bind(inputs)) if "trap" in (expected[0], got[0]) else None
-    assert same(expected, got, allowed=allowed), f"fused result differs\n{module}\n{fused}\n{allowed}"
+    assert same(expected, got, allowed=allowed), (
+        f"fused result differs\n{module}\n{fused}\n{allowed}"
+    )
     rng = np.random.default_rng(seed)
     for _ in range(schedules):
         scheduled = outcome(lambda: execute_scheduled(fused, sig.bind(inputs), rng), sig.outputs)
@@ -114,7 +116,9 @@ def test_example_fused_with_a_copy_of_itself(path):
 # ---------------------------------------------------------------- generated chains
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=list(HealthCheck), derandomize=True)
+@settings(
+    max_examples=300, deadline=None, suppress_health_check=list(HealthCheck), derandomize=True
+)
 @given(st.data())
 def test_generated_chains_fuse_to_the_same_result(data):
     chain = make_chain(DataChoices(data))
@@ -218,11 +222,20 @@ def test_the_scheduler_catches_a_missing_grid_sync():
     fused = fuse_module(module)
     barriers = [op for op in fused.walk() if isinstance(op, BarrierOp) and op.is_grid_sync]
     assert len(barriers) == 1
-    assert same(expected, outcome(lambda: execute_scheduled(fused, sig.bind(inputs), np.random.default_rng(0)), sig.outputs))
+    assert same(
+        expected,
+        outcome(
+            lambda: execute_scheduled(fused, sig.bind(inputs), np.random.default_rng(0)),
+            sig.outputs,
+        ),
+    )
     barriers[0].detach()
     barriers[0].erase()
     results = [
-        outcome(lambda: execute_scheduled(fused, sig.bind(inputs), np.random.default_rng(s)), sig.outputs)
+        outcome(
+            lambda: execute_scheduled(fused, sig.bind(inputs), np.random.default_rng(s)),
+            sig.outputs,
+        )
         for s in range(3)
     ]
     assert any(not same(expected, r) for r in results)

@@ -54,13 +54,18 @@ def test_an_exception_that_is_not_the_projects_is_internal(monkeypatch):
         return {}["missing"]
 
     monkeypatch.setattr(vyre_xdsl, "parse", broken)
-    outcome, _, site = fuzz.check_text("vyre.program @p workgroup_size [1, 1, 1] {\n}\n", np.random.default_rng(0), [])
+    outcome, _, site = fuzz.check_text(
+        "vyre.program @p workgroup_size [1, 1, 1] {\n}\n", np.random.default_rng(0), []
+    )
     assert outcome == "internal" and site.startswith("KeyError"), site
 
 
 def test_a_located_diagnostic_is_a_refusal():
-    outcome, _, _ = fuzz.check_text("vyre.program @p workgroup_size [1, 1, 1] {\n  %x = vyre.nonsense\n}\n",
-                                    np.random.default_rng(0), [])
+    outcome, _, _ = fuzz.check_text(
+        "vyre.program @p workgroup_size [1, 1, 1] {\n  %x = vyre.nonsense\n}\n",
+        np.random.default_rng(0),
+        [],
+    )
     assert outcome == "refused"
 
 
@@ -75,15 +80,26 @@ def test_a_failed_command_with_its_output_file_is_partial(tmp_path):
     target = tmp_path / "out.wgsl"
     target.write_text("half")
     assert fuzz._classify_cli(1, "in.mlir:1:1: error: x", str(target))[0] == "partial"
-    assert fuzz._classify_cli(2, "vyre-opt: internal error: KeyError", str(tmp_path / "none"))[0] == "internal"
+    assert (
+        fuzz._classify_cli(2, "vyre-opt: internal error: KeyError", str(tmp_path / "none"))[0]
+        == "internal"
+    )
     assert fuzz._classify_cli(1, "in.mlir:1:1: error: x", str(tmp_path / "none"))[0] == "refused"
 
 
 def test_wgsl_that_naga_rejects_is_reported():
     worker = fuzz.GpuWorker()
     try:
-        errors = worker.call(("naga", ["@compute @workgroup_size(1) fn main() { let x: u32 = 4294967296u; }",
-                                       "@compute @workgroup_size(1) fn main() {}"]), 120)
+        errors = worker.call(
+            (
+                "naga",
+                [
+                    "@compute @workgroup_size(1) fn main() { let x: u32 = 4294967296u; }",
+                    "@compute @workgroup_size(1) fn main() {}",
+                ],
+            ),
+            120,
+        )
     finally:
         worker.close()
     assert errors[0] is not None and errors[1] is None
@@ -137,7 +153,9 @@ def test_a_loop_bound_defined_inside_the_loop_is_a_located_error():
   }
 }
 """
-    with pytest.raises(VyreDiagnostic, match="defined only later, inside this op's own region") as error:
+    with pytest.raises(
+        VyreDiagnostic, match="defined only later, inside this op's own region"
+    ) as error:
         vyre_xdsl.parse(text, "loop.mlir")
     assert error.value.errors[0][0].name == "vyre.loop"
 
@@ -188,7 +206,9 @@ def test_a_bundle_whose_input_is_also_an_intermediate_decodes_and_runs():
 
 def _axpy(binding: int = 1, name: str = "y") -> str:
     text = (fuzz.EXAMPLES / "axpy.mlir").read_text()
-    return text.replace("binding 1 read_write", f"binding {binding} read_write").replace("@y", f"@{name}")
+    return text.replace("binding 1 read_write", f"binding {binding} read_write").replace(
+        "@y", f"@{name}"
+    )
 
 
 @pytest.mark.parametrize("binding,name", [(65536, "y"), (1, "n" * 300)])
@@ -216,7 +236,9 @@ def test_a_binding_past_the_device_limit_is_a_clear_error():
     inputs = {"x": np.ones(1024, np.float32), "y": np.ones(1024, np.float32)}
     with pytest.raises(DeviceLimitError, match="binding 65536"):
         vyre_xdsl.run(_axpy(65536), inputs, backend="wgpu")
-    np.testing.assert_array_equal(vyre_xdsl.run(_axpy(999), inputs, backend="wgpu")["y"], np.full(1024, 3.0))
+    np.testing.assert_array_equal(
+        vyre_xdsl.run(_axpy(999), inputs, backend="wgpu")["y"], np.full(1024, 3.0)
+    )
 
 
 def test_a_tool_that_fails_after_writing_a_file_is_partial(monkeypatch, tmp_path):

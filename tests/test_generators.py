@@ -54,23 +54,66 @@ def test_every_op_and_construct_appears(cases):
     ops = {name.split(":")[0] for name in seen}
     assert set(semantics.OPS) <= ops, sorted(set(semantics.OPS) - ops)
     constructs = {
-        "select", "fma", "const", "load", "store", "oob_store", "buf_len", "let", "assign", "var",
-        "if", "else", "loop", "accumulator", "block", "region", "barrier", "workgroup_memory",
-        "tile_load", "tile_store", "return", "trap", "runtime_sized", "zero_count", "sink",
-        "atomic_contended", "atomic_result",
-        "vyre.invocation_id:x", "vyre.workgroup_id:x", "vyre.local_id:x", "vyre.local_id:y",
+        "select",
+        "fma",
+        "const",
+        "load",
+        "store",
+        "oob_store",
+        "buf_len",
+        "let",
+        "assign",
+        "var",
+        "if",
+        "else",
+        "loop",
+        "accumulator",
+        "block",
+        "region",
+        "barrier",
+        "workgroup_memory",
+        "tile_load",
+        "tile_store",
+        "return",
+        "trap",
+        "runtime_sized",
+        "zero_count",
+        "sink",
+        "atomic_contended",
+        "atomic_result",
+        "vyre.invocation_id:x",
+        "vyre.workgroup_id:x",
+        "vyre.local_id:x",
+        "vyre.local_id:y",
     }
     constructs |= {f"atomic:{kind}" for kind in semantics.ATOMIC_OPS}
     for ty in ("ui32", "si32", "f32"):
         constructs |= {f"cast:{ty}:i1", f"cast:i1:{ty}"}
-    constructs |= {"cast:f32:ui32", "cast:f32:si32", "cast:ui32:f32", "cast:si32:f32", "cast:ui32:si32"}
+    constructs |= {
+        "cast:f32:ui32",
+        "cast:f32:si32",
+        "cast:ui32:f32",
+        "cast:si32:f32",
+        "cast:ui32:si32",
+    }
     constructs |= {"bitcast:ui32:f32", "bitcast:f32:ui32", "bitcast:si32:f32", "bitcast:f32:si32"}
     # what earlier versions never produced
     constructs |= {
-        "grid_sync", "trap_div", "trap_mod", "trap_several", "traps_several_sites", "tickets", "big_grid",
-        "barrier_in_block", "barrier_in_region", "barrier_in_loop", "barrier_in_if",
+        "grid_sync",
+        "trap_div",
+        "trap_mod",
+        "trap_several",
+        "traps_several_sites",
+        "tickets",
+        "big_grid",
+        "barrier_in_block",
+        "barrier_in_region",
+        "barrier_in_loop",
+        "barrier_in_if",
     }
-    constructs |= {f"ieee:{op}" for op in ("add", "sub", "mul", "div", "min", "max", "lt", "eq", "ne")}
+    constructs |= {
+        f"ieee:{op}" for op in ("add", "sub", "mul", "div", "min", "max", "lt", "eq", "ne")
+    }
     assert constructs <= seen, sorted(constructs - seen)
 
 
@@ -81,8 +124,9 @@ def test_every_table_op_appears_on_every_type_it_accepts(cases):
 
 
 def test_options_turn_features_off():
-    options = GeneratorOptions(atomics=False, workgroup_memory=False, traps=False, returns=False,
-                               nonlocal_sharing=False)
+    options = GeneratorOptions(
+        atomics=False, workgroup_memory=False, traps=False, returns=False, nonlocal_sharing=False
+    )
     for seed in range(40):
         case = random_module(seed, options)
         assert not {f for f in case.features if f.startswith("atomic")}
@@ -113,7 +157,11 @@ def test_the_hypothesis_strategy_gives_verified_modules(case):
 def test_exact_arithmetic_stays_exact_while_it_fits_the_significand():
     quarter = fd.F32(fd.EXACT, -64.0, 64.0, 2, 0.0, 0.25)
     product = fd.mul(quarter, quarter)
-    assert product.kind == fd.EXACT and (product.lo, product.hi, product.frac) == (-4096.0, 4096.0, 4)
+    assert product.kind == fd.EXACT and (product.lo, product.hi, product.frac) == (
+        -4096.0,
+        4096.0,
+        4,
+    )
     cube = fd.mul(product, quarter)
     assert cube.kind == fd.EXACT and cube.hi == 2.0**18 and cube.frac == 6  # 2**18 * 2**6 == 2**24
     fourth = fd.mul(cube, quarter)
@@ -152,7 +200,9 @@ def test_transcendental_ops_take_quarter_grid_operands_in_their_domain():
     result = fd.transcendental("exp", inside)
     assert result.kind == fd.APPROX
     assert result.lo == pytest.approx(math.exp(-2.0)) and result.hi == pytest.approx(math.exp(3.0))
-    assert result.k == 2 * 16.0 + 2  # WGSL: exp on [-6, 6] allows 3 + 2 * 6 = 15 ULP (+1 margin), numpy 1
+    assert (
+        result.k == 2 * 16.0 + 2
+    )  # WGSL: exp on [-6, 6] allows 3 + 2 * 6 = 15 ULP (+1 margin), numpy 1
     assert fd.transcendental("exp", fd.F32(fd.EXACT, 0.0, 7.0, 2, 0.0, 0.25)) is None
     assert fd.transcendental("sin", fd.F32(fd.EXACT, 0.0, 1.0, 5, 0.0, 2.0**-5)) is None
     assert fd.transcendental("log", fd.F32(fd.EXACT, 1.0, 4.0, 2, 0.0, 0.25)) is None
@@ -228,10 +278,15 @@ def test_tickets_are_a_permutation_of_the_counter_range(cases):
 
 
 def test_ieee_buffers_carry_nan_infinity_and_subnormals(cases):
-    values = np.concatenate([
-        result.outputs[name] for case, result in _outcomes(cases, lambda c: c.ieee_buffers)
-        if result.trap is None for name in case.ieee_buffers if result.outputs[name].dtype == np.float32
-    ])
+    values = np.concatenate(
+        [
+            result.outputs[name]
+            for case, result in _outcomes(cases, lambda c: c.ieee_buffers)
+            if result.trap is None
+            for name in case.ieee_buffers
+            if result.outputs[name].dtype == np.float32
+        ]
+    )
     assert np.isnan(values).any() and np.isinf(values).any()
     tiny = np.abs(values[np.isfinite(values)])
     assert ((tiny > 0) & (tiny < 2.0**-126)).any()

@@ -76,7 +76,10 @@ def test_use_before_definition_in_vyre_compile_writes_no_bundle(tmp_path):
     out = tmp_path / "dom.vkb"
     result = _tool("vyre-compile", str(source), "-o", str(out))
     assert result.returncode == 1
-    assert f"{source}:3:3: error: operand #0 of 'vyre.trap' uses %i before its definition" in result.stderr.decode()
+    assert (
+        f"{source}:3:3: error: operand #0 of 'vyre.trap' uses %i before its definition"
+        in result.stderr.decode()
+    )
     assert not out.exists()
 
 
@@ -136,7 +139,18 @@ def test_unterminated_string_literal_of_2000_characters_fails_fast():
 
 @pytest.mark.parametrize(
     "literal",
-    ['""', '"abc"', r'"a\"b"', r'"\n\t\\"', r'"\41\7e"', '"caf\u00e9"', r'"x\"', '"a\\', '"\\q"', '"open'],
+    [
+        '""',
+        '"abc"',
+        r'"a\"b"',
+        r'"\n\t\\"',
+        r'"\41\7e"',
+        '"caf\u00e9"',
+        r'"x\"',
+        '"a\\',
+        '"\\q"',
+        '"open',
+    ],
 )
 def test_linear_lexer_accepts_exactly_what_xdsl_accepts(literal):
     # xDSL's own lexer is the oracle on these short inputs (it is only slow on long ones)
@@ -291,7 +305,9 @@ def test_long_chain_of_ops_under_a_barrier_condition():
         f"  vyre.store @x[%i] = %v{n} : ui32",
         "}",
     ]
-    out = vyre_xdsl.run("\n".join(lines), inputs={"x": np.zeros(64, np.uint32)}, backend="reference")
+    out = vyre_xdsl.run(
+        "\n".join(lines), inputs={"x": np.zeros(64, np.uint32)}, backend="reference"
+    )
     assert out["x"].tolist() == [n] * 64
 
 
@@ -335,8 +351,11 @@ def test_largest_count_is_accepted():
     vyre_xdsl.parse(text)
 
 
-def _kernel(dispatch: str = "workgroup_size [64, 1, 1] program_workgroup_size [64, 1, 1] grid [1, 1, 1]",
-            binding: str = "slot 0 group 0 global read_write : ui32[64]", entry: str = "main") -> str:
+def _kernel(
+    dispatch: str = "workgroup_size [64, 1, 1] program_workgroup_size [64, 1, 1] grid [1, 1, 1]",
+    binding: str = "slot 0 group 0 global read_write : ui32[64]",
+    entry: str = "main",
+) -> str:
     return f"""kernel.descriptor @k id "0" entry "{entry}" {{
   kernel.dispatch {dispatch} count [@x]
   kernel.binding @x {binding}
@@ -349,18 +368,30 @@ def _kernel(dispatch: str = "workgroup_size [64, 1, 1] program_workgroup_size [6
 @pytest.mark.parametrize(
     "text, message",
     [
-        (_kernel(binding="slot 0 group 0 global read_write : ui32[4294967296]"), "element count 4294967296"),
-        (_kernel(binding="slot 4294967296 group 0 global read_write : ui32[64]"), "slot 4294967296 is out of range"),
         (
-            _kernel(dispatch="workgroup_size [4294967296, 1, 1] program_workgroup_size [64, 1, 1] grid [1, 1, 1]"),
+            _kernel(binding="slot 0 group 0 global read_write : ui32[4294967296]"),
+            "element count 4294967296",
+        ),
+        (
+            _kernel(binding="slot 4294967296 group 0 global read_write : ui32[64]"),
+            "slot 4294967296 is out of range",
+        ),
+        (
+            _kernel(
+                dispatch="workgroup_size [4294967296, 1, 1] program_workgroup_size [64, 1, 1] grid [1, 1, 1]"
+            ),
             "workgroup_size 4294967296 is out of range",
         ),
         (
-            _kernel(dispatch="workgroup_size [64, 1, 1] program_workgroup_size [64, 1, 1] grid [2147483648, 1, 1]"),
+            _kernel(
+                dispatch="workgroup_size [64, 1, 1] program_workgroup_size [64, 1, 1] grid [2147483648, 1, 1]"
+            ),
             "grid 2147483648 is out of range",
         ),
         (
-            _kernel(dispatch="workgroup_size [64, 1, 1] program_workgroup_size [64, 1, 1] grid [-1, 1, 1]"),
+            _kernel(
+                dispatch="workgroup_size [64, 1, 1] program_workgroup_size [64, 1, 1] grid [-1, 1, 1]"
+            ),
             "grid is -1 on axis x",
         ),
         (_kernel(entry="main\uffff"), "is not a WGSL identifier"),
@@ -375,7 +406,9 @@ def test_kernel_values_and_entry_points_are_located(text, message):
 
 
 def test_grid_beyond_webgpu_limit_fails_kernel_verify():
-    text = _kernel(dispatch="workgroup_size [64, 1, 1] program_workgroup_size [64, 1, 1] grid [65536, 1, 1]")
+    text = _kernel(
+        dispatch="workgroup_size [64, 1, 1] program_workgroup_size [64, 1, 1] grid [65536, 1, 1]"
+    )
     result = _tool("vyre-opt", "-", "-p", "kernel-verify", stdin=text.encode())
     assert result.returncode == 1
     assert "<stdin>:2:3: error: dispatch grid is 65536 on axis x" in result.stderr.decode()
@@ -413,7 +446,9 @@ def test_names_with_line_breaks_are_located(brk):
     assert "buffer name" in caught.value.errors[0][1] or "unterminated string" in str(caught.value)
 
 
-@pytest.mark.parametrize("brk", ["\n", "\r", "\v", "\f", "\u0085", "\u2028", "\u2029", "\x00", "\x7f"])
+@pytest.mark.parametrize(
+    "brk", ["\n", "\r", "\v", "\f", "\u0085", "\u2028", "\u2029", "\x00", "\x7f"]
+)
 def test_comment_text_never_contains_a_wgsl_line_break(brk):
     # WGSL line breaks: U+000A..U+000D, U+0085, U+2028, U+2029 (WGSL spec, "Blankspace and line breaks")
     text = _comment(f"region a{brk}b */ c")
@@ -522,4 +557,3 @@ def test_compile_refuses_a_foreign_top_level_op(tmp_path):
     assert result.returncode == 1
     assert f"{source}:1:1: error: 'func.func' is not a 'vyre.program'" in result.stderr.decode()
     assert not (tmp_path / "top.vkb").exists()
-

@@ -41,8 +41,13 @@ def sequential(kind, memory, addr, in_bounds, value, expected):
         before = memory[a]
         old.append(before)
         memory[a] = {
-            "add": (before + v) & M, "or": before | v, "and": before & v, "xor": before ^ v,
-            "min": min(before, v), "max": max(before, v), "exchange": v,
+            "add": (before + v) & M,
+            "or": before | v,
+            "and": before & v,
+            "xor": before ^ v,
+            "min": min(before, v),
+            "max": max(before, v),
+            "exchange": v,
             "compare_exchange": v if before == int(expected[k]) else before,
         }[kind]
     return np.array(old, np.uint32), np.array(memory, np.uint32)
@@ -56,7 +61,9 @@ def sequential(kind, memory, addr, in_bounds, value, expected):
 )
 def test_vectorized_atomics_match_a_sequential_loop(kind, slots, data):
     n = data.draw(st.integers(0, 40))
-    addr = np.array(data.draw(st.lists(st.integers(0, slots + 1), min_size=n, max_size=n)), np.int64)
+    addr = np.array(
+        data.draw(st.lists(st.integers(0, slots + 1), min_size=n, max_size=n)), np.int64
+    )
     small = st.integers(0, 4) if kind in ("min", "max", "compare_exchange") else st.integers(0, M)
     value = np.array(data.draw(st.lists(small, min_size=n, max_size=n)), np.uint32)
     expected = np.array(data.draw(st.lists(st.integers(0, 4), min_size=n, max_size=n)), np.uint32)
@@ -64,8 +71,9 @@ def test_vectorized_atomics_match_a_sequential_loop(kind, slots, data):
     in_bounds = addr < slots
     want_old, want_memory = sequential(kind, memory, addr, in_bounds, value, expected)
     got_memory = memory.copy()
-    got_old = atomic(kind, got_memory, addr, in_bounds, value,
-                     expected if kind == "compare_exchange" else None)
+    got_old = atomic(
+        kind, got_memory, addr, in_bounds, value, expected if kind == "compare_exchange" else None
+    )
     np.testing.assert_array_equal(got_old, want_old)
     np.testing.assert_array_equal(got_memory, want_memory)
 
@@ -76,7 +84,9 @@ def test_atomics_at_scale_one_hot_address(kind):
     rng = np.random.default_rng(3)
     n = 20000 if kind != "compare_exchange" else 2000
     addr = rng.integers(0, 3, n).astype(np.int64)
-    value = rng.integers(0, 2**32 if kind in ("add", "xor", "exchange") else 16, n).astype(np.uint32)
+    value = rng.integers(0, 2**32 if kind in ("add", "xor", "exchange") else 16, n).astype(
+        np.uint32
+    )
     expected = rng.integers(0, 16, n).astype(np.uint32)
     memory = rng.integers(0, 16, 3).astype(np.uint32)
     in_bounds = np.ones(n, bool)
@@ -119,7 +129,11 @@ def test_launch_geometry():
     launch = Launch(100, (8, 2, 2))  # 32 threads: 4 workgroups
     assert (launch.workgroups, launch.lanes) == (4, 128)
     lx, ly, lz = launch.local_ids(np.array([0, 1, 8, 16, 31, 33]))
-    assert (lx.tolist(), ly.tolist(), lz.tolist()) == ([0, 1, 0, 0, 7, 1], [0, 0, 1, 0, 1, 0], [0, 0, 0, 1, 1, 0])
+    assert (lx.tolist(), ly.tolist(), lz.tolist()) == (
+        [0, 1, 0, 0, 7, 1],
+        [0, 0, 1, 0, 1, 0],
+        [0, 0, 0, 1, 1, 0],
+    )
     folded = Launch(65537 * 2, (2, 1, 1))  # 65537 workgroups fold to 32769 x 2
     assert folded.grid == (32769, 2, 1) and folded.workgroups == 65538
 
@@ -189,16 +203,26 @@ def test_execute_runs_fused_and_unfused_modules_alike():
     for program in programs(parse(SCALE)):
         execute_program(program, host)
     np.testing.assert_array_equal(host["y"], unfused["y"])
-    np.testing.assert_array_equal(execute_programs(programs(parse(SCALE)), buffers)["y"], unfused["y"])
+    np.testing.assert_array_equal(
+        execute_programs(programs(parse(SCALE)), buffers)["y"], unfused["y"]
+    )
 
 
 def test_missing_or_bad_host_arrays_name_the_buffer():
     module = parse(SCALE)
     with pytest.raises(InterpreterError, match="no host array for buffer 'tmp'"):
         execute(module, {"x": np.zeros(4, np.float32), "y": np.zeros(4, np.float32)})
-    with pytest.raises(InterpreterError, match="buffer 'x' is int32.*expected a one-dimensional float32"):
-        execute(module, {"x": np.zeros(4, np.int32), "y": np.zeros(4, np.float32),
-                         "tmp": np.zeros(4, np.float32)})
+    with pytest.raises(
+        InterpreterError, match="buffer 'x' is int32.*expected a one-dimensional float32"
+    ):
+        execute(
+            module,
+            {
+                "x": np.zeros(4, np.int32),
+                "y": np.zeros(4, np.float32),
+                "tmp": np.zeros(4, np.float32),
+            },
+        )
     axpy = parse("""
 vyre.program @p workgroup_size [4, 1, 1] {
   vyre.buffer @x binding 0 read_only : f32[8]
@@ -215,7 +239,9 @@ class MysteryOp(IRDLOperation):
 
 
 def test_unsupported_op_is_a_clear_error():
-    module = parse("vyre.program @p workgroup_size [1, 1, 1] {\n  vyre.buffer @o binding 0 write_only : ui32[1]\n}")
+    module = parse(
+        "vyre.program @p workgroup_size [1, 1, 1] {\n  vyre.buffer @o binding 0 write_only : ui32[1]\n}"
+    )
     program = programs(module)[0]
     program.body.block.add_op(MysteryOp())
     with pytest.raises(InterpreterError, match="does not support 'test.mystery'"):

@@ -44,7 +44,9 @@ def independent_grid(n: int, threads: int) -> tuple[int, int, int]:
     return (-(-groups // rows), rows, 1)
 
 
-@pytest.mark.parametrize("n,wg", [(1, 64), (1000, 64), (4096, 256), (65535 * 64 + 1, 64), (5_000_000, 32)])
+@pytest.mark.parametrize(
+    "n,wg", [(1, 64), (1000, 64), (4096, 256), (65535 * 64 + 1, 64), (5_000_000, 32)]
+)
 def test_static_grid_folds_past_65535(n, wg):
     (d,) = descriptors(program(ELEMENTWISE.format(n=n), f"[{wg}, 1, 1]"))
     grid = d.dispatch().static_grid
@@ -182,10 +184,10 @@ def test_runtime_sized_grid_comes_from_the_bound_lengths():
 
 
 def test_lowering_reports_every_error_at_once():
-    text = (
-        program("  %i = vyre.invocation_id x\n", buffers=f"  vyre.buffer @{k.TRAP_SIDECAR_NAME} binding 0 read_only : ui32[4]")
-        + program(ELEMENTWISE.format(n=8), "[512, 1, 1]").replace("@p", "@q")
-    )
+    text = program(
+        "  %i = vyre.invocation_id x\n",
+        buffers=f"  vyre.buffer @{k.TRAP_SIDECAR_NAME} binding 0 read_only : ui32[4]",
+    ) + program(ELEMENTWISE.format(n=8), "[512, 1, 1]").replace("@p", "@q")
     with pytest.raises(VyreDiagnostic) as info:
         lowered_module(parse_module(text))
     messages = [m for _, m in info.value.errors]
@@ -214,7 +216,7 @@ def test_dump_kdesc_writes_each_descriptor(tmp_path, monkeypatch):
     kernels = compile_module(parse_module((EXAMPLES / "chain3.mlir").read_text()))
     for kernel in kernels:
         text = (tmp_path / "dump" / f"{kernel.id}.kdesc.mlir").read_text()
-        assert text.startswith(f"kernel.descriptor @{kernel.source} id \"{kernel.id}\"")
+        assert text.startswith(f'kernel.descriptor @{kernel.source} id "{kernel.id}"')
         assert (tmp_path / "dump" / f"{kernel.id}.wgsl").read_text() == kernel.wgsl
         # the dump parses back as a descriptor
         assert k.descriptors(parse_module(text))[0].id == kernel.id

@@ -12,8 +12,17 @@ from vyre_xdsl.diagnostics import verify_module
 from vyre_xdsl.megakernel.graph import ANTI, DATA, OUTPUT, ProgramGraph
 
 
-def _copy(name: str, src: str, dst: str, index: str = "%i", extra: str = "", wg: str = "64, 1, 1",
-          attrs: str = "", src_access: str = "read_only", dst_access: str = "write_only") -> str:
+def _copy(
+    name: str,
+    src: str,
+    dst: str,
+    index: str = "%i",
+    extra: str = "",
+    wg: str = "64, 1, 1",
+    attrs: str = "",
+    src_access: str = "read_only",
+    dst_access: str = "write_only",
+) -> str:
     """A program `dst[i] = src[index] + 1` over 256 ui32 elements."""
     return f"""
 vyre.program @{name}{attrs} workgroup_size [{wg}] {{
@@ -100,7 +109,9 @@ vyre.program @c workgroup_size [64, 1, 1] {
 )
 
 # The consumer reads its workgroup's 64 elements in reverse: workgroup-local (a barrier).
-WORKGROUP_LOCAL = _copy("p", "x", "t") + """
+WORKGROUP_LOCAL = (
+    _copy("p", "x", "t")
+    + """
 vyre.program @c workgroup_size [64, 1, 1] {
   vyre.buffer @t binding 0 read_only : ui32[256]
   vyre.buffer @out binding 1 write_only : ui32[256]
@@ -116,6 +127,7 @@ vyre.program @c workgroup_size [64, 1, 1] {
   vyre.store @out[%i] = %v : ui32
 }
 """
+)
 
 # No dataflow between p and c, but c overwrites (shifted) what p read: write-after-read.
 WRITE_AFTER_READ = _copy("p", "a", "out1", index="%next", src_access="read_write") + _copy(
@@ -208,8 +220,12 @@ def test_lifetimes_follow_the_run_signature():
     # x: read-only input; t1..t3: intermediates; out: marked output (and read
     # later); hist: read_write, so both an input and an output -> retained
     assert lifetime == {
-        "x": "invocation", "t1": "invocation", "t2": "invocation", "t3": "invocation",
-        "out": "output", "hist": "retained",
+        "x": "invocation",
+        "t1": "invocation",
+        "t2": "invocation",
+        "t3": "invocation",
+        "out": "output",
+        "hist": "retained",
     }
     assert [graph.values[m.value].name for m in graph.materializations] == ["out", "hist"]
 
@@ -217,15 +233,21 @@ def test_lifetimes_follow_the_run_signature():
 def test_write_after_read_is_an_anti_dependence_not_a_data_edge():
     graph = graph_of(WRITE_AFTER_READ)
     a = graph.value_named("a").id
-    assert [(d.producer, d.consumer, d.value, d.kind) for d in graph.dependences] == [(0, 1, a, ANTI)]
+    assert [(d.producer, d.consumer, d.value, d.kind) for d in graph.dependences] == [
+        (0, 1, a, ANTI)
+    ]
     assert graph.data_edges() == ()
 
 
 def test_output_dependence_between_two_writers():
-    text = _copy("p", "x", "t", dst_access="read_write") + _copy("c", "y", "t", dst_access="read_write")
+    text = _copy("p", "x", "t", dst_access="read_write") + _copy(
+        "c", "y", "t", dst_access="read_write"
+    )
     graph = graph_of(text)
     t = graph.value_named("t").id
-    assert {(d.producer, d.consumer, d.value, d.kind) for d in graph.dependences} == {(0, 1, t, OUTPUT)}
+    assert {(d.producer, d.consumer, d.value, d.kind) for d in graph.dependences} == {
+        (0, 1, t, OUTPUT)
+    }
     assert DATA not in {d.kind for d in graph.dependences}
 
 

@@ -36,7 +36,11 @@ def _groups(p) -> list[tuple[int, ...]]:
 
 def _rejections(p, graph) -> dict[tuple[str, str, str], str]:
     return {
-        (graph.nodes[r.edge.producer].name, graph.nodes[r.edge.consumer].name, graph.values[r.edge.value].name): r.code
+        (
+            graph.nodes[r.edge.producer].name,
+            graph.nodes[r.edge.consumer].name,
+            graph.values[r.edge.value].name,
+        ): r.code
         for r in p.rejections
     }
 
@@ -107,12 +111,16 @@ def test_mkl005_over_dispatch():
 
 
 def test_a_different_workgroup_alone_does_not_block_fusion():
-    text = MKL003.replace("%next]", "%i]").replace("@c workgroup_size [64, 1, 1]", "@c workgroup_size [128, 1, 1]")
+    text = MKL003.replace("%next]", "%i]").replace(
+        "@c workgroup_size [64, 1, 1]", "@c workgroup_size [128, 1, 1]"
+    )
     p = plan(graph_of(text))
     assert _groups(p) == [(0, 1)]
 
 
-@pytest.mark.parametrize("text, what", [(MKL006, "grid_sync"), (MKL006_NON_COMPOSABLE, "non_composable")])
+@pytest.mark.parametrize(
+    "text, what", [(MKL006, "grid_sync"), (MKL006_NON_COMPOSABLE, "non_composable")]
+)
 def test_mkl006_synchronization_boundary(text, what):
     graph = graph_of(text)
     p = plan(graph)
@@ -138,7 +146,9 @@ def test_mkl007_cycle():
 def test_mkl008_resource_limit():
     # each program binds 2 storage buffers, the fused one 3 (x, t, out: t is an
     # output, so its stores stay)
-    text = MKL003.replace("%next]", "%i]").replace("@t binding 1 write_only", "@t binding 1 write_only output")
+    text = MKL003.replace("%next]", "%i]").replace(
+        "@t binding 1 write_only", "@t binding 1 write_only output"
+    )
     graph = graph_of(text)
     assert _groups(plan(graph)) == [(0, 1)]
     tight = TargetProfile(max_storage_buffers=2)
@@ -179,7 +189,9 @@ def test_cost_is_work_plus_1000_per_group_plus_100_per_crossing_edge():
     graph = graph_of(MKL004)
     p = plan(graph)
     work = sum(sum(1 for _ in node.program.walk()) - 1 for node in graph.nodes)
-    crossing = sum(1 for d in graph.data_edges() if p.node_groups[d.producer] != p.node_groups[d.consumer])
+    crossing = sum(
+        1 for d in graph.data_edges() if p.node_groups[d.producer] != p.node_groups[d.consumer]
+    )
     assert (p.cost.semantic_work, p.cost.launches, p.cost.materializations) == (work, 2, crossing)
     assert p.cost.total == work + 1000 * 2 + 100 * crossing
     assert crossing == 2

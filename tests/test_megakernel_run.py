@@ -46,7 +46,9 @@ def outcome(run):
 
 
 def approximate(module) -> bool:
-    return any(op.name.removeprefix("vyre.") in APPROXIMATE and "f32" in str(op) for op in module.walk())
+    return any(
+        op.name.removeprefix("vyre.") in APPROXIMATE and "f32" in str(op) for op in module.walk()
+    )
 
 
 def assert_same(expected, got, ulp: float | None = 0.0, allowed: set | None = None):
@@ -112,7 +114,9 @@ def test_bundle_applies_the_run_signature():
         run_bundle(data, given | {"nope": np.zeros(256, np.uint32)})
     with pytest.raises(vyre_xdsl.api.VyreError, match="has 255 elements"):
         run_bundle(data, given | {"x": np.zeros(255, np.uint32)})
-    outputs = run_bundle(data, {"x": np.arange(256, dtype=np.uint32), "hist": np.zeros(16, np.uint32)})
+    outputs = run_bundle(
+        data, {"x": np.arange(256, dtype=np.uint32), "hist": np.zeros(16, np.uint32)}
+    )
     assert sorted(outputs) == ["hist", "out"]  # intermediates are not returned
 
 
@@ -131,8 +135,19 @@ def test_cli_compile_then_run_gives_the_reference_outputs(tmp_path):
     hist = np.arange(16, dtype=np.uint32)
     np.save(tmp_path / "x.npy", x)
     np.save(tmp_path / "hist.npy", hist)
-    ran = cli("vyre-run", "pipeline.vkb", "--input", "x=x.npy", "--input", "hist=hist.npy",
-              "--backend", "wgpu", "--output-dir", "out", cwd=tmp_path)
+    ran = cli(
+        "vyre-run",
+        "pipeline.vkb",
+        "--input",
+        "x=x.npy",
+        "--input",
+        "hist=hist.npy",
+        "--backend",
+        "wgpu",
+        "--output-dir",
+        "out",
+        cwd=tmp_path,
+    )
     assert ran.returncode == 0, ran.stderr
     expected = vyre_xdsl.run(PIPELINE, {"x": x, "hist": hist}, backend="reference")
     assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["hist.npy", "out.npy"]
@@ -143,7 +158,9 @@ def test_cli_compile_then_run_gives_the_reference_outputs(tmp_path):
     t3[-1] = 1  # the last element reads t2 past its end: 0
     out = t3.reshape(4, 64)[:, ::-1].reshape(-1)
     np.testing.assert_array_equal(expected["out"], out)
-    np.testing.assert_array_equal(expected["hist"], hist + np.bincount(out & 15, minlength=16).astype(np.uint32))
+    np.testing.assert_array_equal(
+        expected["hist"], hist + np.bincount(out & 15, minlength=16).astype(np.uint32)
+    )
 
 
 SEVERAL_TRAPS = """
@@ -183,4 +200,6 @@ def test_bundle_traps_name_a_trapping_invocation(hits):
     expected = outcome(lambda: vyre_xdsl.run(SEVERAL_TRAPS, {"x": x}, backend="reference"))
     got = outcome(lambda: run_bundle(data, {"x": x}))
     assert_same(expected, got, allowed=allowed)
-    assert_same(expected, outcome(lambda: run_bundle(data, {"x": x}, backend="reference")), allowed=allowed)
+    assert_same(
+        expected, outcome(lambda: run_bundle(data, {"x": x}, backend="reference")), allowed=allowed
+    )

@@ -47,19 +47,25 @@ def listing(directory: pathlib.Path) -> list[str]:
 def test_vyre_run_leaves_no_file_when_one_output_cannot_be_written(program, tmp_path, capsys):
     out = tmp_path / "out"
     (out / "b.npy").mkdir(parents=True)  # the second output's target is a directory
-    status = vyre_run.main([program, "--random-inputs", "0", "--backend", "reference", "--output-dir", str(out)])
+    status = vyre_run.main(
+        [program, "--random-inputs", "0", "--backend", "reference", "--output-dir", str(out)]
+    )
     assert status == 1
     assert "b.npy: it is a directory" in capsys.readouterr().err
     assert listing(out) == ["b.npy"]
 
 
-def test_vyre_run_removes_the_output_directory_it_created_when_writing_fails(program, tmp_path, monkeypatch):
+def test_vyre_run_removes_the_output_directory_it_created_when_writing_fails(
+    program, tmp_path, monkeypatch
+):
     def fail(files):
         raise common.OutputFileError("cannot write: disk full")
 
     monkeypatch.setattr(vyre_run, "write_files_atomically", fail)
     out = tmp_path / "new"
-    status = vyre_run.main([program, "--random-inputs", "0", "--backend", "reference", "--output-dir", str(out)])
+    status = vyre_run.main(
+        [program, "--random-inputs", "0", "--backend", "reference", "--output-dir", str(out)]
+    )
     assert status == 1 and not out.exists()
 
 
@@ -76,7 +82,9 @@ def test_a_failed_rename_puts_back_every_file_already_replaced(tmp_path, monkeyp
         return real_replace(src, dst)
 
     monkeypatch.setattr(common.os, "replace", replace)
-    with pytest.raises(common.OutputFileError, match="cannot write .*b.npy: No space left on device"):
+    with pytest.raises(
+        common.OutputFileError, match="cannot write .*b.npy: No space left on device"
+    ):
         common.write_files_atomically({str(a): b"new a", str(b): b"new b"})
     assert a.read_bytes() == b"old a"
     assert listing(tmp_path) == ["a.npy"]  # no temporary or backup file left
@@ -98,7 +106,9 @@ def test_vyre_compile_leaves_no_plan_or_artifact_when_the_bundle_fails(program, 
     bundle = tmp_path / "X.vkb"
     bundle.mkdir()
     plan, artifact = tmp_path / "P.dot", tmp_path / "A.vmk"
-    status = vyre_compile.main([program, "-o", str(bundle), "--plan-dot", str(plan), "--artifact", str(artifact)])
+    status = vyre_compile.main(
+        [program, "-o", str(bundle), "--plan-dot", str(plan), "--artifact", str(artifact)]
+    )
     assert status == 1
     assert "X.vkb: it is a directory" in capsys.readouterr().err
     assert not plan.exists() and not artifact.exists()
@@ -106,7 +116,9 @@ def test_vyre_compile_leaves_no_plan_or_artifact_when_the_bundle_fails(program, 
 
 def test_vyre_compile_into_a_missing_directory(program, tmp_path, capsys):
     plan = tmp_path / "P.dot"
-    status = vyre_compile.main([program, "-o", str(tmp_path / "no" / "X.vkb"), "--plan-dot", str(plan)])
+    status = vyre_compile.main(
+        [program, "-o", str(tmp_path / "no" / "X.vkb"), "--plan-dot", str(plan)]
+    )
     assert status == 1
     assert "no such directory" in capsys.readouterr().err
     assert not plan.exists()
@@ -115,8 +127,12 @@ def test_vyre_compile_into_a_missing_directory(program, tmp_path, capsys):
 # ---------------------------------------------------------------------- vyre-opt -o
 
 
-@pytest.mark.parametrize("target, message", [("missing/out.mlir", "no such directory"), (".", "it is a directory")])
-def test_vyre_opt_output_that_cannot_be_written_is_a_clear_error(program, tmp_path, capsys, target, message):
+@pytest.mark.parametrize(
+    "target, message", [("missing/out.mlir", "no such directory"), (".", "it is a directory")]
+)
+def test_vyre_opt_output_that_cannot_be_written_is_a_clear_error(
+    program, tmp_path, capsys, target, message
+):
     status = run_tool(VyreOptMain, [program, "-o", str(tmp_path / target)])
     err = capsys.readouterr().err
     assert status == 1
@@ -129,7 +145,9 @@ def test_vyre_opt_output_that_cannot_be_written_is_a_clear_error(program, tmp_pa
 
 def npy_header(path: pathlib.Path, shape: tuple[int, ...], extra: bytes = b"") -> None:
     with open(path, "wb") as f:
-        np.lib.format.write_array_header_1_0(f, {"descr": "<u4", "fortran_order": False, "shape": shape})
+        np.lib.format.write_array_header_1_0(
+            f, {"descr": "<u4", "fortran_order": False, "shape": shape}
+        )
         f.write(extra)
 
 
@@ -142,15 +160,23 @@ def test_an_empty_npy_file_is_a_clear_error(program, tmp_path, capsys):
     npy.write_bytes(b"")
     assert run_with_input(program, npy) == 1
     err = capsys.readouterr().err
-    assert "input for buffer 'x'" in err and "is not a valid .npy array" in err and "internal" not in err
+    assert (
+        "input for buffer 'x'" in err
+        and "is not a valid .npy array" in err
+        and "internal" not in err
+    )
 
 
-def test_an_npy_header_claiming_10_to_the_12_elements_is_refused_before_allocating(program, tmp_path, capsys):
+def test_an_npy_header_claiming_10_to_the_12_elements_is_refused_before_allocating(
+    program, tmp_path, capsys
+):
     npy = tmp_path / "x.npy"
     npy_header(npy, (10**12,), b"\0" * 16)
     assert run_with_input(program, npy) == 1
     err = capsys.readouterr().err
-    assert "truncated or corrupt" in err and "4000000000000 bytes" in err and "holds 16 bytes" in err
+    assert (
+        "truncated or corrupt" in err and "4000000000000 bytes" in err and "holds 16 bytes" in err
+    )
 
 
 def test_a_truncated_npy_file_is_refused(program, tmp_path, capsys):

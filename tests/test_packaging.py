@@ -31,7 +31,9 @@ def test_metadata_urls_and_classifiers():
     urls = project["urls"]
     assert urls and all(url.startswith("https://") for url in urls.values())
     assert "Typing :: Typed" in project["classifiers"]
-    assert not any(c.startswith("License ::") for c in project["classifiers"])  # PEP 639: the expression says it
+    assert not any(
+        c.startswith("License ::") for c in project["classifiers"]
+    )  # PEP 639: the expression says it
     assert os.path.isfile(os.path.join(ROOT, "vyre_xdsl", "py.typed"))
     assert "py.typed" in PROJECT["tool"]["setuptools"]["package-data"]["vyre_xdsl"]
 
@@ -71,7 +73,9 @@ def test_make_clean_removes_test_outputs(tmp_path):
 
 def test_ruff_is_configured_once():
     """`make test`, pre-commit and the test extra use one pinned ruff and one configuration."""
-    pinned = [d for d in PROJECT["project"]["optional-dependencies"]["test"] if d.startswith("ruff")]
+    pinned = [
+        d for d in PROJECT["project"]["optional-dependencies"]["test"] if d.startswith("ruff")
+    ]
     assert len(pinned) == 1 and "==" in pinned[0]
     version = pinned[0].split("==")[1]
     pre_commit = open(os.path.join(ROOT, ".pre-commit-config.yaml")).read()

@@ -62,8 +62,14 @@ def _corpus() -> list[tuple[str, str, dict]]:
     import test_conformance_traps
 
     cases = []
-    for module in (test_conformance_control, test_conformance_fusion, test_conformance_memory,
-                   test_conformance_ops, test_conformance_sync, test_conformance_traps):
+    for module in (
+        test_conformance_control,
+        test_conformance_fusion,
+        test_conformance_memory,
+        test_conformance_ops,
+        test_conformance_sync,
+        test_conformance_traps,
+    ):
         cases += [(case.name, case.text, case.inputs) for case in module.CASES]
     return cases
 
@@ -73,7 +79,9 @@ def test_every_pass_keeps_interface_and_results_of_every_case():
     seeds = list(range(10_000, 10_000 + MODULES))
     with _pool() as pool:
         corpus_jobs = [pool.submit(check_texts, corpus[k::WORKERS]) for k in range(WORKERS)]
-        module_jobs = [pool.submit(check_generated, seeds[k::WORKERS], OPTIONS) for k in range(WORKERS)]
+        module_jobs = [
+            pool.submit(check_generated, seeds[k::WORKERS], OPTIONS) for k in range(WORKERS)
+        ]
         corpus_compared = sum(job.result() for job in corpus_jobs)
         modules_compared = sum(job.result() for job in module_jobs)
     assert len(corpus) > 200
@@ -98,7 +106,9 @@ vyre.program @p workgroup_size [4, 1, 1] {
 """
 
 
-@pytest.mark.parametrize("pass_class", [CanonicalizePass, DeadCodeElimination], ids=["canonicalize", "dce"])
+@pytest.mark.parametrize(
+    "pass_class", [CanonicalizePass, DeadCodeElimination], ids=["canonicalize", "dce"]
+)
 @pytest.mark.parametrize("backend", ["reference", "wgpu"])
 def test_regression_unused_si32_division_by_zero_still_traps(pass_class, backend):
     module = vyre_xdsl.parse(UNUSED_TRAPPING_DIVISION)

@@ -106,13 +106,30 @@ def test_inputs_are_not_modified():
 @pytest.mark.parametrize(
     ("inputs", "error", "message"),
     [
-        ({"x": np.zeros(100, np.float32)}, MissingInputError, "missing input for buffer 'y': expected 100 float32"),
-        ({"x": np.zeros(100, np.float64), "y": np.zeros(100, np.float32)}, InputDtypeError,
-         "buffer 'x' has dtype float64; expected 100 float32"),
-        ({"x": np.zeros(99, np.float32), "y": np.zeros(100, np.float32)}, InputShapeError,
-         "buffer 'x' has 99 elements; expected 100"),
-        ({"x": np.zeros(100, np.float32), "y": np.zeros(100, np.float32), "z": np.zeros(1, np.float32)},
-         UnknownBufferError, "unknown buffer 'z'"),
+        (
+            {"x": np.zeros(100, np.float32)},
+            MissingInputError,
+            "missing input for buffer 'y': expected 100 float32",
+        ),
+        (
+            {"x": np.zeros(100, np.float64), "y": np.zeros(100, np.float32)},
+            InputDtypeError,
+            "buffer 'x' has dtype float64; expected 100 float32",
+        ),
+        (
+            {"x": np.zeros(99, np.float32), "y": np.zeros(100, np.float32)},
+            InputShapeError,
+            "buffer 'x' has 99 elements; expected 100",
+        ),
+        (
+            {
+                "x": np.zeros(100, np.float32),
+                "y": np.zeros(100, np.float32),
+                "z": np.zeros(1, np.float32),
+            },
+            UnknownBufferError,
+            "unknown buffer 'z'",
+        ),
     ],
 )
 def test_input_violations_name_the_buffer(inputs, error, message):
@@ -124,7 +141,9 @@ def test_python_lists_are_converted_and_bad_values_name_the_buffer():
     prog = AXPY.replace("f32", "ui32").replace("2.0", "2")
     out = vyre_xdsl.run(prog, {"x": list(range(100)), "y": [1] * 100}, backend="reference")
     np.testing.assert_array_equal(out["y"], 2 * np.arange(100, dtype=np.uint32) + 1)
-    with pytest.raises(LossyInputError, match=r"input for buffer 'x': element 0 \(-1\) is not exactly .* ui32"):
+    with pytest.raises(
+        LossyInputError, match=r"input for buffer 'x': element 0 \(-1\) is not exactly .* ui32"
+    ):
         vyre_xdsl.run(prog, {"x": [-1] * 100, "y": [1] * 100}, backend="reference")
     with pytest.raises(InputTypeError, match="input for buffer 'y' holds list .* not all numbers"):
         vyre_xdsl.run(prog, {"x": [1] * 100, "y": ["a"] * 100}, backend="reference")
@@ -170,10 +189,14 @@ def test_unknown_backend_and_bad_text_are_vyre_errors():
     with pytest.raises(UnknownBackendError, match="unknown backend 'cuda'"):
         vyre_xdsl.run(AXPY, axpy_inputs(), backend="cuda")
     with pytest.raises(VyreDiagnostic, match="buffer @x holds f32, but a ui32 is stored"):
-        vyre_xdsl.run(AXPY.replace("vyre.store @y[%i] = %s : f32",
-                                   "%u = vyre.const 1 : ui32\n  vyre.store @x[%i] = %u : ui32")
-                      .replace("read_only : f32[100]", "read_write : f32[100]"), axpy_inputs(),
-                      backend="reference")
+        vyre_xdsl.run(
+            AXPY.replace(
+                "vyre.store @y[%i] = %s : f32",
+                "%u = vyre.const 1 : ui32\n  vyre.store @x[%i] = %u : ui32",
+            ).replace("read_only : f32[100]", "read_write : f32[100]"),
+            axpy_inputs(),
+            backend="reference",
+        )
     with pytest.raises(VyreError):
         vyre_xdsl.run("vyre.program @p {", {}, backend="reference")
 
@@ -200,7 +223,9 @@ def test_compiled_executable_runs_like_run(backend, fuse):
         out = exe.run({"x": x})
         assert sorted(out) == ["out"]
         np.testing.assert_allclose(out["out"], expected, rtol=1e-6)
-        np.testing.assert_array_equal(out["out"], vyre_xdsl.run(text, {"x": x}, backend=backend, fuse=fuse)["out"])
+        np.testing.assert_array_equal(
+            out["out"], vyre_xdsl.run(text, {"x": x}, backend=backend, fuse=fuse)["out"]
+        )
 
 
 def test_compile_rejects_an_unknown_backend_at_once():

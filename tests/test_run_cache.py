@@ -83,7 +83,9 @@ def test_a_module_changed_after_its_run_is_a_miss_with_the_new_result():
     module = parse_module(scale(3))
     assert vyre_xdsl.run(module, {"x": X}, backend="wgpu")["out"].tolist() == expected(3)
     assert vyre_xdsl.run(module, {"x": X}, backend="wgpu")["out"].tolist() == expected(3)
-    constant = next(op for op in module.walk() if isinstance(op, ConstOp) and op.value.value.data == 3)
+    constant = next(
+        op for op in module.walk() if isinstance(op, ConstOp) and op.value.value.data == 3
+    )
     constant.value = IntegerAttr(7, constant.value.type)
     assert vyre_xdsl.run(module, {"x": X}, backend="wgpu")["out"].tolist() == expected(7)
     assert vyre_xdsl.cache_info()[:2] == (1, 2)

@@ -79,7 +79,9 @@ def run(text, inputs, backend="reference"):
 # ---------------------------------------------------------------------- mapping
 
 
-@pytest.mark.parametrize("inputs", [[("x", [1, 2, 3, 4])], ("x",), "x", 3], ids=["pairs", "tuple", "str", "int"])
+@pytest.mark.parametrize(
+    "inputs", [[("x", [1, 2, 3, 4])], ("x",), "x", 3], ids=["pairs", "tuple", "str", "int"]
+)
 def test_inputs_that_are_not_a_mapping_are_a_type_error(inputs):
     with pytest.raises(InputTypeError, match="inputs must be a mapping from buffer name to array"):
         run(copy_program("ui32"), inputs)
@@ -106,7 +108,15 @@ def test_a_module_that_is_neither_text_nor_a_module_is_a_type_error():
         ("ui32", [0, 1, float("nan"), 3], 2),
         ("i1", [0.5, 1, 0, 1], 0),  # would become false
     ],
-    ids=["none-f32", "1e300-f32", "fraction-ui32", "2^32-ui32", "below-si32", "nan-ui32", "half-i1"],
+    ids=[
+        "none-f32",
+        "1e300-f32",
+        "fraction-ui32",
+        "2^32-ui32",
+        "below-si32",
+        "nan-ui32",
+        "half-i1",
+    ],
 )
 def test_a_conversion_that_changes_a_value_is_refused(element, values, index):
     with pytest.raises((LossyInputError, InputTypeError)) as caught:
@@ -118,15 +128,30 @@ def test_a_conversion_that_changes_a_value_is_refused(element, values, index):
 
 
 def test_conversions_that_keep_every_value_are_accepted():
-    assert run(copy_program("ui32"), {"x": [1, 2.0, True, 2**32 - 1]})["y"].tolist() == [1, 2, 1, 2**32 - 1]
-    assert run(copy_program("si32"), {"x": [-(2**31), -1, 0, 2**31 - 1]})["y"].tolist() == [
-        -(2**31), -1, 0, 2**31 - 1
+    assert run(copy_program("ui32"), {"x": [1, 2.0, True, 2**32 - 1]})["y"].tolist() == [
+        1,
+        2,
+        1,
+        2**32 - 1,
     ]
-    assert run(copy_program("i1"), {"x": [True, False, 1, 0]})["y"].tolist() == [True, False, True, False]
+    assert run(copy_program("si32"), {"x": [-(2**31), -1, 0, 2**31 - 1]})["y"].tolist() == [
+        -(2**31),
+        -1,
+        0,
+        2**31 - 1,
+    ]
+    assert run(copy_program("i1"), {"x": [True, False, 1, 0]})["y"].tolist() == [
+        True,
+        False,
+        True,
+        False,
+    ]
     # a Python float rounds to the nearest f32, as np.float32(0.1) does; infinities and NaN stay what they are
     got = run(copy_program("f32"), {"x": [0.1, float("inf"), float("nan"), 16777217]})["y"]
     assert got.dtype == np.float32
-    assert got[0] == np.float32(0.1) and got[1] == np.inf and np.isnan(got[2]) and got[3] == 16777216.0
+    assert (
+        got[0] == np.float32(0.1) and got[1] == np.inf and np.isnan(got[2]) and got[3] == 16777216.0
+    )
 
 
 def test_an_integer_that_f32_cannot_hold_exactly_is_refused():
@@ -187,7 +212,9 @@ def test_a_bundle_run_follows_the_same_shape_and_bool_rules():
     bundle = TargetModuleBundle.from_bytes(compile_module(vyre_xdsl.parse(SCALE)).bundle_bytes())
     x = np.arange(1024, dtype=np.float32).reshape(4, 256)
     out = run_bundle(bundle, {"x": x, "y": np.zeros((4, 256), np.float32)}, backend="reference")
-    assert out["y"].shape == (4, 256) and out["big"].dtype == np.bool_ and out["big"].shape == (1024,)
+    assert (
+        out["y"].shape == (4, 256) and out["big"].dtype == np.bool_ and out["big"].shape == (1024,)
+    )
 
 
 def test_executable_runs_follow_the_shape_rule():
@@ -212,7 +239,12 @@ def test_a_runtime_sized_input_takes_its_length(backend):
 
 def test_a_buffer_past_the_host_memory_cap_is_refused_before_allocating():
     with pytest.raises(HostMemoryError, match="at most 2147483648 bytes per host buffer"):
-        run(copy_program("ui32", "4").replace("write_only : ui32[4]", f"write_only : ui32[{2**31}]"), {"x": [1] * 4})
+        run(
+            copy_program("ui32", "4").replace(
+                "write_only : ui32[4]", f"write_only : ui32[{2**31}]"
+            ),
+            {"x": [1] * 4},
+        )
 
 
 # ---------------------------------------------------------------------- interpreter resource limits

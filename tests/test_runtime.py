@@ -78,7 +78,11 @@ def test_an_adapter_exists_and_wgpu_is_the_default_backend():
 def test_one_device_per_process_with_the_adapters_limits():
     gpu = gpu_device()
     assert gpu_device() is gpu
-    for name in ("max-storage-buffer-binding-size", "max-buffer-size", "max-storage-buffers-per-shader-stage"):
+    for name in (
+        "max-storage-buffer-binding-size",
+        "max-buffer-size",
+        "max-storage-buffers-per-shader-stage",
+    ):
         assert name in REQUESTED_LIMITS
         assert gpu.limits[name] == gpu.adapter.limits[name]
     # lavapipe exceeds the WebGPU defaults (8 storage buffers per stage, 128 MiB bindings)
@@ -294,7 +298,11 @@ vyre.program @check workgroup_size [32, 1, 1] {
 def test_the_trap_sidecar_becomes_the_interpreters_exception(fuse):
     with pytest.raises(VyreTrap) as raised:
         vyre_xdsl.run(TRAP, {}, backend="wgpu", fuse=fuse)
-    assert (raised.value.tag, raised.value.address, raised.value.invocation) == ("found_77", 4242, 77)
+    assert (raised.value.tag, raised.value.address, raised.value.invocation) == (
+        "found_77",
+        4242,
+        77,
+    )
 
 
 def test_si32_division_traps_are_decoded():
@@ -320,7 +328,9 @@ def test_si32_division_traps_are_decoded():
 def test_a_binding_beyond_the_device_limit_is_a_clear_error(monkeypatch):
     gpu = gpu_device()
     monkeypatch.setitem(gpu.limits, "max-storage-buffer-binding-size", 1024)
-    with pytest.raises(DeviceLimitError, match=r"buffer 'x' .* needs 4000 bytes; this device binds at most 1024"):
+    with pytest.raises(
+        DeviceLimitError, match=r"buffer 'x' .* needs 4000 bytes; this device binds at most 1024"
+    ):
         vyre_xdsl.run(RUNTIME_SIZED, {"x": np.zeros(1000, np.int32)}, backend="wgpu")
 
 
@@ -348,8 +358,14 @@ def test_without_an_adapter_the_error_names_the_driver_to_install():
     if sys.platform == "darwin":
         pytest.fail("this test forces a backend that Linux lacks")
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    done = subprocess.run([sys.executable, "-c", script], cwd=root, capture_output=True, text=True,
-                          env=_environment(WGPU_BACKEND_TYPE="Metal"), timeout=120)
+    done = subprocess.run(
+        [sys.executable, "-c", script],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        env=_environment(WGPU_BACKEND_TYPE="Metal"),
+        timeout=120,
+    )
     assert done.returncode == 0, done.stderr
     assert "no GPU adapter found for WGPU_BACKEND_TYPE=Metal" in done.stdout
     assert "mesa-vulkan-drivers" in done.stdout and "libvulkan1" in done.stdout
@@ -364,9 +380,20 @@ def test_vyre_run_backend_wgpu_matches_the_reference(tmp_path):
     for backend in ("wgpu", "reference"):
         out_dir = tmp_path / backend
         done = subprocess.run(
-            [vyre_run, str(module), "--input", f"x={tmp_path / 'x.npy'}", "--backend", backend,
-             "--output-dir", str(out_dir)],
-            capture_output=True, text=True, env=_environment(), timeout=120,
+            [
+                vyre_run,
+                str(module),
+                "--input",
+                f"x={tmp_path / 'x.npy'}",
+                "--backend",
+                backend,
+                "--output-dir",
+                str(out_dir),
+            ],
+            capture_output=True,
+            text=True,
+            env=_environment(),
+            timeout=120,
         )
         assert done.returncode == 0, done.stderr
         assert np.load(out_dir / "out.npy").tolist() == chain_expected(x).tolist()
@@ -391,8 +418,14 @@ def test_the_staging_path_without_unified_memory():
         "    print(t.tag, t.address, t.invocation)\n"
     )
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    done = subprocess.run([sys.executable, "-c", script], cwd=root, capture_output=True, text=True,
-                          env=_environment(VYRE_NO_UMA="1"), timeout=120)
+    done = subprocess.run(
+        [sys.executable, "-c", script],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        env=_environment(VYRE_NO_UMA="1"),
+        timeout=120,
+    )
     assert done.returncode == 0, done.stderr
     assert done.stdout.split() == ["found_77", "4242", "77"]
 
@@ -400,7 +433,11 @@ def test_the_staging_path_without_unified_memory():
 def test_lavapipe_maps_storage_buffers_directly():
     gpu = gpu_device()
     cpu = gpu.adapter.info.get("adapter_type") == "CPU"
-    if cpu and "mappable-primary-buffers" in gpu.adapter.features and not os.environ.get("VYRE_NO_UMA"):
+    if (
+        cpu
+        and "mappable-primary-buffers" in gpu.adapter.features
+        and not os.environ.get("VYRE_NO_UMA")
+    ):
         assert gpu.unified_memory
     elif gpu.adapter.info.get("adapter_type") == "DiscreteGPU":
         assert not gpu.unified_memory

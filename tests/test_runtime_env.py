@@ -17,7 +17,11 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 def _run(env):
     return subprocess.run(
-        [sys.executable, "-c", SCRIPT.format(root=ROOT)], env=env, capture_output=True, text=True, timeout=300
+        [sys.executable, "-c", SCRIPT.format(root=ROOT)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
     )
 
 

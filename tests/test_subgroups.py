@@ -83,7 +83,9 @@ def make_inputs(seed: int = 3) -> dict[str, np.ndarray]:
     }
 
 
-def expected(inputs: dict[str, np.ndarray], size: int, workgroup: int = WG) -> dict[str, np.ndarray]:
+def expected(
+    inputs: dict[str, np.ndarray], size: int, workgroup: int = WG
+) -> dict[str, np.ndarray]:
     """Every output in numpy, lane by lane, from the subgroup definition. The
     launch has whole workgroups: lanes past N load zeros (out of bounds) and
     take part in their subgroup."""
@@ -100,14 +102,17 @@ def expected(inputs: dict[str, np.ndarray], size: int, workgroup: int = WG) -> d
             values = inputs[f"in_{ty}"]
             with np.errstate(all="ignore"):
                 out[f"{kind}_{ty}"] = np.array(
-                    [combine.reduce(values[f:e], dtype=DTYPES[ty]) for f, e in zip(first, last)], dtype=DTYPES[ty]
+                    [combine.reduce(values[f:e], dtype=DTYPES[ty]) for f, e in zip(first, last)],
+                    dtype=DTYPES[ty],
                 )
     source = first + sub + 1
     u = inputs["in_ui32"]
     out["size"] = np.full(N, size, np.uint32)
     out["lane"] = sub.astype(np.uint32)
     out["shuffle"] = np.where(source < last, u[np.minimum(source, lanes - 1)], 0).astype(np.uint32)
-    out["broadcast"] = np.where(first + 1 < last, u[np.minimum(first + 1, lanes - 1)], 0).astype(np.uint32)
+    out["broadcast"] = np.where(first + 1 < last, u[np.minimum(first + 1, lanes - 1)], 0).astype(
+        np.uint32
+    )
     ballot = []
     for f, e in zip(first, last):
         bits = 0
@@ -178,7 +183,7 @@ vyre.program @after workgroup_size [{WG}, 1, 1] {{
         again = {"add_ui32": want["add_ui32"]}
         lane = np.arange(N)
         first = lane - (lane % WG) % size
-        total = np.array([again["add_ui32"][f:f + size].max() for f in first], np.uint32)
+        total = np.array([again["add_ui32"][f : f + size].max() for f in first], np.uint32)
         np.testing.assert_array_equal(got["total"], total)
 
 
@@ -225,4 +230,3 @@ def test_collectives_are_never_pure():
     program = programs(vyre_xdsl.parse(reduce_module()))[0]
     reduce = next(op for op in program.walk() if isinstance(op, SubgroupReduceOp))
     assert get_effects(reduce)  # not removable, mergeable or movable by xDSL passes
-

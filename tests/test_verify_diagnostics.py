@@ -44,7 +44,9 @@ def test_annotations_and_their_lines():
 
 
 def test_line_offset_of_a_split_chunk():
-    assert [e.line for e in expected_diagnostics("x // expected-error {{m}}\n", line_offset=40)] == [41]
+    assert [
+        e.line for e in expected_diagnostics("x // expected-error {{m}}\n", line_offset=40)
+    ] == [41]
 
 
 def test_has_annotations_only_in_comments():
@@ -55,7 +57,11 @@ def test_has_annotations_only_in_comments():
 
 @pytest.mark.parametrize(
     "text",
-    ["// expected-error missing braces", "// expected-error @above {{nothing above}}", "x\n// expected-error @below {{m}}"],
+    [
+        "// expected-error missing braces",
+        "// expected-error @above {{nothing above}}",
+        "x\n// expected-error @below {{m}}",
+    ],
 )
 def test_malformed_annotations_are_errors(text):
     with pytest.raises(AnnotationError, match="line"):
@@ -64,7 +70,10 @@ def test_malformed_annotations_are_errors(text):
 
 def test_everything_matched():
     expected = [Expected("error", 3, "read_only", 3), Expected("error", None, "nowhere", 9)]
-    emitted = [Emitted("error", 3, "store to read_only buffer @x", 3), Emitted("error", None, "it is nowhere")]
+    emitted = [
+        Emitted("error", 3, "store to read_only buffer @x", 3),
+        Emitted("error", None, "it is nowhere"),
+    ]
     assert check_diagnostics(expected, emitted, "f.mlir") == []
 
 

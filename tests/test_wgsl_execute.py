@@ -30,13 +30,17 @@ def device():
     )
 
 
-def execute(device, kernels: list[WgslKernel], arrays: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+def execute(
+    device, kernels: list[WgslKernel], arrays: dict[str, np.ndarray]
+) -> dict[str, np.ndarray]:
     """Run `kernels` in order in one submit over `arrays` (by buffer name)."""
     usage = wgpu.BufferUsage.STORAGE | wgpu.BufferUsage.COPY_SRC | wgpu.BufferUsage.COPY_DST
     arrays = dict(arrays)
     arrays[TRAP_SIDECAR_NAME] = np.zeros(4, np.uint32)
     buffers = {
-        name: device.create_buffer_with_data(data=np.ascontiguousarray(a).tobytes() or b"\0" * 4, usage=usage)
+        name: device.create_buffer_with_data(
+            data=np.ascontiguousarray(a).tobytes() or b"\0" * 4, usage=usage
+        )
         for name, a in arrays.items()
     }
     encoder = device.create_command_encoder()
@@ -180,8 +184,11 @@ def test_bool_buffers_are_u32_words(device):
     rng = np.random.default_rng(2)
     a = rng.normal(size=128).astype(np.float32)
     flags = rng.integers(0, 3, 128).astype(np.uint32) * 7  # non-zero means true
-    out = run(device, BOOLS, {"a": a, "flags": flags, "lt": np.zeros(128, np.uint32),
-                              "both": np.zeros(128, np.uint32)})
+    out = run(
+        device,
+        BOOLS,
+        {"a": a, "flags": flags, "lt": np.zeros(128, np.uint32), "both": np.zeros(128, np.uint32)},
+    )
     assert out["lt"].tolist() == (a < 0).astype(np.uint32).tolist()
     assert out["both"].tolist() == ((a < 0) & (flags != 0)).astype(np.uint32).tolist()
 
@@ -266,8 +273,11 @@ vyre.program @count workgroup_size [1, 1, 1] {
     assert kernels[0].workgroup_size == (128, 1, 1)
     assert kernels[0].program_workgroup_size == (1, 1, 1)
     ids = np.full(1010, 0xFFFFFFFF, np.uint32)
-    out = execute(device, kernels, {"x": np.zeros(1000, np.uint32),
-                                    "hits": np.zeros(1, np.uint32), "ids": ids})
+    out = execute(
+        device,
+        kernels,
+        {"x": np.zeros(1000, np.uint32), "hits": np.zeros(1, np.uint32), "ids": ids},
+    )
     # n = max(1000, 1, 1010) = 1010 invocations, ids are 0..1009
     assert out["hits"].tolist() == [1010]
     assert out["ids"].tolist() == list(range(1010))
@@ -294,8 +304,11 @@ vyre.program @reverse workgroup_size [64, 1, 1] {
     kernels = compile_module(parse_module(text))
     assert [k.part for k in kernels] == [0, 1]
     x = np.arange(4096, dtype=np.uint32) * 3
-    out = execute(device, kernels, {"x": x, "tmp": np.zeros(4096, np.uint32),
-                                    "out": np.zeros(4096, np.uint32)})
+    out = execute(
+        device,
+        kernels,
+        {"x": x, "tmp": np.zeros(4096, np.uint32), "out": np.zeros(4096, np.uint32)},
+    )
     assert out["out"].tolist() == (x[::-1] + 1).tolist()
 
 

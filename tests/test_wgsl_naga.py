@@ -31,7 +31,9 @@ os.environ.setdefault("WGPU_BACKEND_TYPE", "Vulkan")
 
 EXAMPLES = sorted((pathlib.Path(__file__).parent.parent / "examples").glob("*.mlir"))
 FUSE_AVAILABLE = find_spec("vyre_xdsl.passes.vyre_fuse") is not None
-VARIANTS = [(p, False) for p in EXAMPLES] + ([(p, True) for p in EXAMPLES] if FUSE_AVAILABLE else [])
+VARIANTS = [(p, False) for p in EXAMPLES] + (
+    [(p, True) for p in EXAMPLES] if FUSE_AVAILABLE else []
+)
 
 
 @pytest.fixture(scope="module")

@@ -89,18 +89,31 @@ class _Gen:
         for ty in TYPES:
             count = self.rng.choice([None, 1, 64, 1000])
             name = f"in_{ty}"
-            self.b.buffer(name, self.rng.choice(["read_only", "uniform"]), ty, count, binding=binding)
+            self.b.buffer(
+                name, self.rng.choice(["read_only", "uniform"]), ty, count, binding=binding
+            )
             self.buffers[ty].append(name)
             binding += 1
             name = f"out_{ty}"
             access = self.rng.choice(["write_only", "read_write"])
-            self.b.buffer(name, access, ty, self.rng.choice([None, 0, 64, 4096]), binding=binding,
-                          output=self.rng.random() < 0.3)
+            self.b.buffer(
+                name,
+                access,
+                ty,
+                self.rng.choice([None, 0, 64, 4096]),
+                binding=binding,
+                output=self.rng.random() < 0.3,
+            )
             self.buffers[ty].append(name)
             self.writable[ty].append(name)
             binding += 1
-        self.b.buffer("counters", "read_write", "ui32", self.rng.choice([None, 8]),
-                      binding=self.rng.choice([binding, 0]))
+        self.b.buffer(
+            "counters",
+            "read_write",
+            "ui32",
+            self.rng.choice([None, 8]),
+            binding=self.rng.choice([binding, 0]),
+        )
         self.buffers["ui32"].append("counters")
         self.writable["ui32"].append("counters")
         if self.rng.random() < 0.5:
@@ -141,7 +154,10 @@ class _Gen:
             source, target = self.rng.choice(TYPES), self.rng.choice(TYPES)
             self.add(self.b.cast(self.value(source), target))
         else:
-            source, target = self.rng.choice(semantics.SCALAR_32_TYPES), self.rng.choice(semantics.SCALAR_32_TYPES)
+            source, target = (
+                self.rng.choice(semantics.SCALAR_32_TYPES),
+                self.rng.choice(semantics.SCALAR_32_TYPES),
+            )
             self.add(self.b.bitcast(self.value(source), target))
 
     def _load(self, depth: int) -> None:

@@ -40,9 +40,32 @@ EDGES = {
         [0, 1, -1, 2, -2, 7, -7, 31, 32, 33, -(2**31), 2**31 - 1, -123456, 16777217], np.int32
     ),
     "f32": np.array(
-        [0.0, -0.0, 1.0, -1.0, 0.5, 1.5, 2.5, -2.5, 3.7, -3.7, -0.9, 1e-30, 1e30, -1e30, 100.0,
-         4294967040.0, 4294967296.0, 2147483520.0, 2147483648.0, -2147483904.0,
-         np.inf, -np.inf, np.nan, 1e-40],
+        [
+            0.0,
+            -0.0,
+            1.0,
+            -1.0,
+            0.5,
+            1.5,
+            2.5,
+            -2.5,
+            3.7,
+            -3.7,
+            -0.9,
+            1e-30,
+            1e30,
+            -1e30,
+            100.0,
+            4294967040.0,
+            4294967296.0,
+            2147483520.0,
+            2147483648.0,
+            -2147483904.0,
+            np.inf,
+            -np.inf,
+            np.nan,
+            1e-40,
+        ],
         np.float32,
     ),
     "i1": np.array([0, 1, 5], np.uint32),  # any non-zero word is true
@@ -112,7 +135,9 @@ def test_table_op_matches_numpy(device, name, ty):
     result = sem.result_type(ty)
     args = ", ".join(f"%a{k}" for k in range(arity))
     # the custom format spells the operand type (the result type follows from it)
-    actual = run_program(device, f"  %r = vyre.{name} {args} : {ty}", operands, [ty] * arity, result)
+    actual = run_program(
+        device, f"  %r = vyre.{name} {args} : {ty}", operands, [ty] * arity, result
+    )
     inputs = [registers(o, ty) for o in operands]
     with np.errstate(all="ignore"):
         expected = sem.evaluate(*inputs)
@@ -134,10 +159,14 @@ CONVERSIONS = [("cast", s, t) for s, t in sorted(semantics.CAST_PAIRS)] + [
 ]
 
 
-@pytest.mark.parametrize("op,source,target", CONVERSIONS, ids=[f"{o}-{s}-{t}" for o, s, t in CONVERSIONS])
+@pytest.mark.parametrize(
+    "op,source,target", CONVERSIONS, ids=[f"{o}-{s}-{t}" for o, s, t in CONVERSIONS]
+)
 def test_conversion_matches_numpy(device, op, source, target):
     values = EDGES[source]
-    actual = run_program(device, f"  %r = vyre.{op} %a0 : {source} to {target}", [values], [source], target)
+    actual = run_program(
+        device, f"  %r = vyre.{op} %a0 : {source} to {target}", [values], [source], target
+    )
     evaluate = semantics.evaluate_cast if op == "cast" else semantics.evaluate_bitcast
     check(op, evaluate(registers(values, source), source, target), actual, target, 0.0)
 
@@ -150,7 +179,12 @@ def test_select_and_fma(device):
     # than an ULP; the WGSL bound (two roundings) holds either way
     a = rng.uniform(0.5, 2.0, 256).astype(np.float32)
     b = rng.uniform(0.5, 2.0, 256).astype(np.float32)
-    actual = run_program(device, "  %s = vyre.select %a0, %a1, %a2 : f32\n  %r = vyre.fma %s, %a1, %a2 : f32",
-                         [c, a, b], ["i1", "f32", "f32"], "f32")
+    actual = run_program(
+        device,
+        "  %s = vyre.select %a0, %a1, %a2 : f32\n  %r = vyre.fma %s, %a1, %a2 : f32",
+        [c, a, b],
+        ["i1", "f32", "f32"],
+        "f32",
+    )
     chosen = np.where(c != 0, a, b)
     assert not outside("fma", actual, chosen, a, b).any()  # WGSL: inherited from x * y + z

@@ -68,7 +68,10 @@ def test_elementwise_kernel_takes_the_vec4_form():
     "change",
     [
         ("f32[{n}]", "f32[?]"),  # runtime-sized buffer
-        ("%x = vyre.load @a[%i] : f32", "%j = vyre.bit_xor %i, %lo : ui32\n  %x = vyre.load @a[%j] : f32"),
+        (
+            "%x = vyre.load @a[%i] : f32",
+            "%j = vyre.bit_xor %i, %lo : ui32\n  %x = vyre.load @a[%j] : f32",
+        ),
         ("%total = vyre.var @sum : si32", "vyre.barrier\n  %total = vyre.var @sum : si32"),
         ("%i = vyre.invocation_id x", "%i = vyre.invocation_id x\n  %w = vyre.workgroup_id x"),
     ],

@@ -38,4 +38,13 @@ def synchronize(adapter=None) -> None:
     gpu_device(adapter).synchronize()
 
 
-__all__ = ["Executable", "cache_info", "clear_cache", "compile", "parse", "run", "synchronize", "to_device"]
+__all__ = [
+    "Executable",
+    "cache_info",
+    "clear_cache",
+    "compile",
+    "parse",
+    "run",
+    "synchronize",
+    "to_device",
+]

@@ -147,7 +147,9 @@ class RunSignature:
                 arrays[buffer.name] = np.zeros(buffer.count, dtype=buffer.host_dtype)
         return arrays
 
-    def outputs_of(self, final: Mapping[str, np.ndarray], inputs: Mapping[str, object] | None) -> dict[str, np.ndarray]:
+    def outputs_of(
+        self, final: Mapping[str, np.ndarray], inputs: Mapping[str, object] | None
+    ) -> dict[str, np.ndarray]:
         """The host view of every output (the shape rule): an output whose buffer
         was given as an input comes back in that input's shape, every other one
         1-D; an `i1` output comes back as `bool`."""
@@ -167,7 +169,9 @@ class RunSignature:
 def require_mapping(inputs: object) -> Mapping[str, object]:
     """`inputs` itself when it is a mapping; else an `InputTypeError`."""
     if not isinstance(inputs, Mapping):
-        raise InputTypeError(f"inputs must be a mapping from buffer name to array, not {type(inputs).__name__}")
+        raise InputTypeError(
+            f"inputs must be a mapping from buffer name to array, not {type(inputs).__name__}"
+        )
     return inputs
 
 
@@ -304,7 +308,9 @@ def signature(module_or_programs: ModuleOp | Sequence[ProgramOp]) -> RunSignatur
                 declarations.setdefault(buffer.buffer_name, []).append(buffer)
     _check_consistent(declarations)
 
-    return RunSignature(tuple(_buffer_signature(name, decls) for name, decls in declarations.items()))
+    return RunSignature(
+        tuple(_buffer_signature(name, decls) for name, decls in declarations.items())
+    )
 
 
 #: accesses whose first declaration makes a buffer an input
@@ -345,8 +351,11 @@ def _check_consistent(declarations: dict[str, list[BufferOp]]) -> None:
         for other in decls[1:]:
             if other.element_type != first.element_type:
                 errors.append(
-                    (other, f"buffer @{name} holds {other.element_type} here but "
-                     f"{first.element_type} in an earlier program")
+                    (
+                        other,
+                        f"buffer @{name} holds {other.element_type} here but "
+                        f"{first.element_type} in an earlier program",
+                    )
                 )
     if errors:
         raise VyreDiagnostic(errors)

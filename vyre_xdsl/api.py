@@ -221,9 +221,16 @@ class Executable:
                     "so kernels cannot be timed on it"
                 )
         bound = self._binder.bind(inputs)
-        final = self._run_kernels(self._kernels, bound, outputs=self._outputs, uploads=self._uploads,
-                                  device=self.gpu, profile=record, keep=device,
-                                  static_sizes=self._static_sizes)
+        final = self._run_kernels(
+            self._kernels,
+            bound,
+            outputs=self._outputs,
+            uploads=self._uploads,
+            device=self.gpu,
+            profile=record,
+            keep=device,
+            static_sizes=self._static_sizes,
+        )
         if record is not None:
             from vyre_xdsl.runtime.timing import run_profile
 
@@ -233,7 +240,9 @@ class Executable:
             return self._device_outputs(final, inputs)
         return sig.outputs_of({name: _on_host(final[name]) for name in self._outputs}, inputs)
 
-    def _device_outputs(self, final: Mapping[str, object], inputs: Mapping[str, object]) -> dict[str, object]:
+    def _device_outputs(
+        self, final: Mapping[str, object], inputs: Mapping[str, object]
+    ) -> dict[str, object]:
         """The outputs as `DeviceArray`s, with the shape rule of host outputs: an
         output whose buffer was given as an input has that input's shape."""
         kept = self._binder.device_array
@@ -256,7 +265,9 @@ class Executable:
         from vyre_xdsl.runtime.timing import ProfilingUnsupportedError
 
         if device:
-            raise DeviceArrayError(f"device=True needs the wgpu backend; this executable runs on '{self.backend}'")
+            raise DeviceArrayError(
+                f"device=True needs the wgpu backend; this executable runs on '{self.backend}'"
+            )
         if profile:
             raise ProfilingUnsupportedError(
                 f"GPU time per kernel (profile=True, vyre-run --time) needs the wgpu backend; this executable runs on '{self.backend}'"
@@ -308,7 +319,9 @@ def _on_host(array) -> np.ndarray:
 # ============================================================================ device inputs
 
 
-def _bind(sig: RunSignature, inputs: Mapping[str, object], gpu) -> tuple[dict[str, np.ndarray], dict]:
+def _bind(
+    sig: RunSignature, inputs: Mapping[str, object], gpu
+) -> tuple[dict[str, np.ndarray], dict]:
     """(host arrays by name, device arrays by name): `sig.bind` for the host
     arrays, the same checks for the device arrays (which stay where they are)."""
     from vyre_xdsl.runtime.arrays import DeviceArray
@@ -334,14 +347,19 @@ class _Binder:
         self.device_array = DeviceArray
         self.sig, self.gpu = sig, gpu
         # name -> (dtype, count) of the inputs a device array passes at a glance
-        self.expected = {b.name: (b.host_dtype, b.count) for b in sig.buffers
-                         if b.requires_input and b.count is not None}
+        self.expected = {
+            b.name: (b.host_dtype, b.count)
+            for b in sig.buffers
+            if b.requires_input and b.count is not None
+        }
         self.by_name = {b.name: b for b in sig.buffers}
         self.input_names = frozenset(b.name for b in sig.buffers if b.requires_input)
         others = [b for b in sig.buffers if not b.requires_input]
         # a runtime-sized buffer that takes no input is an error `sig.bind` reports
         self.fast = all(b.count is not None for b in others)
-        self.zeros = {b.name: ZeroFilled(b.count, b.host_dtype) for b in others} if self.fast else {}
+        self.zeros = (
+            {b.name: ZeroFilled(b.count, b.host_dtype) for b in others} if self.fast else {}
+        )
         self.rest: dict[frozenset, RunSignature] = {}
 
     def bind(self, inputs: Mapping[str, object]) -> dict[str, object]:
@@ -357,14 +375,24 @@ class _Binder:
             resident.append(name)
             bound[name] = array
             expected = self.expected.get(name)
-            if (expected is None or array._buffer is None or array._gpu is not self.gpu
-                    or array.size != expected[1] or array.dtype != expected[0]):
+            if (
+                expected is None
+                or array._buffer is None
+                or array._gpu is not self.gpu
+                or array.size != expected[1]
+                or array.dtype != expected[0]
+            ):
                 _check_device_input(self.sig, name, array, self.gpu, self.by_name)
         key = frozenset(resident)
         rest = self.rest.get(key)
         if rest is None:
-            rest = RunSignature(tuple(self.by_name[n] for n in self.sig.names
-                                      if n in self.input_names and n not in key))
+            rest = RunSignature(
+                tuple(
+                    self.by_name[n]
+                    for n in self.sig.names
+                    if n in self.input_names and n not in key
+                )
+            )
             self.rest[key] = rest
         if rest.buffers:
             bound.update(rest.bind({n: a for n, a in inputs.items() if n not in key}))
@@ -381,7 +409,9 @@ def _check_device_input(sig: RunSignature, name: str, array, gpu, by_name=None) 
 
     buffer = (by_name or {b.name: b for b in sig.buffers}).get(name)
     if buffer is None:
-        raise UnknownBufferError(f"unknown buffer '{name}'; the module's buffers are {', '.join(sig.names)}")
+        raise UnknownBufferError(
+            f"unknown buffer '{name}'; the module's buffers are {', '.join(sig.names)}"
+        )
     if not buffer.requires_input:
         raise UnexpectedInputError(
             f"buffer '{name}' takes no input: its first declaration is write_only, "
@@ -394,9 +424,13 @@ def _check_device_input(sig: RunSignature, name: str, array, gpu, by_name=None) 
         return f"{count} {buffer.host_dtype} elements ({buffer.element})"
 
     if array.dtype != buffer.host_dtype:
-        raise InputDtypeError(f"device array for buffer '{name}' has dtype {array.dtype}; expected {expected()}")
+        raise InputDtypeError(
+            f"device array for buffer '{name}' has dtype {array.dtype}; expected {expected()}"
+        )
     if buffer.count is not None and array.size != buffer.count:
-        raise InputShapeError(f"device array for buffer '{name}' has {array.size} elements; expected {expected()}")
+        raise InputShapeError(
+            f"device array for buffer '{name}' has {array.size} elements; expected {expected()}"
+        )
     if buffer.count is None and array.size < buffer.min_count:
         raise InputShapeError(
             f"device array for buffer '{name}' has {array.size} elements; another program declares "
@@ -423,7 +457,9 @@ class CacheInfo(NamedTuple):
 
 def cache_info() -> CacheInfo:
     """Hits and misses of `run()`'s executable cache, and its size."""
-    return CacheInfo(_CACHE_STATS["hits"], _CACHE_STATS["misses"], len(_EXECUTABLES), RUN_CACHE_SIZE)
+    return CacheInfo(
+        _CACHE_STATS["hits"], _CACHE_STATS["misses"], len(_EXECUTABLES), RUN_CACHE_SIZE
+    )
 
 
 def clear_cache() -> None:
@@ -480,7 +516,9 @@ def cached_executable(
         digest = _TEXT_DIGESTS.get(module_or_text)
         if digest is None:
             module = parse(module_or_text)
-            digest = _remember(_TEXT_DIGESTS, module_or_text, module_digest(module), 4 * RUN_CACHE_SIZE)
+            digest = _remember(
+                _TEXT_DIGESTS, module_or_text, module_digest(module), 4 * RUN_CACHE_SIZE
+            )
     else:
         digest = module_digest(module_or_text)
     key = (digest, name, bool(fuse), where)

@@ -168,10 +168,18 @@ class ProgramBuilder:
 
     # ------------------------------------------------------------------ expressions
 
-    def const(self, value: int | float | bool, ty: Attribute | str, name: str | None = None) -> SSAValue:
+    def const(
+        self, value: int | float | bool, ty: Attribute | str, name: str | None = None
+    ) -> SSAValue:
         return self._value(vyre.ConstOp(value, _type(ty)), name)
 
-    def load(self, buffer: str, index: SSAValue, ty: Attribute | str | None = None, name: str | None = None) -> SSAValue:
+    def load(
+        self,
+        buffer: str,
+        index: SSAValue,
+        ty: Attribute | str | None = None,
+        name: str | None = None,
+    ) -> SSAValue:
         """Load `buffer[index]`; the type defaults to the buffer's element type."""
         if ty is None:
             ty = self._buffer_type(buffer)

@@ -52,7 +52,9 @@ def parse_program_text(text: str, name: str = "<program>") -> ProgramOp:
         raise ProgramTextError(f"does not verify: {error}") from None
     progs = programs(module)
     if len(progs) != 1 or len(list(module.ops)) != 1:
-        raise ProgramTextError(f"holds {len(list(module.ops))} ops; expected exactly one vyre.program")
+        raise ProgramTextError(
+            f"holds {len(list(module.ops))} ops; expected exactly one vyre.program"
+        )
     program = progs[0]
     program.detach()
     return program

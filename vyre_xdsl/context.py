@@ -72,7 +72,7 @@ class LinearLexer(MLIRLexer):
             raise ParseError(
                 Span(start_pos, start_pos + 1, self.input),
                 "unterminated string literal: close it with '\"' on the same line "
-                "(escape a quote inside it as \\\")",
+                '(escape a quote inside it as \\")',
             ) from error
 
 
@@ -141,7 +141,11 @@ class LocatedParser(Parser):
         """`error`, or a clearer located error for the same mistake."""
         if error.msg.startswith("values used but not defined") and self.forward_ssa_references:
             name, span = min(
-                ((n, self._first_use[n]) for n in self.forward_ssa_references if n in self._first_use),
+                (
+                    (n, self._first_use[n])
+                    for n in self.forward_ssa_references
+                    if n in self._first_use
+                ),
                 key=lambda item: item[1].start,
                 default=(None, None),
             )
@@ -185,12 +189,18 @@ class LocatedParser(Parser):
         return op
 
     def _get_op_by_name(self, name: str) -> type[Operation]:
-        if (op_type := self.ctx.get_optional_op(name, dialect_stack=self._parser_state.dialect_stack)) is not None:
+        if (
+            op_type := self.ctx.get_optional_op(
+                name, dialect_stack=self._parser_state.dialect_stack
+            )
+        ) is not None:
             return op_type
         # the name was the token just consumed
         start = self.lexer.input.content.rfind(name, 0, self.pos)
         start = start if start >= 0 else self.pos
-        self.raise_error(f"unknown op '{name}'{self._op_suggestion(name)}", start, start + len(name))
+        self.raise_error(
+            f"unknown op '{name}'{self._op_suggestion(name)}", start, start + len(name)
+        )
 
     def _op_suggestion(self, name: str) -> str:
         dialect_name = name.split(".", 1)[0]

@@ -94,7 +94,10 @@ def verify_after_pass(module: ModuleOp, pass_name: str) -> None:
         verify_module(module)
     except VyreDiagnostic as error:
         raise VyreDiagnostic(
-            [(op, f"IR fails to verify after pass '{pass_name}': {message}") for op, message in error.errors]
+            [
+                (op, f"IR fails to verify after pass '{pass_name}': {message}")
+                for op, message in error.errors
+            ]
         ) from None
 
 
@@ -127,7 +130,12 @@ def check_runnable(module: ModuleOp) -> None:
     errors: list[tuple[Operation | None, str]] = []
     for op in module.ops:
         if op.name == "kernel.descriptor":
-            errors.append((op, "'kernel.descriptor' is lowered IR; run or compile the vyre module it was lowered from"))
+            errors.append(
+                (
+                    op,
+                    "'kernel.descriptor' is lowered IR; run or compile the vyre module it was lowered from",
+                )
+            )
         elif op.name not in ("vyre.program", "vyre.func"):
             errors.append(
                 (

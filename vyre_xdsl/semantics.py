@@ -128,9 +128,7 @@ def _f32(x: np.ndarray) -> np.ndarray:
 
 
 def _shift_amount(b: np.ndarray) -> np.ndarray:
-    return (np.asarray(b).view(np.uint32) if _is_signed(b) else np.asarray(b)).astype(
-        np.int64
-    ) & 31
+    return (np.asarray(b).view(np.uint32) if _is_signed(b) else np.asarray(b)).astype(np.int64) & 31
 
 
 def _add(a, b):
@@ -373,8 +371,10 @@ def _wgsl_abs_diff(ty, a, b):
 def _wgsl_mul_high(ty, a, b):
     if ty == "i32":  # the signed high word from the unsigned one
         a_bits, b_bits = f"bitcast<u32>({a})", f"bitcast<u32>({b})"
-        return (f"(vyre_mul_high_u32({a_bits}, {b_bits}) - select(0u, {b_bits}, {a} < 0i)"
-                f" - select(0u, {a_bits}, {b} < 0i))")
+        return (
+            f"(vyre_mul_high_u32({a_bits}, {b_bits}) - select(0u, {b_bits}, {a} < 0i)"
+            f" - select(0u, {a_bits}, {b} < 0i))"
+        )
     return f"vyre_mul_high_u32({a}, {b})"
 
 
@@ -446,58 +446,108 @@ def _make_table() -> dict[str, OpSemantics]:
         OpSemantics("sub", "binary", NUMERIC_TYPES, _sub, _bin("({a} - {b})")),
         OpSemantics("mul", "binary", NUMERIC_TYPES, _mul, _bin("({a} * {b})"), commutative=True),
         OpSemantics(
-            "div", "binary", NUMERIC_TYPES, _div, _wgsl_div, ulp=3.0,
+            "div",
+            "binary",
+            NUMERIC_TYPES,
+            _div,
+            _wgsl_div,
+            ulp=3.0,
             traps=lambda a, b: _si32_div_traps(a, b) if _is_signed(a) else None,
             wgsl_trap=lambda ty, a, b: _wgsl_si32_trap(ty, a, b) if ty == "i32" else None,
             trap_tag=TRAP_SI32_DIV,
         ),
         OpSemantics(
-            "mod", "binary", INT_TYPES, _mod, _wgsl_mod,
+            "mod",
+            "binary",
+            INT_TYPES,
+            _mod,
+            _wgsl_mod,
             traps=lambda a, b: _si32_div_traps(a, b) if _is_signed(a) else None,
             wgsl_trap=lambda ty, a, b: _wgsl_si32_trap(ty, a, b) if ty == "i32" else None,
             trap_tag=TRAP_SI32_MOD,
         ),
         OpSemantics("min", "binary", NUMERIC_TYPES, _min, _bin("min({a}, {b})"), commutative=True),
         OpSemantics("max", "binary", NUMERIC_TYPES, _max, _bin("max({a}, {b})"), commutative=True),
-        OpSemantics("bit_and", "binary", INT_TYPES, np.bitwise_and, _bin("({a} & {b})"), commutative=True),
-        OpSemantics("bit_or", "binary", INT_TYPES, np.bitwise_or, _bin("({a} | {b})"), commutative=True),
-        OpSemantics("bit_xor", "binary", INT_TYPES, np.bitwise_xor, _bin("({a} ^ {b})"), commutative=True),
+        OpSemantics(
+            "bit_and", "binary", INT_TYPES, np.bitwise_and, _bin("({a} & {b})"), commutative=True
+        ),
+        OpSemantics(
+            "bit_or", "binary", INT_TYPES, np.bitwise_or, _bin("({a} | {b})"), commutative=True
+        ),
+        OpSemantics(
+            "bit_xor", "binary", INT_TYPES, np.bitwise_xor, _bin("({a} ^ {b})"), commutative=True
+        ),
         OpSemantics("shl", "binary", INT_TYPES, _shl, _wgsl_shift("<<")),
         OpSemantics("shr", "binary", INT_TYPES, _shr, _wgsl_shift(">>")),
         OpSemantics(
-            "abs_diff", "binary", INT_TYPES, _abs_diff, _wgsl_abs_diff, commutative=True, result="ui32",
+            "abs_diff",
+            "binary",
+            INT_TYPES,
+            _abs_diff,
+            _wgsl_abs_diff,
+            commutative=True,
+            result="ui32",
         ),
         OpSemantics(
-            "saturating_add", "binary", ("ui32",), _sat_add,
-            _bin("select({a} + {b}, 4294967295u, {a} > (4294967295u - {b}))"), commutative=True,
+            "saturating_add",
+            "binary",
+            ("ui32",),
+            _sat_add,
+            _bin("select({a} + {b}, 4294967295u, {a} > (4294967295u - {b}))"),
+            commutative=True,
         ),
         OpSemantics(
-            "saturating_sub", "binary", ("ui32",), _sat_sub,
+            "saturating_sub",
+            "binary",
+            ("ui32",),
+            _sat_sub,
             _bin("select({a} - {b}, 0u, {b} > {a})"),
         ),
         OpSemantics(
-            "saturating_mul", "binary", ("ui32",), _sat_mul,
+            "saturating_mul",
+            "binary",
+            ("ui32",),
+            _sat_mul,
             _bin("select({a} * {b}, 4294967295u, vyre_mul_high_u32({a}, {b}) != 0u)"),
-            commutative=True, helpers=(MUL_HIGH_HELPER,),
+            commutative=True,
+            helpers=(MUL_HIGH_HELPER,),
         ),
         OpSemantics(
-            "mul_high", "binary", INT_TYPES, _mul_high, _wgsl_mul_high,
-            commutative=True, helpers=(MUL_HIGH_HELPER,), result="ui32",
+            "mul_high",
+            "binary",
+            INT_TYPES,
+            _mul_high,
+            _wgsl_mul_high,
+            commutative=True,
+            helpers=(MUL_HIGH_HELPER,),
+            result="ui32",
         ),
-        OpSemantics("rotate_left", "binary", ("ui32",), lambda a, b: _rotate(a, b, True), _wgsl_rotate(True)),
-        OpSemantics("rotate_right", "binary", ("ui32",), lambda a, b: _rotate(a, b, False), _wgsl_rotate(False)),
+        OpSemantics(
+            "rotate_left", "binary", ("ui32",), lambda a, b: _rotate(a, b, True), _wgsl_rotate(True)
+        ),
+        OpSemantics(
+            "rotate_right",
+            "binary",
+            ("ui32",),
+            lambda a, b: _rotate(a, b, False),
+            _wgsl_rotate(False),
+        ),
         # ----------------------------------------------------------- compare
         OpSemantics("eq", "compare", ALL_TYPES, np.equal, _bin("({a} == {b})"), commutative=True),
         # `!(a == b)`: naga emits an *ordered* not-equal for `!=` on f32, which is
         # false when an operand is NaN (measured on lavapipe); IEEE says true.
-        OpSemantics("ne", "compare", ALL_TYPES, np.not_equal, _bin("(!({a} == {b}))"), commutative=True),
+        OpSemantics(
+            "ne", "compare", ALL_TYPES, np.not_equal, _bin("(!({a} == {b}))"), commutative=True
+        ),
         OpSemantics("lt", "compare", NUMERIC_TYPES, np.less, _bin("({a} < {b})")),
         OpSemantics("le", "compare", NUMERIC_TYPES, np.less_equal, _bin("({a} <= {b})")),
         OpSemantics("gt", "compare", NUMERIC_TYPES, np.greater, _bin("({a} > {b})")),
         OpSemantics("ge", "compare", NUMERIC_TYPES, np.greater_equal, _bin("({a} >= {b})")),
         # ----------------------------------------------------------- logic
         # on ui32, upstream's truthiness: non-zero is true; the result is i1
-        OpSemantics("and", "logic", ("i1", "ui32"), _logical_and, _wgsl_logic("&"), commutative=True),
+        OpSemantics(
+            "and", "logic", ("i1", "ui32"), _logical_and, _wgsl_logic("&"), commutative=True
+        ),
         OpSemantics("or", "logic", ("i1", "ui32"), _logical_or, _wgsl_logic("|"), commutative=True),
         # ----------------------------------------------------------- unary
         OpSemantics("not", "unary", ("i1", "ui32"), _logical_not, _wgsl_not, result="i1"),
@@ -510,7 +560,14 @@ def _make_table() -> dict[str, OpSemantics]:
         OpSemantics("abs", "unary", NUMERIC_TYPES, _abs, _un("abs({a})")),
         OpSemantics("sign", "unary", ("si32", "f32"), _sign, _wgsl_sign),
         OpSemantics("sqrt", "unary", ("f32",), _float_unary(np.sqrt), _un("sqrt({a})"), ulp=3.0),
-        OpSemantics("inverse_sqrt", "unary", ("f32",), _float_unary(lambda x: 1.0 / np.sqrt(x)), _un("inverseSqrt({a})"), ulp=3.0),
+        OpSemantics(
+            "inverse_sqrt",
+            "unary",
+            ("f32",),
+            _float_unary(lambda x: 1.0 / np.sqrt(x)),
+            _un("inverseSqrt({a})"),
+            ulp=3.0,
+        ),
         OpSemantics("floor", "unary", ("f32",), _float_unary(np.floor), _un("floor({a})")),
         OpSemantics("ceil", "unary", ("f32",), _float_unary(np.ceil), _un("ceil({a})")),
         OpSemantics("round", "unary", ("f32",), _float_unary(np.rint), _un("round({a})")),
@@ -523,24 +580,80 @@ def _make_table() -> dict[str, OpSemantics]:
         OpSemantics("cos", "unary", ("f32",), _float_unary(np.cos), _un("cos({a})"), ulp=4096.0),
         OpSemantics("tan", "unary", ("f32",), _float_unary(np.tan), _un("tan({a})"), ulp=8192.0),
         OpSemantics("tanh", "unary", ("f32",), _float_unary(np.tanh), _wgsl_tanh, ulp=8192.0),
-        OpSemantics("reciprocal", "unary", ("f32",), _float_unary(lambda x: 1.0 / x), _un("(1.0 / {a})"), ulp=3.0),
-        OpSemantics("acos", "unary", ("f32",), _float_unary(np.arccos), _un("acos({a})"), ulp=8192.0),
-        OpSemantics("asin", "unary", ("f32",), _float_unary(np.arcsin), _un("asin({a})"), ulp=8192.0),
-        OpSemantics("atan", "unary", ("f32",), _float_unary(np.arctan), _un("atan({a})"), ulp=4096.0),
+        OpSemantics(
+            "reciprocal",
+            "unary",
+            ("f32",),
+            _float_unary(lambda x: 1.0 / x),
+            _un("(1.0 / {a})"),
+            ulp=3.0,
+        ),
+        OpSemantics(
+            "acos", "unary", ("f32",), _float_unary(np.arccos), _un("acos({a})"), ulp=8192.0
+        ),
+        OpSemantics(
+            "asin", "unary", ("f32",), _float_unary(np.arcsin), _un("asin({a})"), ulp=8192.0
+        ),
+        OpSemantics(
+            "atan", "unary", ("f32",), _float_unary(np.arctan), _un("atan({a})"), ulp=4096.0
+        ),
         OpSemantics("sinh", "unary", ("f32",), _float_unary(np.sinh), _un("sinh({a})"), ulp=8192.0),
         OpSemantics("cosh", "unary", ("f32",), _float_unary(np.cosh), _un("cosh({a})"), ulp=8192.0),
         # upstream's bit unpacking: a nibble or byte of a 32-bit integer, as a ui32
-        OpSemantics("unpack4_low", "unary", INT_TYPES, _unpack(0, 0x0F), _wgsl_unpack(0, 0x0F), result="ui32"),
-        OpSemantics("unpack4_high", "unary", INT_TYPES, _unpack(4, 0x0F), _wgsl_unpack(4, 0x0F), result="ui32"),
-        OpSemantics("unpack8_low", "unary", INT_TYPES, _unpack(0, 0xFF), _wgsl_unpack(0, 0xFF), result="ui32"),
-        OpSemantics("unpack8_high", "unary", INT_TYPES, _unpack(24, 0xFF), _wgsl_unpack(24, 0xFF), result="ui32"),
+        OpSemantics(
+            "unpack4_low",
+            "unary",
+            INT_TYPES,
+            _unpack(0, 0x0F),
+            _wgsl_unpack(0, 0x0F),
+            result="ui32",
+        ),
+        OpSemantics(
+            "unpack4_high",
+            "unary",
+            INT_TYPES,
+            _unpack(4, 0x0F),
+            _wgsl_unpack(4, 0x0F),
+            result="ui32",
+        ),
+        OpSemantics(
+            "unpack8_low",
+            "unary",
+            INT_TYPES,
+            _unpack(0, 0xFF),
+            _wgsl_unpack(0, 0xFF),
+            result="ui32",
+        ),
+        OpSemantics(
+            "unpack8_high",
+            "unary",
+            INT_TYPES,
+            _unpack(24, 0xFF),
+            _wgsl_unpack(24, 0xFF),
+            result="ui32",
+        ),
         # ----------------------------------------------------------- predicates
-        OpSemantics("is_nan", "predicate", ("f32",), np.isnan,
-                    _un("((bitcast<u32>({a}) & 0x7fffffffu) > 0x7f800000u)")),
-        OpSemantics("is_inf", "predicate", ("f32",), np.isinf,
-                    _un("((bitcast<u32>({a}) & 0x7fffffffu) == 0x7f800000u)")),
-        OpSemantics("is_finite", "predicate", ("f32",), np.isfinite,
-                    _un("((bitcast<u32>({a}) & 0x7f800000u) != 0x7f800000u)")),
+        OpSemantics(
+            "is_nan",
+            "predicate",
+            ("f32",),
+            np.isnan,
+            _un("((bitcast<u32>({a}) & 0x7fffffffu) > 0x7f800000u)"),
+        ),
+        OpSemantics(
+            "is_inf",
+            "predicate",
+            ("f32",),
+            np.isinf,
+            _un("((bitcast<u32>({a}) & 0x7fffffffu) == 0x7f800000u)"),
+        ),
+        OpSemantics(
+            "is_finite",
+            "predicate",
+            ("f32",),
+            np.isfinite,
+            _un("((bitcast<u32>({a}) & 0x7f800000u) != 0x7f800000u)"),
+        ),
     ]
     return {op.name: op for op in ops}
 
@@ -664,8 +777,16 @@ def wgsl_bitcast(x: str, source: str, target: str) -> str:
 # --------------------------------------------------------------------------- atomics
 
 ATOMIC_OPS = (
-    "add", "or", "and", "xor", "min", "max", "exchange", "fetch_nand",
-    "compare_exchange", "compare_exchange_weak",
+    "add",
+    "or",
+    "and",
+    "xor",
+    "min",
+    "max",
+    "exchange",
+    "fetch_nand",
+    "compare_exchange",
+    "compare_exchange_weak",
 )
 
 #: the atomics that take an expected value (`%old = vyre.atomic OP @b[%i], %expected, %new`)

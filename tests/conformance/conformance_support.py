@@ -50,8 +50,12 @@ class Case:
 
 def params(cases: list[Case]) -> list[tuple[Case, str]]:
     """(case, backend) pairs for pytest.mark.parametrize."""
-    return [(case, backend) for case in cases for backend in BACKENDS
-            if case.backends is None or backend in case.backends]
+    return [
+        (case, backend)
+        for case in cases
+        for backend in BACKENDS
+        if case.backends is None or backend in case.backends
+    ]
 
 
 def ids(pairs: list[tuple[Case, str]]) -> list[str]:
@@ -77,8 +81,14 @@ def check(case: Case, backend: str) -> None:
         if case.accuracy is not None and backend != "reference":
             assert_within_wgsl_accuracy(case, outputs[name], f"{case.name}: {name}")
             continue
-        assert_matches(outputs[name], want, ulp, f"{case.name}: {name}", flushed.get(name),
-                       device=backend != "reference")
+        assert_matches(
+            outputs[name],
+            want,
+            ulp,
+            f"{case.name}: {name}",
+            flushed.get(name),
+            device=backend != "reference",
+        )
     for name, array in case.inputs.items():  # inputs are never modified
         np.testing.assert_array_equal(inputs[name], array)
 
@@ -128,8 +138,9 @@ def flush(values) -> list:
     return [math.copysign(0.0, x) if x != 0 and abs(x) < 2.0**-126 else x for x in values]
 
 
-def assert_matches(got: np.ndarray, want: np.ndarray, ulp: float, what: str, flushed=None,
-                   device: bool = False) -> None:
+def assert_matches(
+    got: np.ndarray, want: np.ndarray, ulp: float, what: str, flushed=None, device: bool = False
+) -> None:
     """`got` equals `want` (f32: within `ulp`), or, element by element, the `flushed`
     alternative. On a `device`, a zero where `want` is subnormal is accepted (SPEC 3.4)."""
     want = np.asarray(want)
@@ -137,6 +148,7 @@ def assert_matches(got: np.ndarray, want: np.ndarray, ulp: float, what: str, flu
     assert got.shape == want.shape, f"{what}: shape {got.shape}, expected {want.shape}"
     alternative = np.asarray(want if flushed is None else flushed)
     if got.dtype == np.float32:
+
         def close(expected):
             return (f32_ulps(got, expected) <= ulp) | (device & subnormal(expected) & (got == 0))
 
@@ -153,7 +165,9 @@ def assert_matches(got: np.ndarray, want: np.ndarray, ulp: float, what: str, flu
         )
 
 
-def program(body: str, buffers: str, workgroup: tuple[int, int, int] = (64, 1, 1), name: str = "p") -> str:
+def program(
+    body: str, buffers: str, workgroup: tuple[int, int, int] = (64, 1, 1), name: str = "p"
+) -> str:
     """A one-program module; `buffers` and `body` are lines of vyre IR."""
     wx, wy, wz = workgroup
     return f"vyre.program @{name} workgroup_size [{wx}, {wy}, {wz}] {{\n{buffers}\n{body}\n}}\n"

@@ -37,7 +37,9 @@ def loop_accumulate() -> Case:
     vyre.assign @acc = %next : ui32
   }
   %r = vyre.var @acc : ui32
-  vyre.store @out[%i] = %r : ui32""", io())
+  vyre.store @out[%i] = %r : ui32""",
+        io(),
+    )
     a = np.random.default_rng(1).integers(0, 1000, N).astype(np.uint32)
     want = [sum(k * k for k in range(i % 7, int(a[i]) % 13)) for i in range(N)]
     return Case("loop-per-lane-trip-counts", text, {"a": a}, {"out": u32(want)})
@@ -74,7 +76,9 @@ def nested_if_else() -> Case:
     }
   }
   %r = vyre.var @class : ui32
-  vyre.store @out[%i] = %r : ui32""", io())
+  vyre.store @out[%i] = %r : ui32""",
+        io(),
+    )
     a = np.random.default_rng(2).integers(0, 1000, N).astype(np.uint32)
     want = [(1 if v < 100 else 2) if v < 500 else (4 if v >= 900 else 3) for v in a.tolist()]
     return Case("nested-if-else", text, {"a": a}, {"out": u32(want)})
@@ -103,7 +107,9 @@ def nested_loops() -> Case:
     }
   }
   %r = vyre.var @count : ui32
-  vyre.store @out[%i] = %r : ui32""", io())
+  vyre.store @out[%i] = %r : ui32""",
+        io(),
+    )
     a = np.random.default_rng(3).integers(0, 1000, N).astype(np.uint32)
     want = [sum(max(2 * j + int(a[i]) % 3 - j, 0) for j in range(i % 5)) for i in range(N)]
     return Case("nested-loops", text, {"a": a}, {"out": u32(want)})
@@ -125,7 +131,9 @@ def fresh_scope_per_iteration() -> Case:
     %t2 = vyre.var @t : ui32
     %s = vyre.add %t2, %i : ui32
     vyre.store @out[%i] = %s : ui32
-  }""", io(reads_a=False))
+  }""",
+        io(reads_a=False),
+    )
     return Case("fresh-scope-per-iteration", text, {}, {"out": u32([30 + i for i in range(N)])})
 
 
@@ -151,9 +159,10 @@ def block_and_region_scopes() -> Case:
     vyre.assign @sum = %n : ui32
   }
   %r = vyre.var @sum : ui32
-  vyre.store @out[%i] = %r : ui32""", io(reads_a=False))
-    return Case("block-region-scopes", text, {},
-                {"out": u32([(i + 1) * 2 for i in range(N)])})
+  vyre.store @out[%i] = %r : ui32""",
+        io(reads_a=False),
+    )
+    return Case("block-region-scopes", text, {}, {"out": u32([(i + 1) * 2 for i in range(N)])})
 
 
 def early_return() -> Case:
@@ -170,9 +179,10 @@ def early_return() -> Case:
     vyre.return
   }
   %c2 = vyre.const 2 : ui32
-  vyre.store @out[%i] = %c2 : ui32""", io(reads_a=False))
-    return Case("early-return", text, {},
-                {"out": u32([1 if i % 2 else 2 for i in range(N)])})
+  vyre.store @out[%i] = %c2 : ui32""",
+        io(reads_a=False),
+    )
+    return Case("early-return", text, {}, {"out": u32([1 if i % 2 else 2 for i in range(N)])})
 
 
 def return_inside_loop() -> Case:
@@ -197,7 +207,9 @@ def return_inside_loop() -> Case:
     vyre.store @out[%i] = %after : ui32
   }
   %c999 = vyre.const 999 : ui32
-  vyre.store @out[%i] = %c999 : ui32""", io())
+  vyre.store @out[%i] = %c999 : ui32""",
+        io(),
+    )
     a = np.random.default_rng(4).integers(0, 1000, N).astype(np.uint32)
     want = [100 + int(v) % 12 if int(v) % 12 < 10 else 999 for v in a]
     return Case("return-inside-loop", text, {"a": a}, {"out": u32(want)})
@@ -210,7 +222,9 @@ def top_level_return() -> Case:
   vyre.store @out[%i] = %c5 : ui32
   vyre.return
   %c6 = vyre.const 6 : ui32
-  vyre.store @out[%i] = %c6 : ui32""", io(reads_a=False))
+  vyre.store @out[%i] = %c6 : ui32""",
+        io(reads_a=False),
+    )
     return Case("top-level-return", text, {}, {"out": u32([5] * N)})
 
 
@@ -239,9 +253,10 @@ def uniform_conditions() -> Case:
     vyre.assign @x = %n : ui32
   }
   %r = vyre.var @x : ui32
-  vyre.store @out[%i] = %r : ui32""", io(reads_a=False))
-    return Case("uniform-conditions", text, {},
-                {"out": u32([i + 3 + 0 + 1 + 2 for i in range(N)])})
+  vyre.store @out[%i] = %r : ui32""",
+        io(reads_a=False),
+    )
+    return Case("uniform-conditions", text, {}, {"out": u32([i + 3 + 0 + 1 + 2 for i in range(N)])})
 
 
 def loop_bounds_evaluated_once() -> Case:
@@ -265,9 +280,10 @@ def loop_bounds_evaluated_once() -> Case:
     vyre.assign @count = %c2 : ui32
   }
   %r = vyre.var @count : ui32
-  vyre.store @out[%i] = %r : ui32""", io(reads_a=False))
-    return Case("loop-bounds-once", text, {},
-                {"out": u32([i % 3 + 3 for i in range(N)])})
+  vyre.store @out[%i] = %r : ui32""",
+        io(reads_a=False),
+    )
+    return Case("loop-bounds-once", text, {}, {"out": u32([i % 3 + 3 for i in range(N)])})
 
 
 def loop_near_u32_max() -> Case:
@@ -285,14 +301,25 @@ def loop_near_u32_max() -> Case:
     vyre.assign @acc = %x : ui32
   }
   %r = vyre.var @acc : ui32
-  vyre.store @out[%i] = %r : ui32""", io(reads_a=False))
-    return Case("loop-near-u32-max", text, {},
-                {"out": u32([4294967293 ^ 4294967294] * N)})
+  vyre.store @out[%i] = %r : ui32""",
+        io(reads_a=False),
+    )
+    return Case("loop-near-u32-max", text, {}, {"out": u32([4294967293 ^ 4294967294] * N)})
 
 
-CASES = [loop_accumulate(), nested_if_else(), nested_loops(), fresh_scope_per_iteration(),
-         block_and_region_scopes(), early_return(), return_inside_loop(), top_level_return(),
-         uniform_conditions(), loop_bounds_evaluated_once(), loop_near_u32_max()]
+CASES = [
+    loop_accumulate(),
+    nested_if_else(),
+    nested_loops(),
+    fresh_scope_per_iteration(),
+    block_and_region_scopes(),
+    early_return(),
+    return_inside_loop(),
+    top_level_return(),
+    uniform_conditions(),
+    loop_bounds_evaluated_once(),
+    loop_near_u32_max(),
+]
 PAIRS = params(CASES)
 
 

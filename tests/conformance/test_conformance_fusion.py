@@ -42,47 +42,63 @@ def program(name: str, buffers: list[str], body: str, workgroup: int = 64) -> st
 
 def raw_same_index() -> Case:
     """t[i] = x[i] * 3; out[i] = t[i] + 1 (t is an intermediate)."""
-    text = program("p", [f"@x binding 0 read_only : ui32[{N}]", f"@t binding 1 write_only : ui32[{N}]"],
-                   """  %i = vyre.invocation_id x
+    text = program(
+        "p",
+        [f"@x binding 0 read_only : ui32[{N}]", f"@t binding 1 write_only : ui32[{N}]"],
+        """  %i = vyre.invocation_id x
   %v = vyre.load @x[%i] : ui32
   %three = vyre.const 3 : ui32
   %r = vyre.mul %v, %three : ui32
-  vyre.store @t[%i] = %r : ui32""") + program(
-        "q", [f"@t binding 0 read_only : ui32[{N}]", f"@out binding 1 write_only : ui32[{N}]"],
+  vyre.store @t[%i] = %r : ui32""",
+    ) + program(
+        "q",
+        [f"@t binding 0 read_only : ui32[{N}]", f"@out binding 1 write_only : ui32[{N}]"],
         """  %i = vyre.invocation_id x
   %v = vyre.load @t[%i] : ui32
   %one = vyre.const 1 : ui32
   %r = vyre.add %v, %one : ui32
-  vyre.store @out[%i] = %r : ui32""")
+  vyre.store @out[%i] = %r : ui32""",
+    )
     x = RNG.integers(0, 2**32, N, dtype=np.uint64).astype(np.uint32)
     return Case("fuse-raw-same-index", text, {"x": x}, {"out": x * np.uint32(3) + np.uint32(1)})
 
 
 def war_same_index() -> Case:
     """b[i] = a[i] + 1; then a[i] = a[i] * 2."""
-    text = program("p", [f"@a binding 0 read_only : ui32[{N}]", f"@b binding 1 write_only : ui32[{N}]"],
-                   """  %i = vyre.invocation_id x
+    text = program(
+        "p",
+        [f"@a binding 0 read_only : ui32[{N}]", f"@b binding 1 write_only : ui32[{N}]"],
+        """  %i = vyre.invocation_id x
   %v = vyre.load @a[%i] : ui32
   %one = vyre.const 1 : ui32
   %r = vyre.add %v, %one : ui32
-  vyre.store @b[%i] = %r : ui32""") + program(
-        "q", [f"@a binding 0 read_write : ui32[{N}]"],
+  vyre.store @b[%i] = %r : ui32""",
+    ) + program(
+        "q",
+        [f"@a binding 0 read_write : ui32[{N}]"],
         """  %i = vyre.invocation_id x
   %v = vyre.load @a[%i] : ui32
   %two = vyre.const 2 : ui32
   %r = vyre.mul %v, %two : ui32
-  vyre.store @a[%i] = %r : ui32""")
+  vyre.store @a[%i] = %r : ui32""",
+    )
     a = RNG.integers(0, 1000, N).astype(np.uint32)
-    return Case("fuse-war-same-index", text, {"a": a}, {"b": a + np.uint32(1), "a": a * np.uint32(2)})
+    return Case(
+        "fuse-war-same-index", text, {"a": a}, {"b": a + np.uint32(1), "a": a * np.uint32(2)}
+    )
 
 
 def waw_same_index() -> Case:
     """out[i] = x[i]; then out[i] = x[i] + 7 on even i only: the later arm wins where it writes."""
-    text = program("p", [f"@x binding 0 read_only : si32[{N}]", f"@out binding 1 write_only : si32[{N}]"],
-                   """  %i = vyre.invocation_id x
+    text = program(
+        "p",
+        [f"@x binding 0 read_only : si32[{N}]", f"@out binding 1 write_only : si32[{N}]"],
+        """  %i = vyre.invocation_id x
   %v = vyre.load @x[%i] : si32
-  vyre.store @out[%i] = %v : si32""") + program(
-        "q", [f"@x binding 0 read_only : si32[{N}]", f"@out binding 1 write_only : si32[{N}]"],
+  vyre.store @out[%i] = %v : si32""",
+    ) + program(
+        "q",
+        [f"@x binding 0 read_only : si32[{N}]", f"@out binding 1 write_only : si32[{N}]"],
         """  %i = vyre.invocation_id x
   %one = vyre.const 1 : ui32
   %zero = vyre.const 0 : ui32
@@ -93,7 +109,8 @@ def waw_same_index() -> Case:
     %seven = vyre.const 7 : si32
     %r = vyre.add %v, %seven : si32
     vyre.store @out[%i] = %r : si32
-  }""")
+  }""",
+    )
     x = RNG.integers(-1000, 1000, N).astype(np.int32)
     out = x.copy()
     out[::2] += 7
@@ -102,66 +119,94 @@ def waw_same_index() -> Case:
 
 def raw_other_index() -> Case:
     """t[i] = x[i] ^ 0x55; out[i] = t[255 - i]: each element crosses workgroups."""
-    text = program("p", [f"@x binding 0 read_only : ui32[{N}]", f"@t binding 1 write_only : ui32[{N}]"],
-                   """  %i = vyre.invocation_id x
+    text = program(
+        "p",
+        [f"@x binding 0 read_only : ui32[{N}]", f"@t binding 1 write_only : ui32[{N}]"],
+        """  %i = vyre.invocation_id x
   %v = vyre.load @x[%i] : ui32
   %k = vyre.const 85 : ui32
   %r = vyre.bit_xor %v, %k : ui32
-  vyre.store @t[%i] = %r : ui32""") + program(
-        "q", [f"@t binding 0 read_only : ui32[{N}]", f"@out binding 1 write_only : ui32[{N}]"],
+  vyre.store @t[%i] = %r : ui32""",
+    ) + program(
+        "q",
+        [f"@t binding 0 read_only : ui32[{N}]", f"@out binding 1 write_only : ui32[{N}]"],
         f"""  %i = vyre.invocation_id x
   %last = vyre.const {N - 1} : ui32
   %j = vyre.sub %last, %i : ui32
   %v = vyre.load @t[%j] : ui32
-  vyre.store @out[%i] = %v : ui32""")
+  vyre.store @out[%i] = %v : ui32""",
+    )
     x = RNG.integers(0, 2**32, N, dtype=np.uint64).astype(np.uint32)
     return Case("fuse-raw-other-index", text, {"x": x}, {"out": (x ^ np.uint32(85))[::-1].copy()})
 
 
 def war_other_index() -> Case:
     """b[i] = a[(i + 100) % n]; then a[i] = i: the overwrite must wait for every read."""
-    text = program("p", [f"@a binding 0 read_only : ui32[{N}]", f"@b binding 1 write_only : ui32[{N}]"],
-                   f"""  %i = vyre.invocation_id x
+    text = program(
+        "p",
+        [f"@a binding 0 read_only : ui32[{N}]", f"@b binding 1 write_only : ui32[{N}]"],
+        f"""  %i = vyre.invocation_id x
   %k = vyre.const 100 : ui32
   %n = vyre.const {N} : ui32
   %s = vyre.add %i, %k : ui32
   %j = vyre.mod %s, %n : ui32
   %v = vyre.load @a[%j] : ui32
-  vyre.store @b[%i] = %v : ui32""") + program(
-        "q", [f"@a binding 0 read_write : ui32[{N}]"],
+  vyre.store @b[%i] = %v : ui32""",
+    ) + program(
+        "q",
+        [f"@a binding 0 read_write : ui32[{N}]"],
         """  %i = vyre.invocation_id x
-  vyre.store @a[%i] = %i : ui32""")
+  vyre.store @a[%i] = %i : ui32""",
+    )
     a = RNG.integers(1000, 2000, N).astype(np.uint32)
-    return Case("fuse-war-other-index", text, {"a": a},
-                {"b": np.roll(a, -100), "a": np.arange(N, dtype=np.uint32)})
+    return Case(
+        "fuse-war-other-index",
+        text,
+        {"a": a},
+        {"b": np.roll(a, -100), "a": np.arange(N, dtype=np.uint32)},
+    )
 
 
 def independent() -> Case:
     """Two arms on disjoint buffers of different lengths (256 and 100 elements)."""
     m = 100
-    text = program("p", [f"@x binding 0 read_only : f32[{N}]", f"@y binding 1 write_only : f32[{N}]"],
-                   """  %i = vyre.invocation_id x
+    text = program(
+        "p",
+        [f"@x binding 0 read_only : f32[{N}]", f"@y binding 1 write_only : f32[{N}]"],
+        """  %i = vyre.invocation_id x
   %v = vyre.load @x[%i] : f32
   %h = vyre.const 0.5 : f32
   %r = vyre.mul %v, %h : f32
-  vyre.store @y[%i] = %r : f32""") + program(
-        "q", [f"@u binding 0 read_only : ui32[{m}]", f"@w binding 1 write_only : ui32[{m}]"],
+  vyre.store @y[%i] = %r : f32""",
+    ) + program(
+        "q",
+        [f"@u binding 0 read_only : ui32[{m}]", f"@w binding 1 write_only : ui32[{m}]"],
         """  %i = vyre.invocation_id x
   %v = vyre.load @u[%i] : ui32
   %r = vyre.add %v, %i : ui32
-  vyre.store @w[%i] = %r : ui32""")
+  vyre.store @w[%i] = %r : ui32""",
+    )
     x = (RNG.integers(-400, 400, N) / 4.0).astype(np.float32)
     u = RNG.integers(0, 2**32, m, dtype=np.uint64).astype(np.uint32)
-    return Case("fuse-independent", text, {"x": x, "u": u},
-                {"y": x * np.float32(0.5), "w": u + np.arange(m, dtype=np.uint32)})
+    return Case(
+        "fuse-independent",
+        text,
+        {"x": x, "u": u},
+        {"y": x * np.float32(0.5), "w": u + np.arange(m, dtype=np.uint32)},
+    )
 
 
 def workgroup_memory() -> Case:
     """Arm 1 reverses each workgroup's slice through workgroup memory (a barrier);
     arm 2 doubles it at the own index."""
-    text = program("p", [f"@x binding 0 read_only : ui32[{N}]", f"@t binding 1 write_only : ui32[{N}]",
-                         "@tile workgroup : ui32[64]"],
-                   """  %i = vyre.invocation_id x
+    text = program(
+        "p",
+        [
+            f"@x binding 0 read_only : ui32[{N}]",
+            f"@t binding 1 write_only : ui32[{N}]",
+            "@tile workgroup : ui32[64]",
+        ],
+        """  %i = vyre.invocation_id x
   %l = vyre.local_id x
   %v = vyre.load @x[%i] : ui32
   vyre.store @tile[%l] = %v : ui32
@@ -169,13 +214,16 @@ def workgroup_memory() -> Case:
   %c63 = vyre.const 63 : ui32
   %r = vyre.sub %c63, %l : ui32
   %w = vyre.load @tile[%r] : ui32
-  vyre.store @t[%i] = %w : ui32""") + program(
-        "q", [f"@t binding 0 read_only : ui32[{N}]", f"@out binding 1 write_only : ui32[{N}]"],
+  vyre.store @t[%i] = %w : ui32""",
+    ) + program(
+        "q",
+        [f"@t binding 0 read_only : ui32[{N}]", f"@out binding 1 write_only : ui32[{N}]"],
         """  %i = vyre.invocation_id x
   %v = vyre.load @t[%i] : ui32
   %two = vyre.const 2 : ui32
   %r = vyre.mul %v, %two : ui32
-  vyre.store @out[%i] = %r : ui32""")
+  vyre.store @out[%i] = %r : ui32""",
+    )
     x = RNG.integers(0, 10**6, N).astype(np.uint32)
     reversed_ = x.reshape(-1, 64)[:, ::-1].reshape(-1)
     return Case("fuse-workgroup-memory", text, {"x": x}, {"out": reversed_ * np.uint32(2)})
@@ -191,57 +239,96 @@ def atomics() -> Case:
   %k = vyre.const {k} : ui32
   %o = vyre.atomic add @counter[%z], %k : ui32"""
     text = (
-        program("p", ["@counter binding 0 read_write : ui32[1]", f"@out binding 1 write_only : ui32[{N}]"],
-                add.format(k=1))
-        + program("q", ["@counter binding 0 read_write : ui32[1]", f"@out binding 1 write_only : ui32[{N}]"],
-                  add.format(k=2))
-        + program("r", ["@counter binding 0 read_only : ui32[1]", f"@out binding 1 write_only : ui32[{N}]"],
-                  """  %i = vyre.invocation_id x
+        program(
+            "p",
+            ["@counter binding 0 read_write : ui32[1]", f"@out binding 1 write_only : ui32[{N}]"],
+            add.format(k=1),
+        )
+        + program(
+            "q",
+            ["@counter binding 0 read_write : ui32[1]", f"@out binding 1 write_only : ui32[{N}]"],
+            add.format(k=2),
+        )
+        + program(
+            "r",
+            ["@counter binding 0 read_only : ui32[1]", f"@out binding 1 write_only : ui32[{N}]"],
+            """  %i = vyre.invocation_id x
   %z = vyre.const 0 : ui32
   %c = vyre.load @counter[%z] : ui32
-  vyre.store @out[%i] = %c : ui32""")
+  vyre.store @out[%i] = %c : ui32""",
+        )
     )
     final = 10 + 3 * N
-    return Case("fuse-atomics", text, {"counter": u32([10])},
-                {"counter": u32([final]), "out": np.full(N, final, np.uint32)})
+    return Case(
+        "fuse-atomics",
+        text,
+        {"counter": u32([10])},
+        {"counter": u32([final]), "out": np.full(N, final, np.uint32)},
+    )
 
 
 def three_arms() -> Case:
     """a = x + 1 (own index), b = a * a (own index), out[i] = b[(i + 64) % n] (another workgroup)."""
-    text = program("p", [f"@x binding 0 read_only : ui32[{N}]", f"@a binding 1 write_only : ui32[{N}]"],
-                   """  %i = vyre.invocation_id x
+    text = (
+        program(
+            "p",
+            [f"@x binding 0 read_only : ui32[{N}]", f"@a binding 1 write_only : ui32[{N}]"],
+            """  %i = vyre.invocation_id x
   %v = vyre.load @x[%i] : ui32
   %one = vyre.const 1 : ui32
   %r = vyre.add %v, %one : ui32
-  vyre.store @a[%i] = %r : ui32""") + program(
-        "q", [f"@a binding 0 read_only : ui32[{N}]", f"@b binding 1 write_only : ui32[{N}]"],
-        """  %i = vyre.invocation_id x
+  vyre.store @a[%i] = %r : ui32""",
+        )
+        + program(
+            "q",
+            [f"@a binding 0 read_only : ui32[{N}]", f"@b binding 1 write_only : ui32[{N}]"],
+            """  %i = vyre.invocation_id x
   %v = vyre.load @a[%i] : ui32
   %r = vyre.mul %v, %v : ui32
-  vyre.store @b[%i] = %r : ui32""") + program(
-        "r", [f"@b binding 0 read_only : ui32[{N}]", f"@out binding 1 write_only : ui32[{N}]"],
-        f"""  %i = vyre.invocation_id x
+  vyre.store @b[%i] = %r : ui32""",
+        )
+        + program(
+            "r",
+            [f"@b binding 0 read_only : ui32[{N}]", f"@out binding 1 write_only : ui32[{N}]"],
+            f"""  %i = vyre.invocation_id x
   %k = vyre.const 64 : ui32
   %n = vyre.const {N} : ui32
   %s = vyre.add %i, %k : ui32
   %j = vyre.mod %s, %n : ui32
   %v = vyre.load @b[%j] : ui32
-  vyre.store @out[%i] = %v : ui32""")
+  vyre.store @out[%i] = %v : ui32""",
+        )
+    )
     x = RNG.integers(0, 2**32, N, dtype=np.uint64).astype(np.uint32)
     a = x + np.uint32(1)
     return Case("fuse-three-arms", text, {"x": x}, {"out": np.roll(a * a, -64)})
 
 
-CASES = [raw_same_index(), war_same_index(), waw_same_index(), raw_other_index(), war_other_index(),
-         independent(), workgroup_memory(), atomics(), three_arms()]
+CASES = [
+    raw_same_index(),
+    war_same_index(),
+    waw_same_index(),
+    raw_other_index(),
+    war_other_index(),
+    independent(),
+    workgroup_memory(),
+    atomics(),
+    three_arms(),
+]
 
 #: case -> (least, most) `grid_sync`s of the fused program: at least one where
 #: an element crosses workgroups, none where every dependence is invocation-local;
 #: between two arms of contended atomics a split is allowed, not needed
 SPLITS = {
-    "fuse-raw-same-index": (0, 0), "fuse-war-same-index": (0, 0), "fuse-waw-same-index": (0, 0),
-    "fuse-raw-other-index": (1, 1), "fuse-war-other-index": (1, 1), "fuse-independent": (0, 0),
-    "fuse-workgroup-memory": (0, 0), "fuse-atomics": (1, 2), "fuse-three-arms": (1, 1),
+    "fuse-raw-same-index": (0, 0),
+    "fuse-war-same-index": (0, 0),
+    "fuse-waw-same-index": (0, 0),
+    "fuse-raw-other-index": (1, 1),
+    "fuse-war-other-index": (1, 1),
+    "fuse-independent": (0, 0),
+    "fuse-workgroup-memory": (0, 0),
+    "fuse-atomics": (1, 2),
+    "fuse-three-arms": (1, 1),
 }
 PAIRS = params(CASES)
 
@@ -264,8 +351,9 @@ def test_every_case_really_fuses(case: Case):
 
 @pytest.mark.parametrize("case", CASES, ids=str)
 def test_fused_on_the_reference(case: Case):
-    outputs = vyre_xdsl.run(case.text, {k: v.copy() for k, v in case.inputs.items()},
-                            backend="reference", fuse=True)
+    outputs = vyre_xdsl.run(
+        case.text, {k: v.copy() for k, v in case.inputs.items()}, backend="reference", fuse=True
+    )
     assert sorted(outputs) == sorted(case.expected)
     for name, want in case.expected.items():
         assert_matches(outputs[name], want, case.ulp, f"{case.name} fused: {name}")

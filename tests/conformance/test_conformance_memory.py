@@ -30,8 +30,12 @@ def launched(n: int, workgroup: tuple[int, int, int]) -> tuple[int, int]:
 def oob_loads() -> list[Case]:
     """out[i] = src[i + 5] and src[0xFFFFFFFF]: typed zero past the end, for every type."""
     n = 20
-    values = {"ui32": u32(RNG.integers(1, 2**32, n)), "si32": i32(RNG.integers(-(2**31), 0, n)),
-              "f32": RNG.uniform(1, 2, n).astype(np.float32), "i1": np.full(n, 7, np.uint32)}
+    values = {
+        "ui32": u32(RNG.integers(1, 2**32, n)),
+        "si32": i32(RNG.integers(-(2**31), 0, n)),
+        "f32": RNG.uniform(1, 2, n).astype(np.float32),
+        "i1": np.full(n, 7, np.uint32),
+    }
     cases = []
     for ty, src in values.items():
         text = program(
@@ -45,12 +49,15 @@ def oob_loads() -> list[Case]:
   vyre.store @far[%i] = %w : {ty}""",
             f"  vyre.buffer @src binding 0 read_only : {ty}[{n}]\n"
             f"  vyre.buffer @out binding 1 write_only : {ty}[{n}]\n"
-            f"  vyre.buffer @far binding 2 write_only : {ty}[{n}]")
+            f"  vyre.buffer @far binding 2 write_only : {ty}[{n}]",
+        )
         want = np.zeros(n, src.dtype)
         want[: n - 5] = src[5:]
         if ty == "i1":
             want = (want != 0).astype(np.uint32)  # a Bool load is word != 0; a store writes 0/1
-        cases.append(Case(f"oob-load-{ty}", text, {"src": src}, {"out": want, "far": np.zeros(n, src.dtype)}))
+        cases.append(
+            Case(f"oob-load-{ty}", text, {"src": src}, {"out": want, "far": np.zeros(n, src.dtype)})
+        )
     return cases
 
 
@@ -67,7 +74,8 @@ def oob_stores() -> Case:
   vyre.store @buf[%j] = %w : ui32
   %max = vyre.const 4294967295 : ui32
   vyre.store @buf[%max] = %w : ui32""",
-        f"  vyre.buffer @buf binding 0 read_write : ui32[{n}]")
+        f"  vyre.buffer @buf binding 0 read_write : ui32[{n}]",
+    )
     start = u32(range(1000, 1000 + n))
     want = start.copy()
     for lane in range(64):  # every launched lane stores; only j < n lands
@@ -83,7 +91,8 @@ def past_the_end_lanes() -> Case:
   %n = vyre.const 100 : ui32
   %j = vyre.mod %i, %n : ui32
   vyre.store @out[%j] = %i : ui32""",
-        "  vyre.buffer @out binding 0 write_only : ui32[100]")
+        "  vyre.buffer @out binding 0 write_only : ui32[100]",
+    )
     _, lanes = launched(100, (64, 1, 1))
     want = np.zeros(100, np.uint32)
     for lane in range(lanes):  # in increasing lane order: the last writer wins
@@ -101,10 +110,16 @@ def same_element_highest_lane_wins() -> Case:
   %j = vyre.mod %i, %c4 : ui32
   %v = vyre.load @src[%i] : ui32
   vyre.store @out[%j] = %v : ui32""",
-        "  vyre.buffer @src binding 0 read_only : ui32[64]\n  vyre.buffer @out binding 1 write_only : ui32[4]")
+        "  vyre.buffer @src binding 0 read_only : ui32[64]\n  vyre.buffer @out binding 1 write_only : ui32[4]",
+    )
     src = u32(RNG.integers(0, 2**32, 64))
-    return Case("same-element-highest-lane-wins", text, {"src": src}, {"out": src[60:64].copy()},
-                backends=("reference",))  # which racing store wins is a reference choice
+    return Case(
+        "same-element-highest-lane-wins",
+        text,
+        {"src": src},
+        {"out": src[60:64].copy()},
+        backends=("reference",),
+    )  # which racing store wins is a reference choice
 
 
 def bool_buffers() -> Case:
@@ -121,10 +136,15 @@ def bool_buffers() -> Case:
   %u = vyre.select %b, %one, %zero : ui32
   vyre.store @asint[%i] = %u : ui32""",
         "  vyre.buffer @flags binding 0 read_only : i1[8]\n  vyre.buffer @neg binding 1 write_only : i1[8]\n"
-        "  vyre.buffer @same binding 2 write_only : i1[8]\n  vyre.buffer @asint binding 3 write_only : ui32[8]")
+        "  vyre.buffer @same binding 2 write_only : i1[8]\n  vyre.buffer @asint binding 3 write_only : ui32[8]",
+    )
     truth = [w != 0 for w in words_in.tolist()]
-    return Case("bool-buffers", text, {"flags": words_in},
-                {"neg": words(not t for t in truth), "same": words(truth), "asint": words(truth)})
+    return Case(
+        "bool-buffers",
+        text,
+        {"flags": words_in},
+        {"neg": words(not t for t in truth), "same": words(truth), "asint": words(truth)},
+    )
 
 
 def bool_input_from_numpy_bool() -> Case:
@@ -133,9 +153,14 @@ def bool_input_from_numpy_bool() -> Case:
   %b = vyre.load @flags[%i] : i1
   %nb = vyre.not %b : i1
   vyre.store @neg[%i] = %nb : i1""",
-        "  vyre.buffer @flags binding 0 read_only : i1[4]\n  vyre.buffer @neg binding 1 write_only : i1[4]")
-    return Case("bool-input-bool-array", text, {"flags": np.array([True, False, False, True])},
-                {"neg": words([False, True, True, False])})
+        "  vyre.buffer @flags binding 0 read_only : i1[4]\n  vyre.buffer @neg binding 1 write_only : i1[4]",
+    )
+    return Case(
+        "bool-input-bool-array",
+        text,
+        {"flags": np.array([True, False, False, True])},
+        {"neg": words([False, True, True, False])},
+    )
 
 
 def runtime_sized(n: int) -> Case:
@@ -160,11 +185,13 @@ def runtime_sized(n: int) -> Case:
     vyre.store @meta[%m1] = %bits : ui32
   }""",
         "  vyre.buffer @x binding 0 read_only : f32[?]\n  vyre.buffer @y binding 1 read_write : f32[?]\n"
-        "  vyre.buffer @meta binding 2 write_only : ui32[2]")
+        "  vyre.buffer @meta binding 2 write_only : ui32[2]",
+    )
     x = RNG.uniform(-5, 5, n).astype(np.float32)
     y = np.full(n, -1.0, np.float32)
-    return Case(f"runtime-sized-{n}", text, {"x": x, "y": y},
-                {"y": x * np.float32(2), "meta": u32([n, 0])})
+    return Case(
+        f"runtime-sized-{n}", text, {"x": x, "y": y}, {"y": x * np.float32(2), "meta": u32([n, 0])}
+    )
 
 
 def declared_view() -> Case:
@@ -183,7 +210,9 @@ def declared_view() -> Case:
   %big = vyre.const 77 : ui32
   vyre.store @buf[%c12] = %big : ui32""",
         "  vyre.buffer @buf binding 0 read_write : ui32[8]\n  vyre.buffer @probe binding 1 write_only : ui32[2]",
-        (1, 1, 1), name="narrow")
+        (1, 1, 1),
+        name="narrow",
+    )
     p2 = program(
         """  %z = vyre.const 0 : ui32
   %c12 = vyre.const 12 : ui32
@@ -191,10 +220,16 @@ def declared_view() -> Case:
   %two = vyre.const 2 : ui32
   vyre.store @probe2[%z] = %v : ui32""",
         "  vyre.buffer @buf binding 0 read_only : ui32[16]\n  vyre.buffer @probe2 binding 1 write_only : ui32[1]",
-        (1, 1, 1), name="wide")
+        (1, 1, 1),
+        name="wide",
+    )
     buf = u32(range(100, 116))
-    return Case("declared-view", p1 + p2, {"buf": buf},
-                {"buf": buf, "probe": u32([0, 8]), "probe2": u32([112])})
+    return Case(
+        "declared-view",
+        p1 + p2,
+        {"buf": buf},
+        {"buf": buf, "probe": u32([0, 8]), "probe2": u32([112])},
+    )
 
 
 def programs_share_buffers() -> Case:
@@ -206,7 +241,8 @@ def programs_share_buffers() -> Case:
   %s = vyre.mul %v, %v : si32
   vyre.store @tmp[%i] = %s : si32""",
         f"  vyre.buffer @x binding 0 read_only : si32[{n}]\n  vyre.buffer @tmp binding 1 write_only : si32[{n}]",
-        name="square")
+        name="square",
+    )
     p2 = program(
         """  %i = vyre.invocation_id x
   %n = vyre.const 1 : ui32
@@ -216,7 +252,9 @@ def programs_share_buffers() -> Case:
   %s = vyre.sub %b, %a : si32
   vyre.store @out[%i] = %s : si32""",
         f"  vyre.buffer @tmp binding 0 read_only : si32[{n}]\n  vyre.buffer @out binding 1 write_only : si32[{n}]",
-        (32, 1, 1), name="diff")
+        (32, 1, 1),
+        name="diff",
+    )
     x = i32(RNG.integers(-1000, 1000, n))
     sq = x.astype(np.int64) ** 2
     nxt = np.append(sq[1:], 0)
@@ -228,9 +266,11 @@ def ids_3d() -> Case:
     nine ids at out[9L .. 9L+8]; the other launched lanes store out of bounds."""
     wg = (4, 2, 2)
     kinds = [(op, axis) for op in ("invocation_id", "workgroup_id", "local_id") for axis in "xyz"]
-    stores = [f"  %v{k} = vyre.{op} {axis}\n  %o{k} = vyre.add %base, %c{k} : ui32\n"
-              f"  vyre.store @out[%o{k}] = %v{k} : ui32\n  %c{k + 1} = vyre.add %c{k}, %one : ui32"
-              for k, (op, axis) in enumerate(kinds)]
+    stores = [
+        f"  %v{k} = vyre.{op} {axis}\n  %o{k} = vyre.add %base, %c{k} : ui32\n"
+        f"  vyre.store @out[%o{k}] = %v{k} : ui32\n  %c{k + 1} = vyre.add %c{k}, %one : ui32"
+        for k, (op, axis) in enumerate(kinds)
+    ]
     text = program(
         """  %wx = vyre.workgroup_id x
   %lx = vyre.local_id x
@@ -249,9 +289,11 @@ def ids_3d() -> Case:
   %base = vyre.mul %linear, %nine : ui32
   %one = vyre.const 1 : ui32
   %c0 = vyre.const 0 : ui32
-""" + "\n".join(stores),
+"""
+        + "\n".join(stores),
         f"  vyre.buffer @out binding 0 write_only : ui32[{9 * 48}]",
-        wg)
+        wg,
+    )
     want = []
     for lane in range(48):
         g, t = divmod(lane, 16)
@@ -268,13 +310,19 @@ def logical_count_is_largest_written() -> Case:
   %j = vyre.mod %i, %ten : ui32
   %v = vyre.load @big[%i] : ui32
   vyre.store @out[%j] = %i : ui32""",
-        "  vyre.buffer @big binding 0 read_only : ui32[1000]\n  vyre.buffer @out binding 1 write_only : ui32[10]")
+        "  vyre.buffer @big binding 0 read_only : ui32[1000]\n  vyre.buffer @out binding 1 write_only : ui32[10]",
+    )
     _, lanes = launched(10, (64, 1, 1))
     want = np.zeros(10, np.uint32)
     for lane in range(lanes):
         want[lane % 10] = lane
-    return Case("logical-count-largest-written", text, {"big": np.zeros(1000, np.uint32)}, {"out": want},
-                backends=("reference",))
+    return Case(
+        "logical-count-largest-written",
+        text,
+        {"big": np.zeros(1000, np.uint32)},
+        {"out": want},
+        backends=("reference",),
+    )
 
 
 def logical_count_with_atomics(n_big: int, workgroup: tuple[int, int, int]) -> Case:
@@ -285,12 +333,16 @@ def logical_count_with_atomics(n_big: int, workgroup: tuple[int, int, int]) -> C
   %old = vyre.atomic add @counter[%z], %one : ui32""",
         f"  vyre.buffer @big binding 0 read_only : ui32[{n_big}]\n"
         "  vyre.buffer @counter binding 1 read_write : ui32[1]",
-        workgroup)
+        workgroup,
+    )
     _, lanes = launched(n_big, workgroup)
     # @big is never loaded, but its declaration makes it an input (SPEC section 8)
-    return Case(f"logical-count-atomics-{n_big}", text,
-                {"counter": u32([5]), "big": np.zeros(n_big, np.uint32)},
-                {"counter": u32([5 + lanes])})
+    return Case(
+        f"logical-count-atomics-{n_big}",
+        text,
+        {"counter": u32([5]), "big": np.zeros(n_big, np.uint32)},
+        {"counter": u32([5 + lanes])},
+    )
 
 
 def folded_grid_ids() -> Case:
@@ -306,18 +358,34 @@ def folded_grid_ids() -> Case:
   %z = vyre.const 0 : ui32
   %old = vyre.atomic max @top[%z], %w : ui32""",
         f"  vyre.buffer @out binding 0 write_only : ui32[{n}]\n  vyre.buffer @top binding 1 read_write : ui32[1]",
-        (1, 1, 1))
+        (1, 1, 1),
+    )
     groups, _ = launched(n, (1, 1, 1))
     assert groups == 65538
-    return Case("folded-grid", text, {"top": u32([0])},
-                {"out": np.arange(n, dtype=np.uint32), "top": u32([groups - 1])})
+    return Case(
+        "folded-grid",
+        text,
+        {"top": u32([0])},
+        {"out": np.arange(n, dtype=np.uint32), "top": u32([groups - 1])},
+    )
 
 
-CASES = (oob_loads() + [oob_stores(), past_the_end_lanes(), same_element_highest_lane_wins(), bool_buffers(),
-                        bool_input_from_numpy_bool(), runtime_sized(37), runtime_sized(1000), declared_view(),
-                        programs_share_buffers(), ids_3d(), logical_count_is_largest_written(),
-                        logical_count_with_atomics(1000, (64, 1, 1)), logical_count_with_atomics(100, (8, 4, 2)),
-                        folded_grid_ids()])
+CASES = oob_loads() + [
+    oob_stores(),
+    past_the_end_lanes(),
+    same_element_highest_lane_wins(),
+    bool_buffers(),
+    bool_input_from_numpy_bool(),
+    runtime_sized(37),
+    runtime_sized(1000),
+    declared_view(),
+    programs_share_buffers(),
+    ids_3d(),
+    logical_count_is_largest_written(),
+    logical_count_with_atomics(1000, (64, 1, 1)),
+    logical_count_with_atomics(100, (8, 4, 2)),
+    folded_grid_ids(),
+]
 PAIRS = params(CASES)
 
 

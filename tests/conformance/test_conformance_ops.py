@@ -21,12 +21,66 @@ from vyre_xdsl.semantics import OPS
 M = 2**32 - 1
 RNG = np.random.default_rng(20261202)
 
-U32_EDGES = [0, 1, 2, 3, 7, 31, 32, 33, 64, 255, 65535, 65536, 12345, 0x7FFFFFFF, 0x80000000,
-             0x80000001, 0xFFFFFFFE, 0xFFFFFFFF]
-I32_EDGES = [0, 1, -1, 2, -2, 3, 7, -7, 31, 32, 33, -32, 12345, -12345, 2**31 - 1, -(2**31),
-             -(2**31) + 1]
-F32_EDGES = [0.0, -0.0, 1.0, -1.0, 0.5, 1.5, 2.5, -2.5, 3.0, 0.1, 1e-30, 1e30, 3.4e38, -3.4e38,
-             1e-45, math.inf, -math.inf, 123.456, -7.25]
+U32_EDGES = [
+    0,
+    1,
+    2,
+    3,
+    7,
+    31,
+    32,
+    33,
+    64,
+    255,
+    65535,
+    65536,
+    12345,
+    0x7FFFFFFF,
+    0x80000000,
+    0x80000001,
+    0xFFFFFFFE,
+    0xFFFFFFFF,
+]
+I32_EDGES = [
+    0,
+    1,
+    -1,
+    2,
+    -2,
+    3,
+    7,
+    -7,
+    31,
+    32,
+    33,
+    -32,
+    12345,
+    -12345,
+    2**31 - 1,
+    -(2**31),
+    -(2**31) + 1,
+]
+F32_EDGES = [
+    0.0,
+    -0.0,
+    1.0,
+    -1.0,
+    0.5,
+    1.5,
+    2.5,
+    -2.5,
+    3.0,
+    0.1,
+    1e-30,
+    1e30,
+    3.4e38,
+    -3.4e38,
+    1e-45,
+    math.inf,
+    -math.inf,
+    123.456,
+    -7.25,
+]
 # NaN cases run on the reference backend only: WGSL lets implementations assume no NaN
 # (lavapipe folds `x != x` to false), so only the interpreter pins NaN propagation down.
 NAN_A = [math.nan, 1.0, math.nan, -math.inf, 0.0, math.nan]
@@ -261,24 +315,32 @@ def as_host(values, ty: str) -> np.ndarray:
 
 
 def binary_program(op: str, ty: str, result: str, n: int) -> str:
-    buffers = (f"  vyre.buffer @a binding 0 read_only : {ty}[{n}]\n"
-               f"  vyre.buffer @b binding 1 read_only : {ty}[{n}]\n"
-               f"  vyre.buffer @out binding 2 write_only : {result}[{n}]")
-    body = ("  %i = vyre.invocation_id x\n"
-            f"  %x = vyre.load @a[%i] : {ty}\n"
-            f"  %y = vyre.load @b[%i] : {ty}\n"
-            f"  %r = vyre.{op} %x, %y : {ty}\n"
-            f"  vyre.store @out[%i] = %r : {result}")
+    buffers = (
+        f"  vyre.buffer @a binding 0 read_only : {ty}[{n}]\n"
+        f"  vyre.buffer @b binding 1 read_only : {ty}[{n}]\n"
+        f"  vyre.buffer @out binding 2 write_only : {result}[{n}]"
+    )
+    body = (
+        "  %i = vyre.invocation_id x\n"
+        f"  %x = vyre.load @a[%i] : {ty}\n"
+        f"  %y = vyre.load @b[%i] : {ty}\n"
+        f"  %r = vyre.{op} %x, %y : {ty}\n"
+        f"  vyre.store @out[%i] = %r : {result}"
+    )
     return program(body, buffers)
 
 
 def unary_program(op: str, ty: str, result: str, n: int) -> str:
-    buffers = (f"  vyre.buffer @a binding 0 read_only : {ty}[{n}]\n"
-               f"  vyre.buffer @out binding 1 write_only : {result}[{n}]")
-    body = ("  %i = vyre.invocation_id x\n"
-            f"  %x = vyre.load @a[%i] : {ty}\n"
-            f"  %r = vyre.{op} %x : {ty}\n"
-            f"  vyre.store @out[%i] = %r : {result}")
+    buffers = (
+        f"  vyre.buffer @a binding 0 read_only : {ty}[{n}]\n"
+        f"  vyre.buffer @out binding 1 write_only : {result}[{n}]"
+    )
+    body = (
+        "  %i = vyre.invocation_id x\n"
+        f"  %x = vyre.load @a[%i] : {ty}\n"
+        f"  %r = vyre.{op} %x : {ty}\n"
+        f"  vyre.store @out[%i] = %r : {result}"
+    )
     return program(body, buffers)
 
 
@@ -302,18 +364,34 @@ def binary_cases() -> list[Case]:
     for ty, table in (("ui32", UI32_BINARY), ("si32", SI32_BINARY)):
         for op, ref in table.items():
             a, b = int_pairs(ty)
-            if ty == "si32" and op in ("div", "mod"):  # the trapping pairs are in test_conformance_traps
-                a, b = zip(*[(x, y) for x, y in zip(a, b) if y != 0 and not (x == -(2**31) and y == -1)])
+            if ty == "si32" and op in (
+                "div",
+                "mod",
+            ):  # the trapping pairs are in test_conformance_traps
+                a, b = zip(
+                    *[(x, y) for x, y in zip(a, b) if y != 0 and not (x == -(2**31) and y == -1)]
+                )
                 # whole workgroups: a lane past the end would load b = 0 and trap
                 a, b = list(a) + [1] * (-len(a) % 64), list(b) + [1] * (-len(b) % 64)
             expected = as_host([ref(x, y) for x, y in zip(a, b)], ty)
-            cases.append(Case(f"{op}-{ty}", binary_program(op, ty, ty, len(a)),
-                              {"a": as_host(a, ty), "b": as_host(b, ty)}, {"out": expected}))
+            cases.append(
+                Case(
+                    f"{op}-{ty}",
+                    binary_program(op, ty, ty, len(a)),
+                    {"a": as_host(a, ty), "b": as_host(b, ty)},
+                    {"out": expected},
+                )
+            )
         for op, ref in COMPARE.items():
             a, b = int_pairs(ty)
-            cases.append(Case(f"{op}-{ty}", binary_program(op, ty, "i1", len(a)),
-                              {"a": as_host(a, ty), "b": as_host(b, ty)},
-                              {"out": words(ref(x, y) for x, y in zip(a, b))}))
+            cases.append(
+                Case(
+                    f"{op}-{ty}",
+                    binary_program(op, ty, "i1", len(a)),
+                    {"a": as_host(a, ty), "b": as_host(b, ty)},
+                    {"out": words(ref(x, y) for x, y in zip(a, b))},
+                )
+            )
     values = f32_values(60)
     a = [x for x in values for _ in values]
     b = [y for _ in values for y in values]
@@ -322,31 +400,62 @@ def binary_cases() -> list[Case]:
     for op, ref in F32_BINARY.items():
         expected = np.array([f32(ref(x, y)) for x, y in zip(a, b)], dtype=np.float32)
         flushed = np.array([f32(ref(x, y)) for x, y in zip(fa, fb)], dtype=np.float32)
-        cases.append(Case(f"{op}-f32", binary_program(op, "f32", "f32", len(a)),
-                          {"a": as_host(a, "f32"), "b": as_host(b, "f32")}, {"out": expected},
-                          flushed={"out": flushed}))
+        cases.append(
+            Case(
+                f"{op}-f32",
+                binary_program(op, "f32", "f32", len(a)),
+                {"a": as_host(a, "f32"), "b": as_host(b, "f32")},
+                {"out": expected},
+                flushed={"out": flushed},
+            )
+        )
     for op, ref in COMPARE.items():
-        cases.append(Case(f"{op}-f32", binary_program(op, "f32", "i1", len(a)),
-                          {"a": as_host(a, "f32"), "b": as_host(b, "f32")},
-                          {"out": words(ref(x, y) for x, y in zip(a, b))},
-                          flushed={"out": words(ref(x, y) for x, y in zip(fa, fb))}))
+        cases.append(
+            Case(
+                f"{op}-f32",
+                binary_program(op, "f32", "i1", len(a)),
+                {"a": as_host(a, "f32"), "b": as_host(b, "f32")},
+                {"out": words(ref(x, y) for x, y in zip(a, b))},
+                flushed={"out": words(ref(x, y) for x, y in zip(fa, fb))},
+            )
+        )
     for op, ref in F32_BINARY.items():  # IEEE: NaN in, NaN out (min/max: the other operand)
-        cases.append(Case(f"{op}-f32-nan", binary_program(op, "f32", "f32", len(NAN_A)),
-                          {"a": as_host(NAN_A, "f32"), "b": as_host(NAN_B, "f32")},
-                          {"out": np.array([f32(ref(x, y)) for x, y in zip(NAN_A, NAN_B)], np.float32)},
-                          backends=REFERENCE_ONLY))
+        cases.append(
+            Case(
+                f"{op}-f32-nan",
+                binary_program(op, "f32", "f32", len(NAN_A)),
+                {"a": as_host(NAN_A, "f32"), "b": as_host(NAN_B, "f32")},
+                {"out": np.array([f32(ref(x, y)) for x, y in zip(NAN_A, NAN_B)], np.float32)},
+                backends=REFERENCE_ONLY,
+            )
+        )
     for op, ref in COMPARE.items():  # IEEE: every comparison with NaN is false except ne
-        cases.append(Case(f"{op}-f32-nan", binary_program(op, "f32", "i1", len(NAN_A)),
-                          {"a": as_host(NAN_A, "f32"), "b": as_host(NAN_B, "f32")},
-                          {"out": words(ref(x, y) for x, y in zip(NAN_A, NAN_B))}, backends=REFERENCE_ONLY))
+        cases.append(
+            Case(
+                f"{op}-f32-nan",
+                binary_program(op, "f32", "i1", len(NAN_A)),
+                {"a": as_host(NAN_A, "f32"), "b": as_host(NAN_B, "f32")},
+                {"out": words(ref(x, y) for x, y in zip(NAN_A, NAN_B))},
+                backends=REFERENCE_ONLY,
+            )
+        )
     bools = [False, True, False, True]
     other = [False, False, True, True]
-    logic = {"and": lambda x, y: x and y, "or": lambda x, y: x or y,
-             "eq": lambda x, y: x == y, "ne": lambda x, y: x != y}
+    logic = {
+        "and": lambda x, y: x and y,
+        "or": lambda x, y: x or y,
+        "eq": lambda x, y: x == y,
+        "ne": lambda x, y: x != y,
+    }
     for op, ref in logic.items():
-        cases.append(Case(f"{op}-i1", binary_program(op, "i1", "i1", 4),
-                          {"a": words(bools), "b": words(other)},
-                          {"out": words(ref(x, y) for x, y in zip(bools, other))}))
+        cases.append(
+            Case(
+                f"{op}-i1",
+                binary_program(op, "i1", "i1", 4),
+                {"a": words(bools), "b": words(other)},
+                {"out": words(ref(x, y) for x, y in zip(bools, other))},
+            )
+        )
     return cases
 
 
@@ -357,39 +466,85 @@ def unary_cases() -> list[Case]:
         lo, hi = (0, 2**32) if ty == "ui32" else (-(2**31), 2**31)
         a = edges + [int(v) for v in RNG.integers(lo, hi, 300)]
         for op, ref in table.items():
-            cases.append(Case(f"{op}-{ty}", unary_program(op, ty, ty, len(a)),
-                              {"a": as_host(a, ty)}, {"out": as_host([ref(x) for x in a], ty)}))
+            cases.append(
+                Case(
+                    f"{op}-{ty}",
+                    unary_program(op, ty, ty, len(a)),
+                    {"a": as_host(a, ty)},
+                    {"out": as_host([ref(x) for x in a], ty)},
+                )
+            )
     a = f32_values()
     for op, ref in F32_EXACT_UNARY.items():
-        cases.append(Case(f"{op}-f32", unary_program(op, "f32", "f32", len(a)), {"a": as_host(a, "f32")},
-                          {"out": np.array([f32(ref(x)) for x in a], dtype=np.float32)},
-                          flushed={"out": np.array([f32(ref(x)) for x in flush(a)], dtype=np.float32)}))
-        cases.append(Case(f"{op}-f32-nan", unary_program(op, "f32", "f32", 2),
-                          {"a": as_host([math.nan, -math.nan], "f32")},
-                          {"out": as_host([math.nan, math.nan], "f32")}, backends=REFERENCE_ONLY))
+        cases.append(
+            Case(
+                f"{op}-f32",
+                unary_program(op, "f32", "f32", len(a)),
+                {"a": as_host(a, "f32")},
+                {"out": np.array([f32(ref(x)) for x in a], dtype=np.float32)},
+                flushed={"out": np.array([f32(ref(x)) for x in flush(a)], dtype=np.float32)},
+            )
+        )
+        cases.append(
+            Case(
+                f"{op}-f32-nan",
+                unary_program(op, "f32", "f32", 2),
+                {"a": as_host([math.nan, -math.nan], "f32")},
+                {"out": as_host([math.nan, math.nan], "f32")},
+                backends=REFERENCE_ONLY,
+            )
+        )
     a = a + [math.nan, -math.nan]  # the predicates test bits, which every backend keeps
     for op, ref in F32_PREDICATES.items():
-        cases.append(Case(f"{op}-f32", unary_program(op, "f32", "i1", len(a)), {"a": as_host(a, "f32")},
-                          {"out": words(ref(x) for x in a)}))
+        cases.append(
+            Case(
+                f"{op}-f32",
+                unary_program(op, "f32", "i1", len(a)),
+                {"a": as_host(a, "f32")},
+                {"out": words(ref(x) for x in a)},
+            )
+        )
     for op, (ref, budget, (lo, hi)) in F32_APPROX_UNARY.items():
-        values = np.concatenate([RNG.uniform(lo, hi, 500), np.array([lo, hi, 1.0])]).astype(np.float32)
+        values = np.concatenate([RNG.uniform(lo, hi, 500), np.array([lo, hi, 1.0])]).astype(
+            np.float32
+        )
         with np.errstate(all="ignore"):
             expected = ref(values.astype(np.float64)).astype(np.float32)
         # `budget` is what the interpreter meets; other backends get WGSL's stated accuracy
-        cases.append(Case(f"{op}-f32", unary_program(op, "f32", "f32", values.size), {"a": values},
-                          {"out": expected}, ulp=budget, accuracy=op))
-    cases.append(Case("not-i1", unary_program("not", "i1", "i1", 2), {"a": words([False, True])},
-                      {"out": words([True, False])}))
+        cases.append(
+            Case(
+                f"{op}-f32",
+                unary_program(op, "f32", "f32", values.size),
+                {"a": values},
+                {"out": expected},
+                ulp=budget,
+                accuracy=op,
+            )
+        )
+    cases.append(
+        Case(
+            "not-i1",
+            unary_program("not", "i1", "i1", 2),
+            {"a": words([False, True])},
+            {"out": words([True, False])},
+        )
+    )
     return cases
 
 
 def approx_edge_cases() -> list[Case]:
     """IEEE special values of the approximate ops, which must be exact."""
     special = {
-        "sqrt": ([0.0, -0.0, math.inf, -1.0, math.nan, 4.0], [0.0, -0.0, math.inf, math.nan, math.nan, 2.0]),
+        "sqrt": (
+            [0.0, -0.0, math.inf, -1.0, math.nan, 4.0],
+            [0.0, -0.0, math.inf, math.nan, math.nan, 2.0],
+        ),
         "inverse_sqrt": ([0.0, math.inf, -1.0, 4.0], [math.inf, 0.0, math.nan, 0.5]),
         "reciprocal": ([0.0, -0.0, math.inf, 2.0], [math.inf, -math.inf, 0.0, 0.5]),
-        "exp": ([0.0, -math.inf, math.inf, 100.0, -200.0, math.nan], [1.0, 0.0, math.inf, math.inf, 0.0, math.nan]),
+        "exp": (
+            [0.0, -math.inf, math.inf, 100.0, -200.0, math.nan],
+            [1.0, 0.0, math.inf, math.inf, 0.0, math.nan],
+        ),
         "exp2": ([0.0, 10.0, -math.inf, 200.0], [1.0, 1024.0, 0.0, math.inf]),
         "log": ([1.0, 0.0, -1.0, math.inf], [0.0, -math.inf, math.nan, math.inf]),
         "log2": ([1.0, 1024.0, 0.0, -1.0], [0.0, 10.0, -math.inf, math.nan]),
@@ -399,8 +554,13 @@ def approx_edge_cases() -> list[Case]:
         "tanh": ([0.0, 100.0, -100.0, math.inf], [0.0, 1.0, -1.0, 1.0]),
     }
     return [
-        Case(f"{op}-f32-special", unary_program(op, "f32", "f32", len(a)), {"a": as_host(a, "f32")},
-             {"out": as_host(want, "f32")}, backends=REFERENCE_ONLY)
+        Case(
+            f"{op}-f32-special",
+            unary_program(op, "f32", "f32", len(a)),
+            {"a": as_host(a, "f32")},
+            {"out": as_host(want, "f32")},
+            backends=REFERENCE_ONLY,
+        )
         for op, (a, want) in special.items()
     ]
 
@@ -409,7 +569,9 @@ def test_every_table_op_is_covered():
     from test_conformance_upstream_ops import CASES as UPSTREAM_CASES
 
     names = {case.name for case in CASES + UPSTREAM_CASES}
-    missing = [f"{op}-{ty}" for op, sem in OPS.items() for ty in sem.types if f"{op}-{ty}" not in names]
+    missing = [
+        f"{op}-{ty}" for op, sem in OPS.items() for ty in sem.types if f"{op}-{ty}" not in names
+    ]
     assert not missing, missing
 
 
@@ -428,8 +590,12 @@ def select_case() -> Case:
         f"  vyre.buffer @c binding 0 read_only : i1[{n}]\n  vyre.buffer @a binding 1 read_only : si32[{n}]\n"
         f"  vyre.buffer @b binding 2 read_only : si32[{n}]\n  vyre.buffer @out binding 3 write_only : si32[{n}]",
     )
-    return Case("select-si32", text, {"c": words(c), "a": i32(a), "b": i32(b)},
-                {"out": i32([x if k else y for k, x, y in zip(c, a, b)])})
+    return Case(
+        "select-si32",
+        text,
+        {"c": words(c), "a": i32(a), "b": i32(b)},
+        {"out": i32([x if k else y for k, x, y in zip(c, a, b)])},
+    )
 
 
 def exact_fma(a: float, b: float, c: float) -> float:
@@ -460,18 +626,49 @@ def fma_cases() -> list[Case]:
     c[:3] = [-1.0, 1.0, -3e30]
     positive = [np.abs(v) for v in (a[3:], b[3:], c[3:])]
     cases = []
-    for name, (x, y, z), backends in (("fma-f32", (a, b, c), REFERENCE_ONLY), ("fma-f32-positive", positive, None)):
-        expected = np.array([f32(exact_fma(float(p), float(q), float(r))) for p, q, r in zip(x, y, z)], np.float32)
-        cases.append(Case(name, fma_program(x.size), {"a": x, "b": y, "c": z}, {"out": expected}, ulp=1,
-                          accuracy="fma", backends=backends))
+    for name, (x, y, z), backends in (
+        ("fma-f32", (a, b, c), REFERENCE_ONLY),
+        ("fma-f32-positive", positive, None),
+    ):
+        expected = np.array(
+            [f32(exact_fma(float(p), float(q), float(r))) for p, q, r in zip(x, y, z)], np.float32
+        )
+        cases.append(
+            Case(
+                name,
+                fma_program(x.size),
+                {"a": x, "b": y, "c": z},
+                {"out": expected},
+                ulp=1,
+                accuracy="fma",
+                backends=backends,
+            )
+        )
     return cases
 
 
 CAST_SOURCES = {
     "ui32": [0, 1, 2, 255, 2**24 + 1, 2**31, 0xFFFFFFFF, 123456789],
     "si32": [0, 1, -1, -2, 2**24 + 1, -(2**31), 2**31 - 1, -123456789],
-    "f32": [0.0, -0.0, 0.5, -0.5, 1.9, -1.9, 2.5, 1e10, -1e10, 4294967040.0, 4294967296.0,
-            2147483520.0, 2147483648.0, -2147483648.0, -3e9, math.inf, -math.inf],
+    "f32": [
+        0.0,
+        -0.0,
+        0.5,
+        -0.5,
+        1.9,
+        -1.9,
+        2.5,
+        1e10,
+        -1e10,
+        4294967040.0,
+        4294967296.0,
+        2147483520.0,
+        2147483648.0,
+        -2147483648.0,
+        -3e9,
+        math.inf,
+        -math.inf,
+    ],
     "i1": [False, True],
 }
 
@@ -512,20 +709,46 @@ def cast_cases() -> list[Case]:
                 f"  vyre.buffer @out binding 1 write_only : {target}[{n}]",
             )
             expected = as_host([cast_value(x, source, target) for x in values], target)
-            cases.append(Case(f"cast-{source}-to-{target}", text, {"a": as_host(values, source)}, {"out": expected}))
+            cases.append(
+                Case(
+                    f"cast-{source}-to-{target}",
+                    text,
+                    {"a": as_host(values, source)},
+                    {"out": expected},
+                )
+            )
     for target in CAST_SOURCES:  # NaN: 0 for integers, true for i1 (reference only, see NAN_A)
         text = program(
             f"  %i = vyre.invocation_id x\n  %x = vyre.load @a[%i] : f32\n"
             f"  %r = vyre.cast %x : f32 to {target}\n  vyre.store @out[%i] = %r : {target}",
-            f"  vyre.buffer @a binding 0 read_only : f32[1]\n  vyre.buffer @out binding 1 write_only : {target}[1]")
-        cases.append(Case(f"cast-f32-nan-to-{target}", text, {"a": as_host([math.nan], "f32")},
-                          {"out": as_host([cast_value(math.nan, "f32", target)], target)}, backends=REFERENCE_ONLY))
+            f"  vyre.buffer @a binding 0 read_only : f32[1]\n  vyre.buffer @out binding 1 write_only : {target}[1]",
+        )
+        cases.append(
+            Case(
+                f"cast-f32-nan-to-{target}",
+                text,
+                {"a": as_host([math.nan], "f32")},
+                {"out": as_host([cast_value(math.nan, "f32", target)], target)},
+                backends=REFERENCE_ONLY,
+            )
+        )
     return cases
 
 
 def bitcast_cases() -> list[Case]:
-    bit_patterns = [0, 1, 0x3F800000, 0xBF800000, 0x7F800000, 0xFF800000, 0x7FC00000, 0x80000000,
-                    0x00000001, 0xFFFFFFFF, 0x12345678]
+    bit_patterns = [
+        0,
+        1,
+        0x3F800000,
+        0xBF800000,
+        0x7F800000,
+        0xFF800000,
+        0x7FC00000,
+        0x80000000,
+        0x00000001,
+        0xFFFFFFFF,
+        0x12345678,
+    ]
     as_type = {
         "ui32": lambda b: b,
         "si32": wrap_i32,
@@ -547,7 +770,9 @@ def bitcast_cases() -> list[Case]:
             expected = as_host([as_type[target](b) for b in bit_patterns], target)
             if target == "f32":  # compare bit patterns: NaN payloads must survive
                 expected = expected.view(np.uint32)
-            cases.append(Case(f"bitcast-{source}-to-{target}", text, {"a": inputs}, {"out": expected}))
+            cases.append(
+                Case(f"bitcast-{source}-to-{target}", text, {"a": inputs}, {"out": expected})
+            )
     return cases
 
 
@@ -560,9 +785,16 @@ def run_bitcast(case: Case, backend: str):
 
 def const_case() -> Case:
     literals = [
-        ("7", "ui32", 7), ("4294967295", "ui32", M), ("-3", "si32", -3), ("-2147483648", "si32", -(2**31)),
-        ("1.5", "f32", 1.5), ("-0.0", "f32", -0.0), ("0x7F800000", "f32", math.inf),
-        ("0xFF800000", "f32", -math.inf), ("true", "i1", True), ("false", "i1", False),
+        ("7", "ui32", 7),
+        ("4294967295", "ui32", M),
+        ("-3", "si32", -3),
+        ("-2147483648", "si32", -(2**31)),
+        ("1.5", "f32", 1.5),
+        ("-0.0", "f32", -0.0),
+        ("0x7F800000", "f32", math.inf),
+        ("0xFF800000", "f32", -math.inf),
+        ("true", "i1", True),
+        ("false", "i1", False),
     ]
     buffers, body, expected, inputs = [], ["  %z = vyre.const 0 : ui32"], {}, {}
     for k, (text, ty, value) in enumerate(literals):
@@ -570,14 +802,18 @@ def const_case() -> Case:
         body.append(f"  %c{k} = vyre.const {text} : {ty}")
         body.append(f"  vyre.store @o{k}[%z] = %c{k} : {ty}")
         expected[f"o{k}"] = as_host([value], ty)
-    return Case("const-literals", program("\n".join(body), "\n".join(buffers), (1, 1, 1)), inputs, expected)
+    return Case(
+        "const-literals", program("\n".join(body), "\n".join(buffers), (1, 1, 1)), inputs, expected
+    )
 
 
 def nan_const_case() -> Case:
     text = program(
         "  %z = vyre.const 0 : ui32\n  %c = vyre.const 0x7FC00001 : f32\n"
         "  %b = vyre.bitcast %c : f32 to ui32\n  vyre.store @o[%z] = %b : ui32",
-        "  vyre.buffer @o binding 0 write_only : ui32[1]", (1, 1, 1))
+        "  vyre.buffer @o binding 0 write_only : ui32[1]",
+        (1, 1, 1),
+    )
     return Case("const-nan-payload", text, {}, {"o": u32([0x7FC00001])})
 
 
@@ -594,14 +830,27 @@ def f32_stays_f32_case() -> Case:
     a = np.array([1e8, 2.0**24, 1e30], np.float32)
     b = np.array([1.0, 1.0, 1.0], np.float32)
     # reference only: GPU compilers may reassociate (a + b) - a into b (SPEC section 3.4)
-    return Case("f32-never-float64", text, {"a": a, "b": b},
-                {"d": np.array([0.0, 0.0, 0.0], np.float32),  # float64 would give 1, 1, 0
-                 "q": np.array([1e8, 2.0**24, np.inf], np.float32)},  # float64: 1e30 for the last
-                backends=REFERENCE_ONLY)
+    return Case(
+        "f32-never-float64",
+        text,
+        {"a": a, "b": b},
+        {
+            "d": np.array([0.0, 0.0, 0.0], np.float32),  # float64 would give 1, 1, 0
+            "q": np.array([1e8, 2.0**24, np.inf], np.float32),
+        },  # float64: 1e30 for the last
+        backends=REFERENCE_ONLY,
+    )
 
 
-CASES = (binary_cases() + unary_cases() + approx_edge_cases() + [select_case()] + fma_cases()
-         + cast_cases() + [const_case(), nan_const_case(), f32_stays_f32_case()])
+CASES = (
+    binary_cases()
+    + unary_cases()
+    + approx_edge_cases()
+    + [select_case()]
+    + fma_cases()
+    + cast_cases()
+    + [const_case(), nan_const_case(), f32_stays_f32_case()]
+)
 PAIRS = params(CASES)
 
 

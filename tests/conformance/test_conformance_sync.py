@@ -30,9 +30,12 @@ def reverse_in_workgroup() -> Case:
   %w = vyre.load @tile[%r] : f32
   vyre.store @out[%i] = %w : f32""",
         f"  vyre.buffer @x binding 0 read_only : f32[{n}]\n  vyre.buffer @out binding 1 write_only : f32[{n}]\n"
-        "  vyre.buffer @tile workgroup : f32[64]")
+        "  vyre.buffer @tile workgroup : f32[64]",
+    )
     x = RNG.standard_normal(n).astype(np.float32)
-    return Case("barrier-reverse", text, {"x": x}, {"out": x.reshape(-1, 64)[:, ::-1].reshape(-1).copy()})
+    return Case(
+        "barrier-reverse", text, {"x": x}, {"out": x.reshape(-1, 64)[:, ::-1].reshape(-1).copy()}
+    )
 
 
 def tree_reduction() -> Case:
@@ -67,12 +70,15 @@ def tree_reduction() -> Case:
     vyre.store @sums[%w] = %total : ui32
   }""",
         f"  vyre.buffer @x binding 0 read_only : ui32[{n}]\n  vyre.buffer @sums binding 1 read_write : ui32[{n}]\n"
-        "  vyre.buffer @tile workgroup : ui32[64]")
+        "  vyre.buffer @tile workgroup : ui32[64]",
+    )
     x = u32(RNG.integers(0, 2**32, n))
     sums = np.zeros(n, np.uint32)
     for g in range(n // 64):
-        sums[g] = sum(int(v) for v in x[g * 64:(g + 1) * 64]) & M
-    return Case("barrier-tree-reduction", text, {"x": x, "sums": np.zeros(n, np.uint32)}, {"sums": sums})
+        sums[g] = sum(int(v) for v in x[g * 64 : (g + 1) * 64]) & M
+    return Case(
+        "barrier-tree-reduction", text, {"x": x, "sums": np.zeros(n, np.uint32)}, {"sums": sums}
+    )
 
 
 def workgroup_memory_is_per_workgroup() -> Case:
@@ -103,10 +109,15 @@ def workgroup_memory_is_per_workgroup() -> Case:
   vyre.store @oob[%i] = %oob : ui32""",
         f"  vyre.buffer @zeros binding 0 write_only : ui32[{n}]\n  vyre.buffer @out binding 1 write_only : ui32[{n}]\n"
         f"  vyre.buffer @oob binding 2 write_only : ui32[{n}]\n  vyre.buffer @tile workgroup : ui32[32]",
-        (32, 1, 1))
+        (32, 1, 1),
+    )
     want = [1000 * (i // 32) + (i % 32 + 1) % 32 for i in range(n)]
-    return Case("workgroup-memory-private", text, {},
-                {"zeros": np.zeros(n, np.uint32), "out": u32(want), "oob": np.zeros(n, np.uint32)})
+    return Case(
+        "workgroup-memory-private",
+        text,
+        {},
+        {"zeros": np.zeros(n, np.uint32), "out": u32(want), "oob": np.zeros(n, np.uint32)},
+    )
 
 
 def barrier_in_workgroup_uniform_if() -> Case:
@@ -129,7 +140,8 @@ def barrier_in_workgroup_uniform_if() -> Case:
     vyre.store @out[%i] = %v : ui32
   }""",
         f"  vyre.buffer @out binding 0 write_only : ui32[{n}]\n  vyre.buffer @tile workgroup : ui32[16]",
-        (16, 1, 1))
+        (16, 1, 1),
+    )
     want = [(16 * (i // 16) + 15 - i % 16) if (i // 16) % 2 else i // 16 for i in range(n)]
     return Case("barrier-in-uniform-if", text, {}, {"out": u32(want)})
 
@@ -149,7 +161,8 @@ def grid_sync_rotation() -> Case:
   %j = vyre.mod %j0, %n : ui32
   %v = vyre.load @a[%j] : ui32
   vyre.store @out[%i] = %v : ui32""",
-        f"  vyre.buffer @a binding 0 read_write : ui32[{n}]\n  vyre.buffer @out binding 1 write_only : ui32[{n}]")
+        f"  vyre.buffer @a binding 0 read_write : ui32[{n}]\n  vyre.buffer @out binding 1 write_only : ui32[{n}]",
+    )
     a = 3 * np.arange(n, dtype=np.uint32)
     return Case("grid-sync", text, {"a": np.zeros(n, np.uint32)}, {"a": a, "out": np.roll(a, -100)})
 
@@ -184,10 +197,12 @@ def sequential_atomics(kind, memory, addr, value, expected=None):
 def atomic_program(kind: str, lanes: int, slots: int, workgroup=(64, 1, 1)) -> str:
     expected = "%e, " if kind == "compare_exchange" else ""
     load_e = "  %e = vyre.load @exp[%i] : ui32\n" if kind == "compare_exchange" else ""
-    buffers = (f"  vyre.buffer @addr binding 0 read_only : ui32[{lanes}]\n"
-               f"  vyre.buffer @val binding 1 read_only : ui32[{lanes}]\n"
-               f"  vyre.buffer @mem binding 2 read_write : ui32[{slots}]\n"
-               f"  vyre.buffer @old binding 3 write_only : ui32[{lanes}]")
+    buffers = (
+        f"  vyre.buffer @addr binding 0 read_only : ui32[{lanes}]\n"
+        f"  vyre.buffer @val binding 1 read_only : ui32[{lanes}]\n"
+        f"  vyre.buffer @mem binding 2 read_write : ui32[{slots}]\n"
+        f"  vyre.buffer @old binding 3 write_only : ui32[{lanes}]"
+    )
     if kind == "compare_exchange":
         buffers += f"\n  vyre.buffer @exp binding 4 read_only : ui32[{lanes}]"
     return program(
@@ -195,7 +210,10 @@ def atomic_program(kind: str, lanes: int, slots: int, workgroup=(64, 1, 1)) -> s
   %a = vyre.load @addr[%i] : ui32
   %v = vyre.load @val[%i] : ui32
 {load_e}  %o = vyre.atomic {kind} @mem[%a], {expected}%v : ui32
-  vyre.store @old[%i] = %o : ui32""", buffers, workgroup)
+  vyre.store @old[%i] = %o : ui32""",
+        buffers,
+        workgroup,
+    )
 
 
 ATOMICS = ("add", "or", "and", "xor", "min", "max", "exchange", "compare_exchange")
@@ -216,11 +234,21 @@ def random_atomic_case(kind: str, lanes: int, slots: int, seed: int) -> Case:
     # the dispatch covers the largest buffer rounded up to whole workgroups; the lanes past
     # the end load address 0, value 0 and expected 0, and take part too
     extra = [0] * (-(-max(lanes, slots) // 64) * 64 - lanes)
-    old, final = sequential_atomics(kind, mem.tolist(), addr.tolist() + extra, value.tolist() + extra,
-                                    None if expected_in is None else expected_in.tolist() + extra)
+    old, final = sequential_atomics(
+        kind,
+        mem.tolist(),
+        addr.tolist() + extra,
+        value.tolist() + extra,
+        None if expected_in is None else expected_in.tolist() + extra,
+    )
     old = old[:lanes]
-    return Case(f"atomic-{kind}-{lanes}x{slots}", atomic_program(kind, lanes, slots), inputs,
-                {"old": old, "mem": final}, backends=("reference",))
+    return Case(
+        f"atomic-{kind}-{lanes}x{slots}",
+        atomic_program(kind, lanes, slots),
+        inputs,
+        {"old": old, "mem": final},
+        backends=("reference",),
+    )
 
 
 def order_independent_atomic_case(kind: str) -> Case:
@@ -238,8 +266,11 @@ def order_independent_atomic_case(kind: str) -> Case:
   %o = vyre.atomic {kind} @mem[%a], %v : ui32""",
         f"  vyre.buffer @addr binding 0 read_only : ui32[{lanes}]\n"
         f"  vyre.buffer @val binding 1 read_only : ui32[{lanes}]\n"
-        f"  vyre.buffer @mem binding 2 read_write : ui32[{slots}]")
-    return Case(f"atomic-{kind}-final", text, {"addr": addr, "val": value, "mem": mem}, {"mem": final})
+        f"  vyre.buffer @mem binding 2 read_write : ui32[{slots}]",
+    )
+    return Case(
+        f"atomic-{kind}-final", text, {"addr": addr, "val": value, "mem": mem}, {"mem": final}
+    )
 
 
 def counter_contention() -> Case:
@@ -251,10 +282,15 @@ def counter_contention() -> Case:
   %one = vyre.const 1 : ui32
   %o = vyre.atomic add @counter[%z], %one : ui32
   vyre.store @old[%i] = %o : ui32""",
-        f"  vyre.buffer @counter binding 0 read_write : ui32[1]\n  vyre.buffer @old binding 1 write_only : ui32[{n}]")
-    return Case("atomic-counter-contention", text, {"counter": u32([10])},
-                {"counter": u32([10 + n]), "old": np.arange(10, 10 + n, dtype=np.uint32)},
-                backends=("reference",))
+        f"  vyre.buffer @counter binding 0 read_write : ui32[1]\n  vyre.buffer @old binding 1 write_only : ui32[{n}]",
+    )
+    return Case(
+        "atomic-counter-contention",
+        text,
+        {"counter": u32([10])},
+        {"counter": u32([10 + n]), "old": np.arange(10, 10 + n, dtype=np.uint32)},
+        backends=("reference",),
+    )
 
 
 def histogram() -> Case:
@@ -266,11 +302,14 @@ def histogram() -> Case:
   %b = vyre.mod %v, %c16 : ui32
   %one = vyre.const 1 : ui32
   %o = vyre.atomic add @hist[%b], %one : ui32""",
-        f"  vyre.buffer @x binding 0 read_only : ui32[{n}]\n  vyre.buffer @hist binding 1 read_write : ui32[16]")
+        f"  vyre.buffer @x binding 0 read_only : ui32[{n}]\n  vyre.buffer @hist binding 1 read_write : ui32[16]",
+    )
     x = u32(RNG.integers(0, 2**32, n))
     # the dispatch covers all n (largest buffer) rounded to 3008 lanes; the 8 lanes past the end load 0
     lanes = -(-n // 64) * 64
-    hist = np.bincount(np.append(x % 16, np.zeros(lanes - n, np.uint32)), minlength=16).astype(np.uint32)
+    hist = np.bincount(np.append(x % 16, np.zeros(lanes - n, np.uint32)), minlength=16).astype(
+        np.uint32
+    )
     return Case("atomic-histogram", text, {"x": x, "hist": np.zeros(16, np.uint32)}, {"hist": hist})
 
 
@@ -292,14 +331,19 @@ def atomic_under_if() -> Case:
     %p = vyre.atomic or @bits[%z], %v : ui32
   }""",
         f"  vyre.buffer @x binding 0 read_only : ui32[{n}]\n  vyre.buffer @top binding 1 read_write : ui32[1]\n"
-        "  vyre.buffer @bits binding 2 read_write : ui32[1]")
+        "  vyre.buffer @bits binding 2 read_write : ui32[1]",
+    )
     x = u32(RNG.integers(0, 2**32, n))
     even = [int(v) for v in x if v % 2 == 0]
     bits = 0
     for v in even:
         bits |= v
-    return Case("atomic-under-if", text, {"x": x, "top": u32([0]), "bits": u32([0])},
-                {"top": u32([max(even)]), "bits": u32([bits])})
+    return Case(
+        "atomic-under-if",
+        text,
+        {"x": x, "top": u32([0]), "bits": u32([0])},
+        {"top": u32([max(even)]), "bits": u32([bits])},
+    )
 
 
 def compare_exchange_lock() -> Case:
@@ -314,18 +358,34 @@ def compare_exchange_lock() -> Case:
   %mine = vyre.add %i, %one : ui32
   %o = vyre.atomic compare_exchange @slot[%s], %z, %mine : ui32
   vyre.store @old[%i] = %o : ui32""",
-        f"  vyre.buffer @slot binding 0 read_write : ui32[4]\n  vyre.buffer @old binding 1 write_only : ui32[{n}]")
+        f"  vyre.buffer @slot binding 0 read_write : ui32[4]\n  vyre.buffer @old binding 1 write_only : ui32[{n}]",
+    )
     old = [0 if i < 4 else i % 4 + 1 for i in range(n)]
-    return Case("atomic-cmpxchg-lock", text, {"slot": np.zeros(4, np.uint32)},
-                {"slot": u32([1, 2, 3, 4]), "old": u32(old)}, backends=("reference",))
+    return Case(
+        "atomic-cmpxchg-lock",
+        text,
+        {"slot": np.zeros(4, np.uint32)},
+        {"slot": u32([1, 2, 3, 4]), "old": u32(old)},
+        backends=("reference",),
+    )
 
 
-CASES = ([reverse_in_workgroup(), tree_reduction(), workgroup_memory_is_per_workgroup(),
-          barrier_in_workgroup_uniform_if(), grid_sync_rotation(), counter_contention(), histogram(),
-          atomic_under_if(), compare_exchange_lock()]
-         + [random_atomic_case(kind, 1000, 37, seed) for seed, kind in enumerate(ATOMICS)]
-         + [random_atomic_case(kind, 300, 1, 100 + seed) for seed, kind in enumerate(ATOMICS)]
-         + [order_independent_atomic_case(kind) for kind in ("add", "or", "and", "xor", "min", "max")])
+CASES = (
+    [
+        reverse_in_workgroup(),
+        tree_reduction(),
+        workgroup_memory_is_per_workgroup(),
+        barrier_in_workgroup_uniform_if(),
+        grid_sync_rotation(),
+        counter_contention(),
+        histogram(),
+        atomic_under_if(),
+        compare_exchange_lock(),
+    ]
+    + [random_atomic_case(kind, 1000, 37, seed) for seed, kind in enumerate(ATOMICS)]
+    + [random_atomic_case(kind, 300, 1, 100 + seed) for seed, kind in enumerate(ATOMICS)]
+    + [order_independent_atomic_case(kind) for kind in ("add", "or", "and", "xor", "min", "max")]
+)
 PAIRS = params(CASES)
 
 

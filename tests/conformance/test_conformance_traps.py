@@ -28,7 +28,8 @@ def division(op: str, a: np.ndarray, b: np.ndarray) -> str:
   %q = vyre.{op} %x, %y : si32
   vyre.store @out[%i] = %q : si32""",
         f"  vyre.buffer @a binding 0 read_only : si32[{n}]\n  vyre.buffer @b binding 1 read_only : si32[{n}]\n"
-        f"  vyre.buffer @out binding 2 write_only : si32[{n}]")
+        f"  vyre.buffer @out binding 2 write_only : si32[{n}]",
+    )
 
 
 def division_traps() -> list[Case]:
@@ -39,13 +40,25 @@ def division_traps() -> list[Case]:
         b = i32(rng.integers(1, 50, 128))
         b[77] = 0
         b[90] = 0
-        cases.append(Case(f"{op}-by-zero", division(op, a, b), {"a": a, "b": b},
-                          trap=(tag, 0, int(np.flatnonzero(b == 0)[0]))))
+        cases.append(
+            Case(
+                f"{op}-by-zero",
+                division(op, a, b),
+                {"a": a, "b": b},
+                trap=(tag, 0, int(np.flatnonzero(b == 0)[0])),
+            )
+        )
         a2, b2 = a.copy(), b.copy()
         b2[:] = 3
         a2[41], b2[41] = INT_MIN, -1
-        cases.append(Case(f"{op}-int-min-by-minus-one", division(op, a2, b2), {"a": a2, "b": b2},
-                          trap=(tag, 0, 41)))
+        cases.append(
+            Case(
+                f"{op}-int-min-by-minus-one",
+                division(op, a2, b2),
+                {"a": a2, "b": b2},
+                trap=(tag, 0, 41),
+            )
+        )
     return cases
 
 
@@ -53,8 +66,12 @@ def past_the_end_lane_traps() -> Case:
     """n = 100 in workgroups of 64: lane 100 loads b = 0 (out of bounds) and divides by it."""
     a = i32(range(100))
     b = i32([7] * 100)
-    return Case("past-the-end-divides-by-zero", division("div", a, b), {"a": a, "b": b},
-                trap=("si32.div", 0, 100))
+    return Case(
+        "past-the-end-divides-by-zero",
+        division("div", a, b),
+        {"a": a, "b": b},
+        trap=("si32.div", 0, 100),
+    )
 
 
 def explicit_trap() -> Case:
@@ -71,7 +88,8 @@ def explicit_trap() -> Case:
     vyre.trap %v "bad_value"
   }
   vyre.store @out[%i] = %v : ui32""",
-        f"  vyre.buffer @x binding 0 read_only : ui32[{n}]\n  vyre.buffer @out binding 1 write_only : ui32[{n}]")
+        f"  vyre.buffer @x binding 0 read_only : ui32[{n}]\n  vyre.buffer @out binding 1 write_only : ui32[{n}]",
+    )
     return Case("explicit-trap", text, {"x": x}, trap=("bad_value", 5000, 150))
 
 
@@ -89,7 +107,8 @@ def lowest_invocation_wins() -> Case:
   vyre.if %second {
     vyre.trap %i "second"
   }""",
-        "  vyre.buffer @out binding 0 write_only : ui32[64]")
+        "  vyre.buffer @out binding 0 write_only : ui32[64]",
+    )
     return Case("lowest-invocation-wins", text, {}, trap=("second", 3, 3))
 
 
@@ -113,7 +132,8 @@ def trap_in_loop() -> Case:
       vyre.trap %addr "loop"
     }
   }""",
-        "  vyre.buffer @out binding 0 write_only : ui32[64]")
+        "  vyre.buffer @out binding 0 write_only : ui32[64]",
+    )
     return Case("trap-in-loop", text, {}, trap=("loop", 84, 20))
 
 
@@ -129,13 +149,23 @@ def ui32_division_never_traps() -> Case:
   vyre.store @q[%i] = %q : ui32
   vyre.store @r[%i] = %r : ui32""",
         "  vyre.buffer @a binding 0 read_only : ui32[4]\n  vyre.buffer @b binding 1 read_only : ui32[4]\n"
-        "  vyre.buffer @q binding 2 write_only : ui32[4]\n  vyre.buffer @r binding 3 write_only : ui32[4]")
-    return Case("ui32-div-by-zero-no-trap", text, {"a": a, "b": b},
-                {"q": u32([0xFFFFFFFF, 0xFFFFFFFF, 0xFFFFFFFF, 2]), "r": u32([0, 0, 0, 1])})
+        "  vyre.buffer @q binding 2 write_only : ui32[4]\n  vyre.buffer @r binding 3 write_only : ui32[4]",
+    )
+    return Case(
+        "ui32-div-by-zero-no-trap",
+        text,
+        {"a": a, "b": b},
+        {"q": u32([0xFFFFFFFF, 0xFFFFFFFF, 0xFFFFFFFF, 2]), "r": u32([0, 0, 0, 1])},
+    )
 
 
-CASES = division_traps() + [past_the_end_lane_traps(), explicit_trap(), lowest_invocation_wins(),
-                            trap_in_loop(), ui32_division_never_traps()]
+CASES = division_traps() + [
+    past_the_end_lane_traps(),
+    explicit_trap(),
+    lowest_invocation_wins(),
+    trap_in_loop(),
+    ui32_division_never_traps(),
+]
 PAIRS = params(CASES)
 
 
@@ -153,11 +183,15 @@ TWO_PROGRAMS = program(
   %q = vyre.div %x, %y : si32
   vyre.store @out[%i] = %q : si32""",
     "  vyre.buffer @a binding 0 read_only : si32[64]\n  vyre.buffer @b binding 1 read_only : si32[64]\n"
-    "  vyre.buffer @out binding 2 read_write : si32[64]", name="first") + program(
+    "  vyre.buffer @out binding 2 read_write : si32[64]",
+    name="first",
+) + program(
     """  %i = vyre.invocation_id x
   %m = vyre.const -5 : si32
   vyre.store @out[%i] = %m : si32""",
-    "  vyre.buffer @out binding 0 read_write : si32[64]", name="second")
+    "  vyre.buffer @out binding 0 read_write : si32[64]",
+    name="second",
+)
 
 
 def test_trapped_invocations_end_and_the_others_finish():

@@ -44,14 +44,18 @@ CASES = [
 
 
 @backends
-@pytest.mark.parametrize("op,old,expected,value,returned,stored", CASES,
-                         ids=[f"{c[0]}-{k}" for k, c in enumerate(CASES)])
-def test_atomic_returns_old_value_and_stores_exact_new_value(backend, op, old, expected, value, returned, stored):
+@pytest.mark.parametrize(
+    "op,old,expected,value,returned,stored", CASES, ids=[f"{c[0]}-{k}" for k, c in enumerate(CASES)]
+)
+def test_atomic_returns_old_value_and_stores_exact_new_value(
+    backend, op, old, expected, value, returned, stored
+):
     if expected is None:
         text = ATOMIC.format(op=op, value=value, expected="", operands="%v")
     else:
-        text = ATOMIC.format(op=op, value=value, expected=f"  %e = vyre.const {expected} : ui32\n",
-                             operands="%e, %v")
+        text = ATOMIC.format(
+            op=op, value=value, expected=f"  %e = vyre.const {expected} : ui32\n", operands="%e, %v"
+        )
     got = run(text, {"cell": u32([old])}, backend=backend)
     assert (got["old"].tolist(), got["cell"].tolist()) == ([returned], [stored])
 

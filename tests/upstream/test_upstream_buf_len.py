@@ -26,7 +26,10 @@ WRITER = """vyre.program @len workgroup_size [1, 1, 1] {
 
 
 @backends
-@pytest.mark.parametrize("words,expected", [([0xAB], 1), ([1, 2, 3], 3), (list(range(0, 32, 4)), 8)],
-                         ids=["four-bytes", "twelve-bytes", "thirty-two-bytes"])
+@pytest.mark.parametrize(
+    "words,expected",
+    [([0xAB], 1), ([1, 2, 3], 3), (list(range(0, 32, 4)), 8)],
+    ids=["four-bytes", "twelve-bytes", "thirty-two-bytes"],
+)
 def test_buf_len_of_a_never_loaded_runtime_sized_input(backend, words, expected):
     assert run(WRITER, {"input": u32(words)}, backend=backend)["out"].tolist() == [expected]

@@ -39,8 +39,12 @@ def separate(a: float, b: float, c: float) -> float:
 
 
 def fused(a: float, b: float, c: float) -> float:
-    return float(np.float32(Fraction(float(np.float32(a))) * Fraction(float(np.float32(b)))
-                            + Fraction(float(np.float32(c)))))
+    return float(
+        np.float32(
+            Fraction(float(np.float32(a))) * Fraction(float(np.float32(b)))
+            + Fraction(float(np.float32(c)))
+        )
+    )
 
 
 def bits(x: float) -> int:
@@ -60,8 +64,11 @@ def test_contraction_is_bounded_by_an_ulp_of_the_product_not_of_the_result():
 
 def _run(backend, a, b, c):
     n = len(a)
-    return run(PROGRAM.format(n=n), {"a": f32(a), "b": f32(b), "c": f32(c), "out": f32([0.0] * n)},
-               backend=backend)["out"].tolist()
+    return run(
+        PROGRAM.format(n=n),
+        {"a": f32(a), "b": f32(b), "c": f32(c), "out": f32([0.0] * n)},
+        backend=backend,
+    )["out"].tolist()
 
 
 @backends
@@ -79,5 +86,7 @@ def test_the_reference_and_the_gpu_agree_on_multiply_add(backend):
     c = [-1.0, -9.0, -1e-6, -56.25, -4.0, -1e12]
     got = _run(backend, a, a, c)
     for k, (x, z, seen) in enumerate(zip(a, c, got)):
-        allowed = {bits(separate(x, x, z))} | ({bits(fused(x, x, z))} if backend != "reference" else set())
+        allowed = {bits(separate(x, x, z))} | (
+            {bits(fused(x, x, z))} if backend != "reference" else set()
+        )
         assert bits(seen) in allowed, (k, hex(bits(seen)))

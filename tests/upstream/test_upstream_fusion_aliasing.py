@@ -43,17 +43,30 @@ STORE_WRITER = """vyre.program @writer workgroup_size [1, 1, 1] {{
 READER2 = READER.replace("@reader", "@reader2").replace("@seen", "@seen2")
 
 MODULES = {
-    "barrier_inserted_when_read_arm_precedes_atomic_arm":
-        (READER.format(buf="state") + ATOMIC_WRITER, 1, {"state": u32([7])}, {"seen": [7], "state": [8]}),
-    "barrier_inserted_when_read_arm_precedes_readwrite_store_arm":
-        (READER.format(buf="buf_a") + STORE_WRITER.format(buf="buf_a"), 1, {"buf_a": u32([7])},
-         {"seen": [7], "buf_a": [42]}),
-    "no_barrier_when_arms_are_independent":
-        (READER.format(buf="a") + STORE_WRITER.format(buf="b"), 0, {"a": u32([7]), "b": u32([0])},
-         {"seen": [7], "b": [42]}),
-    "no_barrier_when_both_arms_are_readonly_on_same_buffer":
-        (READER.format(buf="shared") + READER2.format(buf="shared"), 0, {"shared": u32([7])},
-         {"seen": [7], "seen2": [7]}),
+    "barrier_inserted_when_read_arm_precedes_atomic_arm": (
+        READER.format(buf="state") + ATOMIC_WRITER,
+        1,
+        {"state": u32([7])},
+        {"seen": [7], "state": [8]},
+    ),
+    "barrier_inserted_when_read_arm_precedes_readwrite_store_arm": (
+        READER.format(buf="buf_a") + STORE_WRITER.format(buf="buf_a"),
+        1,
+        {"buf_a": u32([7])},
+        {"seen": [7], "buf_a": [42]},
+    ),
+    "no_barrier_when_arms_are_independent": (
+        READER.format(buf="a") + STORE_WRITER.format(buf="b"),
+        0,
+        {"a": u32([7]), "b": u32([0])},
+        {"seen": [7], "b": [42]},
+    ),
+    "no_barrier_when_both_arms_are_readonly_on_same_buffer": (
+        READER.format(buf="shared") + READER2.format(buf="shared"),
+        0,
+        {"shared": u32([7])},
+        {"seen": [7], "seen2": [7]},
+    ),
 }
 
 

@@ -21,8 +21,10 @@ from vyre_xdsl.diagnostics import VyreDiagnostic
 def arm(name: str, workgroup: tuple[int, int, int], kind: str) -> str:
     """Upstream's `independent_arm`, `barrier_arm`, `workgroup_memory_arm` (and one
     that does both): out[gid] = in[gid] over 4 elements."""
-    buffers = (f"  vyre.buffer @{name}_in binding 0 read_only : ui32[4]\n"
-               f"  vyre.buffer @{name}_out binding 1 read_write : ui32[4]\n")
+    buffers = (
+        f"  vyre.buffer @{name}_in binding 0 read_only : ui32[4]\n"
+        f"  vyre.buffer @{name}_out binding 1 read_write : ui32[4]\n"
+    )
     body = f"  %i = vyre.invocation_id x\n  %v = vyre.load @{name}_in[%i] : ui32\n"
     if kind in ("independent", "barrier"):
         body += f"  vyre.store @{name}_out[%i] = %v : ui32\n"
@@ -76,10 +78,14 @@ def test_a_widening_on_a_different_axis_is_refused_too():
 
 
 ACCEPTED = {
-    "matching_workgroups_fuse_even_when_both_arms_synchronize":
-        ([arm("first", (64, 1, 1), "barrier"), arm("second", (64, 1, 1), "barrier")], (64, 1, 1)),
-    "independent_arms_are_still_widened":
-        ([arm("wide", WIDE, "independent"), arm("narrow", NARROW, "independent")], (256, 1, 1)),
+    "matching_workgroups_fuse_even_when_both_arms_synchronize": (
+        [arm("first", (64, 1, 1), "barrier"), arm("second", (64, 1, 1), "barrier")],
+        (64, 1, 1),
+    ),
+    "independent_arms_are_still_widened": (
+        [arm("wide", WIDE, "independent"), arm("narrow", NARROW, "independent")],
+        (256, 1, 1),
+    ),
     "a_lone_arm_is_never_refused": ([arm("only", NARROW, "barrier")], (4, 1, 1)),
 }
 
@@ -96,7 +102,11 @@ def test_accepted_fusions_keep_upstreams_workgroup(name):
 def test_accepted_fusions_run_the_same_fused_and_unfused(name, backend, fuse):
     arms, _ = ACCEPTED[name]
     text = "".join(arms)
-    names = [line.split("@")[1].split(" ")[0] for line in text.splitlines() if line.startswith("vyre.program")]
+    names = [
+        line.split("@")[1].split(" ")[0]
+        for line in text.splitlines()
+        if line.startswith("vyre.program")
+    ]
     inputs = {}
     for k, n in enumerate(names):
         inputs[f"{n}_in"] = u32([10 * k + j for j in range(4)])

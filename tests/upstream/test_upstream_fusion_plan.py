@@ -54,19 +54,35 @@ INDEXED = """vyre.program @{name} workgroup_size [128, 1, 1] {{
   %g = vyre.add %m, %l : ui32
 {body}}}
 """
-INDEXED_WRITER = INDEXED.format(name="writer", access="read_write", extra="",
-                                body="  vyre.store @state[%g] = %g : ui32\n")
-INDEXED_READER = INDEXED.format(name="reader", access="read_only",
-                                extra="  vyre.buffer @seen binding 1 write_only : ui32[256]\n",
-                                body="  %s = vyre.load @state[%g] : ui32\n  vyre.store @seen[%g] = %s : ui32\n")
+INDEXED_WRITER = INDEXED.format(
+    name="writer", access="read_write", extra="", body="  vyre.store @state[%g] = %g : ui32\n"
+)
+INDEXED_READER = INDEXED.format(
+    name="reader",
+    access="read_only",
+    extra="  vyre.buffer @seen binding 1 write_only : ui32[256]\n",
+    body="  %s = vyre.load @state[%g] : ui32\n  vyre.store @seen[%g] = %s : ui32\n",
+)
 
 MODULES = {
-    "divergent_invocation_gated_writer_upgrades_barrier_to_grid_sync":
-        (GATED_WRITER + READER, ["grid_sync"], {"state": u32([0])}, {"state": [7], "seen": [7]}),
-    "uniform_cross_arm_writer": (UNIFORM_WRITER + READER, ["grid_sync"], {"state": u32([0])},
-                                 {"state": [7], "seen": [7]}),
-    "launch_indexed_writer": (INDEXED_WRITER + INDEXED_READER, ["seq_cst"], {"state": np.zeros(256, np.uint32)},
-                              {"state": list(range(256)), "seen": list(range(256))}),
+    "divergent_invocation_gated_writer_upgrades_barrier_to_grid_sync": (
+        GATED_WRITER + READER,
+        ["grid_sync"],
+        {"state": u32([0])},
+        {"state": [7], "seen": [7]},
+    ),
+    "uniform_cross_arm_writer": (
+        UNIFORM_WRITER + READER,
+        ["grid_sync"],
+        {"state": u32([0])},
+        {"state": [7], "seen": [7]},
+    ),
+    "launch_indexed_writer": (
+        INDEXED_WRITER + INDEXED_READER,
+        ["seq_cst"],
+        {"state": np.zeros(256, np.uint32)},
+        {"state": list(range(256)), "seen": list(range(256))},
+    ),
 }
 
 

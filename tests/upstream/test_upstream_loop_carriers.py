@@ -66,16 +66,23 @@ def scan_body(p: str, index: str, rbrace: bool, depth: str = "depth") -> str:
 
 def single_invocation(rbrace: bool, outputs: int) -> str:
     """Invocation 0 walks the four tokens forward; stores scope_open (and depth)."""
-    text = HEADER.format(wx=1, n=outputs) + """  %first = vyre.eq %t, %c0 : ui32
+    text = (
+        HEADER.format(wx=1, n=outputs)
+        + """  %first = vyre.eq %t, %c0 : ui32
   vyre.if %first {
     vyre.let @scope_open = %sent : ui32
     vyre.let @depth = %c0 : ui32
     vyre.loop @i = %c0 to %c4 {
       %i = vyre.var @i : ui32
-""" + scan_body("a", "%i", rbrace).replace("\n    ", "\n      ").replace("    %k_a", "      %k_a", 1) + """    }
+"""
+        + scan_body("a", "%i", rbrace)
+        .replace("\n    ", "\n      ")
+        .replace("    %k_a", "      %k_a", 1)
+        + """    }
     %r0 = vyre.var @scope_open : ui32
     vyre.store @out[%c0] = %r0 : ui32
 """
+    )
     if outputs == 2:
         text += """    %r1 = vyre.var @depth : ui32
     vyre.store @out[%c1] = %r1 : ui32
@@ -85,14 +92,20 @@ def single_invocation(rbrace: bool, outputs: int) -> str:
 
 def backward_walk(row: str) -> str:
     """The walk from token row - 1 down to 0 (the per-row scope walker)."""
-    return f"""    vyre.let @scope_open = %sent : ui32
+    return (
+        f"""    vyre.let @scope_open = %sent : ui32
     vyre.let @scope_depth = %c0 : ui32
     vyre.loop @scope_scan = %c0 to {row} {{
       %scan = vyre.var @scope_scan : ui32
       %before = vyre.sub {row}, %c1 : ui32
       %rev = vyre.sub %before, %scan : ui32
-""" + scan_body("b", "%rev", True, "scope_depth").replace("\n    ", "\n      ").replace("    %k_b", "      %k_b", 1) + """    }
 """
+        + scan_body("b", "%rev", True, "scope_depth")
+        .replace("\n    ", "\n      ")
+        .replace("    %k_b", "      %k_b", 1)
+        + """    }
+"""
+    )
 
 
 @backends
@@ -103,34 +116,48 @@ def test_three_level_if_assign_in_loop_propagates_via_carrier(backend):
 
 @backends
 def test_parallel_per_row_scope_walker_via_invocation_id(backend):
-    text = HEADER.format(wx=4, n=4) + """  %row = vyre.lt %t, %c4 : ui32
+    text = (
+        HEADER.format(wx=4, n=4)
+        + """  %row = vyre.lt %t, %c4 : ui32
   vyre.if %row {
-""" + backward_walk("%t") + """    %r = vyre.var @scope_open : ui32
+"""
+        + backward_walk("%t")
+        + """    %r = vyre.var @scope_open : ui32
     vyre.store @out[%t] = %r : ui32
   }
 }
 """
+    )
     got = run(text, {"kinds": u32([LBRACE, LBRACE, 0, 0])}, backend=backend)
     assert got["out"].tolist() == [SENTINEL, 0, 1, 1]
 
 
 @backends
 def test_nested_outer_loop_with_inner_scope_walker_per_row(backend):
-    text = HEADER.format(wx=1, n=4) + """  %first = vyre.eq %t, %c0 : ui32
+    text = (
+        HEADER.format(wx=1, n=4)
+        + """  %first = vyre.eq %t, %c0 : ui32
   vyre.if %first {
     vyre.loop @row = %c0 to %c4 {
       %rowv = vyre.var @row : ui32
-""" + backward_walk("%rowv").replace("\n    ", "\n      ").replace("    vyre.let @scope_open", "      vyre.let @scope_open", 1) + """      %r = vyre.var @scope_open : ui32
+"""
+        + backward_walk("%rowv")
+        .replace("\n    ", "\n      ")
+        .replace("    vyre.let @scope_open", "      vyre.let @scope_open", 1)
+        + """      %r = vyre.var @scope_open : ui32
       vyre.store @out[%rowv] = %r : ui32
     }
   }
 }
 """
+    )
     got = run(text, {"kinds": u32([LBRACE, LBRACE, 0, 0])}, backend=backend)
     assert got["out"].tolist() == [SENTINEL, 0, 1, 1]
 
 
 @backends
 def test_two_sequential_conditionals_with_shared_carrier_propagate(backend):
-    got = run(single_invocation(True, 2), {"kinds": u32([RBRACE, LBRACE, LBRACE, 0])}, backend=backend)
+    got = run(
+        single_invocation(True, 2), {"kinds": u32([RBRACE, LBRACE, LBRACE, 0])}, backend=backend
+    )
     assert got["out"].tolist() == [2, 0]

@@ -78,8 +78,11 @@ def nested_expected() -> list[int]:
 
 
 @backends
-@pytest.mark.parametrize("text,expected", [(SINGLE, single_expected), (NESTED, nested_expected)],
-                         ids=["131072-iterations", "300x300-nested"])
+@pytest.mark.parametrize(
+    "text,expected",
+    [(SINGLE, single_expected), (NESTED, nested_expected)],
+    ids=["131072-iterations", "300x300-nested"],
+)
 def test_long_loops_are_right_or_refused(backend, text, expected):
     if backend == "reference":
         assert run(text, backend=backend)["out"].tolist() == expected()

@@ -28,7 +28,9 @@ TRAP = """vyre.program @p workgroup_size [1, 1, 1] {{
 
 
 @backends
-@pytest.mark.parametrize("tag,address", [("trap-propagation-test", 7), ("async-trap-propagation-test", 11)])
+@pytest.mark.parametrize(
+    "tag,address", [("trap-propagation-test", 7), ("async-trap-propagation-test", 11)]
+)
 def test_dispatch_reports_trap_tag_address_and_lane(backend, tag, address):
     with pytest.raises(VyreTrap) as raised:
         run(TRAP.format(tag=tag, address=address), {"out": np.zeros(1, np.uint32)}, backend=backend)
@@ -63,9 +65,13 @@ def test_lowest_trapping_invocation_is_reported_every_time(backend):
     each of 6 runs."""
     x = np.zeros(N, np.uint32)
     for workgroup in (3900, 2600, 1500):
-        x[workgroup * 64 + 3:workgroup * 64 + 64] = 1
+        x[workgroup * 64 + 3 : workgroup * 64 + 64] = 1
     lowest = 1500 * 64 + 3
     for _ in range(6):
         with pytest.raises(VyreTrap) as raised:
             run(SCATTERED, {"x": x}, backend=backend)
-        assert (raised.value.tag, raised.value.address, raised.value.invocation) == ("bad", 7 * lowest, lowest)
+        assert (raised.value.tag, raised.value.address, raised.value.invocation) == (
+            "bad",
+            7 * lowest,
+            lowest,
+        )

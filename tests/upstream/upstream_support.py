@@ -23,8 +23,12 @@ BACKENDS = ("reference", "wgpu")
 CONFIGURATIONS = [("reference", False), ("reference", True), ("wgpu", False), ("wgpu", True)]
 
 
-def run(text: str, inputs: dict[str, np.ndarray] | None = None, backend: str = "reference",
-        fuse: bool = False) -> dict[str, np.ndarray]:
+def run(
+    text: str,
+    inputs: dict[str, np.ndarray] | None = None,
+    backend: str = "reference",
+    fuse: bool = False,
+) -> dict[str, np.ndarray]:
     """`vyre_xdsl.run` on copies of `inputs`, checking that the inputs stay unchanged."""
     given = {name: np.array(a, copy=True) for name, a in (inputs or {}).items()}
     outputs = vyre_xdsl.run(text, given, backend=backend, fuse=fuse)
@@ -65,9 +69,14 @@ def unrolled(op: str, operand: str, result: str, n: int, arity: int = 2, cast: b
     stores `op(a[i], b[i])` (or `op(a[i])`) into `out[i]`, with constant indices.
     `cast` makes `op` a `vyre.cast` to `result`."""
     names = "ab"[:arity]
-    lines = ["vyre.program @parity workgroup_size [1, 1, 1] {",
-             f"  vyre.buffer @out binding 0 read_write : {result}[{n}]"]
-    lines += [f"  vyre.buffer @{x} binding {k + 1} read_only : {operand}[{n}]" for k, x in enumerate(names)]
+    lines = [
+        "vyre.program @parity workgroup_size [1, 1, 1] {",
+        f"  vyre.buffer @out binding 0 read_write : {result}[{n}]",
+    ]
+    lines += [
+        f"  vyre.buffer @{x} binding {k + 1} read_only : {operand}[{n}]"
+        for k, x in enumerate(names)
+    ]
     for i in range(n):
         lines.append(f"  %i{i} = vyre.const {i} : ui32")
         for x in names:

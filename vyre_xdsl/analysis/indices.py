@@ -46,6 +46,7 @@ from vyre_xdsl.dialects.vyre import (
 U32_MAX = 0xFFFFFFFF
 FULL = (0, U32_MAX)
 
+
 def _owner(value: SSAValue) -> Operation | None:
     owner = value.owner
     return owner if isinstance(owner, Operation) else None

@@ -442,7 +442,9 @@ class DispatchOp(IRDLOperation):
                 raise VerifyException(f"{what} must have exactly 3 axes")
             for axis, value in enumerate(values or ()):
                 if value < 0:
-                    raise VerifyException(f"{what} is {value} on axis {AXES[axis]}; it must not be negative")
+                    raise VerifyException(
+                        f"{what} is {value} on axis {AXES[axis]}; it must not be negative"
+                    )
 
 
 @irdl_op_definition
@@ -571,8 +573,15 @@ class BindingOp(IRDLOperation):
         sidecar = parser.parse_optional_keyword("trap_sidecar") is not None
         element_type, count = parse_shaped_type(parser)
         op = cls(
-            name, slot, memory_class, visibility, element_type, count,
-            group=group, atomic=atomic, trap_sidecar=sidecar,
+            name,
+            slot,
+            memory_class,
+            visibility,
+            element_type,
+            count,
+            group=group,
+            atomic=atomic,
+            trap_sidecar=sidecar,
         )
         op.attributes.update(parser.parse_optional_attr_dict())
         return op
@@ -606,7 +615,9 @@ class BindingOp(IRDLOperation):
                 f"slot {self.slot_number} of binding @{self.buffer_name} is out of range; "
                 f"slots are between 0 and {MAX_SLOT} (2^32 - 1)"
             )
-        if (problem := count_problem(self.static_count, f"binding @{self.buffer_name}")) is not None:
+        if (
+            problem := count_problem(self.static_count, f"binding @{self.buffer_name}")
+        ) is not None:
             raise VerifyException(problem)
         expected_group = bind_group(self.mem_class)
         if self.group_number != expected_group:

@@ -264,9 +264,7 @@ class RegionOpBase(ScopeOpBase):
     body = region_def("single_block")
 
     def __init__(self, generator: str, body: Region | Sequence[Operation] | None = None):
-        super().__init__(
-            properties={"generator": StringAttr(generator)}, regions=[as_region(body)]
-        )
+        super().__init__(properties={"generator": StringAttr(generator)}, regions=[as_region(body)])
 
     @classmethod
     def parse(cls, parser: Parser):

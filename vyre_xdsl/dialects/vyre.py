@@ -167,9 +167,7 @@ def _buffer_of(op: Operation, name: str) -> BufferOp:
         raise VerifyException(f"'{op.name}' must be inside a 'vyre.program'")
     buffer = program.buffer(name)
     if buffer is None:
-        raise VerifyException(
-            f"buffer @{name} is not declared in program @{program.sym_name.data}"
-        )
+        raise VerifyException(f"buffer @{name} is not declared in program @{program.sym_name.data}")
     return buffer
 
 
@@ -370,9 +368,7 @@ class LocalReadEffect(MemoryEffect):
 
 def _locals_declared_in(op: Operation) -> set[str]:
     """The named locals declared inside `op` (its `vyre.let`s and loops, itself included)."""
-    return {
-        inner.var_name.data for inner in op.walk() if isinstance(inner, LetOp | LoopOp)
-    }
+    return {inner.var_name.data for inner in op.walk() if isinstance(inner, LetOp | LoopOp)}
 
 
 class ScopeEffect(MemoryEffect):
@@ -394,7 +390,8 @@ class ScopeEffect(MemoryEffect):
                     effects.update(child_effects)
         inner = _locals_declared_in(op)
         return {
-            e for e in effects
+            e
+            for e in effects
             if not (isinstance(e.resource, LocalResource) and e.resource.local in inner)
         }
 
@@ -448,9 +445,11 @@ def is_expression(op: Operation) -> bool:
     """Whether `op` computes its results from its operands alone (it may still
     trap, so it is not always xDSL-`Pure`). The barrier verifier needs it, so it
     lives here; `vyre_xdsl.analysis` re-exports it."""
-    return not op.regions and (
-        op.has_trait(Pure) or op.has_trait(TableOpEffect) or op.has_trait(CallEffect)
-    ) and not op.has_trait(IsTerminator)
+    return (
+        not op.regions
+        and (op.has_trait(Pure) or op.has_trait(TableOpEffect) or op.has_trait(CallEffect))
+        and not op.has_trait(IsTerminator)
+    )
 
 
 # ============================================================================ structure
@@ -474,7 +473,6 @@ def _body_follows(parser: Parser) -> bool:
 def _is_vyre_statement(op: Operation) -> bool:
     """Whether `op` may appear inside a program: any vyre op but a program."""
     return op.dialect_name() == "vyre" and not isinstance(op, ProgramOp | FuncOp | YieldOp)
-
 
 
 @irdl_op_definition
@@ -554,9 +552,14 @@ class ProgramOp(IRDLOperation):
                 f"e.g. 'vyre.program @{name.data} workgroup_size [64, 1, 1] {{ ... }}'"
             )
         attributes = parser.parse_optional_attr_dict()
-        parser.parse_keyword("workgroup_size", " after the program name (e.g. workgroup_size [64, 1, 1])")
+        parser.parse_keyword(
+            "workgroup_size", " after the program name (e.g. workgroup_size [64, 1, 1])"
+        )
         sizes = parse_int_list_in(
-            parser, "workgroup_size", -I32_MAX - 1, I32_MAX,
+            parser,
+            "workgroup_size",
+            -I32_MAX - 1,
+            I32_MAX,
             f"the limits are {list(MAX_WORKGROUP)} per axis and {MAX_INVOCATIONS} invocations",
         )
         body = _parse_body(parser)
@@ -732,17 +735,13 @@ class BufferOp(IRDLOperation):
             )
         if self.is_workgroup:
             if self.binding is not None:
-                raise VerifyException(
-                    f"workgroup buffer @{self.buffer_name} takes no binding"
-                )
+                raise VerifyException(f"workgroup buffer @{self.buffer_name} takes no binding")
             if not self.static_count:
                 raise VerifyException(
                     f"workgroup buffer @{self.buffer_name} needs a static element count > 0"
                 )
             if self.is_output:
-                raise VerifyException(
-                    f"workgroup buffer @{self.buffer_name} cannot be an output"
-                )
+                raise VerifyException(f"workgroup buffer @{self.buffer_name} cannot be an output")
 
 
 # ============================================================================ statements
@@ -849,9 +848,7 @@ class VarOp(IRDLOperation):
     def __init__(self, var_name: str, result_type: Attribute | str):
         if isinstance(result_type, str):
             result_type = ELEMENT_TYPES[result_type]
-        super().__init__(
-            properties={"var_name": StringAttr(var_name)}, result_types=[result_type]
-        )
+        super().__init__(properties={"var_name": StringAttr(var_name)}, result_types=[result_type])
 
     @classmethod
     def parse(cls, parser: Parser) -> VarOp:
@@ -895,9 +892,7 @@ class StoreOp(IRDLOperation):
     traits = traits_def(BufferWriteEffect())
 
     def __init__(self, buffer: str, index: SSAValue | Operation, value: SSAValue | Operation):
-        super().__init__(
-            operands=[index, value], properties={"buffer": SymbolRefAttr(buffer)}
-        )
+        super().__init__(operands=[index, value], properties={"buffer": SymbolRefAttr(buffer)})
 
     @property
     def buffer_name(self) -> str:
@@ -926,9 +921,7 @@ class StoreOp(IRDLOperation):
         _require_ui32_index(self.index)
         buffer = _buffer_of(self, self.buffer_name)
         if buffer.access_mode in ("read_only", "uniform"):
-            raise VerifyException(
-                f"store to {buffer.access_mode} buffer @{self.buffer_name}"
-            )
+            raise VerifyException(f"store to {buffer.access_mode} buffer @{self.buffer_name}")
         if buffer.element_type != self.value.type:
             raise VerifyException(
                 f"buffer @{self.buffer_name} holds {buffer.element_type}, "
@@ -1205,7 +1198,9 @@ class ConstOp(IRDLOperation, HasFolderInterface):
     result = result_def()
     traits = traits_def(Pure(), ConstantLike())
 
-    def __init__(self, value: int | float | bool | IntegerAttr | FloatAttr, ty: Attribute | str | None = None):
+    def __init__(
+        self, value: int | float | bool | IntegerAttr | FloatAttr, ty: Attribute | str | None = None
+    ):
         if isinstance(ty, str):
             ty = ELEMENT_TYPES[ty]
         if isinstance(value, IntegerAttr | FloatAttr):
@@ -3121,7 +3116,11 @@ class FuncOp(IRDLOperation):
         if block_types != self.argument_types:
             raise VerifyException(f"the arguments of function @{name} do not match its type")
         for index, ty in enumerate((*self.argument_types, self.result_type)):
-            what = f"argument #{index} of function @{name}" if index < len(block_types) else f"the result of function @{name}"
+            what = (
+                f"argument #{index} of function @{name}"
+                if index < len(block_types)
+                else f"the result of function @{name}"
+            )
             _require_element_type(ty, what)
         if self.yield_op is None:
             raise VerifyException(f"function @{name} must end with 'vyre.yield %r : T'")
@@ -3194,7 +3193,9 @@ class CallOp(IRDLOperation):
     result = result_def()
     traits = traits_def(CallEffect())
 
-    def __init__(self, callee: str, arguments: Sequence[SSAValue | Operation], result_type: Attribute):
+    def __init__(
+        self, callee: str, arguments: Sequence[SSAValue | Operation], result_type: Attribute
+    ):
         super().__init__(
             operands=[list(arguments)],
             properties={"callee": SymbolRefAttr(callee)},
@@ -3233,7 +3234,9 @@ class CallOp(IRDLOperation):
         name = self.callee_name
         callee = find_func(self, name)
         if callee is None:
-            raise VerifyException(f"call to undefined function @{name}; define it with 'vyre.func @{name}(...) -> T {{ ... }}' at module level")
+            raise VerifyException(
+                f"call to undefined function @{name}; define it with 'vyre.func @{name}(...) -> T {{ ... }}' at module level"
+            )
         expected = callee.argument_types
         if len(self.arguments) != len(expected):
             raise VerifyException(

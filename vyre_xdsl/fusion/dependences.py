@@ -14,9 +14,7 @@ from collections.abc import Sequence
 from vyre_xdsl.analysis.dependences import Hazard
 
 
-def place_barriers(
-    found: Sequence[Hazard], allowed_grid: set[int] | None = None
-) -> dict[int, str]:
+def place_barriers(found: Sequence[Hazard], allowed_grid: set[int] | None = None) -> dict[int, str]:
     """Barrier positions (`p`: after arm p) -> "grid_sync" or "seq_cst".
 
     Each dependence between arms i < j needs a barrier of its strength at some
@@ -30,10 +28,15 @@ def place_barriers(
         )
         for later, earlier in needed:
             span = range(earlier, later)
-            if any(placed.get(p) == "grid_sync" or (ordering == "seq_cst" and p in placed) for p in span):
+            if any(
+                placed.get(p) == "grid_sync" or (ordering == "seq_cst" and p in placed)
+                for p in span
+            ):
                 continue
             candidates = [
-                p for p in span if ordering == "seq_cst" or allowed_grid is None or p in allowed_grid
+                p
+                for p in span
+                if ordering == "seq_cst" or allowed_grid is None or p in allowed_grid
             ]
             placed[max(candidates or span)] = ordering
     return placed

@@ -139,13 +139,17 @@ def _check_self_aliasing(progs: Sequence[ProgramOp]) -> None:
             earlier = progs[i]
             if flags[i] or flags[j]:
                 flagged = earlier if earlier.non_composable else later
-                raise VyreDiagnostic([(
-                    later,
-                    f"cannot fuse @{earlier.sym_name.data} with @{later.sym_name.data}: they are the "
-                    f"same program (same buffers, workgroup size and statement count) and "
-                    f"@{flagged.sym_name.data} is non_composable, so it must not be fused with "
-                    "itself; fix: run the second copy as its own program (a separate fusion group)",
-                )])
+                raise VyreDiagnostic(
+                    [
+                        (
+                            later,
+                            f"cannot fuse @{earlier.sym_name.data} with @{later.sym_name.data}: they are the "
+                            f"same program (same buffers, workgroup size and statement count) and "
+                            f"@{flagged.sym_name.data} is non_composable, so it must not be fused with "
+                            "itself; fix: run the second copy as its own program (a separate fusion group)",
+                        )
+                    ]
+                )
         same.append(j)
 
 
@@ -159,20 +163,28 @@ def _check_geometry(progs: Sequence[ProgramOp], workgroup: tuple[int, int, int])
     differing = [p for p in progs if p.workgroup != workgroup]
     arm_list = ", ".join(f"@{p.sym_name.data} {list(p.workgroup)}" for p in progs)
     if differing and threads > OVER_DISPATCH_FACTOR * largest:
-        raise VyreDiagnostic([(
-            differing[0],
-            f"cannot fuse: the fused workgroup {list(workgroup)} ({threads} invocations) is more "
-            f"than {OVER_DISPATCH_FACTOR}x the largest arm's ({largest}) (over-dispatch); the arms "
-            f"are {arm_list}; fix: give @{differing[0].sym_name.data} a workgroup size of the same "
-            "shape as the others, or fuse it in a separate group",
-        )])
+        raise VyreDiagnostic(
+            [
+                (
+                    differing[0],
+                    f"cannot fuse: the fused workgroup {list(workgroup)} ({threads} invocations) is more "
+                    f"than {OVER_DISPATCH_FACTOR}x the largest arm's ({largest}) (over-dispatch); the arms "
+                    f"are {arm_list}; fix: give @{differing[0].sym_name.data} a workgroup size of the same "
+                    "shape as the others, or fuse it in a separate group",
+                )
+            ]
+        )
     if threads > MAX_INVOCATIONS:
-        raise VyreDiagnostic([(
-            differing[0],
-            f"cannot fuse: the fused workgroup {list(workgroup)} has {threads} invocations, more "
-            f"than the limit {MAX_INVOCATIONS}; the arms are {arm_list}; fix: give "
-            f"@{differing[0].sym_name.data} a workgroup size of the same shape as the others",
-        )])
+        raise VyreDiagnostic(
+            [
+                (
+                    differing[0],
+                    f"cannot fuse: the fused workgroup {list(workgroup)} has {threads} invocations, more "
+                    f"than the limit {MAX_INVOCATIONS}; the arms are {arm_list}; fix: give "
+                    f"@{differing[0].sym_name.data} a workgroup size of the same shape as the others",
+                )
+            ]
+        )
     for program in differing:
         reasons = []
         if any(b.is_workgroup for b in program.buffers()):
@@ -180,16 +192,22 @@ def _check_geometry(progs: Sequence[ProgramOp], workgroup: tuple[int, int, int])
         if any(isinstance(op, BarrierOp) for op in program.walk()):
             reasons.append("it contains a barrier")
         if not reasons and _uses_ids(program):
-            reasons.append("it reads workgroup_id or local_id, whose values change with the workgroup size")
+            reasons.append(
+                "it reads workgroup_id or local_id, whose values change with the workgroup size"
+            )
         reason = " and ".join(reasons) or None
         if reason is not None:
-            raise VyreDiagnostic([(
-                program,
-                f"cannot fuse @{program.sym_name.data}: its workgroup {list(program.workgroup)} "
-                f"differs from the fused workgroup {list(workgroup)} and {reason}; fix: give every "
-                "program of the fusion group the same workgroup size, or fuse "
-                f"@{program.sym_name.data} in a separate group",
-            )])
+            raise VyreDiagnostic(
+                [
+                    (
+                        program,
+                        f"cannot fuse @{program.sym_name.data}: its workgroup {list(program.workgroup)} "
+                        f"differs from the fused workgroup {list(workgroup)} and {reason}; fix: give every "
+                        "program of the fusion group the same workgroup size, or fuse "
+                        f"@{program.sym_name.data} in a separate group",
+                    )
+                ]
+            )
 
 
 # ====================================================================== helpers
@@ -306,12 +324,16 @@ def _erase_orphans(values: Iterable[SSAValue]) -> None:
 
 
 class _Fusion:
-    def __init__(self, progs: list[ProgramOp], split: bool, intermediates: frozenset[str], name: str | None):
+    def __init__(
+        self, progs: list[ProgramOp], split: bool, intermediates: frozenset[str], name: str | None
+    ):
         self.progs = progs
         self.split = split
         self.intermediates = intermediates
         self.name = name or fused_name(progs)
-        self.workgroup: tuple[int, int, int] = tuple(max(p.workgroup[a] for p in progs) for a in range(3))
+        self.workgroup: tuple[int, int, int] = tuple(
+            max(p.workgroup[a] for p in progs) for a in range(3)
+        )
         self.arms: list[Arm] = []
         self.merged: dict[str, MergedBuffer] = {}
         self.flags: list[bool] = []
@@ -458,14 +480,18 @@ class _Fusion:
         if gaps:
             arm = gaps[0]
             own = self.launches[arm.index]
-            raise VyreDiagnostic([(
-                arm.source,
-                f"cannot fuse @{arm.name}: its own dispatch (workgroup {list(own.workgroup)} over "
-                f"{own.count} elements) launches invocations that the fused dispatch (workgroup "
-                f"{list(fused.workgroup)} over {fused.count} elements) may not launch; fix: give "
-                f"the programs of the group the same workgroup size and static buffer counts, or "
-                f"fuse @{arm.name} in a separate group",
-            )])
+            raise VyreDiagnostic(
+                [
+                    (
+                        arm.source,
+                        f"cannot fuse @{arm.name}: its own dispatch (workgroup {list(own.workgroup)} over "
+                        f"{own.count} elements) launches invocations that the fused dispatch (workgroup "
+                        f"{list(fused.workgroup)} over {fused.count} elements) may not launch; fix: give "
+                        f"the programs of the group the same workgroup size and static buffer counts, or "
+                        f"fuse @{arm.name} in a separate group",
+                    )
+                ]
+            )
 
     # ------------------------------------------------------------------ dependences
 
@@ -476,7 +502,12 @@ class _Fusion:
         return [accesses(arm.statements()) for arm in self.arms]
 
     def _hazards(self) -> list[Hazard]:
-        return hazards([arm.workgroup for arm in self.arms], self._accesses(), self.workgroup, self._host_buffers())
+        return hazards(
+            [arm.workgroup for arm in self.arms],
+            self._accesses(),
+            self.workgroup,
+            self._host_buffers(),
+        )
 
     def _refuse_grid_sync(self, found: list[Hazard]) -> None:
         if self.split:
@@ -489,26 +520,34 @@ class _Fusion:
                     "write-after-read": f"writes buffer @{hazard.buffer} that @{earlier.name} reads",
                     "write-after-write": f"writes buffer @{hazard.buffer} that @{earlier.name} also writes",
                 }[hazard.kind]
-                raise VyreDiagnostic([(
-                    later.source,
-                    f"cannot fuse @{earlier.name} and @{later.name} without a dispatch split: "
-                    f"@{later.name} {verb}, and an invocation may touch an element that another "
-                    "workgroup touched, which no workgroup barrier can order; fix: allow the split "
-                    "(vyre-fuse{split-grid-sync=true}), index "
-                    f"@{hazard.buffer} by the same invocation id in both programs, or keep "
-                    f"@{earlier.name} and @{later.name} in separate fusion groups",
-                )])
+                raise VyreDiagnostic(
+                    [
+                        (
+                            later.source,
+                            f"cannot fuse @{earlier.name} and @{later.name} without a dispatch split: "
+                            f"@{later.name} {verb}, and an invocation may touch an element that another "
+                            "workgroup touched, which no workgroup barrier can order; fix: allow the split "
+                            "(vyre-fuse{split-grid-sync=true}), index "
+                            f"@{hazard.buffer} by the same invocation id in both programs, or keep "
+                            f"@{earlier.name} and @{later.name} in separate fusion groups",
+                        )
+                    ]
+                )
 
     def _check_no_forwarding_across(self, placed: dict[int, str]) -> None:
         """Forwarded values are SSA values: they cannot cross a dispatch split."""
         for producer, consumer in self.forwarded_pairs:
             if grid_between(placed, producer, consumer):
-                raise VyreDiagnostic([(
-                    self.arms[consumer].source,
-                    f"internal error in vyre-fuse: a value forwarded from @{self.arms[producer].name} "
-                    f"to @{self.arms[consumer].name} would cross a grid_sync; fix: fuse them in "
-                    "separate groups, and report this",
-                )])
+                raise VyreDiagnostic(
+                    [
+                        (
+                            self.arms[consumer].source,
+                            f"internal error in vyre-fuse: a value forwarded from @{self.arms[producer].name} "
+                            f"to @{self.arms[consumer].name} would cross a grid_sync; fix: fuse them in "
+                            "separate groups, and report this",
+                        )
+                    ]
+                )
 
     def _check_linked_locals(self, placed: dict[int, str]) -> None:
         """A named local read by a later arm cannot live across a dispatch split."""
@@ -526,18 +565,24 @@ class _Fusion:
                     continue
                 name = op.var_name.data
                 candidates = declaring.get(name, [])
-                last = bisect_left(candidates, later.index) - 1  # the last declaring arm before `later`
+                last = (
+                    bisect_left(candidates, later.index) - 1
+                )  # the last declaring arm before `later`
                 if last < 0:
                     continue
                 earlier = self.arms[candidates[last]]
                 if grid_between(placed, earlier.index, later.index):
-                    raise VyreDiagnostic([(
-                        later.source,
-                        f"cannot fuse @{earlier.name} and @{later.name}: @{later.name} reads "
-                        f"named local @{name} of @{earlier.name}, but a dispatch split "
-                        "(grid_sync) separates them and a named local does not survive "
-                        "it; fix: pass the value through a buffer",
-                    )])
+                    raise VyreDiagnostic(
+                        [
+                            (
+                                later.source,
+                                f"cannot fuse @{earlier.name} and @{later.name}: @{later.name} reads "
+                                f"named local @{name} of @{earlier.name}, but a dispatch split "
+                                "(grid_sync) separates them and a named local does not survive "
+                                "it; fix: pass the value through a buffer",
+                            )
+                        ]
+                    )
 
     # ------------------------------------------------------------------ forwarding
 
@@ -561,7 +606,9 @@ class _Fusion:
         forwarded: dict[StoreOp, SSAValue] = {}
         for consumer in self.arms:
             for access in per_arm[consumer.index]:
-                found = self._forwarding_store(consumer, access, writers, grid_syncs, guarded, placed)
+                found = self._forwarding_store(
+                    consumer, access, writers, grid_syncs, guarded, placed
+                )
                 if found is None:
                     continue
                 store, producer = found
@@ -621,7 +668,12 @@ class _Fusion:
         invocation past the buffer's count.
         """
         view = producer.views[store.buffer_name]
-        if view is not None and extent is not None and extent <= view and is_invocation_x(store.index):
+        if (
+            view is not None
+            and extent is not None
+            and extent <= view
+            and is_invocation_x(store.index)
+        ):
             return store.value
         if view is None:
             bound: Operation = BufLenOp(store.buffer_name)
@@ -700,12 +752,16 @@ class _Fusion:
             prologue = live_flag_declaration(arm) if flag else []
             if guard:
                 if _has_grid_sync_ops(statements):
-                    raise VyreDiagnostic([(
-                        arm.source,
-                        f"cannot fuse @{arm.name}: its dispatch launches fewer invocations than the "
-                        "fused one, so it must run under a guard, but it contains a grid_sync "
-                        "barrier, which must stay at top level; fix: fuse it in a separate group",
-                    )])
+                    raise VyreDiagnostic(
+                        [
+                            (
+                                arm.source,
+                                f"cannot fuse @{arm.name}: its dispatch launches fewer invocations than the "
+                                "fused one, so it must run under a guard, but it contains a grid_sync "
+                                "barrier, which must stay at top level; fix: fuse it in a separate group",
+                            )
+                        ]
+                    )
                 ops, cond = self._guard(arm)
                 body += ops + [IfOp(cond, prologue + statements)]
             else:
@@ -722,15 +778,21 @@ class _Fusion:
             fused.verify()
         except VerifyException as error:
             names = ", ".join(f"@{p.sym_name.data}" for p in self.progs)
-            raise VyreDiagnostic([(
-                self.progs[0],
-                f"cannot fuse {names}: the fused program does not verify ({clean_message(error)}); "
-                "fix: fuse these programs in separate groups",
-            )]) from None
+            raise VyreDiagnostic(
+                [
+                    (
+                        self.progs[0],
+                        f"cannot fuse {names}: the fused program does not verify ({clean_message(error)}); "
+                        "fix: fuse these programs in separate groups",
+                    )
+                ]
+            ) from None
 
 
 def _has_grid_sync_ops(ops: list[Operation]) -> bool:
-    return any(isinstance(inner, BarrierOp) and inner.is_grid_sync for op in ops for inner in op.walk())
+    return any(
+        isinstance(inner, BarrierOp) and inner.is_grid_sync for op in ops for inner in op.walk()
+    )
 
 
 def _zero_literal(ty) -> int | float | bool:

@@ -141,7 +141,12 @@ def groups_value(launch: Launch, ops: list[Operation]) -> SSAValue:
     n = count_value(launch.count, ops)
     one = _const(1, ops)
     # groups = (n - 1) / threads + 1   (n >= 1)
-    groups = _binary("add", _binary("div", _binary("sub", n, one, ops), _const(launch.threads, ops), ops), one, ops)
+    groups = _binary(
+        "add",
+        _binary("div", _binary("sub", n, one, ops), _const(launch.threads, ops), ops),
+        one,
+        ops,
+    )
     # folded over y past 65535: gy = ceil(groups / 65535), gx = ceil(groups / gy)
     limit = _const(MAX_WORKGROUPS_PER_DIM, ops)
     gy = _binary("add", _binary("div", _binary("sub", groups, one, ops), limit, ops), one, ops)

@@ -208,13 +208,19 @@ def _refuse_barrier_after_return(arm: Arm) -> None:
         if isinstance(op, ReturnOp):
             seen_return = True
         elif isinstance(op, BarrierOp) and seen_return:
-            raise VyreDiagnostic([(
-                arm.source,
-                f"cannot fuse @{arm.name}: it returns from inside a 'vyre.if' or 'vyre.loop' "
-                "before a barrier; fused, that return may only end @{0} (not the invocation), "
-                "and the barrier would then depend on a per-invocation flag; fix: move the "
-                "barrier before the return, or keep @{0} in its own fusion group".format(arm.name),
-            )])
+            raise VyreDiagnostic(
+                [
+                    (
+                        arm.source,
+                        f"cannot fuse @{arm.name}: it returns from inside a 'vyre.if' or 'vyre.loop' "
+                        "before a barrier; fused, that return may only end @{0} (not the invocation), "
+                        "and the barrier would then depend on a per-invocation flag; fix: move the "
+                        "barrier before the return, or keep @{0} in its own fusion group".format(
+                            arm.name
+                        ),
+                    )
+                ]
+            )
 
 
 def _contains_return(op: Operation) -> bool:
@@ -313,13 +319,17 @@ def check_buffer_types(programs: Sequence[ProgramOp]) -> None:
                 continue
             earlier, known = first[name]
             if buffer.element_type != known.element_type:
-                raise VyreDiagnostic([(
-                    buffer,
-                    f"cannot fuse @{earlier.sym_name.data} and @{program.sym_name.data}: buffer "
-                    f"@{name} holds {buffer.element_type} in @{program.sym_name.data} but "
-                    f"{known.element_type} in @{earlier.sym_name.data}; fix: rename the buffer in "
-                    "one of the programs",
-                )])
+                raise VyreDiagnostic(
+                    [
+                        (
+                            buffer,
+                            f"cannot fuse @{earlier.sym_name.data} and @{program.sym_name.data}: buffer "
+                            f"@{name} holds {buffer.element_type} in @{program.sym_name.data} but "
+                            f"{known.element_type} in @{earlier.sym_name.data}; fix: rename the buffer in "
+                            "one of the programs",
+                        )
+                    ]
+                )
 
 
 def merge_buffers(arms: Sequence[Arm]) -> dict[str, MergedBuffer]:
@@ -330,8 +340,12 @@ def merge_buffers(arms: Sequence[Arm]) -> dict[str, MergedBuffer]:
             name = buffer.buffer_name
             if name not in merged:
                 merged[name] = MergedBuffer(
-                    name, buffer.element_type, buffer.access_mode, buffer.static_count,
-                    buffer.is_output, buffer.static_count or 0,
+                    name,
+                    buffer.element_type,
+                    buffer.access_mode,
+                    buffer.static_count,
+                    buffer.is_output,
+                    buffer.static_count or 0,
                 )
                 continue
             known = merged[name]
@@ -355,5 +369,9 @@ def buffer_declarations(merged: dict[str, MergedBuffer], keep: set[str]) -> list
         slot = None
         if not buffer.is_workgroup:
             slot, binding = binding, binding + 1
-        ops.append(BufferOp(buffer.name, buffer.access, buffer.element_type, buffer.count, slot, buffer.output))
+        ops.append(
+            BufferOp(
+                buffer.name, buffer.access, buffer.element_type, buffer.count, slot, buffer.output
+            )
+        )
     return ops

@@ -54,8 +54,13 @@ def atomic(
     if kind in COMPARE_EXCHANGE_OPS:
         assert expected is not None
         wanted = expected[order].astype(np.uint32)
-        old[order] = _rounds(data, a, v, head, lambda current, new, pick: np.where(
-            current == wanted[pick], new, current))
+        old[order] = _rounds(
+            data,
+            a,
+            v,
+            head,
+            lambda current, new, pick: np.where(current == wanted[pick], new, current),
+        )
         return old
     combine = ATOMIC_COMBINE[kind][0]
     if kind == "fetch_nand":
@@ -64,7 +69,9 @@ def atomic(
     seeded = v.copy()
     starts = head == np.arange(a.shape[0])
     seeded[starts] = combine(before[starts], v[starts])
-    after = _segmented_sum(seeded, head) if kind == "add" else _segmented_scan(seeded, head, combine)
+    after = (
+        _segmented_sum(seeded, head) if kind == "add" else _segmented_scan(seeded, head, combine)
+    )
     old_sorted = np.where(starts, before, np.roll(after, 1))
     old[order] = old_sorted
     last = np.append(a[1:] != a[:-1], True)
@@ -102,7 +109,10 @@ def _segmented_scan(
 
 
 def _rounds(
-    data: np.ndarray, a: np.ndarray, v: np.ndarray, head: np.ndarray,
+    data: np.ndarray,
+    a: np.ndarray,
+    v: np.ndarray,
+    head: np.ndarray,
     step: Callable[[np.ndarray, np.ndarray, np.ndarray], np.ndarray],
 ) -> np.ndarray:
     """Apply a non-associative atomic lane by lane: round r applies the r-th lane

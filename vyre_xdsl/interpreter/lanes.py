@@ -65,8 +65,13 @@ class Launch:
 class Frame:
     """A sorted set of lanes running together, with the SSA values computed for them."""
 
-    def __init__(self, lanes: np.ndarray, parent: Frame | None = None, sel: np.ndarray | None = None,
-                 death_mark: int = 0):
+    def __init__(
+        self,
+        lanes: np.ndarray,
+        parent: Frame | None = None,
+        sel: np.ndarray | None = None,
+        death_mark: int = 0,
+    ):
         self.lanes = lanes
         self.parent = parent
         # positions of this frame's lanes within parent.lanes; None: the same lanes

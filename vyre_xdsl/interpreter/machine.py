@@ -101,7 +101,9 @@ class Scope:
             if name in scope.locals:
                 return scope.locals[name]
             scope = scope.parent
-        raise InterpreterError(f"named local @{name} is not declared (the module was not verified?)")
+        raise InterpreterError(
+            f"named local @{name} is not declared (the module was not verified?)"
+        )
 
 
 Handler = Callable[["Machine", Operation, Frame, Scope], None]
@@ -135,21 +137,42 @@ def check_resources(program: ProgramOp, launch: Launch) -> None:
     for buffer in shared:
         per_group += 4 * (buffer.static_count or 0)
         if per_group > MAX_WORKGROUP_BYTES:
-            raise VyreDiagnostic([(buffer, (
-                f"workgroup memory of @{program.sym_name.data} reaches {per_group} bytes at @{buffer.buffer_name}; "
-                f"the reference interpreter allows {MAX_WORKGROUP_BYTES} bytes per workgroup (GPUs allow less, "
-                "e.g. 16 KiB or 32 KiB)"
-            ))])
+            raise VyreDiagnostic(
+                [
+                    (
+                        buffer,
+                        (
+                            f"workgroup memory of @{program.sym_name.data} reaches {per_group} bytes at @{buffer.buffer_name}; "
+                            f"the reference interpreter allows {MAX_WORKGROUP_BYTES} bytes per workgroup (GPUs allow less, "
+                            "e.g. 16 KiB or 32 KiB)"
+                        ),
+                    )
+                ]
+            )
     if shared and per_group * launch.workgroups > MAX_SHARED_TOTAL_BYTES:
-        raise VyreDiagnostic([(shared[-1], (
-            f"@{program.sym_name.data} launches {launch.workgroups} workgroups of {per_group} bytes of workgroup "
-            f"memory; the reference interpreter allocates at most {MAX_SHARED_TOTAL_BYTES} bytes of it per dispatch"
-        ))])
+        raise VyreDiagnostic(
+            [
+                (
+                    shared[-1],
+                    (
+                        f"@{program.sym_name.data} launches {launch.workgroups} workgroups of {per_group} bytes of workgroup "
+                        f"memory; the reference interpreter allocates at most {MAX_SHARED_TOTAL_BYTES} bytes of it per dispatch"
+                    ),
+                )
+            ]
+        )
     if launch.lanes > MAX_LANES:
-        raise VyreDiagnostic([(program, (
-            f"@{program.sym_name.data} launches {launch.lanes} invocations; the reference interpreter runs at most "
-            f"{MAX_LANES} per dispatch; partition the data"
-        ))])
+        raise VyreDiagnostic(
+            [
+                (
+                    program,
+                    (
+                        f"@{program.sym_name.data} launches {launch.lanes} invocations; the reference interpreter runs at most "
+                        f"{MAX_LANES} per dispatch; partition the data"
+                    ),
+                )
+            ]
+        )
 
 
 class Machine:
@@ -162,7 +185,9 @@ class Machine:
         subgroup_size: int = semantics.DEFAULT_SUBGROUP_SIZE,
     ):
         if not 1 <= subgroup_size <= 128:
-            raise InterpreterError(f"subgroup_size is {subgroup_size}; it must be between 1 and 128")
+            raise InterpreterError(
+                f"subgroup_size is {subgroup_size}; it must be between 1 and 128"
+            )
         self.subgroup_size = subgroup_size
         self.program = program
         self.name = program.sym_name.data
@@ -173,11 +198,17 @@ class Machine:
         for buffer in program.buffers():
             if buffer.is_workgroup:
                 self.memory[buffer.buffer_name] = Memory.shared(
-                    buffer.buffer_name, buffer.element, buffer.static_count or 0, self.launch.workgroups
+                    buffer.buffer_name,
+                    buffer.element,
+                    buffer.static_count or 0,
+                    self.launch.workgroups,
                 )
             else:
                 self.memory[buffer.buffer_name] = Memory.host(
-                    buffer.buffer_name, buffer.element, counts[buffer.buffer_name], host[buffer.buffer_name]
+                    buffer.buffer_name,
+                    buffer.element,
+                    counts[buffer.buffer_name],
+                    host[buffer.buffer_name],
                 )
         self.alive = np.ones(self.launch.lanes, dtype=bool)
         self.deaths = 0
@@ -232,7 +263,9 @@ def host_counts(program: ProgramOp, host: MutableMapping[str, np.ndarray]) -> di
             continue
         name = buffer.buffer_name
         if name not in host:
-            raise InterpreterError(f"no host array for buffer '{name}' of program @{program.sym_name.data}")
+            raise InterpreterError(
+                f"no host array for buffer '{name}' of program @{program.sym_name.data}"
+            )
         array = host[name]
         expected = np.dtype(HOST_DTYPES[buffer.element])
         if array.dtype != expected or array.ndim != 1:
@@ -341,7 +374,11 @@ def _cast(m: Machine, op: CastOp, frame: Frame, scope: Scope) -> None:
 
 @handles(BitcastOp)
 def _bitcast(m: Machine, op: BitcastOp, frame: Frame, scope: Scope) -> None:
-    _set(frame, op, semantics.evaluate_bitcast(frame.lookup(op.input), op.source_name, op.target_name))
+    _set(
+        frame,
+        op,
+        semantics.evaluate_bitcast(frame.lookup(op.input), op.source_name, op.target_name),
+    )
 
 
 @handles(AtomicOp)
@@ -493,13 +530,19 @@ def _subgroup_shuffle(m: Machine, op, frame: Frame, scope: Scope) -> None:
     valid = (lane < m.subgroup_size) & (source - workgroup_start < m.launch.threads)
     position = np.clip(np.searchsorted(frame.lanes, source), 0, frame.size - 1)
     valid &= frame.lanes[position] == source
-    _set(frame, op, np.where(valid, values[position], np.zeros(1, values.dtype)).astype(values.dtype))
+    _set(
+        frame, op, np.where(valid, values[position], np.zeros(1, values.dtype)).astype(values.dtype)
+    )
 
 
 @handles(SubgroupBallotOp)
 def _subgroup_ballot(m: Machine, op: SubgroupBallotOp, frame: Frame, scope: Scope) -> None:
     cond = broadcast(frame.lookup(op.cond), frame.size).astype(bool)
     sub_lane = (frame.lanes % m.launch.threads) % m.subgroup_size
-    bits = np.where(cond & (sub_lane < 32), np.left_shift(np.uint64(1), sub_lane.astype(np.uint64)), np.uint64(0))
+    bits = np.where(
+        cond & (sub_lane < 32),
+        np.left_shift(np.uint64(1), sub_lane.astype(np.uint64)),
+        np.uint64(0),
+    )
     starts, group = _subgroup_runs(m, frame)
     _set(frame, op, np.add.reduceat(bits, starts).astype(np.uint32)[group])

@@ -39,7 +39,9 @@ class Memory:
         data = np.zeros(workgroups * count, dtype=HOST_DTYPES[element])
         return cls(name, element, count, data, workgroup=True)
 
-    def addresses(self, index: np.ndarray, workgroup: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
+    def addresses(
+        self, index: np.ndarray, workgroup: np.ndarray | None
+    ) -> tuple[np.ndarray, np.ndarray]:
         """(flat addresses, in-bounds mask) of `index` (ui32 values) for each lane."""
         idx = index.astype(np.int64)
         in_bounds = idx < self.count
@@ -53,10 +55,14 @@ class Memory:
         if self.count == 0:
             raw = np.zeros(addr.shape, dtype=self.data.dtype)
         else:
-            raw = np.where(in_bounds, self.data[np.where(in_bounds, addr, 0)], self.data.dtype.type(0))
+            raw = np.where(
+                in_bounds, self.data[np.where(in_bounds, addr, 0)], self.data.dtype.type(0)
+            )
         return raw != 0 if self.element == "i1" else raw
 
-    def store(self, index: np.ndarray, value: np.ndarray, workgroup: np.ndarray | None = None) -> None:
+    def store(
+        self, index: np.ndarray, value: np.ndarray, workgroup: np.ndarray | None = None
+    ) -> None:
         """Store `value[k]` at `index[k]` for every lane k (both one entry per lane)."""
         addr, in_bounds = self.addresses(index, workgroup)
         if not in_bounds.all():

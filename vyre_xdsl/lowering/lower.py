@@ -214,7 +214,9 @@ class _Lowering:
 
     def _load(self, op: v.LoadOp) -> Operation:
         memory_class = self.classes[op.buffer_name]
-        new = k.LOAD_OPS[memory_class](self._slot(op.buffer_name), self._value(op.index), op.result.type)
+        new = k.LOAD_OPS[memory_class](
+            self._slot(op.buffer_name), self._value(op.index), op.result.type
+        )
         self._bind(op.result, new.result)
         return new
 
@@ -229,8 +231,12 @@ class _Lowering:
         expected = None if op.expected is None else self._value(op.expected)
         ordering = None if op.ordering is None else op.ordering.data
         new = k.AtomicOp(
-            op.kind.data, self._slot(op.buffer_name), self._value(op.index),
-            self._value(op.value), expected, ordering,
+            op.kind.data,
+            self._slot(op.buffer_name),
+            self._value(op.index),
+            self._value(op.value),
+            expected,
+            ordering,
         )
         self._bind(op.result, new.result)
         return new

@@ -65,9 +65,12 @@ def split_program(program: ProgramOp) -> list[ProgramOp]:
             for op in top.walk():
                 if isinstance(op, ReturnOp):
                     errors.append(
-                        (op, "'vyre.return' before a grid_sync: the split dispatch would run "
-                         "the rest of the program for invocations that returned. "
-                         "Fix: guard the later statements with a condition instead")
+                        (
+                            op,
+                            "'vyre.return' before a grid_sync: the split dispatch would run "
+                            "the rest of the program for invocations that returned. "
+                            "Fix: guard the later statements with a condition instead",
+                        )
                     )
     parts: list[ProgramOp] = []
     for k, ops in enumerate(segments):
@@ -96,8 +99,11 @@ def _needed_definitions(
             return
         if not _recomputable(owner, written):
             errors.append(
-                (user, f"this op uses a value computed by '{owner.name}' before a grid_sync "
-                 f"that cannot be recomputed after it. {_FIX}")
+                (
+                    user,
+                    f"this op uses a value computed by '{owner.name}' before a grid_sync "
+                    f"that cannot be recomputed after it. {_FIX}",
+                )
             )
             return
         needed.add(owner)
@@ -112,8 +118,11 @@ def _needed_definitions(
                 declaration = declaration_of(op)
                 if isinstance(declaration, LetOp) and segment_of.get(declaration, k) < k:
                     errors.append(
-                        (op, f"named local @{op.var_name.data} is declared before a grid_sync "
-                         f"and used after it; the split dispatches do not share locals. {_FIX}")
+                        (
+                            op,
+                            f"named local @{op.var_name.data} is declared before a grid_sync "
+                            f"and used after it; the split dispatches do not share locals. {_FIX}",
+                        )
                     )
     return needed
 

@@ -236,7 +236,9 @@ class Artifact:
             raise ArtifactError("not a megakernel artifact (bad magic or truncated)")
         schema, length = struct.unpack("<HI", data[4:10])
         if schema != ARTIFACT_SCHEMA_VERSION:
-            raise ArtifactError(f"artifact schema {schema} is unsupported; expected {ARTIFACT_SCHEMA_VERSION}")
+            raise ArtifactError(
+                f"artifact schema {schema} is unsupported; expected {ARTIFACT_SCHEMA_VERSION}"
+            )
         if len(data) != 10 + length + 32:
             raise ArtifactError(f"artifact length mismatch: header says {length} body bytes")
         body, digest = data[10 : 10 + length], data[10 + length :]
@@ -270,24 +272,37 @@ class Artifact:
             programs = [parse_program_text(n.program, f"node {n.id}") for n in self.nodes]
             graph = ProgramGraph.from_programs(programs)
         except (ProgramTextError, VyreDiagnostic) as error:
-            raise ArtifactGraphMismatchError(f"artifact node programs are malformed: {error}") from None
+            raise ArtifactGraphMismatchError(
+                f"artifact node programs are malformed: {error}"
+            ) from None
         derived = {
-            "nodes": tuple(NodeRecord(n.id, n.name, n.text, n.workgroup, n.work) for n in graph.nodes),
+            "nodes": tuple(
+                NodeRecord(n.id, n.name, n.text, n.workgroup, n.work) for n in graph.nodes
+            ),
             "dependences": tuple(
                 DependenceRecord(d.producer, d.consumer, d.value, d.kind) for d in graph.dependences
             ),
-            "materialization_edges": tuple(MaterializationEdge(m.producer, m.value) for m in graph.materializations),
+            "materialization_edges": tuple(
+                MaterializationEdge(m.producer, m.value) for m in graph.materializations
+            ),
             "abi": _abi(graph),
             "signature": signature_records(graph.signature),
         }
         for field, value in derived.items():
             if getattr(self, field) != value:
-                raise ArtifactGraphMismatchError(f"artifact {field} are not the ones of its node programs")
+                raise ArtifactGraphMismatchError(
+                    f"artifact {field} are not the ones of its node programs"
+                )
         if self.provenance.source_graph != _graph_digest(self.nodes):
             raise ArtifactGraphMismatchError("artifact provenance names another program graph")
-        own = [(r.value, r.name, r.element, r.element_count, r.access, r.lifetime) for r in self.resources]
+        own = [
+            (r.value, r.name, r.element, r.element_count, r.access, r.lifetime)
+            for r in self.resources
+        ]
         if own != [(v.id, v.name, v.element, v.count, v.access, v.lifetime) for v in graph.values]:
-            raise ArtifactGraphMismatchError("artifact resources are not the values of its node programs")
+            raise ArtifactGraphMismatchError(
+                "artifact resources are not the values of its node programs"
+            )
         self._validate_plan()
 
     def _validate_plan(self) -> None:
@@ -343,15 +358,17 @@ def compiler_version() -> str:
 def build_artifact(graph: ProgramGraph, plan: Plan) -> Artifact:
     """The artifact of `plan` over `graph` (deterministic: same input, same bytes)."""
     resources = _resources(graph, plan)
-    nodes = tuple(
-        NodeRecord(n.id, n.name, n.text, n.workgroup, n.work) for n in graph.nodes
-    )
+    nodes = tuple(NodeRecord(n.id, n.name, n.text, n.workgroup, n.work) for n in graph.nodes)
     return Artifact(
         schema_version=ARTIFACT_SCHEMA_VERSION,
         nodes=nodes,
         resources=resources,
-        dependences=tuple(DependenceRecord(d.producer, d.consumer, d.value, d.kind) for d in graph.dependences),
-        materialization_edges=tuple(MaterializationEdge(m.producer, m.value) for m in graph.materializations),
+        dependences=tuple(
+            DependenceRecord(d.producer, d.consumer, d.value, d.kind) for d in graph.dependences
+        ),
+        materialization_edges=tuple(
+            MaterializationEdge(m.producer, m.value) for m in graph.materializations
+        ),
         plan=_plan_record(plan),
         abi=_abi(graph),
         signature=signature_records(graph.signature),
@@ -363,16 +380,23 @@ def build_artifact(graph: ProgramGraph, plan: Plan) -> Artifact:
 def _plan_record(plan: Plan) -> PlanRecord:
     return PlanRecord(
         fusion=tuple(FusionRecord(g.id, g.stage, g.members, g.legality) for g in plan.groups),
-        fused_edges=tuple(FusedEdgeRecord(e.producer, e.consumer, e.value, cls) for e, cls in plan.fused),
+        fused_edges=tuple(
+            FusedEdgeRecord(e.producer, e.consumer, e.value, cls) for e, cls in plan.fused
+        ),
         rejections=tuple(
             RejectionRecord(r.edge.producer, r.edge.consumer, r.edge.value, r.code, r.message)
             for r in plan.rejections
         ),
-        barriers=tuple(BarrierRecord(b.before_stage, b.after_stage, b.dependences) for b in plan.barriers),
-        materializations=tuple(
-            MaterializationRecord(m.value, m.group, m.stage, m.reason) for m in plan.materializations
+        barriers=tuple(
+            BarrierRecord(b.before_stage, b.after_stage, b.dependences) for b in plan.barriers
         ),
-        cost=CostRecord(plan.cost.semantic_work, plan.cost.launches, plan.cost.materializations, plan.cost.total),
+        materializations=tuple(
+            MaterializationRecord(m.value, m.group, m.stage, m.reason)
+            for m in plan.materializations
+        ),
+        cost=CostRecord(
+            plan.cost.semantic_work, plan.cost.launches, plan.cost.materializations, plan.cost.total
+        ),
         candidates_explored=plan.candidates_explored,
     )
 

@@ -370,12 +370,18 @@ def _check_descriptors(module: TargetModuleImage, profile) -> None:
             verify_module(parsed)
             verify_descriptors(parsed, profile)
         except ParseError as error:
-            raise InvalidDescriptorError(f"{where} descriptor {index} is invalid: {error.msg}") from None
+            raise InvalidDescriptorError(
+                f"{where} descriptor {index} is invalid: {error.msg}"
+            ) from None
         except VyreDiagnostic as error:
-            raise InvalidDescriptorError(f"{where} descriptor {index} is invalid: {error}") from None
+            raise InvalidDescriptorError(
+                f"{where} descriptor {index} is invalid: {error}"
+            ) from None
         found = descriptors(parsed)
         if len(found) != 1 or len(list(parsed.ops)) != 1:
-            raise InvalidDescriptorError(f"{where} descriptor {index} is not exactly one kernel.descriptor")
+            raise InvalidDescriptorError(
+                f"{where} descriptor {index} is not exactly one kernel.descriptor"
+            )
         if found[0].id != kernel.id or found[0].entry != kernel.entry_point:
             raise InvalidDescriptorError(
                 f"{where} descriptor {index} (id {found[0].id[:16]}…) does not match its kernel "
@@ -395,20 +401,30 @@ def _check_profile(profile: ProfileRecord) -> None:
         return InvalidProfileError(f"target module bundle profile is invalid: {what}")
 
     if (profile.identity, profile.generation) != ("wgsl", 2):
-        raise bad(f"target {profile.identity!r:.40} generation {profile.generation}; expected 'wgsl' generation 2")
+        raise bad(
+            f"target {profile.identity!r:.40} generation {profile.generation}; expected 'wgsl' generation 2"
+        )
     if not all(1 <= axis <= MAX_PROFILE_WORKGROUP_AXIS for axis in profile.max_workgroup_size):
-        raise bad(f"max_workgroup_size {list(profile.max_workgroup_size)} is outside [1, {MAX_PROFILE_WORKGROUP_AXIS}]")
+        raise bad(
+            f"max_workgroup_size {list(profile.max_workgroup_size)} is outside [1, {MAX_PROFILE_WORKGROUP_AXIS}]"
+        )
     if not 1 <= profile.max_invocations <= MAX_PROFILE_INVOCATIONS:
-        raise bad(f"max_invocations {profile.max_invocations} is outside [1, {MAX_PROFILE_INVOCATIONS}]")
+        raise bad(
+            f"max_invocations {profile.max_invocations} is outside [1, {MAX_PROFILE_INVOCATIONS}]"
+        )
     if not 1 <= profile.max_storage_buffers <= MAX_PROFILE_STORAGE_BUFFERS:
-        raise bad(f"max_storage_buffers {profile.max_storage_buffers} is outside [1, {MAX_PROFILE_STORAGE_BUFFERS}]")
+        raise bad(
+            f"max_storage_buffers {profile.max_storage_buffers} is outside [1, {MAX_PROFILE_STORAGE_BUFFERS}]"
+        )
     if not 0 <= profile.max_dynamic_shared_bytes <= MAX_PROFILE_SHARED_BYTES:
         raise bad(
             f"max_dynamic_shared_bytes {profile.max_dynamic_shared_bytes} is outside [0, {MAX_PROFILE_SHARED_BYTES}]"
         )
     size = profile.subgroup_size
     if not (size == 0 or (0 < size <= MAX_PROFILE_SUBGROUP and size & (size - 1) == 0)):
-        raise bad(f"subgroup_size {size} is neither 0 nor a power of two up to {MAX_PROFILE_SUBGROUP}")
+        raise bad(
+            f"subgroup_size {size} is neither 0 nor a power of two up to {MAX_PROFILE_SUBGROUP}"
+        )
 
 
 def _check_signature(buffers: tuple[SignatureBuffer, ...]) -> None:
@@ -426,7 +442,9 @@ def _check_signature(buffers: tuple[SignatureBuffer, ...]) -> None:
                 f"{', '.join(ELEMENT_TYPES)}"
             )
         if not _is_count(buffer.count) or not _is_count(buffer.min_count):
-            raise InvalidSignatureError(f"{where} ('{buffer.name}') has an element count outside [0, 2^32)")
+            raise InvalidSignatureError(
+                f"{where} ('{buffer.name}') has an element count outside [0, 2^32)"
+            )
         if buffer.count is not None and buffer.min_count != buffer.count:
             raise InvalidSignatureError(
                 f"{where} ('{buffer.name}') has count {buffer.count} but min_count {buffer.min_count}"
@@ -434,7 +452,9 @@ def _check_signature(buffers: tuple[SignatureBuffer, ...]) -> None:
         # an input may also be an intermediate (SPEC 8: first declared readable,
         # then written and read by later programs, never returned); an output may not
         if buffer.is_intermediate and buffer.is_output:
-            raise InvalidSignatureError(f"{where} ('{buffer.name}') is an intermediate and also an output")
+            raise InvalidSignatureError(
+                f"{where} ('{buffer.name}') is an intermediate and also an output"
+            )
 
 
 def _check_artifact_digest(digest: str) -> None:
@@ -444,7 +464,9 @@ def _check_artifact_digest(digest: str) -> None:
         )
 
 
-def _check_bindings(kernel: WgslKernel, signature: dict, profile: ProfileRecord, where: str) -> None:
+def _check_bindings(
+    kernel: WgslKernel, signature: dict, profile: ProfileRecord, where: str
+) -> None:
     def bad(what: str) -> InvalidBindingError:
         return InvalidBindingError(f"{where}: {what}")
 
@@ -477,11 +499,15 @@ def _check_bindings(kernel: WgslKernel, signature: dict, profile: ProfileRecord,
         if declared is None:
             raise bad(f"{this} is not a buffer of the run signature")
         if declared.element != binding.element:
-            raise bad(f"{this} holds {binding.element} but the run signature says {declared.element}")
+            raise bad(
+                f"{this} holds {binding.element} but the run signature says {declared.element}"
+            )
     if sidecars > 1:
         raise bad(f"{sidecars} trap sidecars")
     if len(kernel.bindings) - sidecars > profile.max_storage_buffers:
-        raise bad(f"{len(kernel.bindings)} bindings exceed the profile's {profile.max_storage_buffers}")
+        raise bad(
+            f"{len(kernel.bindings)} bindings exceed the profile's {profile.max_storage_buffers}"
+        )
 
 
 def _fits(size: tuple[int, int, int], profile: ProfileRecord) -> bool:
@@ -496,10 +522,14 @@ def _fits(size: tuple[int, int, int], profile: ProfileRecord) -> bool:
 def _check_launch(kernel: WgslKernel, profile: ProfileRecord, where: str) -> None:
     limits = f"the profile allows {list(profile.max_workgroup_size)}, {profile.max_invocations} invocations"
     if not _fits(kernel.workgroup_size, profile):
-        raise InvalidLaunchError(f"{where}: workgroup size {list(kernel.workgroup_size)} does not fit: {limits}")
+        raise InvalidLaunchError(
+            f"{where}: workgroup size {list(kernel.workgroup_size)} does not fit: {limits}"
+        )
     declared = kernel.program_workgroup_size
     if declared is not None and not _fits(declared, profile):
-        raise InvalidLaunchError(f"{where}: program workgroup size {list(declared)} does not fit: {limits}")
+        raise InvalidLaunchError(
+            f"{where}: program workgroup size {list(declared)} does not fit: {limits}"
+        )
     grid = kernel.static_grid
     if grid is not None and not all(1 <= g <= MAX_WORKGROUPS_PER_AXIS for g in grid):
         raise InvalidLaunchError(
@@ -511,7 +541,9 @@ def _check_launch(kernel: WgslKernel, profile: ProfileRecord, where: str) -> Non
         )
 
 
-def _check_element_counts(kernel: WgslKernel, module: TargetModuleImage, signature: dict, where: str) -> None:
+def _check_element_counts(
+    kernel: WgslKernel, module: TargetModuleImage, signature: dict, where: str
+) -> None:
     bound = {b.name: b.count for b in kernel.bindings if not b.is_trap_sidecar}
     if len(kernel.count_declared) != len(kernel.count_buffers):
         raise InvalidElementCountError(
@@ -523,7 +555,9 @@ def _check_element_counts(kernel: WgslKernel, module: TargetModuleImage, signatu
                 f"{where}: count buffer '{name:.60}' is neither one of its bindings nor a buffer of the run"
             )
         if not _is_count(count):
-            raise InvalidElementCountError(f"{where}: count buffer '{name}' has {count} elements, outside [0, 2^32)")
+            raise InvalidElementCountError(
+                f"{where}: count buffer '{name}' has {count} elements, outside [0, 2^32)"
+            )
         if name in bound and count != bound[name]:
             raise InvalidElementCountError(
                 f"{where}: count buffer '{name}' is declared with {count} elements but bound with {bound[name]}"
@@ -537,9 +571,13 @@ def _check_element_counts(kernel: WgslKernel, module: TargetModuleImage, signatu
 
 def _check_wgsl(kernel: WgslKernel, where: str) -> None:
     if len(kernel.wgsl.encode("utf-8", "surrogatepass")) > MAX_WGSL_BYTES:
-        raise InvalidWgslError(f"{where}: the WGSL module is larger than {MAX_WGSL_BYTES >> 20} MiB")
+        raise InvalidWgslError(
+            f"{where}: the WGSL module is larger than {MAX_WGSL_BYTES >> 20} MiB"
+        )
     if not kernel.entry_point.isidentifier() or f"fn {kernel.entry_point}(" not in kernel.wgsl:
-        raise InvalidWgslError(f"{where}: the WGSL module has no entry point {kernel.entry_point!r:.60}")
+        raise InvalidWgslError(
+            f"{where}: the WGSL module has no entry point {kernel.entry_point!r:.60}"
+        )
 
 
 # ------------------------------------------------------------------ re-derivation
@@ -570,9 +608,13 @@ def _check_rederived(bundle: TargetModuleBundle) -> None:
     for module, want in zip(bundle.modules, expected.modules):
         where = f"fusion group {module.group}"
         if module.program != want.program:
-            raise ProgramMismatchError(f"{where}: the module's program is not the fusion of its nodes")
+            raise ProgramMismatchError(
+                f"{where}: the module's program is not the fusion of its nodes"
+            )
         if module.descriptors != want.descriptors:
-            raise DescriptorMismatchError(f"{where}: a descriptor is not the lowering of the module's program")
+            raise DescriptorMismatchError(
+                f"{where}: a descriptor is not the lowering of the module's program"
+            )
         for index, (kernel, wanted_kernel) in enumerate(zip(module.kernels, want.kernels)):
             if kernel != wanted_kernel:
                 field = _first_difference(kernel, wanted_kernel)
@@ -607,7 +649,9 @@ def _first_difference(got, want) -> str:
 
 
 @functools.lru_cache(maxsize=32)
-def _rederived(nodes: tuple[tuple[int, str, str], ...], profile: ProfileRecord) -> TargetModuleBundle:
+def _rederived(
+    nodes: tuple[tuple[int, str, str], ...], profile: ProfileRecord
+) -> TargetModuleBundle:
     """The bundle `vyre-compile` writes for these node programs and this profile."""
     from vyre_xdsl.megakernel.artifact import build_artifact
     from vyre_xdsl.megakernel.compile import TargetCompileError, compile_selected_modules
@@ -621,5 +665,7 @@ def _rederived(nodes: tuple[tuple[int, str, str], ...], profile: ProfileRecord) 
         artifact = build_artifact(graph, plan(graph, profile=lowering))
         payload = compile_selected_modules(artifact, lowering)
     except (TargetCompileError, VyreDiagnostic) as error:
-        raise PlanMismatchError(f"target module bundle node programs do not compile together: {error}") from None
+        raise PlanMismatchError(
+            f"target module bundle node programs do not compile together: {error}"
+        ) from None
     return from_json(TargetModuleBundle, json.loads(payload.bytes[DIGEST_BYTES:]), "bundle")

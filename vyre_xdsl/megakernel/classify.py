@@ -19,7 +19,11 @@ from vyre_xdsl.megakernel.planner import (
     fused_workgroup,
 )
 
-_STRENGTH_CLASS = {"invocation": INVOCATION_LOCAL, "workgroup": WORKGROUP_LOCAL, "grid": CROSS_WORKGROUP}
+_STRENGTH_CLASS = {
+    "invocation": INVOCATION_LOCAL,
+    "workgroup": WORKGROUP_LOCAL,
+    "grid": CROSS_WORKGROUP,
+}
 
 
 def classify_dependence(graph: ProgramGraph, dep: Dependence) -> str:
@@ -33,7 +37,9 @@ def classify_dependence(graph: ProgramGraph, dep: Dependence) -> str:
     per_arm = [[a for a in accesses(arm.statements()) if a.buffer == buffer] for arm in arms]
     if not per_arm[0] or not per_arm[1]:
         return INVOCATION_LOCAL  # one side only declares the buffer: no shared element
-    return _STRENGTH_CLASS[classify(per_arm[0], per_arm[1], (arms[0].workgroup, arms[1].workgroup), workgroup)]
+    return _STRENGTH_CLASS[
+        classify(per_arm[0], per_arm[1], (arms[0].workgroup, arms[1].workgroup), workgroup)
+    ]
 
 
 def memoized(classify: Classifier) -> Classifier:

@@ -164,11 +164,15 @@ def _decode_group(artifact: Artifact, group: FusionRecord) -> SelectedModule:
         try:
             record = artifact.node(node)
         except KeyError:
-            raise InvalidArtifactError(f"fusion group {group.id} references missing node {node}") from None
+            raise InvalidArtifactError(
+                f"fusion group {group.id} references missing node {node}"
+            ) from None
         try:
             programs.append(parse_program_text(record.program, f"node {node}"))
         except ProgramTextError as error:
-            raise InvalidArtifactError(f"node {node} canonical program failed to decode: {error}") from None
+            raise InvalidArtifactError(
+                f"node {node} canonical program failed to decode: {error}"
+            ) from None
     return SelectedModule(group.id, group.stage, nodes, tuple(programs))
 
 
@@ -181,7 +185,9 @@ def _fuse(graph: ProgramGraph, module: SelectedModule) -> ProgramOp:
         ) from None
 
 
-def _emit(fused: ProgramOp, module: SelectedModule, profile: TargetProfile) -> list[tuple[str, WgslKernel]]:
+def _emit(
+    fused: ProgramOp, module: SelectedModule, profile: TargetProfile
+) -> list[tuple[str, WgslKernel]]:
     from vyre_xdsl.backends.wgsl import compile_descriptor, lowered_module
     from vyre_xdsl.dialects.kernel import descriptors
 
@@ -189,7 +195,9 @@ def _emit(fused: ProgramOp, module: SelectedModule, profile: TargetProfile) -> l
         lowered = lowered_module([fused], profile)
         return [(_descriptor_text(d), compile_descriptor(d)) for d in descriptors(lowered)]
     except VyreError as error:
-        raise EmissionError(f"verified lowering failed for fusion group {module.group}: {error}") from None
+        raise EmissionError(
+            f"verified lowering failed for fusion group {module.group}: {error}"
+        ) from None
 
 
 def _descriptor_text(descriptor) -> str:
@@ -228,7 +236,9 @@ def selected_resource_bindings(
                 f"fusion group {module.group} descriptor binding `{binding.name}` has no canonical "
                 "artifact resource"
             )
-        constant = binding.memory_class in ("constant", "uniform") or resource.lifetime == "constant"
+        constant = (
+            binding.memory_class in ("constant", "uniform") or resource.lifetime == "constant"
+        )
         bindings.append(
             TargetResourceBinding(
                 resource=resource.value,
@@ -241,7 +251,9 @@ def selected_resource_bindings(
     return tuple(bindings)
 
 
-def selected_logical_element_count(artifact: Artifact, module: SelectedModule, fused: ProgramOp) -> int | None:
+def selected_logical_element_count(
+    artifact: Artifact, module: SelectedModule, fused: ProgramOp
+) -> int | None:
     """The seed's rule, with SPEC section 5's full span: the largest element count
     among all the group's values when the fused program uses atomics or workgroup
     memory; else among the values the members write, falling back to all; at
@@ -256,7 +268,10 @@ def selected_logical_element_count(artifact: Artifact, module: SelectedModule, f
 
 
 def _entries(
-    artifact: Artifact, module: SelectedModule, fused: ProgramOp, kernels: list[tuple[str, WgslKernel]]
+    artifact: Artifact,
+    module: SelectedModule,
+    fused: ProgramOp,
+    kernels: list[tuple[str, WgslKernel]],
 ) -> list[TargetEntryPoint]:
     shared = sum((b.static_count or 0) * ELEMENT_BYTES for b in fused.buffers() if b.is_workgroup)
     return [

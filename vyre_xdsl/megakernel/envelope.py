@@ -101,7 +101,12 @@ class TargetPayload:
         data: bytes,
     ) -> TargetPayload:
         ordered = tuple(
-            attrs.evolve(e, resource_bindings=tuple(sorted(e.resource_bindings, key=lambda b: (b.group, b.slot))))
+            attrs.evolve(
+                e,
+                resource_bindings=tuple(
+                    sorted(e.resource_bindings, key=lambda b: (b.group, b.slot))
+                ),
+            )
             for e in sorted(entries, key=lambda e: e.name)
         )
         _validate(artifact, format, profile, ordered, data)
@@ -140,11 +145,15 @@ def _validate(
         _validate_entry(entry, node_ids, values, profile)
 
 
-def _validate_entry(entry: TargetEntryPoint, node_ids: set[int], values: set[int], profile: ProfileRecord) -> None:
+def _validate_entry(
+    entry: TargetEntryPoint, node_ids: set[int], values: set[int], profile: ProfileRecord
+) -> None:
     where = f"entry point {entry.name}"
     if entry.node not in node_ids:
         raise PayloadError(f"{where} names node {entry.node}, which the artifact does not have")
-    if min(entry.workgroup_size) <= 0 or (entry.grid_size is not None and min(entry.grid_size) <= 0):
+    if min(entry.workgroup_size) <= 0 or (
+        entry.grid_size is not None and min(entry.grid_size) <= 0
+    ):
         raise PayloadError(f"{where} has a zero workgroup or grid extent")
     if any(s > m for s, m in zip(entry.workgroup_size, profile.max_workgroup_size)):
         raise PayloadError(f"{where}: workgroup {list(entry.workgroup_size)} exceeds the profile")
@@ -152,7 +161,9 @@ def _validate_entry(entry: TargetEntryPoint, node_ids: set[int], values: set[int
     if x * y * z > profile.max_invocations:
         raise PayloadError(f"{where}: {x * y * z} invocations per workgroup exceed the profile")
     if entry.dynamic_shared_bytes > profile.max_dynamic_shared_bytes:
-        raise PayloadError(f"{where}: {entry.dynamic_shared_bytes} bytes of workgroup memory exceed the profile")
+        raise PayloadError(
+            f"{where}: {entry.dynamic_shared_bytes} bytes of workgroup memory exceed the profile"
+        )
     slots = [(b.group, b.slot) for b in entry.resource_bindings]
     if len(set(slots)) != len(slots):
         raise PayloadError(f"{where} binds one (group, slot) twice")
@@ -183,7 +194,9 @@ class ArtifactEnvelope:
             )
         if any(p.format == payload.format for p in self.payloads):
             raise DuplicatePayloadError(f"the envelope already holds a {payload.format} payload")
-        return attrs.evolve(self, payloads=tuple(sorted(self.payloads + (payload,), key=lambda p: p.format)))
+        return attrs.evolve(
+            self, payloads=tuple(sorted(self.payloads + (payload,), key=lambda p: p.format))
+        )
 
     def require_target_payload(self, format: TargetPayloadFormat) -> TargetPayload:
         for payload in self.payloads:

@@ -220,7 +220,11 @@ def check_merge(
     rules = rules or Rules()
     n, m = len(graph.nodes), len(graph.values)
     if not (0 <= edge.producer < n and 0 <= edge.consumer < n and 0 <= edge.value < m):
-        return Rejection(edge, MKL001_UNKNOWN_ENDPOINT, f"edge {edge} names a program or value the graph does not have")
+        return Rejection(
+            edge,
+            MKL001_UNKNOWN_ENDPOINT,
+            f"edge {edge} names a program or value the graph does not have",
+        )
     reason = (
         _disconnected(graph, edge)
         or _synchronization(graph, edge)
@@ -257,7 +261,9 @@ def _synchronization(graph: ProgramGraph, edge: Dependence) -> tuple[str, str] |
     return None
 
 
-def _edge_class(graph: ProgramGraph, edge: Dependence, classify: Classifier) -> tuple[str, str] | None:
+def _edge_class(
+    graph: ProgramGraph, edge: Dependence, classify: Classifier
+) -> tuple[str, str] | None:
     if classify(graph, edge) == CROSS_WORKGROUP:
         return MKL003_LIFETIME_BOUNDARY, (
             f"{_describe(graph, edge)} across workgroups; the value must be materialized "
@@ -320,7 +326,9 @@ def _fusion_trial(
     return graph.memo[key]
 
 
-def _trial(graph: ProgramGraph, members: tuple[int, ...], profile: TargetProfile) -> tuple[str, str] | None:
+def _trial(
+    graph: ProgramGraph, members: tuple[int, ...], profile: TargetProfile
+) -> tuple[str, str] | None:
     from vyre_xdsl.backends.wgsl import lowered_module
 
     try:
@@ -358,7 +366,9 @@ def fuse_group(graph: ProgramGraph, members: Sequence[int]) -> ProgramOp:
     programs = [graph.nodes[k].program for k in members]
     if len(programs) == 1:
         return programs[0].clone()
-    return fuse_programs(programs, split_grid_sync=True, intermediates=group_intermediates(graph, members))
+    return fuse_programs(
+        programs, split_grid_sync=True, intermediates=group_intermediates(graph, members)
+    )
 
 
 def _group_successors(graph: ProgramGraph, groups: UnionFind) -> dict[int, set[int]]:
@@ -374,7 +384,9 @@ def _group_successors(graph: ProgramGraph, groups: UnionFind) -> dict[int, set[i
 
 
 def cost_of(graph: ProgramGraph, assignment: Sequence[int]) -> Cost:
-    crossing = sum(1 for d in graph.data_edges() if assignment[d.producer] != assignment[d.consumer])
+    crossing = sum(
+        1 for d in graph.data_edges() if assignment[d.producer] != assignment[d.consumer]
+    )
     return Cost(
         semantic_work=sum(node.work for node in graph.nodes),
         launches=len(set(assignment)),
@@ -415,7 +427,9 @@ def candidates(graph: ProgramGraph, rules: Rules) -> list[UnionFind]:
 
 
 def plan(
-    graph: ProgramGraph, classify: Classifier | None = None, profile: TargetProfile = DEFAULT_PROFILE
+    graph: ProgramGraph,
+    classify: Classifier | None = None,
+    profile: TargetProfile = DEFAULT_PROFILE,
 ) -> Plan:
     """The cheapest legal plan for `graph` (deterministic).
 
@@ -482,14 +496,17 @@ def group_stages(graph: ProgramGraph, assignment: Sequence[int]) -> list[int]:
     return stages
 
 
-def _barriers(graph: ProgramGraph, assignment: Sequence[int], stages: Sequence[int]) -> tuple[StageBarrier, ...]:
+def _barriers(
+    graph: ProgramGraph, assignment: Sequence[int], stages: Sequence[int]
+) -> tuple[StageBarrier, ...]:
     last = max(stages, default=0)
     barriers = []
     for stage in range(1, last + 1):
         crossing = tuple(
             k
             for k, dep in enumerate(graph.dependences)
-            if stages[assignment[dep.consumer]] == stage and stages[assignment[dep.producer]] < stage
+            if stages[assignment[dep.consumer]] == stage
+            and stages[assignment[dep.producer]] < stage
         )
         barriers.append(StageBarrier(stage - 1, stage, crossing))
     return tuple(barriers)

@@ -100,7 +100,9 @@ def _union(options: tuple[Any, ...], data: Any, path: str) -> Any:
             return _convert(option, data, path)
         except RecordShapeError as error:
             errors.append(str(error))
-    raise RecordShapeError(errors[0] if len(errors) == 1 else f"{path}: unexpected value {data!r:.60}")
+    raise RecordShapeError(
+        errors[0] if len(errors) == 1 else f"{path}: unexpected value {data!r:.60}"
+    )
 
 
 def _tuple(args: tuple[Any, ...], data: Any, path: str) -> tuple[Any, ...]:

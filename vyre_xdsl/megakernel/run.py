@@ -54,7 +54,13 @@ def run_bundle(
 
         gpu = gpu_device()
         check_device_fits(bundle, gpu.limits)
-        final = run_kernels(bundle.kernels(), buffers, outputs=list(sig.outputs), uploads=set(sig.inputs), device=gpu)
+        final = run_kernels(
+            bundle.kernels(),
+            buffers,
+            outputs=list(sig.outputs),
+            uploads=set(sig.inputs),
+            device=gpu,
+        )
     return sig.outputs_of(final, inputs)
 
 
@@ -116,11 +122,17 @@ class BundleFileError(VyreError):
 
 
 def run_bundle_file(
-    path: str, inputs: dict[str, np.ndarray], backend: str, random_seed: int | None, fuse: bool = False
+    path: str,
+    inputs: dict[str, np.ndarray],
+    backend: str,
+    random_seed: int | None,
+    fuse: bool = False,
 ) -> dict[str, np.ndarray]:
     """`vyre-run OUT.vkb ...`: load and check the bundle, fill random inputs, run it."""
     if fuse:
-        raise BundleFileError("--fuse does not apply to a bundle: vyre-compile already planned and fused it")
+        raise BundleFileError(
+            "--fuse does not apply to a bundle: vyre-compile already planned and fused it"
+        )
     bundle = load_bundle(path)
     if random_seed is not None:
         from vyre_xdsl.tools.vyre_run import random_inputs

@@ -74,7 +74,10 @@ def _binding_violations(descriptor: k.DescriptorOp, profile: TargetProfile) -> l
         slot, name = binding.slot_number, binding.buffer_name
         if slot in seen_slots:
             errors.append(
-                (binding, f"duplicate binding slot {slot}: @{name} and @{seen_slots[slot].buffer_name}")
+                (
+                    binding,
+                    f"duplicate binding slot {slot}: @{name} and @{seen_slots[slot].buffer_name}",
+                )
             )
         seen_slots.setdefault(slot, binding)
         if name in seen_names:
@@ -82,22 +85,31 @@ def _binding_violations(descriptor: k.DescriptorOp, profile: TargetProfile) -> l
         seen_names.setdefault(name, binding)
         if binding.is_host and slot >= k.WORKGROUP_SLOT_BASE:
             errors.append(
-                (binding, f"host binding @{name} ({binding.mem_class}) at slot {slot} is in the "
-                 f"workgroup range (>= 2^24 = {k.WORKGROUP_SLOT_BASE})")
+                (
+                    binding,
+                    f"host binding @{name} ({binding.mem_class}) at slot {slot} is in the "
+                    f"workgroup range (>= 2^24 = {k.WORKGROUP_SLOT_BASE})",
+                )
             )
         if not binding.is_host and slot < k.WORKGROUP_SLOT_BASE:
             errors.append(
-                (binding, f"{binding.mem_class} binding @{name} at slot {slot} is in the host "
-                 f"range (< 2^24 = {k.WORKGROUP_SLOT_BASE})")
+                (
+                    binding,
+                    f"{binding.mem_class} binding @{name} at slot {slot} is in the host "
+                    f"range (< 2^24 = {k.WORKGROUP_SLOT_BASE})",
+                )
             )
         errors.extend(_sidecar_violations(binding))
         if binding.is_host:
             storage += 1
             if storage == profile.max_storage_buffers + 1:
                 errors.append(
-                    (binding, f"binding @{name} is storage buffer {storage}; the target allows "
-                     f"{profile.max_storage_buffers} per shader stage. Fix: fuse fewer programs "
-                     "or split the program")
+                    (
+                        binding,
+                        f"binding @{name} is storage buffer {storage}; the target allows "
+                        f"{profile.max_storage_buffers} per shader stage. Fix: fuse fewer programs "
+                        "or split the program",
+                    )
                 )
         else:
             before = workgroup_bytes
@@ -105,8 +117,11 @@ def _binding_violations(descriptor: k.DescriptorOp, profile: TargetProfile) -> l
             limit = profile.max_workgroup_storage_bytes
             if before <= limit < workgroup_bytes:
                 errors.append(
-                    (binding, f"workgroup memory reaches {workgroup_bytes} bytes with @{name}; "
-                     f"the target allows {limit}")
+                    (
+                        binding,
+                        f"workgroup memory reaches {workgroup_bytes} bytes with @{name}; "
+                        f"the target allows {limit}",
+                    )
                 )
     return errors
 
@@ -123,14 +138,19 @@ def _sidecar_violations(binding: k.BindingOp) -> list[Violation]:
         )
         if not shape_ok:
             return [
-                (binding, f"the trap sidecar must be @{k.TRAP_SIDECAR_NAME}, a global "
-                 f"read_write ui32[{k.TRAP_SIDECAR_WORDS}] binding")
+                (
+                    binding,
+                    f"the trap sidecar must be @{k.TRAP_SIDECAR_NAME}, a global "
+                    f"read_write ui32[{k.TRAP_SIDECAR_WORDS}] binding",
+                )
             ]
         return []
     if name == k.TRAP_SIDECAR_NAME:
         return [
-            (binding, f"buffer name @{name} is reserved for the trap sidecar. "
-             "Fix: rename the buffer")
+            (
+                binding,
+                f"buffer name @{name} is reserved for the trap sidecar. Fix: rename the buffer",
+            )
         ]
     return []
 
@@ -154,39 +174,54 @@ def _dispatch_violations(descriptor: k.DescriptorOp, profile: TargetProfile) -> 
     for axis, value in enumerate(dispatch.static_grid or ()):
         if value > MAX_WORKGROUPS_PER_DIMENSION:
             errors.append(
-                (dispatch, f"dispatch grid is {value} on axis {v.AXES[axis]}; WebGPU launches at "
-                 f"most {MAX_WORKGROUPS_PER_DIMENSION} workgroups per axis")
+                (
+                    dispatch,
+                    f"dispatch grid is {value} on axis {v.AXES[axis]}; WebGPU launches at "
+                    f"most {MAX_WORKGROUPS_PER_DIMENSION} workgroups per axis",
+                )
             )
     workgroup = dispatch.kernel_workgroup
     for axis, (size, limit) in enumerate(zip(workgroup, profile.max_workgroup_size)):
         if size > limit:
             errors.append(
-                (dispatch, f"workgroup size {list(workgroup)} exceeds the target profile on axis "
-                 f"{v.AXES[axis]} ({size} > {limit})")
+                (
+                    dispatch,
+                    f"workgroup size {list(workgroup)} exceeds the target profile on axis "
+                    f"{v.AXES[axis]} ({size} > {limit})",
+                )
             )
     if math.prod(workgroup) > profile.max_invocations:
         errors.append(
-            (dispatch, f"workgroup size {list(workgroup)} has {math.prod(workgroup)} invocations; "
-             f"the target profile allows {profile.max_invocations}")
+            (
+                dispatch,
+                f"workgroup size {list(workgroup)} has {math.prod(workgroup)} invocations; "
+                f"the target profile allows {profile.max_invocations}",
+            )
         )
-    if dispatch.is_widened and (
-        dispatch.program_workgroup != (1, 1, 1) or workgroup[1:] != (1, 1)
-    ):
+    if dispatch.is_widened and (dispatch.program_workgroup != (1, 1, 1) or workgroup[1:] != (1, 1)):
         errors.append(
-            (dispatch, f"a kernel workgroup {list(workgroup)} that differs from the program's "
-             f"{list(dispatch.program_workgroup)} is only supported when widening [1, 1, 1] to [N, 1, 1]")
+            (
+                dispatch,
+                f"a kernel workgroup {list(workgroup)} that differs from the program's "
+                f"{list(dispatch.program_workgroup)} is only supported when widening [1, 1, 1] to [N, 1, 1]",
+            )
         )
     if dispatch.is_widened:
         for binding in descriptor.bindings():
             if not binding.is_host:
                 errors.append(
-                    (binding, f"workgroup memory @{binding.buffer_name} in a kernel whose "
-                     "workgroup was widened from [1, 1, 1]")
+                    (
+                        binding,
+                        f"workgroup memory @{binding.buffer_name} in a kernel whose "
+                        "workgroup was widened from [1, 1, 1]",
+                    )
                 )
     for name in dispatch.count_names:
         binding = descriptor.binding_named(name)
         if binding is None or not binding.is_host:
-            errors.append((dispatch, f"count buffer @{name} is not a host binding of this descriptor"))
+            errors.append(
+                (dispatch, f"count buffer @{name} is not a host binding of this descriptor")
+            )
     return errors
 
 
@@ -206,11 +241,19 @@ def _body_violations(descriptor: k.DescriptorOp) -> list[Violation]:
         elif isinstance(op, k.TrapOp) and not has_sidecar:
             errors.append((op, "'kernel.trap' needs a trap sidecar binding, and there is none"))
         elif isinstance(op, k.ForOp) and not has_sidecar:
-            errors.append((op, "'kernel.for' needs a trap sidecar binding (where a driver that "
-                           "leaves loops early is reported), and there is none"))
+            errors.append(
+                (
+                    op,
+                    "'kernel.for' needs a trap sidecar binding (where a driver that "
+                    "leaves loops early is reported), and there is none",
+                )
+            )
         elif isinstance(op, v.BinaryOp) and not has_sidecar and may_trap(op):
             errors.append(
-                (op, f"'{op.name}' on si32 may trap and needs a trap sidecar binding, and there is none")
+                (
+                    op,
+                    f"'{op.name}' on si32 may trap and needs a trap sidecar binding, and there is none",
+                )
             )
         elif isinstance(op, k.BarrierOp) and widened:
             errors.append((op, "a barrier in a kernel whose workgroup was widened from [1, 1, 1]"))
@@ -226,7 +269,10 @@ def _memory_violations(descriptor: k.DescriptorOp, op: k._MemoryOp) -> list[Viol
     name = binding.buffer_name
     if binding.mem_class not in op.CLASSES:
         errors.append(
-            (op, f"'{op.name}' cannot address slot {slot} (@{name}), which is {binding.mem_class} memory")
+            (
+                op,
+                f"'{op.name}' cannot address slot {slot} (@{name}), which is {binding.mem_class} memory",
+            )
         )
     ty = _access_type(op)
     if ty is not None and ty != binding.element_type:

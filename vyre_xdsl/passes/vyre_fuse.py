@@ -44,7 +44,9 @@ class VyreFusePass(ModulePass):
             return
         check_buffer_types(progs)  # before the signature, which would blame only one program
         intermediates = {b.name for b in signature(op).buffers if b.is_intermediate}
-        fused = fuse_programs(progs, split_grid_sync=self.split_grid_sync, intermediates=intermediates)
+        fused = fuse_programs(
+            progs, split_grid_sync=self.split_grid_sync, intermediates=intermediates
+        )
         fused.location = progs[0].location
         op.body.block.insert_op_before(fused, progs[0])
         for program in progs:

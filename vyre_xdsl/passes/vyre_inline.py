@@ -134,9 +134,7 @@ class InlineCall(RewritePattern):
 
 def remove_uncalled_functions(module: ModuleOp) -> None:
     """Erase the functions that no program calls, directly or through other functions."""
-    called = {
-        op.callee_name for op in module.walk() if isinstance(op, CallOp) and not _in_func(op)
-    }
+    called = {op.callee_name for op in module.walk() if isinstance(op, CallOp) and not _in_func(op)}
     reachable: set[str] = set()
     pending = list(called)
     while pending:

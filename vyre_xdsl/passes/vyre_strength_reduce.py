@@ -59,8 +59,6 @@ def power_of_two_exponent(value: SSAValue) -> int | None:
     return c.bit_length() - 1
 
 
-
-
 def _replace_by_op(
     rewriter: PatternRewriter, op: Operation, x: SSAValue, cls: type[Operation], amount: int
 ) -> None:

@@ -128,12 +128,18 @@ class DeviceArray:
             pass
 
 
-def to_device(array, adapter: int | str | None = None, device: GpuDevice | None = None) -> DeviceArray:
+def to_device(
+    array, adapter: int | str | None = None, device: GpuDevice | None = None
+) -> DeviceArray:
     """Copy a host array (float32, int32 or uint32, any shape) into a new
     `DeviceArray` on the device of `adapter` (default: the process's device)."""
     host = np.asarray(array)
     if host.dtype not in DEVICE_DTYPES:
-        hint = "; give bool data as uint32 words (x.astype(np.uint32))" if host.dtype == np.bool_ else ""
+        hint = (
+            "; give bool data as uint32 words (x.astype(np.uint32))"
+            if host.dtype == np.bool_
+            else ""
+        )
         raise DeviceDtypeError(
             f"a device array holds float32, int32 or uint32 elements, not {host.dtype}{hint}"
         )

@@ -148,7 +148,9 @@ def _enumerate() -> list:
         adapters = []
     forced = _forced_backend()
     if forced is not None:
-        adapters = [a for a in adapters if str(a.info.get("backend_type", "")).lower() == forced.lower()]
+        adapters = [
+            a for a in adapters if str(a.info.get("backend_type", "")).lower() == forced.lower()
+        ]
     adapters.sort(key=_rank)
     _ADAPTERS = adapters
     return adapters
@@ -158,8 +160,16 @@ def _rank(adapter) -> tuple[int, int]:
     info = adapter.info
     backend = info.get("backend_type", "")
     kind = info.get("adapter_type", "Unknown")
-    b = BACKEND_PREFERENCE.index(backend) if backend in BACKEND_PREFERENCE else len(BACKEND_PREFERENCE)
-    t = ADAPTER_TYPE_PREFERENCE.index(kind) if kind in ADAPTER_TYPE_PREFERENCE else len(ADAPTER_TYPE_PREFERENCE)
+    b = (
+        BACKEND_PREFERENCE.index(backend)
+        if backend in BACKEND_PREFERENCE
+        else len(BACKEND_PREFERENCE)
+    )
+    t = (
+        ADAPTER_TYPE_PREFERENCE.index(kind)
+        if kind in ADAPTER_TYPE_PREFERENCE
+        else len(ADAPTER_TYPE_PREFERENCE)
+    )
     return b, t
 
 
@@ -214,13 +224,19 @@ def adapter_index(choice: int | str | None = None) -> int:
     if isinstance(choice, int) or (isinstance(choice, str) and choice.isdigit()):
         index = int(choice)
         if not 0 <= index < len(found):
-            raise AdapterChoiceError(f"{origin}={choice}: no adapter with that index; adapters: {_listing(found)}")
+            raise AdapterChoiceError(
+                f"{origin}={choice}: no adapter with that index; adapters: {_listing(found)}"
+            )
         return index
     if not isinstance(choice, str):
-        raise AdapterChoiceError(f"{origin} must be an index or a name, got {type(choice).__name__}")
+        raise AdapterChoiceError(
+            f"{origin} must be an index or a name, got {type(choice).__name__}"
+        )
     matches = [a.index for a in found if choice.lower() in a.description.lower()]
     if not matches:
-        raise AdapterChoiceError(f"{origin}='{choice}' matches no adapter; adapters: {_listing(found)}")
+        raise AdapterChoiceError(
+            f"{origin}='{choice}' matches no adapter; adapters: {_listing(found)}"
+        )
     return matches[0]
 
 
@@ -274,9 +290,15 @@ class GpuDevice:
         limits = {name: adapter.limits[name] for name in REQUESTED_LIMITS if name in adapter.limits}
         features = [f for f in OPTIONAL_FEATURES if f in adapter.features]
         unified = adapter.info.get("adapter_type") in UNIFIED_MEMORY_TYPES
-        if unified and UNIFIED_MEMORY_FEATURE in adapter.features and not os.environ.get("VYRE_NO_UMA"):
+        if (
+            unified
+            and UNIFIED_MEMORY_FEATURE in adapter.features
+            and not os.environ.get("VYRE_NO_UMA")
+        ):
             features.append(UNIFIED_MEMORY_FEATURE)
-        self.device = adapter.request_device_sync(required_features=features, required_limits=limits)
+        self.device = adapter.request_device_sync(
+            required_features=features, required_limits=limits
+        )
         self.limits = dict(self.device.limits)
         self.features = frozenset(self.device.features)
         self.pool = BufferPool(self.device)
@@ -333,7 +355,9 @@ class GpuDevice:
         module = self.device.create_shader_module(code=wgsl)
         layouts = self._bind_group_layouts(bindings)
         count = max(layouts, default=-1) + 1
-        ordered = [layouts.get(g) or self.device.create_bind_group_layout(entries=[]) for g in range(count)]
+        ordered = [
+            layouts.get(g) or self.device.create_bind_group_layout(entries=[]) for g in range(count)
+        ]
         layout = self.device.create_pipeline_layout(bind_group_layouts=ordered)
         pipeline = self.device.create_compute_pipeline(
             layout=layout, compute={"module": module, "entry_point": entry_point}
@@ -353,7 +377,11 @@ class GpuDevice:
                 else wgpu.BufferBindingType.storage
             )
             entries.setdefault(binding.group, []).append(
-                {"binding": binding.slot, "visibility": wgpu.ShaderStage.COMPUTE, "buffer": {"type": kind}}
+                {
+                    "binding": binding.slot,
+                    "visibility": wgpu.ShaderStage.COMPUTE,
+                    "buffer": {"type": kind},
+                }
             )
         return {g: self.device.create_bind_group_layout(entries=e) for g, e in entries.items()}
 

@@ -181,7 +181,10 @@ def _arena_numbers(plan: _Plan, names: frozenset) -> dict[str, int]:
             continue
         number = 0
         while any(
-            name in usage and other != name and numbers.get(other) == number and usage[other] != usage[name]
+            name in usage
+            and other != name
+            and numbers.get(other) == number
+            and usage[other] != usage[name]
             for usage in plan.usages
             for other in usage
         ):
@@ -230,13 +233,27 @@ def _lookup_plan(gpu: GpuDevice, kernels: Sequence[WgslKernel]) -> _Plan:
         steps.append(_Step(kernel, pipeline, entries, sidecar))
     stride = max(SIDECAR_WORDS * 4, gpu.limits.get("min-storage-buffer-offset-alignment", 256))
     written = frozenset(
-        b.name for k in kernels for b in k.bindings if not b.is_trap_sidecar and b.visibility != "read_only"
+        b.name
+        for k in kernels
+        for b in k.bindings
+        if not b.is_trap_sidecar and b.visibility != "read_only"
     )
     usages = [
-        {b.name: b.visibility != "read_only" for b in k.bindings if not b.is_trap_sidecar} for k in kernels
+        {b.name: b.visibility != "read_only" for b in k.bindings if not b.is_trap_sidecar}
+        for k in kernels
     ]
-    plan = _Plan(tuple(kernels), names, index, size_names, steps, written, usages, traps, stride,
-                 OrderedDict())
+    plan = _Plan(
+        tuple(kernels),
+        names,
+        index,
+        size_names,
+        steps,
+        written,
+        usages,
+        traps,
+        stride,
+        OrderedDict(),
+    )
     gpu.run_plans[key] = plan
     while len(gpu.run_plans) > RUN_PLAN_CACHE_SIZE:
         gpu.run_plans.popitem(last=False)
@@ -246,9 +263,14 @@ def _lookup_plan(gpu: GpuDevice, kernels: Sequence[WgslKernel]) -> _Plan:
 def _sized(gpu: GpuDevice, plan: _Plan, host: Mapping[str, np.ndarray]) -> _Sized:
     """The sized plan of `host`'s array sizes; the device limits are checked
     when it is made (they are part of its key)."""
-    limits = (gpu.limits.get("max-storage-buffer-binding-size"),
-              gpu.limits.get("max-storage-buffers-per-shader-stage"))
-    key = (limits, tuple((host[n].size, host[n].nbytes) if n in host else None for n in plan.size_names))
+    limits = (
+        gpu.limits.get("max-storage-buffer-binding-size"),
+        gpu.limits.get("max-storage-buffers-per-shader-stage"),
+    )
+    key = (
+        limits,
+        tuple((host[n].size, host[n].nbytes) if n in host else None for n in plan.size_names),
+    )
     sized = plan.sized.get(key)
     if sized is not None:
         plan.sized.move_to_end(key)
@@ -262,8 +284,11 @@ def _sized(gpu: GpuDevice, plan: _Plan, host: Mapping[str, np.ndarray]) -> _Size
     for kernel in kernels:
         sizes: dict[int, list[int]] = {}
         for binding in kernel.bindings:
-            size = (SIDECAR_WORDS * 4 if binding.is_trap_sidecar
-                    else 4 * max(1, _binding_count(binding, lengths)))
+            size = (
+                SIDECAR_WORDS * 4
+                if binding.is_trap_sidecar
+                else 4 * max(1, _binding_count(binding, lengths))
+            )
             sizes.setdefault(binding.group, []).append(size)
         binding_bytes.append(sizes)
     grids = [kernel.dispatch_grid(lengths) for kernel in kernels]
@@ -288,12 +313,18 @@ def _bind_groups(gpu: GpuDevice, plan: _Plan, sized: _Sized, storage: list, side
             entries = []
             for (slot, i), size in zip(step.entries.get(g, ()), sizes.get(g, ())):
                 if i is None:
-                    resource = {"buffer": sidecar, "offset": step.sidecar * plan.stride, "size": size}
+                    resource = {
+                        "buffer": sidecar,
+                        "offset": step.sidecar * plan.stride,
+                        "size": size,
+                    }
                 else:
                     buffer, offset = storage[i]
                     resource = {"buffer": buffer, "offset": offset, "size": size}
                 entries.append({"binding": slot, "resource": resource})
-            groups.append((g, gpu.device.create_bind_group(layout=step.pipeline.layouts[g], entries=entries)))
+            groups.append(
+                (g, gpu.device.create_bind_group(layout=step.pipeline.layouts[g], entries=entries))
+            )
         cached.append(groups)
     sized.bind_groups[key] = cached
     while len(sized.bind_groups) > BIND_GROUP_SETS:
@@ -301,7 +332,9 @@ def _bind_groups(gpu: GpuDevice, plan: _Plan, sized: _Sized, storage: list, side
     return cached
 
 
-def _dispatch(compute, step: _Step, groups: list[tuple[int, object]], grid: tuple[int, int, int]) -> None:
+def _dispatch(
+    compute, step: _Step, groups: list[tuple[int, object]], grid: tuple[int, int, int]
+) -> None:
     """Record one dispatch with wgpu-native's functions directly: wgpu-py's
     wrappers cost a few microseconds per call (error capture, argument
     checks); errors in a pass surface at `end()`/`finish()`, which still go
@@ -387,8 +420,18 @@ def run_kernels(
         encoder = gpu.device.create_command_encoder()
         arena = _Arena(gpu)
         storage = [
-            _storage(run, encoder, arena, name, arrays[name], nbytes, name in plan.written,
-                     name in kept, uploads is None or name in uploads, name in wanted)
+            _storage(
+                run,
+                encoder,
+                arena,
+                name,
+                arrays[name],
+                nbytes,
+                name in plan.written,
+                name in kept,
+                uploads is None or name in uploads,
+                name in wanted,
+            )
             for name, nbytes in zip(plan.names, sized.buffer_bytes)
         ]
         arena.allocate(run, encoder, _arena_numbers(plan, frozenset(arena.names)))
@@ -396,7 +439,11 @@ def run_kernels(
         if sidecar is not None:
             encoder.clear_buffer(sidecar)
         bind_groups = _bind_groups(gpu, plan, sized, storage, sidecar)
-        timer = _Timer(run, len(kernels)) if profile is not None and "timestamp-query" in gpu.features else None
+        timer = (
+            _Timer(run, len(kernels))
+            if profile is not None and "timestamp-query" in gpu.features
+            else None
+        )
         if timer is None:
             compute = encoder.begin_compute_pass()
             for step, groups, grid in zip(plan.steps, bind_groups, sized.grids):
@@ -408,10 +455,19 @@ def run_kernels(
                 _dispatch(compute, step, groups, grid)
                 compute.end()
         ticks = timer.resolve(encoder) if timer else None
-        staged = [] if keep else [
-            run.stage(encoder, storage[plan.index[name]][0], name, arrays[name].nbytes) for name in wanted
-        ]
-        traps = run.stage(encoder, sidecar, "traps", plan.traps * plan.stride) if sidecar is not None else None
+        staged = (
+            []
+            if keep
+            else [
+                run.stage(encoder, storage[plan.index[name]][0], name, arrays[name].nbytes)
+                for name in wanted
+            ]
+        )
+        traps = (
+            run.stage(encoder, sidecar, "traps", plan.traps * plan.stride)
+            if sidecar is not None
+            else None
+        )
         gpu.device.queue.submit([encoder.finish()])
         if ticks is not None:
             stamps = run.read(ticks, np.uint64).astype(np.int64).reshape(-1, 2)
@@ -451,8 +507,18 @@ def _flat(array):
     return np.ascontiguousarray(array).reshape(-1)
 
 
-def _storage(run: _Run, encoder, arena: _Arena, name: str, array, nbytes: int, written: bool,
-             kept: bool, upload: bool, output: bool) -> list:
+def _storage(
+    run: _Run,
+    encoder,
+    arena: _Arena,
+    name: str,
+    array,
+    nbytes: int,
+    written: bool,
+    kept: bool,
+    upload: bool,
+    output: bool,
+) -> list:
     """[buffer, offset] bound for `name` in this run.
 
     A device array is bound itself when no kernel writes it, else a copy (so
@@ -654,18 +720,24 @@ class _Timer:
 
         self.run = run
         self.count = 2 * max(1, passes)
-        self.queries = run.gpu.device.create_query_set(type=wgpu.QueryType.timestamp, count=self.count)
+        self.queries = run.gpu.device.create_query_set(
+            type=wgpu.QueryType.timestamp, count=self.count
+        )
 
     def writes(self, index: int) -> dict:
-        return {"query_set": self.queries, "beginning_of_pass_write_index": 2 * index,
-                "end_of_pass_write_index": 2 * index + 1}
+        return {
+            "query_set": self.queries,
+            "beginning_of_pass_write_index": 2 * index,
+            "end_of_pass_write_index": 2 * index + 1,
+        }
 
     def resolve(self, encoder) -> _Staged:
         import wgpu
 
         nbytes = 8 * self.count
         resolved = self.run.gpu.device.create_buffer(
-            size=nbytes, usage=wgpu.BufferUsage.QUERY_RESOLVE | wgpu.BufferUsage.COPY_SRC)
+            size=nbytes, usage=wgpu.BufferUsage.QUERY_RESOLVE | wgpu.BufferUsage.COPY_SRC
+        )
         encoder.resolve_query_set(self.queries, 0, self.count, resolved, 0)
         return self.run.stage(encoder, resolved, "timestamps", nbytes, mappable=False)
 

@@ -44,7 +44,9 @@ class RunProfile:
     def __str__(self) -> str:
         width = max([len(k.name) for k in self.kernels] + [5])
         lines = [f"{k.name:<{width}}  {k.seconds * 1e3:10.4f} ms" for k in self.kernels]
-        lines.append(f"{'total':<{width}}  {self.total_seconds * 1e3:10.4f} ms  (GPU time, {self.adapter})")
+        lines.append(
+            f"{'total':<{width}}  {self.total_seconds * 1e3:10.4f} ms  (GPU time, {self.adapter})"
+        )
         return "\n".join(lines)
 
 

@@ -143,7 +143,11 @@ def _run_stage(words: list[str], stdin_data: bytes) -> tuple[int, str, str]:
         raise SystemExit(f"cli_batch: unknown tool '{words[0]}' (known: {', '.join(TOOLS)})")
     output, errors = _Bytes(), _Bytes()
     stdin = io.TextIOWrapper(io.BytesIO(stdin_data), encoding="utf-8")
-    with _isolated_globals(), contextlib.redirect_stdout(output), contextlib.redirect_stderr(errors):
+    with (
+        _isolated_globals(),
+        contextlib.redirect_stdout(output),
+        contextlib.redirect_stderr(errors),
+    ):
         saved_stdin, sys.stdin = sys.stdin, stdin
         try:
             status = tool(words[1:])

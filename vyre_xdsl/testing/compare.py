@@ -42,7 +42,9 @@ class Outcome:
         return f"outputs {sorted(self.outputs or {})}"
 
 
-def outcome(module: ModuleOp, inputs: Mapping[str, np.ndarray], backend: str, fuse: bool = False) -> Outcome:
+def outcome(
+    module: ModuleOp, inputs: Mapping[str, np.ndarray], backend: str, fuse: bool = False
+) -> Outcome:
     """Run `module` and capture its outputs or trap (other errors propagate)."""
     import vyre_xdsl
     from vyre_xdsl.interpreter import VyreTrap
@@ -79,7 +81,9 @@ def differences(
     assert expected.outputs is not None and actual.outputs is not None
     problems = []
     if sorted(expected.outputs) != sorted(actual.outputs):
-        problems.append(f"output names differ: {sorted(expected.outputs)} vs {sorted(actual.outputs)}")
+        problems.append(
+            f"output names differ: {sorted(expected.outputs)} vs {sorted(actual.outputs)}"
+        )
     for name in sorted(set(expected.outputs) & set(actual.outputs)):
         want, got = expected.outputs[name], actual.outputs[name]
         if name in unchecked:
@@ -127,12 +131,16 @@ def flushed_zero(expected: np.ndarray, actual: np.ndarray) -> np.ndarray:
     return is_subnormal(expected) & (np.asarray(actual, np.float32) == 0)
 
 
-def buffer_difference(name: str, expected: np.ndarray, actual: np.ndarray, tolerance: float = 0.0) -> str | None:
+def buffer_difference(
+    name: str, expected: np.ndarray, actual: np.ndarray, tolerance: float = 0.0
+) -> str | None:
     """Why buffer `name` differs, or None when it matches. An f32 zero where the
     expected value is subnormal matches (a GPU may flush subnormals)."""
     expected, actual = np.asarray(expected).reshape(-1), np.asarray(actual).reshape(-1)
     if expected.dtype != actual.dtype or expected.shape != actual.shape:
-        return f"{name}: {expected.dtype}{list(expected.shape)} vs {actual.dtype}{list(actual.shape)}"
+        return (
+            f"{name}: {expected.dtype}{list(expected.shape)} vs {actual.dtype}{list(actual.shape)}"
+        )
     if expected.dtype == np.float32:
         distance = np.where(flushed_zero(expected, actual), 0, ulp_distance(expected, actual))
         bad = np.flatnonzero(distance > tolerance)

@@ -117,7 +117,9 @@ def wgsl_budget(name: str) -> float:
         else:
             lo, hi = TRANSCENDENTAL_DOMAIN[name]
             grid = np.arange(round(lo * 4), round(hi * 4) + 1) / 4.0
-            grid = grid[grid != 0] if name in ("sin", "tan", "tanh", "asin", "atan", "sinh") else grid
+            grid = (
+                grid[grid != 0] if name in ("sin", "tan", "tanh", "asin", "atan", "sinh") else grid
+            )
             _BUDGETS[name] = ulp_budget(name, grid.astype(np.float32))
     return _BUDGETS[name]
 
@@ -280,8 +282,18 @@ TRANSCENDENTAL_DOMAIN: dict[str, tuple[float, float]] = {
 }
 
 #: smallest nonzero |f(x)| over nonzero quarters x of the domain
-_NONZERO_FLOOR = {"sin": 0.38, "cos": 0.31, "tan": 0.54, "tanh": 0.24, "sqrt": 0.5,
-                  "acos": 0.72, "asin": 0.25, "atan": 0.24, "sinh": 0.25, "cosh": 1.0}
+_NONZERO_FLOOR = {
+    "sin": 0.38,
+    "cos": 0.31,
+    "tan": 0.54,
+    "tanh": 0.24,
+    "sqrt": 0.5,
+    "acos": 0.72,
+    "asin": 0.25,
+    "atan": 0.24,
+    "sinh": 0.25,
+    "cosh": 1.0,
+}
 
 
 def transcendental(name: str, a: F32) -> F32 | None:

@@ -75,19 +75,83 @@ BUNDLE_SAMPLE = 0.35
 # ============================================================================ mutations
 
 INTERESTING_NUMBERS = (
-    b"0", b"1", b"-1", b"2", b"3", b"31", b"32", b"33", b"63", b"64", b"255", b"256", b"1023",
-    b"1024", b"1025", b"65535", b"65536", b"16777216", b"2147483647", b"2147483648",
-    b"-2147483648", b"-2147483649", b"4294967295", b"4294967296", b"18446744073709551615",
-    b"18446744073709551616", b"99999999999999999999999999999999", b"-99999999999999999999",
-    b"1.5", b"-0.0", b"0.0", b"1e38", b"3.4028235e38", b"1e39", b"-1e39", b"1e-45", b"1e-40",
-    b"1e308", b"1e400", b"0x7fffffff", b"0xffffffff", b"0x100000000", b"nan", b"inf", b"-inf",
+    b"0",
+    b"1",
+    b"-1",
+    b"2",
+    b"3",
+    b"31",
+    b"32",
+    b"33",
+    b"63",
+    b"64",
+    b"255",
+    b"256",
+    b"1023",
+    b"1024",
+    b"1025",
+    b"65535",
+    b"65536",
+    b"16777216",
+    b"2147483647",
+    b"2147483648",
+    b"-2147483648",
+    b"-2147483649",
+    b"4294967295",
+    b"4294967296",
+    b"18446744073709551615",
+    b"18446744073709551616",
+    b"99999999999999999999999999999999",
+    b"-99999999999999999999",
+    b"1.5",
+    b"-0.0",
+    b"0.0",
+    b"1e38",
+    b"3.4028235e38",
+    b"1e39",
+    b"-1e39",
+    b"1e-45",
+    b"1e-40",
+    b"1e308",
+    b"1e400",
+    b"0x7fffffff",
+    b"0xffffffff",
+    b"0x100000000",
+    b"nan",
+    b"inf",
+    b"-inf",
 )
 WEIRD_NAMES = (
-    '@"a b"', '@"main\\uffff"', '@"a\u2028b"', '@"a\u0085b"', '@"a\\rb"', '@"a\\nb"', '@"\u00e9"',
-    '@""', '@"x"', "@__vyre_fuse_a1_acc", "@__vyre_fuse_a0_x", "@main", "@" + "n" * 300,
-    '%"a b"', "%0", "%x", "%i", '@"*/ bad"', '@"// c"',
+    '@"a b"',
+    '@"main\\uffff"',
+    '@"a\u2028b"',
+    '@"a\u0085b"',
+    '@"a\\rb"',
+    '@"a\\nb"',
+    '@"\u00e9"',
+    '@""',
+    '@"x"',
+    "@__vyre_fuse_a1_acc",
+    "@__vyre_fuse_a0_x",
+    "@main",
+    "@" + "n" * 300,
+    '%"a b"',
+    "%0",
+    "%x",
+    "%i",
+    '@"*/ bad"',
+    '@"// c"',
 )
-BAD_BYTES = (b"\xff", b"\xfe\xff", b"\xc3", b"\xed\xa0\x80", b"\x80", b"\xf4\x90\x80\x80", b"\x00", b"\xc0\xaf")
+BAD_BYTES = (
+    b"\xff",
+    b"\xfe\xff",
+    b"\xc3",
+    b"\xed\xa0\x80",
+    b"\x80",
+    b"\xf4\x90\x80\x80",
+    b"\x00",
+    b"\xc0\xaf",
+)
 NESTING_DEPTHS = (1, 2, 3, 8, 50, 118, 122, 200, 400, 1500)
 
 _TOKEN = re.compile(
@@ -107,11 +171,21 @@ class TextMutator:
     def __init__(self, rng: random.Random):
         self.rng = rng
         self.operators = [
-            (self.delete_bytes, 3), (self.duplicate_bytes, 2), (self.swap_spans, 2),
-            (self.delete_token, 4), (self.duplicate_token, 3), (self.swap_tokens, 3),
-            (self.replace_number, 8), (self.rename, 5), (self.swap_words, 4),
-            (self.insert_token, 2), (self.nest, 3), (self.unterminated_string, 2),
-            (self.bad_bytes, 2), (self.duplicate_line, 3), (self.delete_line, 3),
+            (self.delete_bytes, 3),
+            (self.duplicate_bytes, 2),
+            (self.swap_spans, 2),
+            (self.delete_token, 4),
+            (self.duplicate_token, 3),
+            (self.swap_tokens, 3),
+            (self.replace_number, 8),
+            (self.rename, 5),
+            (self.swap_words, 4),
+            (self.insert_token, 2),
+            (self.nest, 3),
+            (self.unterminated_string, 2),
+            (self.bad_bytes, 2),
+            (self.duplicate_line, 3),
+            (self.delete_line, 3),
             (self.move_line, 4),
         ]
 
@@ -119,7 +193,9 @@ class TextMutator:
         rng = self.rng
         steps: list[str] = []
         for _ in range(edits if edits is not None else rng.choice((1, 1, 1, 2, 2, 3))):
-            operator = rng.choices([o for o, _ in self.operators], [w for _, w in self.operators])[0]
+            operator = rng.choices([o for o, _ in self.operators], [w for _, w in self.operators])[
+                0
+            ]
             mutated = operator(data)
             if mutated is not None and mutated != data:
                 data = mutated
@@ -228,7 +304,9 @@ class TextMutator:
         idx = self._significant(tokens)
         if not idx:
             return None
-        tokens.insert(self.rng.randrange(len(tokens) + 1), b" " + tokens[self.rng.choice(idx)] + b" ")
+        tokens.insert(
+            self.rng.randrange(len(tokens) + 1), b" " + tokens[self.rng.choice(idx)] + b" "
+        )
         return b"".join(tokens)
 
     # ------------------------------------------------------------------ lines
@@ -265,14 +343,24 @@ class TextMutator:
     def nest(self, data: bytes) -> bytes | None:
         """Wrap a run of statement lines in many nested `vyre.block`s."""
         lines = self._lines(data)
-        body = [i for i, line in enumerate(lines) if line.lstrip().startswith((b"%", b"vyre.store", b"vyre.if", b"vyre.loop"))]
+        body = [
+            i
+            for i, line in enumerate(lines)
+            if line.lstrip().startswith((b"%", b"vyre.store", b"vyre.if", b"vyre.loop"))
+        ]
         if not body:
             return None
         start = self.rng.choice(body)
         end = min(len(lines), start + self.rng.randint(1, 4))
         depth = self.rng.choice(NESTING_DEPTHS)
         opener = self.rng.choice((b"vyre.block {\n", b'vyre.region "r" {\n'))
-        return b"".join(lines[:start]) + opener * depth + b"".join(lines[start:end]) + b"}\n" * depth + b"".join(lines[end:])
+        return (
+            b"".join(lines[:start])
+            + opener * depth
+            + b"".join(lines[start:end])
+            + b"}\n" * depth
+            + b"".join(lines[end:])
+        )
 
     def unterminated_string(self, data: bytes) -> bytes:
         lines = self._lines(data)
@@ -290,8 +378,32 @@ class BundleMutator:
     change one thing, re-encode canonically) or raw bytes; the digest rebuilt or
     left as it was."""
 
-    INTS = (0, 1, -1, 2, 3, 31, 32, 63, 64, 255, 256, 1023, 1024, 65535, 65536, 2**24, 2**31 - 1,
-            2**31, 2**32 - 1, 2**32, 2**53, 2**64, -(2**31), -(2**63))
+    INTS = (
+        0,
+        1,
+        -1,
+        2,
+        3,
+        31,
+        32,
+        63,
+        64,
+        255,
+        256,
+        1023,
+        1024,
+        65535,
+        65536,
+        2**24,
+        2**31 - 1,
+        2**31,
+        2**32 - 1,
+        2**32,
+        2**53,
+        2**64,
+        -(2**31),
+        -(2**63),
+    )
 
     def __init__(self, rng: random.Random):
         self.rng = rng
@@ -323,18 +435,24 @@ class BundleMutator:
         if choice == "empty":
             return b"", "empty"
         i = rng.randrange(32)
-        return data[:i] + bytes([data[i] ^ (1 << rng.randrange(8))]) + data[i + 1 :], f"digest bit flip at {i}"
+        return data[:i] + bytes([data[i] ^ (1 << rng.randrange(8))]) + data[
+            i + 1 :
+        ], f"digest bit flip at {i}"
 
     def _raw_body(self, body: bytes) -> tuple[bytes, str]:
         rng = self.rng
         i = rng.randrange(len(body))
         kind = rng.choice(("flip", "delete", "insert", "truncate"))
         if kind == "flip":
-            return body[:i] + bytes([body[i] ^ (1 << rng.randrange(8))]) + body[i + 1 :], f"body bit flip at {i}"
+            return body[:i] + bytes([body[i] ^ (1 << rng.randrange(8))]) + body[
+                i + 1 :
+            ], f"body bit flip at {i}"
         if kind == "delete":
             return body[:i] + body[i + rng.randint(1, 8) :], f"body bytes deleted at {i}"
         if kind == "insert":
-            return body[:i] + rng.choice((b" ", b"0", b"\xff", b'"', b",")) + body[i:], f"body byte inserted at {i}"
+            return body[:i] + rng.choice((b" ", b"0", b"\xff", b'"', b",")) + body[
+                i:
+            ], f"body byte inserted at {i}"
         return body[:i], f"body truncated at {i}"
 
     def _paths(self, node, path=()):
@@ -458,7 +576,9 @@ class Report:
         for kind in ("text", "cli", "subprocess", "bundle"):
             counts = {o: n for (k, o), n in self.counts().items() if k == kind}
             if counts:
-                lines.append(f"  {kind}: " + ", ".join(f"{o} {n}" for o, n in sorted(counts.items())))
+                lines.append(
+                    f"  {kind}: " + ", ".join(f"{o} {n}" for o, n in sorted(counts.items()))
+                )
         for (outcome, site), cases in sorted(self.sites().items(), key=lambda kv: -len(kv[1])):
             lines.append(f"FAIL {outcome} x{len(cases)} at {site}")
             for case in sorted(cases, key=lambda c: len(c.data))[:examples]:
@@ -532,7 +652,11 @@ def random_inputs(sig, rng: np.random.Generator) -> dict[str, np.ndarray] | None
     total = 0
     inputs: dict[str, np.ndarray] = {}
     for buffer in sig.buffers:
-        n = buffer.count if buffer.count is not None else max(buffer.min_count, int(rng.integers(1, 65)))
+        n = (
+            buffer.count
+            if buffer.count is not None
+            else max(buffer.min_count, int(rng.integers(1, 65)))
+        )
         total += n
         if n > MAX_RUN_ELEMENTS or total > 4 * MAX_RUN_ELEMENTS:
             return None
@@ -561,7 +685,9 @@ def loops_too_long(module) -> bool:
     from vyre_xdsl.dialects.vyre import ConstOp, LoopOp
 
     def trips(loop) -> int:
-        lower, upper = (v.owner if isinstance(v.owner, ConstOp) else None for v in (loop.lower, loop.upper))
+        lower, upper = (
+            v.owner if isinstance(v.owner, ConstOp) else None for v in (loop.lower, loop.upper)
+        )
         if upper is None:
             return 1
         low = lower.value.value.data if lower is not None else 0
@@ -583,7 +709,11 @@ def workgroup_memory_too_large(module) -> bool:
     from vyre_xdsl.dialects.vyre import BufferOp
 
     for op in module.walk():
-        if isinstance(op, BufferOp) and op.count is not None and op.count.value.data > MAX_RUN_ELEMENTS:
+        if (
+            isinstance(op, BufferOp)
+            and op.count is not None
+            and op.count.value.data > MAX_RUN_ELEMENTS
+        ):
             return True
     return False
 
@@ -614,10 +744,14 @@ def _guarded(stage: str, thunk):
             if isinstance(error, VyreTrap):
                 raise _Stage("trapped", f"{stage}: {error}") from None
             return None
-        raise _Stage("internal", f"{stage}: {type(error).__name__}: {error}"[:500], error_site(error)) from None
+        raise _Stage(
+            "internal", f"{stage}: {type(error).__name__}: {error}"[:500], error_site(error)
+        ) from None
 
 
-def check_text(text: str, rng: np.random.Generator, wgsl: list[str], ran: list | None = None) -> tuple[str, str, str]:
+def check_text(
+    text: str, rng: np.random.Generator, wgsl: list[str], ran: list | None = None
+) -> tuple[str, str, str]:
     """(outcome, detail, site) of the in-process pipeline on `text`; every WGSL
     module it prints is appended to `wgsl` (validated later), and the inputs of
     a successful reference run to `ran` (for a run on wgpu)."""
@@ -647,14 +781,20 @@ def check_text(text: str, rng: np.random.Generator, wgsl: list[str], ran: list |
             except CaseTimeout:
                 raise
             except Exception as error:
-                return "internal", f"vyre-compile wrote a bundle its decoder refuses: {error}"[:500], error_site(error)
+                return (
+                    "internal",
+                    f"vyre-compile wrote a bundle its decoder refuses: {error}"[:500],
+                    error_site(error),
+                )
         sig = _guarded("signature", lambda: signature(module))
         if sig is None:
             return "refused", "signature", ""
         inputs = random_inputs(sig, rng)
         if inputs is None or workgroup_memory_too_large(module) or loops_too_long(module):
             return "large", "", ""
-        outputs = _guarded("reference run", lambda: vyre_xdsl.run(module, inputs, backend="reference"))
+        outputs = _guarded(
+            "reference run", lambda: vyre_xdsl.run(module, inputs, backend="reference")
+        )
         if outputs is None:
             return "refused", "reference run", ""
         if ran is not None:
@@ -682,7 +822,11 @@ def check_cli_in_process(data: bytes, workdir: str) -> tuple[str, str, str]:
     except CaseTimeout:
         raise
     except Exception as error:
-        return "internal", f"vyre-opt raised {type(error).__name__}: {error}"[:500], error_site(error)
+        return (
+            "internal",
+            f"vyre-opt raised {type(error).__name__}: {error}"[:500],
+            error_site(error),
+        )
     finally:
         if saved is not None:
             os.environ["VYRE_DEBUG"] = saved
@@ -700,11 +844,31 @@ def check_tools_in_process(data: bytes, workdir: str, run: bool) -> tuple[str, s
         f.write(data)
     outputs = [os.path.join(workdir, name) for name in ("out.vkb", "plan.dot", "art.vmk")]
     directory = os.path.join(workdir, "outdir")
-    commands = [(vyre_compile.main, [source, "-o", outputs[0], "--plan-dot", outputs[1], "--artifact", outputs[2]],
-                 outputs, "vyre-compile")]
+    commands = [
+        (
+            vyre_compile.main,
+            [source, "-o", outputs[0], "--plan-dot", outputs[1], "--artifact", outputs[2]],
+            outputs,
+            "vyre-compile",
+        )
+    ]
     if run:
-        commands.append((vyre_run.main, [source, "--backend", "reference", "--random-inputs", "0",
-                                         "--output-dir", directory], [directory], "vyre-run"))
+        commands.append(
+            (
+                vyre_run.main,
+                [
+                    source,
+                    "--backend",
+                    "reference",
+                    "--random-inputs",
+                    "0",
+                    "--output-dir",
+                    directory,
+                ],
+                [directory],
+                "vyre-run",
+            )
+        )
     verdict = ("accepted", "", "")
     for main, argv, files, tool in commands:
         for path in files:
@@ -724,15 +888,29 @@ def check_tools_in_process(data: bytes, workdir: str, run: bool) -> tuple[str, s
         except SystemExit as exit_:
             code = exit_.code if isinstance(exit_.code, int) else 1
         except Exception as error:
-            return "internal", f"{tool} raised {type(error).__name__}: {error}"[:500], error_site(error)
+            return (
+                "internal",
+                f"{tool} raised {type(error).__name__}: {error}"[:500],
+                error_site(error),
+            )
         finally:
             if saved is not None:
                 os.environ["VYRE_DEBUG"] = saved
-        written = [p for p in files if os.path.exists(p) and (not os.path.isdir(p) or os.listdir(p))]
+        written = [
+            p for p in files if os.path.exists(p) and (not os.path.isdir(p) or os.listdir(p))
+        ]
         if code == 0 and len(written) < len(files):
-            return "partial", f"{tool} exit 0 but wrote {len(written)} of {len(files)} outputs", f"{tool} outputs"
+            return (
+                "partial",
+                f"{tool} exit 0 but wrote {len(written)} of {len(files)} outputs",
+                f"{tool} outputs",
+            )
         if code != 0 and written:
-            return "partial", f"{tool} exit {code} but left {[os.path.basename(p) for p in written]}", f"{tool} outputs"
+            return (
+                "partial",
+                f"{tool} exit {code} but left {[os.path.basename(p) for p in written]}",
+                f"{tool} outputs",
+            )
         text = err.getvalue()
         if code not in (0, 1) or "Traceback" in text or (code == 1 and "error" not in text):
             return "internal", f"{tool} exit {code}: {text.strip()[-500:]}", f"{tool} exit {code}"
@@ -744,12 +922,19 @@ def check_tools_in_process(data: bytes, workdir: str, run: bool) -> tuple[str, s
 def _classify_cli(code: int, stderr: str, target: str) -> tuple[str, str, str]:
     exists = os.path.exists(target)
     if code == 0:
-        return ("accepted", "", "") if exists else ("internal", "exit 0 without the -o file", "vyre-opt -o")
+        return (
+            ("accepted", "", "")
+            if exists
+            else ("internal", "exit 0 without the -o file", "vyre-opt -o")
+        )
     if exists:
         return "partial", f"exit {code} but {os.path.basename(target)} was written", "vyre-opt -o"
     if code == 1 and "Traceback" not in stderr and "error" in stderr:
         return "refused", stderr.strip().splitlines()[0][:200] if stderr.strip() else "", ""
-    first = next((line for line in stderr.splitlines() if "internal error" in line or "Error" in line), stderr[-300:])
+    first = next(
+        (line for line in stderr.splitlines() if "internal error" in line or "Error" in line),
+        stderr[-300:],
+    )
     site = re.sub(r"\d+", "N", first.strip())[:160]
     return "internal", f"exit {code}: {stderr.strip()[-500:]}", f"vyre-opt exit {code}: {site}"
 
@@ -785,7 +970,9 @@ def _device():
 
         adapter = wgpu.gpu.request_adapter_sync(power_preference="high-performance")
         limit = adapter.limits["max-storage-buffers-per-shader-stage"]
-        _DEVICE = adapter.request_device_sync(required_limits={"max-storage-buffers-per-shader-stage": limit})
+        _DEVICE = adapter.request_device_sync(
+            required_limits={"max-storage-buffers-per-shader-stage": limit}
+        )
     return _DEVICE
 
 
@@ -817,12 +1004,20 @@ def _run_forged(data: bytes, inputs: dict, f32_ulp: float) -> tuple[str, str, st
             if is_project_error(error):
                 results[backend] = ("refused", type(error).__name__)
             else:
-                return "internal", f"{backend} run: {type(error).__name__}: {error}"[:500], error_site(error)
+                return (
+                    "internal",
+                    f"{backend} run: {type(error).__name__}: {error}"[:500],
+                    error_site(error),
+                )
     ref, gpu = results["reference"], results["wgpu"]
     if "refused" in (ref[0], gpu[0]):
         return "refused", f"run refused: {ref} / {gpu}"[:300], ""
     if ref[0] != gpu[0] or (ref[0] == "trap" and ref[1] != gpu[1]):
-        return "forged", f"reference {ref[0]} {ref[1] if ref[0] == 'trap' else ''} vs wgpu {gpu[0]}", "bundle run"
+        return (
+            "forged",
+            f"reference {ref[0]} {ref[1] if ref[0] == 'trap' else ''} vs wgpu {gpu[0]}",
+            "bundle run",
+        )
     if ref[0] == "trap":
         return "trapped", "", ""
     problems = []
@@ -941,7 +1136,9 @@ def _seed_bundles(rng: random.Random, generated: int) -> list[tuple[str, bytes, 
         if path.stat().st_size < 8000:
             import vyre_xdsl
 
-            bundles.append((path.name, compile_module(vyre_xdsl.parse(path.read_text())).bundle_bytes(), 64.0))
+            bundles.append(
+                (path.name, compile_module(vyre_xdsl.parse(path.read_text())).bundle_bytes(), 64.0)
+            )
     options = replace(_small_modules(), traps=False)
     attempts = 0
     while generated and attempts < 10 * generated:
@@ -1023,9 +1220,17 @@ class Campaign:
                                 case.kind = "cli"
                                 case.outcome, case.detail, case.site = tools
             except CaseTimeout:
-                case.outcome, case.detail, case.site = "hang", f"over {self.case_limit:g} s", f"{case.kind} pipeline"
+                case.outcome, case.detail, case.site = (
+                    "hang",
+                    f"over {self.case_limit:g} s",
+                    f"{case.kind} pipeline",
+                )
             except RecursionError as error:
-                case.outcome, case.detail, case.site = "internal", "RecursionError", error_site(error)
+                case.outcome, case.detail, case.site = (
+                    "internal",
+                    "RecursionError",
+                    error_site(error),
+                )
             printed.extend((case, module) for module in wgsl)
             report.cases.append(case)
             if n % 100 == 99:
@@ -1079,14 +1284,17 @@ class Campaign:
                 data, what = mutator.mutate(original, rebuild)
                 if data != original:
                     break
-            case = Case("bundle", origin, ("digest rebuilt: " if rebuild else "digest kept: ") + what, data)
+            case = Case(
+                "bundle", origin, ("digest rebuilt: " if rebuild else "digest kept: ") + what, data
+            )
             report.cases.append(case)
             try:
                 with time_limit(self.case_limit):
                     bundle = TargetModuleBundle.from_bytes(data)
                     inputs = random_inputs(bundle.run_signature(), np_rng)
                     if inputs is not None and any(
-                        loops_too_long(parse_program_text(node.program, node.name)) for node in bundle.nodes
+                        loops_too_long(parse_program_text(node.program, node.name))
+                        for node in bundle.nodes
                     ):
                         inputs = None
             except CaseTimeout:
@@ -1103,15 +1311,21 @@ class Campaign:
                 case.outcome = "large"
                 continue
             try:
-                case.outcome, case.detail, case.site = worker.call(("bundle", data, inputs, tolerance), 60)
+                case.outcome, case.detail, case.site = worker.call(
+                    ("bundle", data, inputs, tolerance), 60
+                )
             except CaseTimeout:
                 case.outcome, case.detail, case.site = "hang", "bundle run over 60 s", "bundle run"
             if n % 100 == 99:
-                self._log(f"bundle {n + 1}: {Counter(c.outcome for c in report.cases if c.kind == 'bundle')}")
+                self._log(
+                    f"bundle {n + 1}: {Counter(c.outcome for c in report.cases if c.kind == 'bundle')}"
+                )
 
     # ------------------------------------------------------------------ vyre-opt as a subprocess
 
-    def _subprocess(self, rng: random.Random, report: Report, worker: GpuWorker, workdir: str) -> None:
+    def _subprocess(
+        self, rng: random.Random, report: Report, worker: GpuWorker, workdir: str
+    ) -> None:
         texts = [c for c in report.cases if c.kind in ("text", "cli")]
         if not texts or not self.cli_subprocess_cases:
             return
@@ -1133,7 +1347,9 @@ class Campaign:
                 f.write(case.data)
             process = subprocess.Popen(
                 command + [source, "--fuse", "--lower", "-t", "wgsl", "-o", target],
-                stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                env=env,
             )
             running.append((case, process, target))
             if len(running) >= 2 or i == len(chosen) - 1:
@@ -1162,7 +1378,10 @@ class Campaign:
 
 def _naga_site(error: str) -> str:
     lines = [line.strip() for line in error.splitlines() if line.strip()]
-    first = next((line for line in lines if "error" in line.lower() and "Validation Error" not in line), lines[0] if lines else error)
+    first = next(
+        (line for line in lines if "error" in line.lower() and "Validation Error" not in line),
+        lines[0] if lines else error,
+    )
     return "naga: " + re.sub(r"\d+", "N", re.sub(r"'[^']*'|`[^`]*`|\"[^\"]*\"", "'…'", first))[:140]
 
 
@@ -1174,11 +1393,17 @@ def fresh_seed() -> int:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--seed", type=int, default=None, help="replay a run (default: VYRE_FUZZ_SEED or fresh)")
+    parser.add_argument(
+        "--seed", type=int, default=None, help="replay a run (default: VYRE_FUZZ_SEED or fresh)"
+    )
     parser.add_argument("--text", type=int, default=1000, help="text mutants")
     parser.add_argument("--bundles", type=int, default=1000, help="bundle mutants")
-    parser.add_argument("--subprocess", type=int, default=12, help="text mutants also run by a vyre-opt subprocess")
-    parser.add_argument("--examples", type=int, default=3, help="reproducers shown per failure site")
+    parser.add_argument(
+        "--subprocess", type=int, default=12, help="text mutants also run by a vyre-opt subprocess"
+    )
+    parser.add_argument(
+        "--examples", type=int, default=3, help="reproducers shown per failure site"
+    )
     parser.add_argument("-v", "--verbose", action="store_true")
     args = parser.parse_args(argv)
     seed = args.seed if args.seed is not None else fresh_seed()

@@ -179,8 +179,20 @@ class BufferPlan:
 READ, OWN, ATOMIC = "read", "own", "atomic"
 TICKET_COUNTER, TICKET, IEEE = "ticket_counter", "ticket", "ieee"
 #: f32 bit patterns of IEEE special values (NaN, infinities, subnormals, extremes)
-SPECIAL_BITS = (0x7FC00000, 0xFFC00001, 0x7F800000, 0xFF800000, 0x00000001, 0x80000003, 0x007FFFFF,
-                0x00800000, 0x7F7FFFFF, 0xFF7FFFFF, 0x80000000, 0x00000000)
+SPECIAL_BITS = (
+    0x7FC00000,
+    0xFFC00001,
+    0x7F800000,
+    0xFF800000,
+    0x00000001,
+    0x80000003,
+    0x007FFFFF,
+    0x00800000,
+    0x7F7FFFFF,
+    0xFF7FFFFF,
+    0x80000000,
+    0x00000000,
+)
 
 
 @dataclass
@@ -299,7 +311,9 @@ class GeneratedModule:
         """Whether (tag, address, invocation) is a trap this module can raise."""
         tag, address, invocation = trap
         return any(
-            tag == t and invocation & mask == match and address == (invocation * mul + add) & U32_MAX
+            tag == t
+            and invocation & mask == match
+            and address == (invocation * mul + add) & U32_MAX
             for t, mask, match, mul, add in self.trap_patterns
         )
 
@@ -356,8 +370,14 @@ class _ModuleGen:
         self.elementwise = d.chance(self.options.elementwise)
         if self.elementwise:
             self.options = replace(
-                self.options, atomics=False, workgroup_memory=False, runtime_sized=False,
-                returns=False, traps=False, nesting=0, nonlocal_sharing=False,
+                self.options,
+                atomics=False,
+                workgroup_memory=False,
+                runtime_sized=False,
+                returns=False,
+                traps=False,
+                nesting=0,
+                nonlocal_sharing=False,
             )
             self.features.add("elementwise")
         n_programs = d.int(1, self.options.max_programs)
@@ -389,7 +409,9 @@ class _ModuleGen:
             tolerances=self._tolerances(),
             features=frozenset(self.features),
             has_trap=self.has_trap,
-            fusion_hazards=frozenset(self.hazards | ({"nonlocal_sharing"} if self._nonlocal(plans) else set())),
+            fusion_hazards=frozenset(
+                self.hazards | ({"nonlocal_sharing"} if self._nonlocal(plans) else set())
+            ),
             trap_patterns=tuple(self.trap_patterns),
             multisets=frozenset(self.multisets),
             ieee_buffers=frozenset(self.ieee_buffers),
@@ -419,7 +441,10 @@ class _ModuleGen:
             tickets.host_len = tickets.count
             self.buffers += [counter, tickets]
             program = d.pick(plans)
-            program += [Use(counter, TICKET_COUNTER, "read_write"), Use(tickets, TICKET, "write_only", loadable=False)]
+            program += [
+                Use(counter, TICKET_COUNTER, "read_write"),
+                Use(tickets, TICKET, "write_only", loadable=False),
+            ]
             self.multisets.add(tickets.name)
         if d.chance(self.options.ieee_specials):
             index = len(self.buffers)
@@ -427,8 +452,12 @@ class _ModuleGen:
             values = BufferPlan(f"ieee{index}", "f32", count, count, None)
             flags = BufferPlan(f"ieeeb{index}", "i1", count, count, None)
             self.buffers += [values, flags]
-            d.pick(plans).extend([Use(values, IEEE, "write_only", loadable=False),
-                                  Use(flags, IEEE, "write_only", loadable=False)])
+            d.pick(plans).extend(
+                [
+                    Use(values, IEEE, "write_only", loadable=False),
+                    Use(flags, IEEE, "write_only", loadable=False),
+                ]
+            )
             self.ieee_buffers |= {values.name, flags.name}
 
     def _shape(self) -> tuple[bool, int]:
@@ -489,7 +518,9 @@ class _ModuleGen:
         access = "read_write" if runtime else d.weighted([("read_write", 4), ("write_only", 1)])
         use = Use(buffer, mode, access, loadable=access != "write_only")
         if mode == ATOMIC:
-            use.atomic_kind = d.pick(("add", "or", "and", "xor", "min", "max", "exchange", "compare_exchange"))
+            use.atomic_kind = d.pick(
+                ("add", "or", "and", "xor", "min", "max", "exchange", "compare_exchange")
+            )
             use.atomic_operands = (d.int(0, 3), d.int(0, 9))
         return use
 
@@ -535,7 +566,20 @@ class _ModuleGen:
         if buffer.element == "f32":
             if buffer.contract is not None and buffer.contract.kind == fd.SPECIAL:
                 specials = np.array(
-                    [np.nan, np.inf, -np.inf, -0.0, 0.0, 3.0e38, -2.0e-38, 1.0, -2.5, 65504.0, 1e-40, -3e-43],
+                    [
+                        np.nan,
+                        np.inf,
+                        -np.inf,
+                        -0.0,
+                        0.0,
+                        3.0e38,
+                        -2.0e-38,
+                        1.0,
+                        -2.5,
+                        65504.0,
+                        1e-40,
+                        -3e-43,
+                    ],
                     dtype=np.float32,
                 )
                 return specials[rng.integers(0, len(specials), n)]
@@ -553,11 +597,7 @@ class _ModuleGen:
         return words if buffer.element == "ui32" else words.view(np.int32)
 
     def _tolerances(self) -> dict[str, float]:
-        return {
-            b.name: self.stored_k.get(b.name, 0.0)
-            for b in self.buffers
-            if b.element == "f32"
-        }
+        return {b.name: self.stored_k.get(b.name, 0.0) for b in self.buffers if b.element == "f32"}
 
 
 # ============================================================================ program
@@ -566,8 +606,15 @@ class _ModuleGen:
 class _ProgramGen:
     """Generates the body of one program into nested frames of ops."""
 
-    def __init__(self, mod: _ModuleGen, name: str, uses: list[Use], uses_tile: bool, barriers: int,
-                 grid_sync: bool = False):
+    def __init__(
+        self,
+        mod: _ModuleGen,
+        name: str,
+        uses: list[Use],
+        uses_tile: bool,
+        barriers: int,
+        grid_sync: bool = False,
+    ):
         self.mod = mod
         self.d = mod.dice
         self.opt = mod.options
@@ -590,11 +637,20 @@ class _ProgramGen:
         self.frames[-1].ops.append(op)
         return op
 
-    def value(self, op: Operation, ty: str, f: F32 | None = None, lo: int | None = None,
-              hi: int | None = None, keep: bool = True) -> Value:
+    def value(
+        self,
+        op: Operation,
+        ty: str,
+        f: F32 | None = None,
+        lo: int | None = None,
+        hi: int | None = None,
+        keep: bool = True,
+    ) -> Value:
         self.emit(op)
         full_lo, full_hi = INT_RANGE.get(ty, (0, 0))
-        val = Value(op.results[0], ty, f, full_lo if lo is None else lo, full_hi if hi is None else hi)
+        val = Value(
+            op.results[0], ty, f, full_lo if lo is None else lo, full_hi if hi is None else hi
+        )
         if keep:
             self.frames[-1].values.append(val)
         return val
@@ -602,7 +658,9 @@ class _ProgramGen:
     def feature(self, name: str) -> None:
         self.mod.features.add(name)
 
-    def nested(self, body: Callable[[], None], locals_: dict[str, Local] | None = None) -> list[Operation]:
+    def nested(
+        self, body: Callable[[], None], locals_: dict[str, Local] | None = None
+    ) -> list[Operation]:
         self.frames.append(Frame(locals=dict(locals_ or {})))
         body()
         self.sink()
@@ -623,7 +681,12 @@ class _ProgramGen:
         d = self.d
         uses_tile, barriers = self.uses_tile, self.barriers
         wg = self.mod.workgroup
-        if self.mod.barrier_free and not self.mod.elementwise and wg[1] == wg[2] == 1 and d.chance(15):
+        if (
+            self.mod.barrier_free
+            and not self.mod.elementwise
+            and wg[1] == wg[2] == 1
+            and d.chance(15)
+        ):
             wg = (max(1, wg[0] * d.pick((2, 1))) if wg[0] <= 128 else wg[0] // 2, 1, 1)
         if wg != self.mod.workgroup:
             self.mod.hazards.add("workgroup_mismatch")
@@ -632,7 +695,9 @@ class _ProgramGen:
         if uses_tile:
             element = d.pick(TYPES)
             contract = Contract(d.pick((fd.EXACT, fd.APPROX)), 512.0) if element == "f32" else None
-            self.tile = Tile(f"tile_{self.name}", element, self.threads + d.pick((0, 0, 3)), contract)
+            self.tile = Tile(
+                f"tile_{self.name}", element, self.threads + d.pick((0, 0, 3)), contract
+            )
             self.feature("workgroup_memory")
         self.own = self._own_index()
         self.lane = self._lane_index() if self.tile else None
@@ -649,7 +714,9 @@ class _ProgramGen:
             self._grid_sync_phase()
         declarations = [self._declaration(slot, use) for slot, use in enumerate(self.uses)]
         if self.tile is not None:
-            declarations.append(v.BufferOp(self.tile.name, "workgroup", self.tile.element, self.tile.count))
+            declarations.append(
+                v.BufferOp(self.tile.name, "workgroup", self.tile.element, self.tile.count)
+            )
         return v.ProgramOp(self.name, self.wg, declarations + self.frames[0].ops)
 
     def emit_barrier(self) -> None:
@@ -659,7 +726,11 @@ class _ProgramGen:
         d = self.d
         barrier = v.BarrierOp(d.pick(("seq_cst", "seq_cst", "acquire", "release", "acq_rel")))
         self.feature("barrier")
-        where = d.pick(("top", "top", "block", "region", "loop", "if")) if self.opt.nested_barriers else "top"
+        where = (
+            d.pick(("top", "top", "block", "region", "loop", "if"))
+            if self.opt.nested_barriers
+            else "top"
+        )
         if where == "top":
             self.emit(barrier)
             return
@@ -711,8 +782,12 @@ class _ProgramGen:
         name = d.pick(("add", "sub", "mul", "div", "min", "max"))
         result = self.value(TABLE(name)(a.ssa, b.ssa), "f32", fd.SPECIAL_VALUE, keep=False)
         if d.chance(50):
-            result = self.value(TABLE(d.pick(("sqrt", "exp", "floor", "abs", "neg")))(result.ssa), "f32",
-                                fd.SPECIAL_VALUE, keep=False)
+            result = self.value(
+                TABLE(d.pick(("sqrt", "exp", "floor", "abs", "neg")))(result.ssa),
+                "f32",
+                fd.SPECIAL_VALUE,
+                keep=False,
+            )
         self.emit(v.StoreOp(values.buffer.name, self.own.ssa, result.ssa))
         compare = d.pick(("lt", "le", "gt", "ge", "eq", "ne"))
         flag = self.value(TABLE(compare)(a.ssa, b.ssa), "i1", keep=False)
@@ -738,14 +813,24 @@ class _ProgramGen:
         invocation's index and store that at the own index of another buffer.
         Nothing computed before the grid_sync is used after it."""
         d = self.d
-        sources = [u for u in self.uses if u.mode == OWN and u.written and u.loadable and not u.strict]
+        sources = [
+            u for u in self.uses if u.mode == OWN and u.written and u.loadable and not u.strict
+        ]
         if not sources:
             return
         source = d.pick(sources)
         integers = ("ui32", "si32", "i1")
-        targets = [u for u in self.uses if u.mode == OWN and u is not source and not u.strict
-                   and (u.buffer.element == source.buffer.element
-                        or {u.buffer.element, source.buffer.element} <= set(integers))]
+        targets = [
+            u
+            for u in self.uses
+            if u.mode == OWN
+            and u is not source
+            and not u.strict
+            and (
+                u.buffer.element == source.buffer.element
+                or {u.buffer.element, source.buffer.element} <= set(integers)
+            )
+        ]
         if not targets:
             return
         target = d.pick(targets)
@@ -766,8 +851,12 @@ class _ProgramGen:
         index = self.value(TABLE("mod")(total.ssa, length.ssa), "ui32", keep=False)
         source.indices.add("any")
         info = source.buffer.contract.info if source.buffer.contract else None
-        loaded = self.value(v.LoadOp(source.buffer.name, index.ssa, source.buffer.element), source.buffer.element, info,
-                            keep=False)
+        loaded = self.value(
+            v.LoadOp(source.buffer.name, index.ssa, source.buffer.element),
+            source.buffer.element,
+            info,
+            keep=False,
+        )
         if loaded.ty != target.buffer.element:
             loaded = self.cast(loaded, target.buffer.element)
         value = self.fit(loaded, target.buffer.element, target.buffer.contract)
@@ -776,7 +865,9 @@ class _ProgramGen:
 
     def _declaration(self, slot: int, use: Use) -> v.BufferOp:
         output = use.access in ("read_only", "write_only") and self.d.chance(15)
-        return v.BufferOp(use.buffer.name, use.access, use.buffer.element, use.buffer.count, slot, output)
+        return v.BufferOp(
+            use.buffer.name, use.access, use.buffer.element, use.buffer.count, slot, output
+        )
 
     def _own_index(self) -> Value:
         """A unique linear id per invocation (invocation_id x for 1-D workgroups)."""
@@ -837,7 +928,9 @@ class _ProgramGen:
 
     def sink_value(self, ty: str, value: Value) -> None:
         targets = [u for u in self.uses if u.mode == OWN and u.buffer.element == ty]
-        locals_ = [(n, loc) for n, loc in self.visible_locals().items() if loc.ty == ty and not loc.loop]
+        locals_ = [
+            (n, loc) for n, loc in self.visible_locals().items() if loc.ty == ty and not loc.loop
+        ]
         if targets and (not locals_ or self.d.chance(75)):
             use = self.d.pick(targets)
             if use.loadable and self.d.chance(70):
@@ -894,18 +987,20 @@ class _ProgramGen:
         nest = 2 if nesting > 0 else 0
         tile_store = self.tile is not None and self.phase == "write"
         exits = self.mod.barrier_free
-        kind = d.weighted([
-            ("store", 6 if own else 0),
-            ("let", 3),
-            ("assign", 2),
-            ("if", nest),
-            ("loop", nest),
-            ("block", 1 if nesting > 0 else 0),
-            ("atomic", 2 if own_atomic or contended else 0),
-            ("tile", 3 if tile_store else 0),
-            ("return", 1 if exits and self.opt.returns else 0),
-            ("trap", 1 if exits and self.can_trap() and d.chance(50) else 0),
-        ])
+        kind = d.weighted(
+            [
+                ("store", 6 if own else 0),
+                ("let", 3),
+                ("assign", 2),
+                ("if", nest),
+                ("loop", nest),
+                ("block", 1 if nesting > 0 else 0),
+                ("atomic", 2 if own_atomic or contended else 0),
+                ("tile", 3 if tile_store else 0),
+                ("return", 1 if exits and self.opt.returns else 0),
+                ("trap", 1 if exits and self.can_trap() and d.chance(50) else 0),
+            ]
+        )
         getattr(self, f"stmt_{kind}")(nesting)
 
     def stmt_store(self, nesting: int) -> None:
@@ -1028,20 +1123,30 @@ class _ProgramGen:
         if acc is not None and d.chance(60):
             own = [u for u in self.uses if u.mode == OWN and u.buffer.element == acc[1].ty]
             if own:
-                read = self.value(v.VarOp(acc[0], acc[1].ty), acc[1].ty, acc[1].contract.info if acc[1].contract else None)
+                read = self.value(
+                    v.VarOp(acc[0], acc[1].ty),
+                    acc[1].ty,
+                    acc[1].contract.info if acc[1].contract else None,
+                )
                 self.store_into(d.pick(own), read, self.own)
 
     def accumulate(self, name: str, local: Local, loop_name: str) -> None:
-        current = self.value(v.VarOp(name, local.ty), local.ty, local.contract.info if local.contract else None)
+        current = self.value(
+            v.VarOp(name, local.ty), local.ty, local.contract.info if local.contract else None
+        )
         counter = self.value(v.VarOp(loop_name, "ui32"), "ui32", lo=0, hi=16)
         self.feature("var")
         if local.ty == "i1":
             step = self.value(TABLE("ne")(current.ssa, self.boolean(1).ssa), "i1")
         elif local.ty == "f32":
-            step = self.f32_binary(local.contract.need if local.contract else NEED_FINITE, 1, first=current)
+            step = self.f32_binary(
+                local.contract.need if local.contract else NEED_FINITE, 1, first=current
+            )
         else:
             other = self.cast(counter, local.ty) if self.d.chance(50) else self.integer(local.ty, 1)
-            op = self.d.pick([n for n in ("add", "bit_xor", "mul", "max", "sub") if local.ty in OPS[n].types])
+            op = self.d.pick(
+                [n for n in ("add", "bit_xor", "mul", "max", "sub") if local.ty in OPS[n].types]
+            )
             step = self.value(TABLE(op)(current.ssa, other.ssa), local.ty)
         self.assign(name, local, step)
 
@@ -1058,7 +1163,12 @@ class _ProgramGen:
             span = self.mask(self.integer("ui32", 1), 7)
             hi = self.value(TABLE("add")(lo.ssa, span.ssa), "ui32", lo=lo.lo, hi=lo.hi + 7)
         if self.loop_depth:
-            hi = self.value(TABLE("min")(hi.ssa, self.const_int("ui32", lo.hi + 3).ssa), "ui32", lo=0, hi=lo.hi + 3)
+            hi = self.value(
+                TABLE("min")(hi.ssa, self.const_int("ui32", lo.hi + 3).ssa),
+                "ui32",
+                lo=0,
+                hi=lo.hi + 3,
+            )
         return lo, hi
 
     def stmt_block(self, nesting: int) -> None:
@@ -1083,7 +1193,16 @@ class _ProgramGen:
         index = self.write_index(use)
         val = self.integer("ui32", 2)
         expected = self.integer("ui32", 1) if kind in semantics.COMPARE_EXCHANGE_OPS else None
-        self.value(v.AtomicOp(kind, use.buffer.name, index.ssa, val.ssa, None if expected is None else expected.ssa), "ui32")
+        self.value(
+            v.AtomicOp(
+                kind,
+                use.buffer.name,
+                index.ssa,
+                val.ssa,
+                None if expected is None else expected.ssa,
+            ),
+            "ui32",
+        )
         use.written = use.accessed = True
         self.feature(f"atomic:{kind}")
 
@@ -1097,7 +1216,15 @@ class _ProgramGen:
                 expected = self.const_int("ui32", use.atomic_operands[0])
         else:
             val = self.integer("ui32", 2)
-        self.emit(v.AtomicOp(kind, use.buffer.name, index.ssa, val.ssa, None if expected is None else expected.ssa))
+        self.emit(
+            v.AtomicOp(
+                kind,
+                use.buffer.name,
+                index.ssa,
+                val.ssa,
+                None if expected is None else expected.ssa,
+            )
+        )
         use.written = use.accessed = True
         self.feature(f"atomic:{kind}")
         self.feature("atomic_contended")
@@ -1116,7 +1243,11 @@ class _ProgramGen:
         self.feature("return")
 
     def can_trap(self) -> bool:
-        return self.opt.traps and self.mod.barrier_free and len(self.mod.trap_patterns) < self.opt.max_traps
+        return (
+            self.opt.traps
+            and self.mod.barrier_free
+            and len(self.mod.trap_patterns) < self.opt.max_traps
+        )
 
     def stmt_trap(self, nesting: int) -> None:
         """`if own & m == k { trap own * a + c }`: one invocation (m all ones) or
@@ -1133,8 +1264,12 @@ class _ProgramGen:
         k = self.const_int("ui32", match)
         cond = self.value(TABLE("eq")(subject.ssa, k.ssa), "i1")
         mul, add = d.pick((0, 1, 3)), d.int(0, 1000)
-        scaled = self.value(TABLE("mul")(self.own.ssa, self.const_int("ui32", mul).ssa), "ui32", keep=False)
-        address = self.value(TABLE("add")(scaled.ssa, self.const_int("ui32", add).ssa), "ui32", keep=False)
+        scaled = self.value(
+            TABLE("mul")(self.own.ssa, self.const_int("ui32", mul).ssa), "ui32", keep=False
+        )
+        address = self.value(
+            TABLE("add")(scaled.ssa, self.const_int("ui32", add).ssa), "ui32", keep=False
+        )
         tag = d.pick(TRAP_TAGS)
         self.emit(v.IfOp(cond.ssa, [v.TrapOp(address.ssa, tag)]))
         self.mod.trap_patterns.append((tag, mask, match, mul, add))
@@ -1173,7 +1308,9 @@ class _ProgramGen:
             use.indices.add("own")
             return self.own
         use.indices.add("any")
-        choice = d.weighted([("own", 3), ("const", 2), ("mask", 2), ("mod", 2), ("shifted", 2), ("wild", 1)])
+        choice = d.weighted(
+            [("own", 3), ("const", 2), ("mask", 2), ("mod", 2), ("shifted", 2), ("wild", 1)]
+        )
         if choice == "own":
             return self.own
         if choice == "const":
@@ -1181,9 +1318,16 @@ class _ProgramGen:
         if choice == "mask":
             return self.mask(self.integer("ui32", 1), d.pick((1, 3, 7, 15, 63, 255)))
         if choice == "mod":
-            return self.value(TABLE("mod")(self.integer("ui32", 1).ssa, self.const_int("ui32", n + 1).ssa), "ui32", lo=0, hi=n)
+            return self.value(
+                TABLE("mod")(self.integer("ui32", 1).ssa, self.const_int("ui32", n + 1).ssa),
+                "ui32",
+                lo=0,
+                hi=n,
+            )
         if choice == "shifted":
-            return self.value(TABLE("add")(self.own.ssa, self.const_int("ui32", d.int(1, 5)).ssa), "ui32")
+            return self.value(
+                TABLE("add")(self.own.ssa, self.const_int("ui32", d.int(1, 5)).ssa), "ui32"
+            )
         return self.integer("ui32", 1)
 
     def read_index(self, use: Use) -> Value:
@@ -1204,7 +1348,12 @@ class _ProgramGen:
             return self.integer("ui32", 1)
         shift = self.const_int("ui32", d.int(1, max(1, tile.count)))
         total = self.value(TABLE("add")(self.lane.ssa, shift.ssa), "ui32", keep=False)
-        return self.value(TABLE("mod")(total.ssa, self.const_int("ui32", tile.count).ssa), "ui32", lo=0, hi=tile.count - 1)
+        return self.value(
+            TABLE("mod")(total.ssa, self.const_int("ui32", tile.count).ssa),
+            "ui32",
+            lo=0,
+            hi=tile.count - 1,
+        )
 
     # ------------------------------------------------------------------ values
 
@@ -1236,7 +1385,11 @@ class _ProgramGen:
             if info.kind != fd.EXACT:
                 return None
             return self.quantize(self.clamp(value, -64.0, 64.0))
-        if info.kind == fd.SPECIAL or info.k > contract.k or (info.kind == fd.APPROX and info.nz < 2.0**-30):
+        if (
+            info.kind == fd.SPECIAL
+            or info.k > contract.k
+            or (info.kind == fd.APPROX and info.nz < 2.0**-30)
+        ):
             return None
         return self.clamp(value, -(2.0**20), 2.0**20)
 
@@ -1262,7 +1415,9 @@ class _ProgramGen:
         quarter = self.f32_const(0.25)
         lo, hi = round(info.lo * 4) / 4, round(info.hi * 4) / 4
         self.feature("quantize")
-        return self.value(TABLE("mul")(rounded.ssa, quarter.ssa), "f32", F32(fd.EXACT, lo, hi, 2, 0.0, 0.25))
+        return self.value(
+            TABLE("mul")(rounded.ssa, quarter.ssa), "f32", F32(fd.EXACT, lo, hi, 2, 0.0, 0.25)
+        )
 
     def mask(self, value: Value, mask: int) -> Value:
         ty = value.ty
@@ -1299,22 +1454,34 @@ class _ProgramGen:
     def leaf(self, ty: str, accept: Callable[[Value], bool] = lambda _: True) -> Value | None:
         """A const, reused value, load, named-local read or id of type `ty`."""
         d = self.d
-        loads = [u for u in self.loadable(ty) if accept(Value(None, ty, u.buffer.contract.info if u.buffer.contract else None))]
+        loads = [
+            u
+            for u in self.loadable(ty)
+            if accept(Value(None, ty, u.buffer.contract.info if u.buffer.contract else None))
+        ]
         local_reads = [
-            (n, loc) for n, loc in self.visible_locals().items()
+            (n, loc)
+            for n, loc in self.visible_locals().items()
             if loc.ty == ty and accept(Value(None, ty, loc.contract.info if loc.contract else None))
         ]
-        tile = self.tile if self.tile and self.tile.element == ty and accept(
-            Value(None, ty, self.tile.contract.info if self.tile.contract else None)) else None
-        kind = d.weighted([
-            ("const", 1),
-            ("reuse", 3),
-            ("load", 6 if loads else 0),
-            ("var", 3 if local_reads else 0),
-            ("tile", 4 if tile else 0),
-            ("id", 3 if ty == "ui32" else 0),
-            ("buf_len", 1 if ty == "ui32" else 0),
-        ])
+        tile = (
+            self.tile
+            if self.tile
+            and self.tile.element == ty
+            and accept(Value(None, ty, self.tile.contract.info if self.tile.contract else None))
+            else None
+        )
+        kind = d.weighted(
+            [
+                ("const", 1),
+                ("reuse", 3),
+                ("load", 6 if loads else 0),
+                ("var", 3 if local_reads else 0),
+                ("tile", 4 if tile else 0),
+                ("id", 3 if ty == "ui32" else 0),
+                ("buf_len", 1 if ty == "ui32" else 0),
+            ]
+        )
         if kind == "reuse":
             return self.reuse(ty, accept)
         if kind == "load":
@@ -1322,12 +1489,21 @@ class _ProgramGen:
         if kind == "var":
             name, local = d.pick(local_reads)
             self.feature("var")
-            return self.value(v.VarOp(name, ty), ty, local.contract.info if local.contract else None,
-                              lo=local.lo if local.loop else None, hi=local.hi if local.loop else None)
+            return self.value(
+                v.VarOp(name, ty),
+                ty,
+                local.contract.info if local.contract else None,
+                lo=local.lo if local.loop else None,
+                hi=local.hi if local.loop else None,
+            )
         if kind == "tile":
             self.feature("tile_load")
             index = self.tile_index()
-            return self.value(v.LoadOp(tile.name, index.ssa, ty), ty, tile.contract.info if tile.contract else None)
+            return self.value(
+                v.LoadOp(tile.name, index.ssa, ty),
+                ty,
+                tile.contract.info if tile.contract else None,
+            )
         if kind == "id":
             op = d.pick((v.InvocationIdOp, v.WorkgroupIdOp, v.LocalIdOp))
             axis = d.weighted([("x", 6), ("y", 1), ("z", 1)])
@@ -1338,7 +1514,9 @@ class _ProgramGen:
         if kind == "buf_len":
             names = [u.buffer.name for u in self.uses] + ([self.tile.name] if self.tile else [])
             self.feature("buf_len")
-            return self.value(v.BufLenOp(d.pick(names)), "ui32", lo=0, hi=4 * self.opt.max_count + 4)
+            return self.value(
+                v.BufLenOp(d.pick(names)), "ui32", lo=0, hi=4 * self.opt.max_count + 4
+            )
         return None
 
     # ------------------------------------------------------------------ integers
@@ -1346,27 +1524,31 @@ class _ProgramGen:
     def integer(self, ty: str, depth: int) -> Value:
         d = self.d
         compound = depth > 0
-        kind = d.weighted([
-            ("leaf", 4),
-            ("binary", 5 if compound else 0),
-            ("unary", 2 if compound else 0),
-            ("cast", 1 if compound else 0),
-            ("bitcast", 1 if compound else 0),
-            ("select", 1 if compound else 0),
-            ("atomic", 1 if compound and ty == "ui32" and self._own_atomics() else 0),
-            ("call", 1 if compound else 0),
-        ])
+        kind = d.weighted(
+            [
+                ("leaf", 4),
+                ("binary", 5 if compound else 0),
+                ("unary", 2 if compound else 0),
+                ("cast", 1 if compound else 0),
+                ("bitcast", 1 if compound else 0),
+                ("select", 1 if compound else 0),
+                ("atomic", 1 if compound and ty == "ui32" and self._own_atomics() else 0),
+                ("call", 1 if compound else 0),
+            ]
+        )
         result = getattr(self, f"int_{kind}")(ty, depth)
         return result if result is not None else self.int_const(ty)
 
     def int_const(self, ty: str) -> Value:
         d = self.d
         lo, hi = INT_RANGE[ty]
-        number = d.weighted([
-            (d.int(0, 10), 5),
-            (d.int(lo, hi), 2),
-            (d.pick((lo, hi, 31, 32, -1 if ty == "si32" else 2**31)), 1),
-        ])
+        number = d.weighted(
+            [
+                (d.int(0, 10), 5),
+                (d.int(lo, hi), 2),
+                (d.pick((lo, hi, 31, 32, -1 if ty == "si32" else 2**31)), 1),
+            ]
+        )
         self.feature("const")
         return self.value(v.ConstOp(number, ty), ty, lo=number, hi=number)
 
@@ -1375,10 +1557,16 @@ class _ProgramGen:
 
     def int_binary(self, ty: str, depth: int) -> Value:
         # (op, operand type) pairs giving a `ty`; abs_diff and mul_high on si32 give a ui32
-        pairs = [(n, t) for n in semantics.BINARY_OPS for t in OPS[n].types
-                 if t in ("ui32", "si32") and OPS[n].result_type(t) == ty]
+        pairs = [
+            (n, t)
+            for n in semantics.BINARY_OPS
+            for t in OPS[n].types
+            if t in ("ui32", "si32") and OPS[n].result_type(t) == ty
+        ]
         if self.mod.elementwise:
-            pairs = [(n, t) for n, t in pairs if not (t == "si32" and n in ("div", "mod"))]  # they may trap
+            pairs = [
+                (n, t) for n, t in pairs if not (t == "si32" and n in ("div", "mod"))
+            ]  # they may trap
         name, operand = self.d.pick(pairs)
         a = self.integer(operand, depth - 1)
         b = self.integer(operand, depth - 1)
@@ -1420,14 +1608,25 @@ class _ProgramGen:
 
     def int_unary(self, ty: str, depth: int) -> Value:
         # (op, operand type) pairs giving a `ty`; unpack* on si32 give a ui32
-        pairs = [(n, t) for n in semantics.UNARY_OPS for t in OPS[n].types
-                 if t in ("ui32", "si32") and OPS[n].kind == "unary" and OPS[n].result_type(t) == ty]
+        pairs = [
+            (n, t)
+            for n in semantics.UNARY_OPS
+            for t in OPS[n].types
+            if t in ("ui32", "si32") and OPS[n].kind == "unary" and OPS[n].result_type(t) == ty
+        ]
         name, operand = self.d.pick(pairs)
         a = self.integer(operand, depth - 1)
         self.feature(f"{name}:{operand}")
-        lo, hi = {"popcount": (0, 32), "clz": (0, 32), "ctz": (0, 32), "sign": (-1, 1),
-                  "unpack4_low": (0, 15), "unpack4_high": (0, 15),
-                  "unpack8_low": (0, 255), "unpack8_high": (0, 255)}.get(name, INT_RANGE[ty])
+        lo, hi = {
+            "popcount": (0, 32),
+            "clz": (0, 32),
+            "ctz": (0, 32),
+            "sign": (-1, 1),
+            "unpack4_low": (0, 15),
+            "unpack4_high": (0, 15),
+            "unpack8_low": (0, 255),
+            "unpack8_high": (0, 255),
+        }.get(name, INT_RANGE[ty])
         return self.value(TABLE(name)(a.ssa), ty, lo=lo, hi=hi)
 
     def int_cast(self, ty: str, depth: int) -> Value:
@@ -1467,7 +1666,9 @@ class _ProgramGen:
         a = self.integer(ty, depth - 1)
         b = self.integer(ty, depth - 1)
         self.feature("select")
-        return self.value(v.SelectOp(c.ssa, a.ssa, b.ssa), ty, lo=min(a.lo, b.lo), hi=max(a.hi, b.hi))
+        return self.value(
+            v.SelectOp(c.ssa, a.ssa, b.ssa), ty, lo=min(a.lo, b.lo), hi=max(a.hi, b.hi)
+        )
 
     def _own_atomics(self) -> list[Use]:
         if not self.opt.atomics or self.after_grid_sync:
@@ -1479,25 +1680,38 @@ class _ProgramGen:
         kind = self.d.pick(semantics.ATOMIC_OPS)
         index = self.write_index(use)
         val = self.integer("ui32", depth - 1)
-        expected = self.integer("ui32", depth - 1) if kind in semantics.COMPARE_EXCHANGE_OPS else None
+        expected = (
+            self.integer("ui32", depth - 1) if kind in semantics.COMPARE_EXCHANGE_OPS else None
+        )
         use.written = use.accessed = True
         self.feature(f"atomic:{kind}")
         self.feature("atomic_result")
-        return self.value(v.AtomicOp(kind, use.buffer.name, index.ssa, val.ssa, None if expected is None else expected.ssa), "ui32")
+        return self.value(
+            v.AtomicOp(
+                kind,
+                use.buffer.name,
+                index.ssa,
+                val.ssa,
+                None if expected is None else expected.ssa,
+            ),
+            "ui32",
+        )
 
     # ------------------------------------------------------------------ Bools
 
     def boolean(self, depth: int) -> Value:
         d = self.d
         compound = depth > 0
-        kind = d.weighted([
-            ("leaf", 3),
-            ("compare", 5 if compound else 0),
-            ("logic", 2 if compound else 0),
-            ("predicate", 2 if compound else 0),
-            ("cast", 1 if compound else 0),
-            ("select", 1 if compound else 0),
-        ])
+        kind = d.weighted(
+            [
+                ("leaf", 3),
+                ("compare", 5 if compound else 0),
+                ("logic", 2 if compound else 0),
+                ("predicate", 2 if compound else 0),
+                ("cast", 1 if compound else 0),
+                ("select", 1 if compound else 0),
+            ]
+        )
         if kind == "leaf":
             result = self.leaf("i1") if d.chance(90) else None
             if result is None:
@@ -1552,16 +1766,18 @@ class _ProgramGen:
         """An f32 value whose abstract info satisfies `need`."""
         d = self.d
         compound = depth > 0
-        kind = d.weighted([
-            ("leaf", 4),
-            ("binary", 5 if compound else 0),
-            ("unary", 2 if compound else 0),
-            ("approx", 3 if compound and need != NEED_EXACT else 0),
-            ("fma", 1 if compound else 0),
-            ("cast", 1 if compound else 0),
-            ("bitcast", 1 if compound else 0),
-            ("select", 1 if compound else 0),
-        ])
+        kind = d.weighted(
+            [
+                ("leaf", 4),
+                ("binary", 5 if compound else 0),
+                ("unary", 2 if compound else 0),
+                ("approx", 3 if compound and need != NEED_EXACT else 0),
+                ("fma", 1 if compound else 0),
+                ("cast", 1 if compound else 0),
+                ("bitcast", 1 if compound else 0),
+                ("select", 1 if compound else 0),
+            ]
+        )
         if kind == "leaf":
             result = self.leaf("f32", lambda val: val.f.satisfies(need)) if d.chance(85) else None
         elif kind == "binary":
@@ -1574,7 +1790,9 @@ class _ProgramGen:
 
     def f32_literal(self) -> Value:
         d = self.d
-        number = d.weighted([(d.int(-256, 256) / 4.0, 6), (d.pick((0.5, 1.0, 2.0, -0.0, 0.125, 48.0)), 1)])
+        number = d.weighted(
+            [(d.int(-256, 256) / 4.0, 6), (d.pick((0.5, 1.0, 2.0, -0.0, 0.125, 48.0)), 1)]
+        )
         self.feature("const")
         return self.value(v.ConstOp(number, "f32"), "f32", fd.constant(number))
 
@@ -1583,7 +1801,11 @@ class _ProgramGen:
         names = ["add", "sub", "mul", "min", "max"] + ([] if need == NEED_EXACT else ["div"])
         name = d.pick(names)
         operand_need = NEED_EXACT if need == NEED_EXACT else NEED_FINITE
-        a = first if first is not None and first.f.satisfies(operand_need) else self.f32(operand_need, depth - 1)
+        a = (
+            first
+            if first is not None and first.f.satisfies(operand_need)
+            else self.f32(operand_need, depth - 1)
+        )
         b = self.f32(operand_need, depth - 1)
         if name == "div":
             b = self.nonzero(b)
@@ -1607,7 +1829,9 @@ class _ProgramGen:
         b = self.exactify(b)
         magnitude = self.value(TABLE("abs")(b.ssa), "f32", fd.absolute(b.f), keep=False)
         half = self.f32_const(0.5)
-        shifted = self.value(TABLE("add")(magnitude.ssa, half.ssa), "f32", fd.add(magnitude.f, half.f), keep=False)
+        shifted = self.value(
+            TABLE("add")(magnitude.ssa, half.ssa), "f32", fd.add(magnitude.f, half.f), keep=False
+        )
         if self.d.chance(50):
             return self.value(TABLE("neg")(shifted.ssa), "f32", fd.neg(shifted.f), keep=False)
         return shifted
@@ -1683,7 +1907,9 @@ class _ProgramGen:
         mantissa = self.mask(x, 0x007FFFFF)
         one = self.const_int(source, 0x3F800000)
         bits = self.value(TABLE("bit_or")(mantissa.ssa, one.ssa), source, keep=False)
-        return self.value(v.BitcastOp(bits.ssa, "f32"), "f32", F32(fd.EXACT, 1.0, 2.0, 23, 0.0, 1.0))
+        return self.value(
+            v.BitcastOp(bits.ssa, "f32"), "f32", F32(fd.EXACT, 1.0, 2.0, 23, 0.0, 1.0)
+        )
 
     def f32_select(self, need: int, depth: int) -> Value | None:
         c = self.boolean(depth - 1)

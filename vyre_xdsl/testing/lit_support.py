@@ -81,6 +81,11 @@ def configure(
     # vyre-opt runs share one process (vyre_xdsl.testing.cli_batch), which keeps lit fast
     batch = f"{sys.executable} -m vyre_xdsl.testing.cli_batch --run"
     config.substitutions.append(
-        ("VYRE_GENERIC_ROUNDTRIP", f"{batch} 'vyre-opt %s --print-op-generic | vyre-opt' | filecheck %s")
+        (
+            "VYRE_GENERIC_ROUNDTRIP",
+            f"{batch} 'vyre-opt %s --print-op-generic | vyre-opt' | filecheck %s",
+        )
     )
-    config.substitutions.append(("VYRE_ROUNDTRIP", f"{batch} 'vyre-opt %s | vyre-opt' | filecheck %s"))
+    config.substitutions.append(
+        ("VYRE_ROUNDTRIP", f"{batch} 'vyre-opt %s | vyre-opt' | filecheck %s")
+    )

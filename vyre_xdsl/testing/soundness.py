@@ -61,7 +61,9 @@ def pipelines() -> tuple[tuple[str, ...], ...]:
     return tuple(dict.fromkeys(found))
 
 
-def outcome(module: ModuleOp, sig: RunSignature, inputs: Mapping[str, np.ndarray]) -> dict[str, np.ndarray] | str:
+def outcome(
+    module: ModuleOp, sig: RunSignature, inputs: Mapping[str, np.ndarray]
+) -> dict[str, np.ndarray] | str:
     """The output arrays of a reference run under `sig`, or "trap"."""
     try:
         final = execute(module, sig.bind(inputs), sig)
@@ -105,7 +107,9 @@ def check_pipelines(
             assert signature(after) == sig, f"{where}: the run interface changed"
         got = outcome(after, sig, inputs)
         if expected == "trap" or got == "trap":
-            assert got == expected, f"{where}: {'the trap is gone' if expected == 'trap' else 'a new trap'}"
+            assert got == expected, (
+                f"{where}: {'the trap is gone' if expected == 'trap' else 'a new trap'}"
+            )
         else:
             for name in sig.outputs:
                 assert same_values(expected[name], got[name], name in multisets), (
@@ -150,8 +154,12 @@ def check_generated(seeds: Iterable[int], options=None) -> int:
     compared = 0
     for seed in seeds:
         case = random_module(seed, options)
-        compared += check_pipelines(case.module, case.inputs, multisets=case.multisets,
-                                    label=f"generated module of seed {seed}")
+        compared += check_pipelines(
+            case.module,
+            case.inputs,
+            multisets=case.multisets,
+            label=f"generated module of seed {seed}",
+        )
     return compared
 
 

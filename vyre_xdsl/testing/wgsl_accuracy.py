@@ -80,7 +80,9 @@ class Interval:
     def divided(self, other: Interval) -> Interval:
         """self / other (infinite where `other` contains 0), then 2.5 ULP (WGSL `x / y`)."""
         with np.errstate(all="ignore"):
-            corners = np.stack([self.lo / other.lo, self.lo / other.hi, self.hi / other.lo, self.hi / other.hi])
+            corners = np.stack(
+                [self.lo / other.lo, self.lo / other.hi, self.hi / other.lo, self.hi / other.hi]
+            )
         crosses = (other.lo <= 0) & (other.hi >= 0)
         lo = np.where(crosses, -np.inf, corners.min(axis=0))
         hi = np.where(crosses, np.inf, corners.max(axis=0))
@@ -116,7 +118,9 @@ def bounds(op: str, *args) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     defined = np.all([np.isfinite(a) for a in xs], axis=0)
     with np.errstate(all="ignore"):
         if op == "div" or op == "reciprocal":
-            num, den = (Interval(xs[0]), Interval(xs[1])) if op == "div" else (Interval(1.0), Interval(x))
+            num, den = (
+                (Interval(xs[0]), Interval(xs[1])) if op == "div" else (Interval(1.0), Interval(x))
+            )
             result = num.divided(den)
             magnitude = np.abs(xs[1] if op == "div" else x)
             defined &= (magnitude >= 2.0**-126) & (magnitude <= 2.0**126)
@@ -159,10 +163,16 @@ def bounds(op: str, *args) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
             product = Interval(xs[0] * xs[1])
             result = (product.rounded() + Interval(xs[2])).rounded()
         elif op in ("add", "sub", "mul"):
-            exact = {"add": xs[0] + xs[1], "sub": xs[0] - xs[1], "mul": xs[0] * xs[1]}[op] if len(xs) > 1 else x
+            exact = (
+                {"add": xs[0] + xs[1], "sub": xs[0] - xs[1], "mul": xs[0] * xs[1]}[op]
+                if len(xs) > 1
+                else x
+            )
             result = Interval(exact).rounded()
         else:
-            raise KeyError(f"no WGSL accuracy stated for f32 '{op}' in vyre_xdsl.testing.wgsl_accuracy")
+            raise KeyError(
+                f"no WGSL accuracy stated for f32 '{op}' in vyre_xdsl.testing.wgsl_accuracy"
+            )
     lo, hi = result.lo, result.hi
     # a GPU may flush subnormal results to zero
     lo = np.where(np.abs(lo) < SMALLEST_NORMAL, np.minimum(lo, 0.0), lo)

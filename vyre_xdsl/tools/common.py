@@ -109,7 +109,9 @@ def write_files_atomically(files: Mapping[str, bytes | str]) -> None:
             if path in special:
                 continue
             current = path
-            fd, tmp = tempfile.mkstemp(dir=os.path.dirname(os.path.abspath(path)), prefix=".vyre-", suffix=".tmp")
+            fd, tmp = tempfile.mkstemp(
+                dir=os.path.dirname(os.path.abspath(path)), prefix=".vyre-", suffix=".tmp"
+            )
             staged.append((tmp, path))
             with os.fdopen(fd, "wb" if isinstance(data, bytes) else "w") as f:
                 f.write(data)
@@ -148,7 +150,9 @@ def _set_aside(path: str) -> str | None:
     """Move an existing `path` to a temporary name beside it; its name, or None."""
     if not os.path.lexists(path):
         return None
-    fd, backup = tempfile.mkstemp(dir=os.path.dirname(os.path.abspath(path)), prefix=".vyre-", suffix=".old")
+    fd, backup = tempfile.mkstemp(
+        dir=os.path.dirname(os.path.abspath(path)), prefix=".vyre-", suffix=".old"
+    )
     os.close(fd)
     try:
         os.replace(path, backup)
@@ -194,7 +198,8 @@ def run_reporting_errors(prog: str, command) -> int:
         if os.environ.get("VYRE_DEBUG"):
             raise
         return say_error(
-            f"{prog}: internal error: {type(error).__name__}: {error} (set VYRE_DEBUG=1 for a traceback)", 2
+            f"{prog}: internal error: {type(error).__name__}: {error} (set VYRE_DEBUG=1 for a traceback)",
+            2,
         )
     return 0
 

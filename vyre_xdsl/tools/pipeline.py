@@ -109,7 +109,9 @@ class PassOption:
         return _type_text(self.hint, short=True)
 
     def __str__(self) -> str:
-        default = "" if self.default is dataclasses.MISSING else f" (default {_value_text(self.default)})"
+        default = (
+            "" if self.default is dataclasses.MISSING else f" (default {_value_text(self.default)})"
+        )
         return f"{self.name}={self.short_type}{default}"
 
 
@@ -133,7 +135,12 @@ def _options_sentence(options: Mapping[str, PassOption]) -> str:
     return "its options are " + ", ".join(str(option) for option in options.values())
 
 
-_BASE_NAMES = {bool: "a bool (true or false)", int: "an integer", float: "a number", str: "a string"}
+_BASE_NAMES = {
+    bool: "a bool (true or false)",
+    int: "an integer",
+    float: "a number",
+    str: "a string",
+}
 _SHORT_NAMES = {bool: "bool", int: "int", float: "float", str: "string"}
 
 
@@ -193,6 +200,10 @@ def describe_passes(
     if others:
         lines += ["", f"other passes ({len(others)}, from xDSL and plugins):"]
         lines += textwrap.wrap(
-            ", ".join(others), width, initial_indent="  ", subsequent_indent="  ", break_on_hyphens=False
+            ", ".join(others),
+            width,
+            initial_indent="  ",
+            subsequent_indent="  ",
+            break_on_hyphens=False,
         )
     return "\n".join(lines)

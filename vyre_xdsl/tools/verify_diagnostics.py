@@ -108,7 +108,9 @@ def expected_diagnostics(text: str, line_offset: int = 0) -> list[Expected]:
         if where == "below":
             waiting_below.append((kind, regex, message, number))
             continue
-        expected.append(Expected(kind, _target_line(where, number, last_code_line), message, number, regex))
+        expected.append(
+            Expected(kind, _target_line(where, number, last_code_line), message, number, regex)
+        )
     if waiting_below:
         raise AnnotationError(f"line {waiting_below[0][3]}: '@below' with no line below it")
     return expected
@@ -161,7 +163,11 @@ def check_diagnostics(
             f"{file}:{missing.annotation_line}: error: expected {missing.kind} "
             f'"{missing.message}" was not produced'
             + ("" if missing.line is not None else " (at an unknown location)")
-            + (f" at line {missing.line}" if missing.line not in (None, missing.annotation_line) else "")
+            + (
+                f" at line {missing.line}"
+                if missing.line not in (None, missing.annotation_line)
+                else ""
+            )
         )
     return problems
 

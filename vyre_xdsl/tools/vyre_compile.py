@@ -41,10 +41,18 @@ def argument_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("file", metavar="FILE", help="module to compile ('-' reads stdin)")
     parser.add_argument("-o", "--output", metavar="OUT.vkb", help="bundle file ('-': stdout)")
-    parser.add_argument("--plan-dot", metavar="FILE.dot", help="write the plan as Graphviz DOT ('-': stdout)")
-    parser.add_argument("--artifact", metavar="FILE.vmk", help="also write the neutral artifact bytes")
-    parser.add_argument("--subgroup-size", type=int, default=0, help="target subgroup size (0: unknown)")
-    parser.add_argument("--max-storage-buffers", type=int, default=32, help="storage buffers per shader stage")
+    parser.add_argument(
+        "--plan-dot", metavar="FILE.dot", help="write the plan as Graphviz DOT ('-': stdout)"
+    )
+    parser.add_argument(
+        "--artifact", metavar="FILE.vmk", help="also write the neutral artifact bytes"
+    )
+    parser.add_argument(
+        "--subgroup-size", type=int, default=0, help="target subgroup size (0: unknown)"
+    )
+    parser.add_argument(
+        "--max-storage-buffers", type=int, default=32, help="storage buffers per shader stage"
+    )
     return parser
 
 
@@ -74,7 +82,9 @@ def compile_command(args: argparse.Namespace) -> dict[str, bytes]:
         output = default_output(args.file)
     if args.subgroup_size < 0 or args.max_storage_buffers < 1:
         raise UsageError("--subgroup-size must be >= 0 and --max-storage-buffers >= 1")
-    profile = TargetProfile(subgroup_size=args.subgroup_size, max_storage_buffers=args.max_storage_buffers)
+    profile = TargetProfile(
+        subgroup_size=args.subgroup_size, max_storage_buffers=args.max_storage_buffers
+    )
     module = load_module(args.file)
     graph = ProgramGraph.from_module(module)
     artifact = build_artifact(graph, plan(graph, profile=profile))
@@ -101,7 +111,9 @@ def write_files(files: dict[str, bytes]) -> None:
     try:
         write_files_atomically({p: data for p, data in files.items() if p != "-"})
     except OSError as error:
-        raise UsageError(f"cannot write {error.filename or 'output'}: {error.strerror or error}") from None
+        raise UsageError(
+            f"cannot write {error.filename or 'output'}: {error.strerror or error}"
+        ) from None
     if "-" in files:
         sys.stdout.buffer.write(files["-"])
         sys.stdout.flush()

@@ -104,7 +104,9 @@ class VyreOptMain(xDSLOptMain):
         super().register_all_targets()
         self.available_targets.update(VYRE_UNIVERSE.all_targets)  # vyre-wgsl
         for name, factory in get_all_targets().items():
-            self.available_targets[name] = factory  # ours is `wgsl` here; it defers gpu.module to xDSL's
+            self.available_targets[name] = (
+                factory  # ours is `wgsl` here; it defers gpu.module to xDSL's
+            )
 
     def register_all_arguments(self, arg_parser: argparse.ArgumentParser):
         super().register_all_arguments(arg_parser)
@@ -112,14 +114,20 @@ class VyreOptMain(xDSLOptMain):
         arg_parser.error = self._usage_error  # status 1, like mlir-opt (argparse uses 2)
         arg_parser.formatter_class = argparse.RawDescriptionHelpFormatter
         _describe_passes_in_help(arg_parser, self.available_passes)
-        _set_help(arg_parser, "passes", "pass pipeline, e.g. 'vyre-fuse,canonicalize'; the passes are listed below")
+        _set_help(
+            arg_parser,
+            "passes",
+            "pass pipeline, e.g. 'vyre-fuse,canonicalize'; the passes are listed below",
+        )
         _set_help(
             arg_parser,
             "target",
             "output: mlir (default), wgsl (vyre.program/kernel.descriptor ops, or xDSL gpu.module "
             f"ops), vyre-wgsl (vyre only); all targets: {', '.join(self.available_targets)}",
         )
-        _set_help(arg_parser, "disable_verify", "do not verify the IR after parsing and after each pass")
+        _set_help(
+            arg_parser, "disable_verify", "do not verify the IR after parsing and after each pass"
+        )
         _set_help(
             arg_parser,
             "verify_diagnostics",
@@ -147,10 +155,14 @@ class VyreOptMain(xDSLOptMain):
             help="print the IR to stderr after each of these passes (comma-separated names)",
         )
         arg_parser.add_argument(
-            "--mlir-print-ir-before-all", action="store_true", help="print the IR to stderr before every pass"
+            "--mlir-print-ir-before-all",
+            action="store_true",
+            help="print the IR to stderr before every pass",
         )
         arg_parser.add_argument(
-            "--mlir-print-ir-after-all", action="store_true", help="print the IR to stderr after every pass"
+            "--mlir-print-ir-after-all",
+            action="store_true",
+            help="print the IR to stderr after every pass",
         )
         arg_parser.add_argument(
             "--mlir-print-ir-after-failure",
@@ -164,7 +176,11 @@ class VyreOptMain(xDSLOptMain):
     # ------------------------------------------------------------------ pipeline
 
     def setup_pipeline(self):
-        shortcuts = [name for flag, name in ((self.args.fuse, "vyre-fuse"), (self.args.lower, "vyre-lower")) if flag]
+        shortcuts = [
+            name
+            for flag, name in ((self.args.fuse, "vyre-fuse"), (self.args.lower, "vyre-lower"))
+            if flag
+        ]
         if shortcuts:
             rest = [self.args.passes] if self.args.passes else []
             self.args.passes = ",".join(shortcuts + rest)
@@ -194,7 +210,10 @@ class VyreOptMain(xDSLOptMain):
                     self._dump(f"IR Dump After {pass_.name} Failed", prog)
                 raise
             if self.args.time_passes:
-                print(f"Pass {pass_.name} took {time.perf_counter() - start:.6f} seconds", file=sys.stderr)
+                print(
+                    f"Pass {pass_.name} took {time.perf_counter() - start:.6f} seconds",
+                    file=sys.stderr,
+                )
             if self.args.mlir_print_ir_after_all or pass_.name in self._mlir_print_ir_after:
                 self._dump(f"IR Dump After {pass_.name}", prog)
             if self.args.print_between_passes and pass_ is not self.pipeline.passes[-1]:
@@ -298,7 +317,9 @@ class VyreOptMain(xDSLOptMain):
         except ParseError as error:
             error.span = dataclasses.replace(error.span, line_offset=offset)
             where = error.span.get_location()
-            return Reported(format_parse_error(error), (Emitted("error", where.line, error.msg, where.col),))
+            return Reported(
+                format_parse_error(error), (Emitted("error", where.line, error.msg, where.col),)
+            )
         except VyreDiagnostic as error:
             return Reported(
                 format_errors(error.errors, self._full_source_for(offset)),

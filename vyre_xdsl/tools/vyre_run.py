@@ -87,7 +87,9 @@ def load_npy(name: str, path: str) -> np.ndarray:
     except OSError as error:
         raise UsageError(f"cannot read {where} from {path}: {error.strerror or error}") from None
     except (ValueError, EOFError) as error:
-        raise UsageError(f"{where}: {path} is not a valid .npy array ({error or 'empty file'})") from None
+        raise UsageError(
+            f"{where}: {path} is not a valid .npy array ({error or 'empty file'})"
+        ) from None
     if not isinstance(array, np.ndarray):
         raise UsageError(f"{where}: {path} holds several arrays (.npz); give one .npy array")
     return array
@@ -101,7 +103,9 @@ def _check_npy_header(f, where: str, path: str) -> None:
         read = npy.read_array_header_1_0 if version == (1, 0) else npy.read_array_header_2_0
         shape, _, dtype = read(f)
     except (ValueError, EOFError) as error:
-        raise UsageError(f"{where}: {path} is not a valid .npy array ({error or 'empty file'})") from None
+        raise UsageError(
+            f"{where}: {path} is not a valid .npy array ({error or 'empty file'})"
+        ) from None
     if dtype.hasobject:
         raise UsageError(f"{where}: {path} holds Python objects; give an array of numbers")
     count = int(np.prod(shape, dtype=object))
@@ -114,7 +118,9 @@ def _check_npy_header(f, where: str, path: str) -> None:
         )
 
 
-def random_inputs(sig: RunSignature, seed: int, given: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+def random_inputs(
+    sig: RunSignature, seed: int, given: dict[str, np.ndarray]
+) -> dict[str, np.ndarray]:
     """Deterministic random data for every required input not given explicitly.
 
     ui32 in [0, 1024), si32 in [1, 1024) (never a zero divisor nor INT_MIN),
@@ -127,7 +133,11 @@ def random_inputs(sig: RunSignature, seed: int, given: dict[str, np.ndarray]) ->
         if name in filled:
             continue
         buffer = sig[name]
-        count = buffer.count if buffer.count is not None else (buffer.min_count or DEFAULT_RUNTIME_COUNT)
+        count = (
+            buffer.count
+            if buffer.count is not None
+            else (buffer.min_count or DEFAULT_RUNTIME_COUNT)
+        )
         if buffer.element == "f32":
             filled[name] = rng.uniform(-1.0, 1.0, count).astype(np.float32)
         elif buffer.element == "si32":
@@ -167,7 +177,9 @@ def write_outputs(directory: str, outputs: dict[str, np.ndarray]) -> None:
     try:
         os.makedirs(directory, exist_ok=True)
     except OSError as error:
-        raise UsageError(f"cannot create output directory {directory}: {error.strerror or error}") from None
+        raise UsageError(
+            f"cannot create output directory {directory}: {error.strerror or error}"
+        ) from None
     files = {}
     for name, array in outputs.items():
         buffer = io.BytesIO()
@@ -186,26 +198,53 @@ def write_outputs(directory: str, outputs: dict[str, np.ndarray]) -> None:
 
 
 def argument_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog=PROG, description="Run a vyre module and show or save its outputs.")
+    parser = argparse.ArgumentParser(
+        prog=PROG, description="Run a vyre module and show or save its outputs."
+    )
     parser.add_argument("file", metavar="FILE", help="module to run ('-' reads stdin)")
-    parser.add_argument("--input", metavar="NAME=FILE.npy", action="append", default=[],
-                        help="host array for buffer NAME (repeatable)")
-    parser.add_argument("--backend", help="reference or wgpu (default: wgpu when an adapter exists)")
+    parser.add_argument(
+        "--input",
+        metavar="NAME=FILE.npy",
+        action="append",
+        default=[],
+        help="host array for buffer NAME (repeatable)",
+    )
+    parser.add_argument(
+        "--backend", help="reference or wgpu (default: wgpu when an adapter exists)"
+    )
     parser.add_argument("--fuse", action="store_true", help="fuse the programs first (vyre-fuse)")
-    parser.add_argument("--output-dir", metavar="DIR", help="write DIR/NAME.npy per output instead of printing")
-    parser.add_argument("--random-inputs", metavar="SEED", type=int,
-                        help="fill every input not given with --input with deterministic random data")
-    parser.add_argument("--adapter", metavar="INDEX|NAME",
-                        help="wgpu adapter: an index or a substring of its description "
-                        "(default: VYRE_ADAPTER, else the best adapter)")
-    parser.add_argument("--time", action="store_true",
-                        help="print the GPU time of every kernel (timestamp queries) on stderr")
-    parser.add_argument("-v", "--verbose", action="store_true",
-                        help="print the backend and the adapter in use on stderr")
+    parser.add_argument(
+        "--output-dir", metavar="DIR", help="write DIR/NAME.npy per output instead of printing"
+    )
+    parser.add_argument(
+        "--random-inputs",
+        metavar="SEED",
+        type=int,
+        help="fill every input not given with --input with deterministic random data",
+    )
+    parser.add_argument(
+        "--adapter",
+        metavar="INDEX|NAME",
+        help="wgpu adapter: an index or a substring of its description "
+        "(default: VYRE_ADAPTER, else the best adapter)",
+    )
+    parser.add_argument(
+        "--time",
+        action="store_true",
+        help="print the GPU time of every kernel (timestamp queries) on stderr",
+    )
+    parser.add_argument(
+        "-v",
+        "--verbose",
+        action="store_true",
+        help="print the backend and the adapter in use on stderr",
+    )
     return parser
 
 
-def run_module(module: ModuleOp, inputs: dict[str, np.ndarray], backend: str, args) -> dict[str, np.ndarray]:
+def run_module(
+    module: ModuleOp, inputs: dict[str, np.ndarray], backend: str, args
+) -> dict[str, np.ndarray]:
     """Run through `run()`'s executable cache, reporting the adapter (-v) and
     the GPU time per kernel (--time) on stderr."""
     exe = cached_executable(module, backend, args.fuse, args.adapter if backend == "wgpu" else None)
@@ -238,7 +277,9 @@ def execute_command(args: argparse.Namespace) -> None:
             report_backend(backend, f"[{gpu.index}] {gpu.describe()}", True)
         else:
             report_backend(backend, None, args.verbose)
-        outputs = run_bundle_file(args.file, load_inputs(args.input), backend, args.random_inputs, args.fuse)
+        outputs = run_bundle_file(
+            args.file, load_inputs(args.input), backend, args.random_inputs, args.fuse
+        )
     else:
         module = load_runnable(args.file)
         inputs = load_inputs(args.input)

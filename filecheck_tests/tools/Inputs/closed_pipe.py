@@ -1,6 +1,6 @@
 """Run commands whose stderr reader has gone away and print each one's exit status.
 
-    python closed_pipe.py "vyre-opt bad.mlir"   # like `vyre-opt bad.mlir 2>&1 >/dev/null | head -0`
+python closed_pipe.py "vyre-opt bad.mlir"   # like `vyre-opt bad.mlir 2>&1 >/dev/null | head -0`
 """
 
 import os

@@ -73,7 +73,9 @@ def compile_descriptor(descriptor: k.DescriptorOp, max_bytes: int = MAX_WGSL_BYT
     source = descriptor.attributes.get("source")
     part = descriptor.attributes.get("part")
     # vec4 form: n is a multiple of 4 and each invocation covers four elements
-    static_grid = vector_grid(descriptor) if printed.elements_per_invocation > 1 else dispatch.static_grid
+    static_grid = (
+        vector_grid(descriptor) if printed.elements_per_invocation > 1 else dispatch.static_grid
+    )
     kernel = WgslKernel(
         id=descriptor.id,
         wgsl=printed.wgsl,

@@ -114,8 +114,10 @@ def wgsl_literal(value: int | float | bool, tname: str) -> str:
         return f"{int(value)}i"
     as_f32 = np.float32(value)
     bits = int(as_f32.view(np.uint32))
-    if not np.isfinite(as_f32) or (as_f32 == 0 and bits != 0) or (
-        as_f32 != 0 and abs(as_f32) < np.finfo(np.float32).tiny
+    if (
+        not np.isfinite(as_f32)
+        or (as_f32 == 0 and bits != 0)
+        or (as_f32 != 0 and abs(as_f32) < np.finfo(np.float32).tiny)
     ):
         return f"bitcast<f32>({bits:#010x}u)"
     return f"{float(as_f32)!r}f"
@@ -208,7 +210,9 @@ class _Printer:
         body = self.lines + statements
         header = self._header()
         wgsl = "\n".join(header + body + ["}", ""])
-        return PrintedKernel(wgsl, tuple(sorted(self.used_slots)), tuple(self.trap_tags), self.width)
+        return PrintedKernel(
+            wgsl, tuple(sorted(self.used_slots)), tuple(self.trap_tags), self.width
+        )
 
     def _header(self) -> list[str]:
         d = self.dispatch
@@ -242,7 +246,9 @@ class _Printer:
 
     def _declaration(self, binding: k.BindingOp) -> str:
         name = self.binding_names[binding.slot_number]
-        element = "atomic<u32>" if binding.is_atomic else semantics.WGSL_STORAGE_TYPES[binding.element]
+        element = (
+            "atomic<u32>" if binding.is_atomic else semantics.WGSL_STORAGE_TYPES[binding.element]
+        )
         if not binding.is_host:
             return f"var<workgroup> {name}: array<{element}, {binding.static_count}>;"
         access = "read" if binding.access == "read_only" else "read_write"
@@ -290,9 +296,13 @@ class _Printer:
     def _prologue(self) -> None:
         d = self.dispatch
         wx, wy, wz = d.kernel_workgroup
-        self.emit("let vyre_group = vyre_wid.x + (vyre_wid.y + vyre_wid.z * vyre_nwg.y) * vyre_nwg.x;")
+        self.emit(
+            "let vyre_group = vyre_wid.x + (vyre_wid.y + vyre_wid.z * vyre_nwg.y) * vyre_nwg.x;"
+        )
         if not d.is_widened:
-            self.emit(f"let vyre_local = vyre_lid.x + vyre_lid.y * {wx}u + vyre_lid.z * {wx * wy}u;")
+            self.emit(
+                f"let vyre_local = vyre_lid.x + vyre_lid.y * {wx}u + vyre_lid.z * {wx * wy}u;"
+            )
             self.emit(f"let vyre_invocation = vyre_group * {wx * wy * wz}u + vyre_local;")
             return
         self.emit(f"let vyre_invocation = vyre_group * {wx}u + vyre_lid.x;")
@@ -306,7 +316,8 @@ class _Printer:
         workgroup's values), so the kernel clears it itself: each invocation a
         strided share, then a barrier. The prologue is uniform control flow."""
         shared = [
-            b for b in self.descriptor.bindings()
+            b
+            for b in self.descriptor.bindings()
             if not b.is_host and b.slot_number in self.used_slots
         ]
         if not shared:
@@ -490,17 +501,27 @@ class _Printer:
 
     def _select(self, op: v.SelectOp) -> None:
         ty = semantics.WGSL_TYPES[v.type_name(op.result.type)]
-        self.let(op.result, semantics.wgsl_select(
-            ty, self.name(op.cond), self.name(op.true_value), self.name(op.false_value)))
+        self.let(
+            op.result,
+            semantics.wgsl_select(
+                ty, self.name(op.cond), self.name(op.true_value), self.name(op.false_value)
+            ),
+        )
 
     def _fma(self, op: v.FmaOp) -> None:
-        self.let(op.result, semantics.wgsl_fma("f32", self.name(op.a), self.name(op.b), self.name(op.c)))
+        self.let(
+            op.result, semantics.wgsl_fma("f32", self.name(op.a), self.name(op.b), self.name(op.c))
+        )
 
     def _cast(self, op: v.CastOp) -> None:
-        self.let(op.result, semantics.wgsl_cast(self.name(op.input), op.source_name, op.target_name))
+        self.let(
+            op.result, semantics.wgsl_cast(self.name(op.input), op.source_name, op.target_name)
+        )
 
     def _bitcast(self, op: v.BitcastOp) -> None:
-        self.let(op.result, semantics.wgsl_bitcast(self.name(op.input), op.source_name, op.target_name))
+        self.let(
+            op.result, semantics.wgsl_bitcast(self.name(op.input), op.source_name, op.target_name)
+        )
 
     def _id_statement(self, op: k._IdOp) -> None:  # noqa: SLF001
         self.let(op.result, self._id(op))
@@ -548,7 +569,9 @@ class _Printer:
 
     def _atomic(self, op: k.AtomicOp) -> None:
         binding = self.binding(op)
-        old = self.names.fresh("a_" + (_sanitize(op.result.name_hint) if op.result.name_hint else "old"))
+        old = self.names.fresh(
+            "a_" + (_sanitize(op.result.name_hint) if op.result.name_hint else "old")
+        )
         self.emit(f"var {old}: u32 = 0u;")
         if binding.static_count != 0:
             index = self.name(op.index)
@@ -558,7 +581,9 @@ class _Printer:
             if op.kind.data == "compare_exchange_weak":
                 # one weak attempt: it may fail spuriously, as the op allows
                 expected = self.name(op.expected)
-                self.emit(f"  {old} = atomicCompareExchangeWeak({ref}, {expected}, {value}).old_value;")
+                self.emit(
+                    f"  {old} = atomicCompareExchangeWeak({ref}, {expected}, {value}).old_value;"
+                )
             elif op.kind.data == "fetch_nand":
                 self._fetch_nand(ref, value, old)
             elif op.kind.data == "compare_exchange":
@@ -589,7 +614,9 @@ class _Printer:
         self.emit(f"  var {done} = false;")
         self.emit(f"  var {old}_seen = atomicLoad({ref});")
         self.emit("  loop {")
-        self.emit(f"    let r = atomicCompareExchangeWeak({ref}, {old}_seen, ~({old}_seen & {value}));")
+        self.emit(
+            f"    let r = atomicCompareExchangeWeak({ref}, {old}_seen, ~({old}_seen & {value}));"
+        )
         self.emit("    if (r.exchanged) {")
         self.emit(f"      {old} = r.old_value;")
         self.emit(f"      {done} = true;")
@@ -603,7 +630,9 @@ class _Printer:
 
     def _local(self, op: k.LocalOp) -> None:
         ty = semantics.WGSL_TYPES[v.type_name(op.value.type)]
-        self.emit(f"var {self.names.local(op.local_name, self.copy)}: {ty} = {self.name(op.value)};")
+        self.emit(
+            f"var {self.names.local(op.local_name, self.copy)}: {ty} = {self.name(op.value)};"
+        )
 
     def _local_store(self, op: k.LocalStoreOp) -> None:
         self.emit(f"{self.names.local(op.local_name, self.copy)} = {self.name(op.value)};")
@@ -635,7 +664,7 @@ class _Printer:
 
     def _scope(self, op: k.BlockOp | k.RegionOp) -> None:
         if isinstance(op, k.RegionOp):
-            self.emit(f"// region \"{_comment(op.generator.data)}\"")
+            self.emit(f'// region "{_comment(op.generator.data)}"')
         self.emit("{")
         self.block(op.body.block.ops)
         self.emit("}")
@@ -708,6 +737,7 @@ def uses_subgroups(descriptor: k.DescriptorOp) -> bool:
     """Whether the kernel uses subgroup ops (and so needs the "subgroup" feature)."""
     return any(isinstance(op, v.SUBGROUP_OPS) for op in descriptor.walk())
 
+
 _NOT_ELEMENTWISE = (
     k.BarrierOp,
     k.AtomicOp,
@@ -739,7 +769,9 @@ def vectorizable(descriptor: k.DescriptorOp) -> bool:
     d = descriptor.dispatch()
     if d is None or d.is_widened or d.static_grid is None:
         return False
-    if tuple(d.kernel_workgroup[1:]) != (1, 1) or tuple(d.program_workgroup) != tuple(d.kernel_workgroup):
+    if tuple(d.kernel_workgroup[1:]) != (1, 1) or tuple(d.program_workgroup) != tuple(
+        d.kernel_workgroup
+    ):
         return False
     for name in d.count_names:
         binding = descriptor.binding_named(name)
@@ -767,7 +799,9 @@ def vector_grid(descriptor: k.DescriptorOp) -> tuple[int, int, int]:
 
     d = descriptor.dispatch()
     assert d is not None
-    n = max([b.static_count for name in d.count_names if (b := descriptor.binding_named(name))] + [1])
+    n = max(
+        [b.static_count for name in d.count_names if (b := descriptor.binding_named(name))] + [1]
+    )
     return dispatch_grid(n // VECTOR_WIDTH, tuple(d.kernel_workgroup))
 
 
@@ -794,4 +828,3 @@ def print_descriptor(descriptor: k.DescriptorOp, max_bytes: int = MAX_WGSL_BYTES
             "several kernels (fuse fewer programs, or split the program)"
         )
     return printed
-
