@@ -124,6 +124,35 @@ kernel.descriptor @loop id "0" entry "main" {
 
 // -----
 
+// Scratch (per-invocation device memory, e.g. grid_sync spills) is bound in group 0 below 2^24, with a static
+// per-invocation count, and is never a count buffer.
+kernel.descriptor @scratch id "0" entry "main" {
+// CHECK: kernel-verify.mlir:[[# @LINE + 4]]:3: error: scratch binding @t (scratch) at slot 16777216 is in the workgroup range (>= 2^24 = 16777216)
+// CHECK: kernel-verify.mlir:[[# @LINE + 1]]:3: error: count buffer @s is not a host binding of this descriptor
+  kernel.dispatch workgroup_size [64, 1, 1] program_workgroup_size [64, 1, 1] grid [1, 1, 1] count [@s]
+  kernel.binding @s slot 0 group 0 scratch read_write : ui32[2]
+  kernel.binding @t slot 16777216 group 0 scratch read_write : f32[1]
+}
+
+// -----
+
+// A valid descriptor passes unchanged (modules are printed after all diagnostics).
+kernel.descriptor @ok_scratch id "0" entry "main" {
+  kernel.dispatch workgroup_size [64, 1, 1] program_workgroup_size [64, 1, 1] grid [1, 1, 1] count [@y]
+  kernel.binding @y slot 0 group 0 global read_write : f32[64]
+  kernel.binding @spill slot 1 group 0 scratch read_write : f32[1]
+  %i = kernel.invocation_id x
+  %v = kernel.load_global slot 1 [%i] : f32
+  kernel.store_global slot 0 [%i] = %v : f32
+}
+// CHECK:      kernel.descriptor @ok_scratch
+// CHECK-NEXT:   kernel.dispatch
+// CHECK-NEXT:   kernel.binding @y
+// CHECK-NEXT:   kernel.binding @spill slot 1 group 0 scratch read_write : f32[1]
+// LIMITS:     kernel.descriptor @ok_scratch
+
+// -----
+
 // A valid descriptor passes unchanged (modules are printed after all diagnostics).
 kernel.descriptor @ok id "0" entry "main" {
   kernel.dispatch workgroup_size [64, 1, 1] program_workgroup_size [64, 1, 1] grid [1, 1, 1] count [@y]

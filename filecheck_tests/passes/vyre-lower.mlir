@@ -235,13 +235,11 @@ vyre.program @split workgroup_size [64, 1, 1] {
 
 // -----
 
-// Errors (ERR; located, all at once, printed before the modules): values and named locals that cannot cross a
-// grid_sync, a return before one, and kernel-verify's reserved sidecar name.
+// Errors (ERR; located, all at once, printed before the modules): a return before a grid_sync,
+// and kernel-verify's reserved sidecar name.
 vyre.program @bad_split workgroup_size [64, 1, 1] {
   vyre.buffer @x binding 0 read_write : ui32[64]
   %i = vyre.invocation_id x
-  %v = vyre.load @x[%i] : ui32
-  vyre.let @keep = %v : ui32
   %n = vyre.buf_len @x
   %zero = vyre.const 0 : ui32
   %empty = vyre.eq %n, %zero : ui32
@@ -250,13 +248,9 @@ vyre.program @bad_split workgroup_size [64, 1, 1] {
   }
   vyre.store @x[%i] = %i : ui32
   vyre.barrier grid_sync
-  %w = vyre.add %v, %i : ui32
-  %k = vyre.var @keep : ui32
-  vyre.store @x[%i] = %w : ui32
+  vyre.store @x[%i] = %n : ui32
 }
-// ERR: vyre-lower.mlir:[[# @LINE - 8]]:5: error: 'vyre.return' before a grid_sync: the split dispatch would run the rest of the program for invocations that returned. Fix: guard the later statements with a condition instead
-// ERR: vyre-lower.mlir:[[# @LINE - 5]]:3: error: this op uses a value computed by 'vyre.load' before a grid_sync that cannot be recomputed after it. Fix: recompute the value after the grid_sync, pass it through a buffer, or fuse without splitting (vyre-fuse{split-grid-sync=false})
-// ERR: vyre-lower.mlir:[[# @LINE - 5]]:3: error: named local @keep is declared before a grid_sync and used after it; the split dispatches do not share locals.
+// ERR: vyre-lower.mlir:[[# @LINE - 6]]:5: error: 'vyre.return' before a grid_sync: the split dispatch would run the rest of the program for invocations that returned. Fix: guard the later statements with a condition instead
 
 // -----
 
@@ -264,3 +258,49 @@ vyre.program @reserved workgroup_size [64, 1, 1] {
 // ERR: vyre-lower.mlir:[[# @LINE + 1]]:3: error: buffer name @__vyre_descriptor_trap_sidecar is reserved for the trap sidecar. Fix: rename the buffer
   vyre.buffer @__vyre_descriptor_trap_sidecar binding 0 read_only : ui32[4]
 }
+
+// -----
+
+// Values live across a grid_sync are spilled to per-invocation scratch: a value that cannot be recomputed (a
+// load of a written buffer) is stored right after its definition, a named local after its declaration; the
+// later part reloads both from element p * 2 + slot of the scratch binding (p: the linear invocation index).
+vyre.program @spill workgroup_size [64, 1, 1] {
+  vyre.buffer @x binding 0 read_write : ui32[128]
+  %i = vyre.invocation_id x
+  %v = vyre.load @x[%i] : ui32
+  vyre.let @keep = %i : ui32
+  vyre.store @x[%i] = %i : ui32
+  vyre.barrier grid_sync
+  %k = vyre.var @keep : ui32
+  %w = vyre.add %v, %k : ui32
+  vyre.store @x[%i] = %w : ui32
+}
+// CHECK-LABEL: kernel.descriptor @spill_part0
+// CHECK:        kernel.binding @x slot 0 group 0 global read_write : ui32[128]
+// CHECK-NEXT:   kernel.binding @__vyre_spill_ui32 slot 1 group 0 scratch read_write : ui32[2]
+// CHECK-NEXT:   %[[SIZE:.*]] = vyre.const 64 : ui32
+// CHECK-NEXT:   %[[WID:.*]] = kernel.workgroup_id x
+// CHECK-NEXT:   %[[BASE:.*]] = vyre.mul %[[WID]], %[[SIZE]] : ui32
+// CHECK-NEXT:   %[[LID:.*]] = kernel.local_id x
+// CHECK-NEXT:   %[[P:.*]] = vyre.add %[[BASE]], %[[LID]] : ui32
+// CHECK-NEXT:   %i = kernel.invocation_id x
+// CHECK-NEXT:   %v = kernel.load_global slot 0 [%i] : ui32
+// CHECK-NEXT:   %[[K1:.*]] = vyre.const 2 : ui32
+// CHECK-NEXT:   %[[S1:.*]] = vyre.const 1 : ui32
+// CHECK-NEXT:   %[[M1:.*]] = vyre.mul %[[P]], %[[K1]] : ui32
+// CHECK-NEXT:   %[[A1:.*]] = vyre.add %[[M1]], %[[S1]] : ui32
+// CHECK-NEXT:   kernel.store_global slot 1 [%[[A1]]] = %v : ui32
+// CHECK-NEXT:   kernel.local @keep = %i : ui32
+// CHECK:        %[[A0:.*]] = vyre.add %{{.*}}, %{{.*}} : ui32
+// CHECK-NEXT:   kernel.store_global slot 1 [%[[A0]]] = %i : ui32
+// CHECK-NEXT:   kernel.store_global slot 0 [%i] = %i : ui32
+// CHECK-NEXT: }
+// CHECK-LABEL: kernel.descriptor @spill_part1
+// CHECK:        kernel.binding @__vyre_spill_ui32 slot 1 group 0 scratch read_write : ui32[2]
+// CHECK:        %[[V:.*]] = kernel.load_global slot 1 [%{{.*}}] : ui32
+// CHECK-NEXT:   %i = kernel.invocation_id x
+// CHECK:        %[[KEEP:.*]] = kernel.load_global slot 1 [%{{.*}}] : ui32
+// CHECK-NEXT:   kernel.local @keep = %[[KEEP]] : ui32
+// CHECK-NEXT:   %k = kernel.local_load @keep : ui32
+// CHECK-NEXT:   %w = vyre.add %[[V]], %k : ui32
+// CHECK-NEXT:   kernel.store_global slot 0 [%i] = %w : ui32

@@ -94,7 +94,7 @@ from vyre_xdsl.dialects.syntax import (
 from vyre_xdsl.dialects.verify import body_errors, raise_body_errors
 from vyre_xdsl.dialects.vyre import ELEMENT_TYPES, type_name, ui32
 
-#: slots at and above this are workgroup (`shared`) and `scratch` slots
+#: slots at and above this are workgroup (`shared`) slots
 WORKGROUP_SLOT_BASE = 1 << 24
 #: slots are WGSL binding numbers (host) or workgroup variable numbers: 32-bit
 MAX_SLOT = 2**32 - 1
@@ -104,13 +104,17 @@ TRAP_SIDECAR_WORDS = 4
 
 MEMORY_CLASSES = ("global", "constant", "uniform", "shared", "scratch")
 HOST_CLASSES = ("global", "constant", "uniform")
-WORKGROUP_CLASSES = ("shared", "scratch")
+#: classes bound as storage buffers in a bind group: the host classes and
+#: `scratch` (per-invocation device memory the runtime allocates: `count` is
+#: the elements per invocation, the buffer holds `count` x the invocations)
+BOUND_CLASSES = (*HOST_CLASSES, "scratch")
+WORKGROUP_CLASSES = ("shared",)
 VISIBILITIES = ("read_only", "write_only", "read_write")
 
 
 def bind_group(memory_class: str) -> int | None:
     """Bind group of a memory class: 0 for global and constant, 1 for uniform, none otherwise."""
-    return {"global": 0, "constant": 0, "uniform": 1}.get(memory_class)
+    return {"global": 0, "constant": 0, "scratch": 0, "uniform": 1}.get(memory_class)
 
 
 # ============================================================================ helpers
@@ -547,7 +551,12 @@ class BindingOp(IRDLOperation):
 
     @property
     def is_host(self) -> bool:
-        return self.mem_class in HOST_CLASSES
+        """Bound as a storage buffer in a bind group (a host class or `scratch`)."""
+        return self.mem_class in BOUND_CLASSES
+
+    @property
+    def is_scratch(self) -> bool:
+        return self.mem_class == "scratch"
 
     @classmethod
     def parse(cls, parser: Parser) -> BindingOp:
@@ -626,7 +635,7 @@ class BindingOp(IRDLOperation):
                 f"binding @{self.buffer_name} of class {self.mem_class} takes {want}, "
                 f"not {self.group_number if self.group_number is not None else 'none'}"
             )
-        if self.mem_class in WORKGROUP_CLASSES and not self.static_count:
+        if self.mem_class in (*WORKGROUP_CLASSES, "scratch") and not self.static_count:
             raise VerifyException(
                 f"{self.mem_class} binding @{self.buffer_name} needs a static element count > 0"
             )
@@ -693,7 +702,7 @@ class LoadGlobalOp(_LoadOp):
     """
 
     name = "kernel.load_global"
-    CLASSES: ClassVar[tuple[str, ...]] = ("global",)
+    CLASSES: ClassVar[tuple[str, ...]] = ("global", "scratch")
 
 
 @irdl_op_definition
@@ -776,7 +785,7 @@ class StoreGlobalOp(_StoreOp):
     """
 
     name = "kernel.store_global"
-    CLASSES: ClassVar[tuple[str, ...]] = ("global",)
+    CLASSES: ClassVar[tuple[str, ...]] = ("global", "scratch")
 
 
 @irdl_op_definition
@@ -924,12 +933,12 @@ LOAD_OPS: dict[str, type[_LoadOp]] = {
     "constant": LoadConstantOp,
     "uniform": LoadUniformOp,
     "shared": LoadSharedOp,
-    "scratch": LoadSharedOp,
+    "scratch": LoadGlobalOp,
 }
 STORE_OPS: dict[str, type[_StoreOp]] = {
     "global": StoreGlobalOp,
     "shared": StoreSharedOp,
-    "scratch": StoreSharedOp,
+    "scratch": StoreGlobalOp,
 }
 
 

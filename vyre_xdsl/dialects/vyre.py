@@ -1103,6 +1103,14 @@ def _divergent_ancestor(op: Operation) -> Operation | None:
     return None
 
 
+def _only_scopes_above(op: Operation) -> bool:
+    """Whether every op between `op` and its program is a `vyre.block`/`vyre.region`."""
+    parent = op.parent_op()
+    while isinstance(parent, BlockOp | RegionOp):
+        parent = parent.parent_op()
+    return isinstance(parent, ProgramOp)
+
+
 @irdl_op_definition
 class BarrierOp(BarrierOpBase):
     """Workgroup barrier; `grid_sync` is dispatch-wide and only legal where a pass
@@ -1128,8 +1136,11 @@ class BarrierOp(BarrierOpBase):
                 f"barrier under invocation-dependent control flow ('{divergent.name}' "
                 "whose condition or bounds depend on the invocation)"
             )
-        if self.is_grid_sync and self.parent_op() is not enclosing_program(self):
-            raise VerifyException("'grid_sync' barrier must be at the top level of its program")
+        if self.is_grid_sync and not _only_scopes_above(self):
+            raise VerifyException(
+                "'grid_sync' barrier must be at the top level of its program or in "
+                "'vyre.block'/'vyre.region' scopes there (not in a loop or an if)"
+            )
         program = enclosing_program(self)
         if program is None:
             return

@@ -28,7 +28,7 @@ from vyre_xdsl.dispatch import count_buffer_names
 from vyre_xdsl.lowering.canonical import descriptor_id
 from vyre_xdsl.lowering.geometry import kernel_grid, kernel_workgroup_size
 from vyre_xdsl.lowering.profile import DEFAULT_PROFILE, TargetProfile
-from vyre_xdsl.lowering.split import split_program
+from vyre_xdsl.lowering.split import is_scratch_buffer, split_program
 
 #: vyre access mode -> (memory class, visibility)
 ACCESS_CLASSES: dict[str, tuple[str, str]] = {
@@ -142,7 +142,11 @@ class _Lowering:
         atomics = atomic_buffers(self.program)
         bindings = []
         for buffer in self.program.buffers():
-            memory_class, visibility = ACCESS_CLASSES[buffer.access_mode]
+            memory_class, visibility = (
+                ("scratch", "read_write")
+                if is_scratch_buffer(buffer)
+                else ACCESS_CLASSES[buffer.access_mode]
+            )
             self.classes[buffer.buffer_name] = memory_class
             binding = k.BindingOp(
                 buffer.buffer_name,

@@ -1,54 +1,146 @@
 """Splitting a program at its `vyre.barrier grid_sync` ops into consecutive parts.
 
-A `grid_sync` barrier (always at the top level of its program) means the whole
-dispatch synchronises. A wgpu dispatch cannot do that, so the program becomes
-one dispatch per part, recorded in order in one submit. Every part launches the
-invocations of the whole program (same buffers, same element count).
+A `grid_sync` barrier means the whole dispatch synchronises. A wgpu dispatch
+cannot do that, so the program becomes one dispatch per part, recorded in
+order in one submit. Every part launches the invocations of the whole program
+(same buffers, same element count).
 
-What a later part needs from an earlier one must be recomputable per
-invocation: pure ops (constants, ids, arithmetic, `buf_len`) and loads of
-buffers the program never writes are cloned into the later part. Anything
-else is refused with a diagnostic on the op that needs it:
-- an SSA value that is not recomputable (a load of a written buffer, an
-  atomic, a read of a named local);
-- a named local declared before the split and used after it;
-- a `vyre.return` before a split (a returned invocation would run later parts).
+1. **Hoisting** (as upstream's `hoist_grid_sync_barriers`): a `vyre.block` or
+   `vyre.region` whose body holds a `grid_sync` (directly or in a nested
+   block/region) is cut into one scope per side of the barrier, so that every
+   `grid_sync` is at the top level. A `grid_sync` inside a loop or an `if` is
+   refused by the verifier.
+2. **Recomputation**: pure ops (constants, ids, arithmetic, `buf_len`) and
+   loads of buffers the program never writes that a later part needs are
+   cloned into that part.
+3. **Spilling**: every other SSA value used after a `grid_sync` (a load of a
+   written buffer, an atomic, a local read, a value computed in a split
+   scope) and every named local declared before a `grid_sync` and used after
+   it lives in per-invocation scratch: one `scratch` buffer per element type
+   (`__vyre_spill_ui32`, ...; `i1` is kept as a `ui32` 0/1), `K` elements per
+   invocation, element `p * K + slot` for the invocation's linear index `p`.
+   An SSA value is stored right after its definition; a named local after its
+   declaration and after every assignment. A later part that uses it reloads
+   it at its start (a local as a `vyre.let` of the same name).
+
+A `vyre.return` before a split is still refused (a returned invocation would
+run later parts).
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
+
+from xdsl.dialects.builtin import UnitAttr
 from xdsl.ir import Operation, SSAValue
 
 from vyre_xdsl.analysis import buffers_written, declaration_of, is_expression
 from vyre_xdsl.diagnostics import VyreDiagnostic
 from vyre_xdsl.dialects.vyre import (
+    AddOp,
     AssignOp,
     BarrierOp,
+    BlockOp,
+    BufferOp,
+    ConstOp,
     LetOp,
     LoadOp,
+    LocalIdOp,
+    MulOp,
+    NeOp,
     ProgramOp,
+    RegionOp,
     ReturnOp,
+    SelectOp,
+    StoreOp,
     VarOp,
+    WorkgroupIdOp,
+    type_name,
 )
 
-_FIX = (
-    "Fix: recompute the value after the grid_sync, pass it through a buffer, "
-    "or fuse without splitting (vyre-fuse{split-grid-sync=false})"
-)
+#: the discardable attribute that marks a spill buffer (lowered to class `scratch`)
+SCRATCH_ATTR = "vyre.scratch"
+SPILL_PREFIX = "__vyre_spill_"
 
 
 def has_grid_sync(program: ProgramOp) -> bool:
-    return any(isinstance(op, BarrierOp) and op.is_grid_sync for op in program.statements())
+    return any(isinstance(op, BarrierOp) and op.is_grid_sync for op in program.walk())
 
 
-def _segments(program: ProgramOp) -> list[list[Operation]]:
-    segments: list[list[Operation]] = [[]]
-    for op in program.statements():
-        if isinstance(op, BarrierOp) and op.is_grid_sync:
-            segments.append([])
-        else:
-            segments[-1].append(op)
-    return segments
+def is_scratch_buffer(buffer: BufferOp) -> bool:
+    return SCRATCH_ATTR in buffer.attributes
+
+
+def _is_grid_sync(op: Operation) -> bool:
+    return isinstance(op, BarrierOp) and op.is_grid_sync
+
+
+def _contains_grid_sync(op: Operation) -> bool:
+    return any(_is_grid_sync(inner) for inner in op.walk())
+
+
+# ============================================================================ hoisting
+
+
+def _hoisted(
+    ops: list[Operation], mapping: dict[SSAValue, SSAValue], origin: dict[Operation, Operation]
+) -> list[Operation]:
+    """Clones of `ops` with every block/region that holds a grid_sync cut at it;
+    `origin` maps every cloned op back to its original."""
+    result: list[Operation] = []
+    for op in ops:
+        if not (isinstance(op, BlockOp | RegionOp) and _contains_grid_sync(op)):
+            clone = op.clone(value_mapper=mapping)
+            origin.update(zip(clone.walk(), op.walk()))
+            result.append(clone)
+            continue
+        pieces: list[list[Operation]] = [[]]
+        for inner in _hoisted(list(op.body.block.ops), mapping, origin):
+            if _is_grid_sync(inner):
+                result.append(_scope_like(op, pieces[-1]))
+                result.append(inner)
+                pieces.append([])
+            else:
+                pieces[-1].append(inner)
+        result.append(_scope_like(op, pieces[-1]))
+    return result
+
+
+def _scope_like(scope: BlockOp | RegionOp, body: list[Operation]) -> Operation:
+    new = BlockOp(body) if isinstance(scope, BlockOp) else RegionOp(scope.generator.data, body)
+    new.attributes.update(scope.attributes)
+    new.location = scope.location
+    return new
+
+
+# ============================================================================ spill slots
+
+
+@dataclass
+class _Slots:
+    """Scratch slots: element type -> number of slots; value/local -> (type, slot)."""
+
+    per_type: dict[str, int] = field(default_factory=dict)
+    of: dict[object, tuple[str, int]] = field(default_factory=dict)
+
+    def slot(self, key: object, element: str) -> tuple[str, int]:
+        if key not in self.of:
+            stored = "ui32" if element == "i1" else element
+            self.of[key] = (element, self.per_type.get(stored, 0))
+            self.per_type[stored] = self.per_type.get(stored, 0) + 1
+        return self.of[key]
+
+    def buffer(self, element: str) -> str:
+        return SPILL_PREFIX + ("ui32" if element == "i1" else element)
+
+
+@dataclass
+class _Part:
+    """What one part needs from earlier parts."""
+
+    recompute: set[Operation] = field(default_factory=set)
+    reload_values: list[SSAValue] = field(default_factory=list)
+    reload_locals: list[LetOp] = field(default_factory=list)
 
 
 def split_program(program: ProgramOp) -> list[ProgramOp]:
@@ -56,9 +148,26 @@ def split_program(program: ProgramOp) -> list[ProgramOp]:
     it has none). Parts are new, detached programs."""
     if not has_grid_sync(program):
         return [program]
-    segments = _segments(program)
-    segment_of = {op: k for k, ops in enumerate(segments) for op in ops}
-    written = buffers_written(program)
+    origin: dict[Operation, Operation] = {}
+    flat = ProgramOp(
+        program.sym_name.data,
+        program.workgroup,
+        [b.clone() for b in program.buffers()] + _hoisted(list(program.statements()), {}, origin),
+    )
+    image = {original: clone for clone, original in origin.items()}
+
+    def declaration(op: VarOp | AssignOp) -> Operation | None:
+        found = declaration_of(origin[op])
+        return None if found is None else image.get(found)
+
+    segments: list[list[Operation]] = [[]]
+    for op in flat.statements():
+        if _is_grid_sync(op):
+            segments.append([])
+        else:
+            segments[-1].append(op)
+    segment_of = {op: k for k, ops in enumerate(segments) for top in ops for op in top.walk()}
+    written = buffers_written(flat)
     errors: list[tuple[Operation | None, str]] = []
     for ops in segments[:-1]:
         for top in ops:
@@ -72,59 +181,71 @@ def split_program(program: ProgramOp) -> list[ProgramOp]:
                             "Fix: guard the later statements with a condition instead",
                         )
                     )
-    parts: list[ProgramOp] = []
-    for k, ops in enumerate(segments):
-        needed = _needed_definitions(ops, k, segment_of, written, errors)
-        parts.append(_build_part(program, k, needed, ops))
+    slots = _Slots()
+    needs = [
+        _needs(ops, k, segment_of, written, slots, declaration) for k, ops in enumerate(segments)
+    ]
+    for buffer in program.buffers():
+        if slots.of and buffer.buffer_name.startswith(SPILL_PREFIX):
+            errors.append(
+                (
+                    buffer,
+                    f"buffer name @{buffer.buffer_name} is reserved for grid_sync spills "
+                    f"(prefix {SPILL_PREFIX}). Fix: rename the buffer",
+                )
+            )
     if errors:
         raise VyreDiagnostic(errors)
+    spilled_values = {value for need in needs for value in need.reload_values}
+    spilled_locals = {let for need in needs for let in need.reload_locals}
+    parts = []
+    for k, ops in enumerate(segments):
+        part = _build_part(
+            program, flat, needs[k], ops, slots, spilled_values, spilled_locals, declaration
+        )
+        parts.append(part)
     return parts
 
 
-def _needed_definitions(
+def _needs(
     ops: list[Operation],
     k: int,
     segment_of: dict[Operation, int],
     written: set[str],
-    errors: list[tuple[Operation | None, str]],
-) -> set[Operation]:
-    """Top-level ops of earlier parts that part `k` must recompute."""
-    needed: set[Operation] = set()
+    slots: _Slots,
+    declaration_of,
+) -> _Part:
+    """What part `k` recomputes and reloads from earlier parts."""
+    need = _Part()
 
-    def require(value: SSAValue, user: Operation) -> None:
+    def require(value: SSAValue) -> None:
         owner = value.owner
         if not isinstance(owner, Operation) or segment_of.get(owner, k) >= k:
             return
-        if owner in needed:
+        if owner in need.recompute or value in need.reload_values:
             return
-        if not _recomputable(owner, written):
-            errors.append(
-                (
-                    user,
-                    f"this op uses a value computed by '{owner.name}' before a grid_sync "
-                    f"that cannot be recomputed after it. {_FIX}",
-                )
-            )
+        if _recomputable(owner, written):
+            need.recompute.add(owner)
+            for operand in owner.operands:
+                require(operand)
             return
-        needed.add(owner)
-        for operand in owner.operands:
-            require(operand, user)
+        slots.slot(value, type_name(value.type) or str(value.type))
+        need.reload_values.append(value)
 
     for top in ops:
         for op in top.walk():
             for operand in op.operands:
-                require(operand, op)
+                require(operand)
             if isinstance(op, VarOp | AssignOp):
                 declaration = declaration_of(op)
-                if isinstance(declaration, LetOp) and segment_of.get(declaration, k) < k:
-                    errors.append(
-                        (
-                            op,
-                            f"named local @{op.var_name.data} is declared before a grid_sync "
-                            f"and used after it; the split dispatches do not share locals. {_FIX}",
-                        )
-                    )
-    return needed
+                if (
+                    isinstance(declaration, LetOp)
+                    and segment_of.get(declaration, k) < k
+                    and declaration not in need.reload_locals
+                ):
+                    slots.slot(declaration, type_name(declaration.value.type) or "ui32")
+                    need.reload_locals.append(declaration)
+    return need
 
 
 def _recomputable(op: Operation, written: set[str]) -> bool:
@@ -133,17 +254,138 @@ def _recomputable(op: Operation, written: set[str]) -> bool:
     return isinstance(op, LoadOp) and op.buffer_name not in written
 
 
+# ============================================================================ building a part
+
+
 def _build_part(
-    program: ProgramOp, k: int, needed: set[Operation], ops: list[Operation]
+    program: ProgramOp,
+    flat: ProgramOp,
+    need: _Part,
+    ops: list[Operation],
+    slots: _Slots,
+    spilled_values: set[SSAValue],
+    spilled_locals: set[LetOp],
+    declaration_of,
 ) -> ProgramOp:
     mapping: dict[SSAValue, SSAValue] = {}
     body: list[Operation] = [b.clone() for b in program.buffers()]
-    for op in program.statements():
-        if op in needed:
-            body.append(op.clone(value_mapper=mapping))
+    for stored, count in slots.per_type.items():
+        spill = BufferOp(SPILL_PREFIX + stored, "read_write", stored, count)
+        spill.attributes[SCRATCH_ATTR] = UnitAttr()
+        body.append(spill)
+    statements: list[Operation] = []
+    index = _Index(program.workgroup, statements) if slots.of else None
+    for value in need.reload_values:
+        mapping[value] = _reload(value, slots, index, statements)
+    for op in flat.walk():
+        if op in need.recompute:
+            statements.append(op.clone(value_mapper=mapping))
+    for let in need.reload_locals:
+        reloaded = _reload(let, slots, index, statements)
+        new_let = LetOp(let.var_name.data, reloaded)
+        new_let.location = let.location
+        statements.append(new_let)
     for op in ops:
-        body.append(op.clone(value_mapper=mapping))
-    part = ProgramOp(program.sym_name.data, program.workgroup, body)
+        clone = op.clone(value_mapper=mapping)
+        statements.append(clone)
+        if index is not None:
+            statements += _insert_stores(
+                op, clone, slots, index, spilled_values, spilled_locals, declaration_of
+            )
+    part = ProgramOp(program.sym_name.data, program.workgroup, body + statements)
     part.attributes.update(program.attributes)
     part.location = program.location
     return part
+
+
+class _Index:
+    """The invocation's linear index `p`, built once at the top of a part."""
+
+    def __init__(self, workgroup: tuple[int, int, int], statements: list[Operation]):
+        wx, wy, wz = workgroup
+        size = ConstOp(wx * wy * wz, "ui32")
+        wid = WorkgroupIdOp(0)
+        base = MulOp(wid, size)
+        ops: list[Operation] = [size, wid, base, lx := LocalIdOp(0)]
+        p = AddOp(base, lx)
+        for axis, stride, extent in ((1, wx, wy), (2, wx * wy, wz)):
+            if extent == 1:  # that local id is always 0
+                continue
+            local, factor = LocalIdOp(axis), ConstOp(stride, "ui32")
+            term = MulOp(local, factor)
+            previous = p
+            ops += [previous, local, factor, term]
+            p = AddOp(previous, term)
+        ops.append(p)
+        statements.extend(ops)
+        self.p = p.results[0]
+
+    def element(self, slots: _Slots, key: object) -> tuple[str, list[Operation]]:
+        """The spill buffer of `key` and the ops computing its element index."""
+        element, slot = slots.of[key]
+        stored = "ui32" if element == "i1" else element
+        count = ConstOp(slots.per_type[stored], "ui32")
+        offset = ConstOp(slot, "ui32")
+        scaled = MulOp(self.p, count)
+        at = AddOp(scaled, offset)
+        return slots.buffer(element), [count, offset, scaled, at]
+
+
+def _reload(key: object, slots: _Slots, index: _Index, statements: list[Operation]) -> SSAValue:
+    element, _ = slots.of[key]
+    name, ops = index.element(slots, key)
+    statements.extend(ops)
+    load = LoadOp(name, ops[-1], "ui32" if element == "i1" else element)
+    statements.append(load)
+    if element != "i1":
+        return load.results[0]
+    zero = ConstOp(0, "ui32")
+    truth = NeOp(load, zero)
+    statements.extend([zero, truth])
+    return truth.results[0]
+
+
+def _store_ops(key: object, value: SSAValue, slots: _Slots, index: _Index) -> list[Operation]:
+    element, _ = slots.of[key]
+    name, ops = index.element(slots, key)
+    if element == "i1":
+        one, zero = ConstOp(1, "ui32"), ConstOp(0, "ui32")
+        chosen = SelectOp(value, one, zero)
+        ops += [one, zero, chosen]
+        value = chosen.results[0]
+    store = StoreOp(name, ops[3], value)
+    return [*ops, store]
+
+
+def _insert_stores(
+    original: Operation,
+    clone: Operation,
+    slots: _Slots,
+    index: _Index,
+    spilled_values: set[SSAValue],
+    spilled_locals: set[LetOp],
+    declaration_of,
+) -> list[Operation]:
+    """After every op (in `clone`) that defines a spilled value or sets a
+    spilled local, store it to its scratch slot. Returns the stores that
+    follow `clone` itself (the caller places top-level ops)."""
+    after_clone: list[Operation] = []
+    pairs = list(zip(original.walk(), clone.walk()))
+    for old, new in pairs:
+        stores: list[Operation] = []
+        for old_result, new_result in zip(old.results, new.results):
+            if old_result in spilled_values:
+                stores += _store_ops(old_result, new_result, slots, index)
+        if isinstance(old, LetOp) and old in spilled_locals:
+            stores += _store_ops(old, new.value, slots, index)
+        if isinstance(old, AssignOp):
+            declaration = declaration_of(old)
+            if declaration in spilled_locals:
+                stores += _store_ops(declaration, new.value, slots, index)
+        if not stores:
+            continue
+        if new is clone:
+            after_clone = stores
+        else:
+            new.parent.insert_ops_after(stores, new)
+    return after_clone

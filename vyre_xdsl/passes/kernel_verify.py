@@ -3,8 +3,8 @@
 Upstream `vyre_lower::verify` (reference section 3.5) plus the wgpu target's
 limits. Each violation is reported on the op that causes it:
 
-- bindings: duplicate slots; a host slot (global, constant, uniform) at or above
-  2^24 and a shared/scratch slot below it; a user buffer named like the trap
+- bindings: duplicate slots; a host or scratch slot (global, constant, uniform,
+  scratch: bound in a bind group) at or above 2^24 and a shared slot below it; a user buffer named like the trap
   sidecar; a malformed sidecar; more storage buffers than the target allows;
   more workgroup memory than the target allows;
 - dispatch: a zero extent (workgroup size or grid); a workgroup size over the
@@ -87,7 +87,8 @@ def _binding_violations(descriptor: k.DescriptorOp, profile: TargetProfile) -> l
             errors.append(
                 (
                     binding,
-                    f"host binding @{name} ({binding.mem_class}) at slot {slot} is in the "
+                    f"{'scratch' if binding.is_scratch else 'host'} binding @{name} "
+                    f"({binding.mem_class}) at slot {slot} is in the "
                     f"workgroup range (>= 2^24 = {k.WORKGROUP_SLOT_BASE})",
                 )
             )
@@ -218,7 +219,7 @@ def _dispatch_violations(descriptor: k.DescriptorOp, profile: TargetProfile) -> 
                 )
     for name in dispatch.count_names:
         binding = descriptor.binding_named(name)
-        if binding is None or not binding.is_host:
+        if binding is None or binding.mem_class not in k.HOST_CLASSES:
             errors.append(
                 (dispatch, f"count buffer @{name} is not a host binding of this descriptor")
             )

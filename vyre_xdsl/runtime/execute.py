@@ -405,6 +405,7 @@ def run_kernels(
     """
     gpu = device or gpu_device()
     arrays = {name: _flat(a) for name, a in buffers.items()}
+    arrays.update(_scratch_arrays(kernels, arrays))
     plan = _plan(gpu, kernels)
     if any(name not in arrays for name in plan.names):
         _bound_names(kernels, arrays)  # raises, naming the kernel
@@ -608,6 +609,28 @@ def read_buffer(gpu: GpuDevice, buffer, nbytes: int, dtype) -> np.ndarray:
         return run.read(staged, dtype)
     finally:
         run.release()
+
+
+def _scratch_arrays(
+    kernels: Sequence[WgslKernel], arrays: Mapping[str, np.ndarray]
+) -> dict[str, np.ndarray]:
+    """A zeroed host array for every `scratch` binding (grid_sync spills):
+    `per_invocation` elements for every invocation the largest dispatch that
+    binds it launches. Never uploaded: the GPU buffer is cleared."""
+    sizes: dict[str, int] = {}
+    lengths = None
+    for kernel in kernels:
+        for binding in kernel.bindings:
+            if not binding.is_scratch:
+                continue
+            if lengths is None:
+                lengths = {name: a.size for name, a in arrays.items()}
+            invocations = int(np.prod(kernel.dispatch_grid(lengths))) * int(
+                np.prod(kernel.workgroup_size)
+            )
+            need = binding.per_invocation * invocations
+            sizes[binding.name] = max(sizes.get(binding.name, 0), need)
+    return {name: np.zeros(size, dtype=np.uint32) for name, size in sizes.items()}
 
 
 def _bound_names(kernels: Sequence[WgslKernel], host: Mapping[str, np.ndarray]) -> list[str]:

@@ -250,8 +250,10 @@ vyre.program @p workgroup_size [64, 1, 1] {
 // -----
 
 vyre.program @p workgroup_size [64, 1, 1] {
-  vyre.block {
-// CHECK: invalid.mlir:[[# @LINE + 1]]:5: error: 'grid_sync' barrier must be at the top level of its program
+  %zero = vyre.const 0 : ui32
+  %four = vyre.const 4 : ui32
+  vyre.loop @k = %zero to %four {
+// CHECK: invalid.mlir:[[# @LINE + 1]]:5: error: 'grid_sync' barrier must be at the top level of its program or in 'vyre.block'/'vyre.region' scopes there (not in a loop or an if)
     vyre.barrier grid_sync
   }
 }

@@ -58,8 +58,9 @@ def compile_descriptor(descriptor: k.DescriptorOp, max_bytes: int = MAX_WGSL_BYT
             group=b.group_number or 0,
             slot=b.slot_number,
             element=b.element,
-            count=b.static_count,
+            count=None if b.is_scratch else b.static_count,
             memory_class=b.mem_class,
+            per_invocation=b.static_count if b.is_scratch else 0,
             visibility=b.access,
             is_trap_sidecar=b.is_trap_sidecar,
         )

@@ -21,9 +21,16 @@ class WgslBinding:
     slot: int
     element: str  # ui32, si32, f32, i1 (i1 is one u32 word per element)
     count: int | None  # declared element count; None when runtime-sized
-    memory_class: str  # global, constant, uniform
+    memory_class: str  # global, constant, uniform, scratch
     visibility: str  # read_only, write_only, read_write
     is_trap_sidecar: bool = False
+    # `scratch` only: elements per invocation; the runtime allocates (zeroed)
+    # this many times the invocations of the dispatch (the count is then None)
+    per_invocation: int = 0
+
+    @property
+    def is_scratch(self) -> bool:
+        return self.memory_class == "scratch"
 
 
 @attrs.frozen

@@ -383,7 +383,7 @@ class _Printer:
         return binding
 
     def _length(self, binding: k.BindingOp) -> str:
-        if binding.static_count is not None:
+        if binding.static_count is not None and not binding.is_scratch:
             return f"{binding.static_count}u"
         self.used_slots.add(binding.slot_number)
         return f"arrayLength(&{self.binding_names[binding.slot_number]})"
