@@ -129,6 +129,26 @@ def test_mkl006_synchronization_boundary(text, what):
     assert what in p.rejections[0].message
 
 
+MKL009_INDIRECT = _copy("p", "x", "t") + """
+vyre.program @c {indirect = @grid} workgroup_size [64, 1, 1] {
+  vyre.buffer @grid binding 3 read_only : ui32[3]
+  vyre.buffer @t binding 0 read_only : ui32[256]
+  vyre.buffer @out binding 1 write_only : ui32[256]
+  %i = vyre.invocation_id x
+  %v = vyre.load @t[%i] : ui32
+  vyre.store @out[%i] = %v : ui32
+}
+"""
+
+
+def test_mkl009_indirect_dispatch_is_never_fused():
+    graph = graph_of(MKL009_INDIRECT)
+    p = plan(graph)
+    assert _groups(p) == [(0,), (1,)]
+    assert _rejections(p, graph) == {("p", "c", "t"): P.MKL009_INDIRECT_DISPATCH}
+    assert "indirect grid" in p.rejections[0].message
+
+
 def test_mkl007_cycle():
     graph = graph_of(MKL007)
     p = plan(graph)

@@ -18,9 +18,35 @@ import math
 from collections.abc import Mapping
 
 from vyre_xdsl.analysis import buffers_written
+from vyre_xdsl.diagnostics import VyreError
 from vyre_xdsl.dialects.vyre import SUBGROUP_OPS, AtomicOp, ProgramOp
 
 MAX_WORKGROUPS_PER_DIM = 65535
+
+
+class IndirectGridError(VyreError):
+    """An indirect grid (`{indirect = @grid}`) has an axis over the device's
+    workgroups-per-dimension limit: the program is refused, nothing of it runs."""
+
+
+def checked_indirect_grid(
+    program: str, buffer: str, words, limit: int = MAX_WORKGROUPS_PER_DIM
+) -> tuple[int, int, int]:
+    """The grid in words 0..2 of an indirect grid buffer; an axis over `limit`
+    raises `IndirectGridError` (an axis of 0 launches nothing)."""
+    grid = tuple(int(w) for w in words[:3])
+    if len(grid) != 3:
+        raise IndirectGridError(
+            f"indirect grid buffer @{buffer} of @{program} holds {len(grid)} words; it needs 3"
+        )
+    for axis, value in zip("xyz", grid):
+        if value > limit:
+            raise IndirectGridError(
+                f"@{program}: indirect grid {list(grid)} read from @{buffer} has {value} "
+                f"workgroups on axis {axis}; the device allows {limit} per dimension, so the "
+                "program was refused (nothing of it ran). Fix: write a smaller grid"
+            )
+    return grid  # type: ignore[return-value]
 
 
 def uses_whole_buffers(program: ProgramOp) -> bool:

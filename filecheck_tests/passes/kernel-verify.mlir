@@ -166,3 +166,12 @@ kernel.descriptor @ok id "0" entry "main" {
 // CHECK-NEXT:   kernel.dispatch
 // LIMITS:     kernel.descriptor @ok
 
+
+// -----
+
+// An indirect dispatch names a ui32 host binding of its descriptor.
+kernel.descriptor @indirect id "0" entry "main" {
+// CHECK: kernel-verify.mlir:[[# @LINE + 1]]:3: error: indirect grid buffer @nowhere is not a ui32 host binding of this descriptor
+  kernel.dispatch workgroup_size [64, 1, 1] program_workgroup_size [64, 1, 1] grid indirect @nowhere count [@y]
+  kernel.binding @y slot 0 group 0 global read_write : f32[64]
+}

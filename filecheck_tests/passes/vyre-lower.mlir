@@ -304,3 +304,16 @@ vyre.program @spill workgroup_size [64, 1, 1] {
 // CHECK-NEXT:   %k = kernel.local_load @keep : ui32
 // CHECK-NEXT:   %w = vyre.add %[[V]], %k : ui32
 // CHECK-NEXT:   kernel.store_global slot 0 [%i] = %w : ui32
+
+// -----
+
+// An indirect grid: no static grid, the dispatch names the grid buffer; the workgroup is never widened.
+vyre.program @consume {indirect = @grid} workgroup_size [1, 1, 1] {
+  vyre.buffer @grid binding 3 read_only : ui32[3]
+  vyre.buffer @out binding 1 write_only : ui32[64]
+  %i = vyre.invocation_id x
+  vyre.store @out[%i] = %i : ui32
+}
+// CHECK-LABEL: kernel.descriptor @consume
+// CHECK-NEXT:   kernel.dispatch workgroup_size [1, 1, 1] program_workgroup_size [1, 1, 1] grid indirect @grid count [@out]
+// CHECK-NEXT:   kernel.binding @grid slot 3 group 0 constant read_only : ui32[3]

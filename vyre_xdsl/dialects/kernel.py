@@ -348,12 +348,15 @@ class DispatchOp(IRDLOperation):
     `program_workgroup_size` the source program's declared one, whose ids the
     body sees (they differ only when lowering widened a `[1, 1, 1]` program).
     `grid` is the static number of workgroups per axis, or `?` when a count
-    buffer is runtime-sized; `count` names the buffers whose element counts
-    decide the logical element count (their maximum, at least 1).
+    buffer is runtime-sized, or `indirect @buf` when the runtime reads it from
+    words 0..2 of that host binding when the kernel is launched
+    (`dispatch_workgroups_indirect`); `count` names the buffers whose element
+    counts decide the logical element count (their maximum, at least 1).
 
     ```mlir
     kernel.dispatch workgroup_size [64, 1, 1] program_workgroup_size [64, 1, 1] grid [16, 1, 1] count [@y]
     kernel.dispatch workgroup_size [128, 1, 1] program_workgroup_size [1, 1, 1] grid ? count [@x, @out]
+    kernel.dispatch workgroup_size [64, 1, 1] program_workgroup_size [64, 1, 1] grid indirect @grid count [@out]
     ```
     """
 
@@ -363,6 +366,7 @@ class DispatchOp(IRDLOperation):
     program_workgroup_size = prop_def(DenseArrayBase)
     grid = opt_prop_def(DenseArrayBase)
     count_buffers = prop_def(ArrayAttr)
+    indirect = opt_prop_def(StringAttr)
 
     traits = traits_def(HasParent(DescriptorOp))
 
@@ -372,6 +376,7 @@ class DispatchOp(IRDLOperation):
         program_workgroup_size: Sequence[int],
         grid: Sequence[int] | None,
         count_buffers: Sequence[str],
+        indirect: str | None = None,
     ):
         properties: dict[str, Attribute] = {
             "workgroup_size": _dense(workgroup_size),
@@ -380,7 +385,14 @@ class DispatchOp(IRDLOperation):
         }
         if grid is not None:
             properties["grid"] = _dense(grid)
+        if indirect is not None:
+            properties["indirect"] = StringAttr(indirect)
         super().__init__(properties=properties)
+
+    @property
+    def indirect_buffer(self) -> str | None:
+        """The binding whose words 0..2 are the grid, or None."""
+        return None if self.indirect is None else self.indirect.data
 
     @property
     def kernel_workgroup(self) -> tuple[int, ...]:
@@ -410,14 +422,16 @@ class DispatchOp(IRDLOperation):
         parser.parse_keyword("program_workgroup_size")
         program = _parse_int_list(parser, "program_workgroup_size")
         parser.parse_keyword("grid")
-        grid = None
-        if parser.parse_optional_punctuation("?") is None:
+        grid = indirect = None
+        if parser.parse_optional_keyword("indirect") is not None:
+            indirect = parser.parse_symbol_name().data
+        elif parser.parse_optional_punctuation("?") is None:
             grid = _parse_int_list(parser, "grid")
         parser.parse_keyword("count")
         names = parser.parse_comma_separated_list(
             parser.Delimiter.SQUARE, lambda: parser.parse_symbol_name().data
         )
-        op = cls(workgroup, program, grid, names)
+        op = cls(workgroup, program, grid, names, indirect)
         op.attributes.update(parser.parse_optional_attr_dict())
         return op
 
@@ -427,7 +441,10 @@ class DispatchOp(IRDLOperation):
         printer.print_string(" program_workgroup_size ")
         _print_int_list(printer, self.program_workgroup)
         printer.print_string(" grid ")
-        if self.static_grid is None:
+        if self.indirect_buffer is not None:
+            printer.print_string("indirect ")
+            printer.print_symbol_name(self.indirect_buffer)
+        elif self.static_grid is None:
             printer.print_string("?")
         else:
             _print_int_list(printer, self.static_grid)
@@ -437,6 +454,8 @@ class DispatchOp(IRDLOperation):
         _print_attrs(printer, self)
 
     def verify_(self) -> None:
+        if self.indirect is not None and self.grid is not None:
+            raise VerifyException("an indirect dispatch has no static grid")
         for what, values in (
             ("workgroup_size", self.kernel_workgroup),
             ("program_workgroup_size", self.program_workgroup),

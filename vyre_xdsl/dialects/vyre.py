@@ -480,7 +480,19 @@ class ProgramOp(IRDLOperation):
     """One compute program: its body runs once per invocation.
 
     Buffer declarations come first, then statements. The optional attribute
-    dictionary after the name carries flags such as `non_composable`.
+    dictionary after the name carries flags such as `non_composable`, and
+    `indirect = @grid`: the program launches `grid[0] x grid[1] x grid[2]`
+    workgroups, read from that ui32 buffer when the program starts (after the
+    programs before it ran), instead of a grid derived from buffer lengths.
+
+    ```mlir
+    vyre.program @consume {indirect = @grid} workgroup_size [64, 1, 1] {
+      vyre.buffer @grid binding 2 read_only : ui32[3]
+      vyre.buffer @out binding 1 read_write : ui32[?]
+      %i = vyre.invocation_id x
+      vyre.store @out[%i] = %i : ui32
+    }
+    ```
 
     ```mlir
     vyre.program @double workgroup_size [64, 1, 1] {
@@ -525,6 +537,12 @@ class ProgramOp(IRDLOperation):
     @property
     def non_composable(self) -> bool:
         return "non_composable" in self.attributes
+
+    @property
+    def indirect_buffer(self) -> str | None:
+        """The buffer whose words 0..2 are the grid (`{indirect = @grid}`), or None."""
+        attr = self.attributes.get("indirect")
+        return attr.root_reference.data if isinstance(attr, SymbolRefAttr) else None
 
     def buffers(self) -> Iterator[BufferOp]:
         """The buffer declarations, in order."""
@@ -600,6 +618,7 @@ class ProgramOp(IRDLOperation):
             raise VerifyException(
                 f"workgroup_size {list(sizes)} has {total} invocations; the limit is {MAX_INVOCATIONS}"
             )
+        self._verify_indirect()
         seen: set[str] = set()
         for buffer in self.buffers():
             if buffer.sym_name.data in seen:
@@ -614,6 +633,29 @@ class ProgramOp(IRDLOperation):
                     f"buffer @{op.sym_name.data} is declared after a statement; "
                     "declarations come first"
                 )
+
+
+    def _verify_indirect(self) -> None:
+        """`{indirect = @grid}`: @grid is a declared host `ui32` buffer of at least 3 elements."""
+        if "indirect" not in self.attributes:
+            return
+        name = self.indirect_buffer
+        if name is None:
+            raise VerifyException(
+                "'indirect' must name a buffer of the program, e.g. {indirect = @grid}"
+            )
+        buffer = self.buffer(name)
+        if buffer is None:
+            raise VerifyException(
+                f"indirect grid buffer @{name} is not declared in @{self.sym_name.data}. "
+                f"Fix: declare it, e.g. 'vyre.buffer @{name} binding 3 read_only : ui32[3]'"
+            )
+        count = buffer.static_count
+        if buffer.is_workgroup or buffer.element != "ui32" or count is None or count < 3:
+            raise VerifyException(
+                f"indirect grid buffer @{name} must be a host ui32 buffer with a static "
+                "count of at least 3 (the workgroups on x, y and z)"
+            )
 
 
 @irdl_op_definition

@@ -29,6 +29,8 @@ class Launch:
 
     n: int
     workgroup: tuple[int, int, int]
+    #: the grid read from an indirect grid buffer (it replaces the one `n` gives)
+    indirect: tuple[int, int, int] | None = None
 
     @property
     def threads(self) -> int:
@@ -37,10 +39,15 @@ class Launch:
 
     @property
     def logical_workgroups(self) -> int:
+        if self.indirect is not None:
+            gx, gy, gz = self.indirect
+            return gx * gy * gz
         return workgroup_count(self.n, self.workgroup)
 
     @property
     def grid(self) -> tuple[int, int, int]:
+        if self.indirect is not None:
+            return self.indirect
         return dispatch_grid(self.n, self.workgroup)
 
     @property

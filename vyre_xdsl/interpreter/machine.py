@@ -51,7 +51,7 @@ from vyre_xdsl.dialects.vyre import (
     WorkgroupIdOp,
     type_name,
 )
-from vyre_xdsl.dispatch import logical_element_count
+from vyre_xdsl.dispatch import checked_indirect_grid, logical_element_count
 from vyre_xdsl.interpreter.atomics import atomic
 from vyre_xdsl.interpreter.lanes import Frame, Launch, broadcast
 from vyre_xdsl.interpreter.memory import Memory
@@ -175,6 +175,20 @@ def check_resources(program: ProgramOp, launch: Launch) -> None:
         )
 
 
+def _launch(
+    program: ProgramOp, counts: dict[str, int], host: MutableMapping[str, np.ndarray]
+) -> Launch:
+    """The dispatch of `program`: from its buffer lengths, or from its indirect grid
+    buffer as it is now (after the programs before it ran)."""
+    n = logical_element_count(program, counts)
+    name = program.indirect_buffer
+    if name is None:
+        return Launch(n, program.workgroup)
+    grid = checked_indirect_grid(program.sym_name.data, name, host[name])
+    threads = program.workgroup[0] * program.workgroup[1] * program.workgroup[2]
+    return Launch(grid[0] * grid[1] * grid[2] * threads, program.workgroup, grid)
+
+
 class Machine:
     """The state of one running program: its buffers, lanes and the first trap."""
 
@@ -192,7 +206,7 @@ class Machine:
         self.program = program
         self.name = program.sym_name.data
         counts = host_counts(program, host)
-        self.launch = Launch(logical_element_count(program, counts), program.workgroup)
+        self.launch = _launch(program, counts, host)
         check_resources(program, self.launch)
         self.memory: dict[str, Memory] = {}
         for buffer in program.buffers():

@@ -28,8 +28,9 @@ def is_explicit_noop(program: ProgramOp) -> bool:
 
 def pins_geometry(program: ProgramOp) -> bool:
     """Whether the program's ids must keep their declared workgroup meaning
-    (workgroup memory, barriers, subgroup ops: subgroups lie within a workgroup)."""
-    if any(b.is_workgroup for b in program.buffers()):
+    (workgroup memory, barriers, subgroup ops: subgroups lie within a workgroup;
+    an indirect grid, which counts the program's own workgroups)."""
+    if any(b.is_workgroup for b in program.buffers()) or program.indirect_buffer is not None:
         return True
     return any(isinstance(op, (BarrierOp, *SUBGROUP_OPS)) for op in program.walk())
 

@@ -86,6 +86,19 @@ def lower_program(
 ) -> list[k.DescriptorOp]:
     """The descriptors of `program`, one per part between grid_sync barriers."""
     parts = split_program(program)
+    if program.indirect_buffer is not None and any(
+        is_scratch_buffer(b) for part in parts for b in part.buffers()
+    ):
+        raise VyreDiagnostic(
+            [
+                (
+                    program,
+                    f"@{program.sym_name.data} has an indirect grid and values live across a "
+                    "grid_sync; their scratch is sized by a grid known only on the GPU. Fix: pass "
+                    "the values through a buffer, or split the program in two",
+                )
+            ]
+        )
     workgroup = kernel_workgroup_size(program, profile)
     counts = count_buffer_names(program)
     grid = _static_grid(program, counts, workgroup)
@@ -96,7 +109,10 @@ def lower_program(
         attributes: dict[str, Attribute] = {"source": StringAttr(name)}
         if len(parts) > 1:
             attributes["part"] = IntegerAttr(index, i64)
-        dispatch = k.DispatchOp(workgroup, program.workgroup, grid, counts)
+        indirect = program.indirect_buffer
+        dispatch = k.DispatchOp(
+            workgroup, program.workgroup, None if indirect else grid, counts, indirect
+        )
         dispatch.location = program.location
         descriptor = k.DescriptorOp(symbol, descriptor_id(part), [dispatch], attributes=attributes)
         descriptor.location = program.location

@@ -21,6 +21,7 @@ The planner is small and deterministic (vyre-semantics section 4.2, step 4):
    | `MKL007_CYCLE` | the merged group would both precede and follow another group |
    | `MKL005_WORKGROUP_MISMATCH` | `vyre-fuse` refuses the merged group's programs: a member whose workgroup differs from the fused one uses workgroup memory, barriers or local/workgroup ids, over-dispatch (fused workgroup > 4x the largest member's), or a member whose invocations the fused dispatch does not cover (the message is fusion's) |
 
+   | `MKL009_INDIRECT_DISPATCH` | either program launches an indirect grid (`{indirect = @grid}`): its grid is only known on the GPU, so it is never fused |
    | `MKL008_RESOURCE_LIMIT` | the fused program does not fit the target profile (storage buffers per stage, workgroup memory, workgroup size): lowering refuses it |
 
    The last two checks are a trial: the merged group is fused and lowered
@@ -56,6 +57,7 @@ MKL005_WORKGROUP_MISMATCH = "MKL005_WORKGROUP_MISMATCH"
 MKL006_SYNCHRONIZATION_BOUNDARY = "MKL006_SYNCHRONIZATION_BOUNDARY"
 MKL007_CYCLE = "MKL007_CYCLE"
 MKL008_RESOURCE_LIMIT = "MKL008_RESOURCE_LIMIT"
+MKL009_INDIRECT_DISPATCH = "MKL009_INDIRECT_DISPATCH"
 
 REJECTION_CODES = (
     MKL001_UNKNOWN_ENDPOINT,
@@ -66,6 +68,7 @@ REJECTION_CODES = (
     MKL006_SYNCHRONIZATION_BOUNDARY,
     MKL007_CYCLE,
     MKL008_RESOURCE_LIMIT,
+    MKL009_INDIRECT_DISPATCH,
 )
 
 #: dependence classes (from `vyre_xdsl.fusion`)
@@ -258,6 +261,11 @@ def _synchronization(graph: ProgramGraph, edge: Dependence) -> tuple[str, str] |
             )
         if node.program.non_composable:
             return MKL006_SYNCHRONIZATION_BOUNDARY, f"@{node.name} is marked non_composable"
+        if node.program.indirect_buffer is not None:
+            return MKL009_INDIRECT_DISPATCH, (
+                f"@{node.name} launches an indirect grid (read from "
+                f"@{node.program.indirect_buffer}); it is never fused with another program"
+            )
     return None
 
 

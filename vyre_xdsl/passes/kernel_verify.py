@@ -217,6 +217,15 @@ def _dispatch_violations(descriptor: k.DescriptorOp, profile: TargetProfile) -> 
                         "workgroup was widened from [1, 1, 1]",
                     )
                 )
+    if (indirect := dispatch.indirect_buffer) is not None:
+        binding = descriptor.binding_named(indirect)
+        if binding is None or binding.mem_class not in k.HOST_CLASSES or binding.element != "ui32":
+            errors.append(
+                (
+                    dispatch,
+                    f"indirect grid buffer @{indirect} is not a ui32 host binding of this descriptor",
+                )
+            )
     for name in dispatch.count_names:
         binding = descriptor.binding_named(name)
         if binding is None or binding.mem_class not in k.HOST_CLASSES:

@@ -7,6 +7,10 @@ vyre-opt -p 'vyre-fuse{split-grid-sync=false}' chain.mlir   # refuse instead of 
 
 The run signature of the *unfused* module (`vyre_xdsl.abi.signature`) decides
 which buffers are intermediates, whose stores the fused program may drop.
+
+A program with an indirect grid (`{indirect = @grid}`) is never fused with
+another: it stays its own program, and the runs of programs between such
+programs are fused separately (in module order).
 """
 
 from __future__ import annotations
@@ -44,11 +48,29 @@ class VyreFusePass(ModulePass):
             return
         check_buffer_types(progs)  # before the signature, which would blame only one program
         intermediates = {b.name for b in signature(op).buffers if b.is_intermediate}
-        fused = fuse_programs(
-            progs, split_grid_sync=self.split_grid_sync, intermediates=intermediates
-        )
-        fused.location = progs[0].location
-        op.body.block.insert_op_before(fused, progs[0])
-        for program in progs:
-            program.detach()
-            program.erase()
+        for group in _fusion_groups(progs):
+            if len(group) < 2:
+                continue
+            outside = {b.buffer_name for p in progs if p not in group for b in p.buffers()}
+            fused = fuse_programs(
+                group,
+                split_grid_sync=self.split_grid_sync,
+                intermediates=intermediates - outside,
+            )
+            fused.location = group[0].location
+            op.body.block.insert_op_before(fused, group[0])
+            for program in group:
+                program.detach()
+                program.erase()
+
+
+def _fusion_groups(progs: list) -> list[list]:
+    """Maximal runs of consecutive programs without an indirect grid; each
+    program with one is a group of its own."""
+    groups: list[list] = [[]]
+    for program in progs:
+        if program.indirect_buffer is not None:
+            groups += [[program], []]
+        else:
+            groups[-1].append(program)
+    return [g for g in groups if g]

@@ -45,6 +45,7 @@ from xdsl.dialects.builtin import ModuleOp
 
 from vyre_xdsl.backends.wgsl.kernel_module import WgslBinding, WgslKernel
 from vyre_xdsl.diagnostics import VyreError
+from vyre_xdsl.dispatch import checked_indirect_grid
 from vyre_xdsl.lowering.profile import TargetProfile
 from vyre_xdsl.runtime.arrays import DeviceArray
 from vyre_xdsl.runtime.device import (
@@ -333,17 +334,97 @@ def _bind_groups(gpu: GpuDevice, plan: _Plan, sized: _Sized, storage: list, side
 
 
 def _dispatch(
-    compute, step: _Step, groups: list[tuple[int, object]], grid: tuple[int, int, int]
+    compute,
+    step: _Step,
+    groups: list[tuple[int, object]],
+    grid: tuple[int, int, int],
+    indirect: _IndirectGrid | None = None,
 ) -> None:
     """Record one dispatch with wgpu-native's functions directly: wgpu-py's
     wrappers cost a few microseconds per call (error capture, argument
     checks); errors in a pass surface at `end()`/`finish()`, which still go
-    through wgpu-py."""
+    through wgpu-py. An indirect kernel first runs its grid guard, then
+    `dispatch_workgroups_indirect` on the guarded copy of its grid."""
+    if indirect is not None:
+        indirect.record_guard(compute)
     raw, lib = compute._internal, _native()
     lib.wgpuComputePassEncoderSetPipeline(raw, step.pipeline.pipeline._internal)
     for g, group in groups:
         lib.wgpuComputePassEncoderSetBindGroup(raw, g, group._internal, 0, _NULL)
-    lib.wgpuComputePassEncoderDispatchWorkgroups(raw, *grid)
+    if indirect is not None:
+        compute.dispatch_workgroups_indirect(indirect.guarded, 0)
+    else:
+        lib.wgpuComputePassEncoderDispatchWorkgroups(raw, *grid)
+
+
+#: copies an indirect grid (words 0..2 of the program's grid buffer) into a
+#: private INDIRECT buffer: as is when every axis is within the device limit
+#: LIMIT, else (0, 0, 0) (the program runs nothing) with word 6 set, which the
+#: run turns into `IndirectGridError` after the submit. Words 3..5: the grid read.
+_GUARD_WGSL = """
+@group(0) @binding(0) var<storage, read> grid: array<u32>;
+@group(0) @binding(1) var<storage, read_write> guarded: array<u32>;
+
+@compute @workgroup_size(1, 1, 1)
+fn main() {
+  let g = vec3<u32>(grid[0], grid[1], grid[2]);
+  let bad = any(g > vec3<u32>(LIMITu));
+  let launched = select(g, vec3<u32>(0u), bad);
+  guarded[0] = launched.x;
+  guarded[1] = launched.y;
+  guarded[2] = launched.z;
+  guarded[3] = g.x;
+  guarded[4] = g.y;
+  guarded[5] = g.z;
+  guarded[6] = select(0u, 1u, bad);
+}
+"""
+
+
+class _IndirectGrid:
+    """The guarded grid of one indirect kernel of a run."""
+
+    BYTES = 8 * 4
+
+    def __init__(self, gpu: GpuDevice, step: _Step, source: list):
+        import wgpu
+
+        self.kernel = step.kernel
+        self.limit = int(gpu.limits.get("max-compute-workgroups-per-dimension", 65535))
+        bindings = (
+            WgslBinding("grid", 0, 0, "ui32", 3, "constant", "read_only"),
+            WgslBinding("guarded", 0, 1, "ui32", 8, "global", "read_write"),
+        )
+        self.pipeline = gpu.pipeline(
+            _GUARD_WGSL.replace("LIMIT", str(self.limit)), "main", bindings
+        )
+        self.guarded = gpu.device.create_buffer(
+            size=self.BYTES,
+            usage=wgpu.BufferUsage.STORAGE | wgpu.BufferUsage.INDIRECT | wgpu.BufferUsage.COPY_SRC,
+        )
+        buffer, offset = source
+        self.group = gpu.device.create_bind_group(
+            layout=self.pipeline.layouts[0],
+            entries=[
+                {"binding": 0, "resource": {"buffer": buffer, "offset": offset, "size": 12}},
+                {
+                    "binding": 1,
+                    "resource": {"buffer": self.guarded, "offset": 0, "size": self.BYTES},
+                },
+            ],
+        )
+
+    def record_guard(self, compute) -> None:
+        compute.set_pipeline(self.pipeline.pipeline)
+        compute.set_bind_group(0, self.group)
+        compute.dispatch_workgroups(1, 1, 1)
+
+    def check(self, words: np.ndarray) -> None:
+        """Raise `IndirectGridError` when the guard refused the grid."""
+        if words[6]:
+            checked_indirect_grid(
+                self.kernel.source or self.kernel.id, self.kernel.indirect, words[3:6], self.limit
+            )
 
 
 _LIB = None
@@ -440,6 +521,12 @@ def run_kernels(
         if sidecar is not None:
             encoder.clear_buffer(sidecar)
         bind_groups = _bind_groups(gpu, plan, sized, storage, sidecar)
+        indirect = [
+            _IndirectGrid(gpu, step, storage[plan.index[step.kernel.indirect]])
+            if step.kernel.indirect is not None
+            else None
+            for step in plan.steps
+        ]
         timer = (
             _Timer(run, len(kernels))
             if profile is not None and "timestamp-query" in gpu.features
@@ -447,13 +534,14 @@ def run_kernels(
         )
         if timer is None:
             compute = encoder.begin_compute_pass()
-            for step, groups, grid in zip(plan.steps, bind_groups, sized.grids):
-                _dispatch(compute, step, groups, grid)
+            for step, groups, grid, source in zip(plan.steps, bind_groups, sized.grids, indirect):
+                _dispatch(compute, step, groups, grid, source)
             compute.end()
         else:
-            for index, (step, groups, grid) in enumerate(zip(plan.steps, bind_groups, sized.grids)):
+            steps = zip(plan.steps, bind_groups, sized.grids, indirect)
+            for index, (step, groups, grid, source) in enumerate(steps):
                 compute = encoder.begin_compute_pass(timestamp_writes=timer.writes(index))
-                _dispatch(compute, step, groups, grid)
+                _dispatch(compute, step, groups, grid, source)
                 compute.end()
         ticks = timer.resolve(encoder) if timer else None
         staged = (
@@ -469,7 +557,14 @@ def run_kernels(
             if sidecar is not None
             else None
         )
+        checks = [
+            (source, run.stage(encoder, source.guarded, "grid", source.BYTES, mappable=False))
+            for source in indirect
+            if source is not None
+        ]
         gpu.device.queue.submit([encoder.finish()])
+        for source, stage in checks:
+            source.check(run.read(stage, np.uint32))
         if ticks is not None:
             stamps = run.read(ticks, np.uint64).astype(np.int64).reshape(-1, 2)
             profile["kernel_ticks"] = [int(end - begin) for begin, end in stamps]

@@ -65,7 +65,10 @@ def compile_descriptor(descriptor: k.DescriptorOp, max_bytes: int = MAX_WGSL_BYT
             is_trap_sidecar=b.is_trap_sidecar,
         )
         for b in descriptor.bindings()
-        if b.is_host and b.slot_number in printed.used_slots
+        # the indirect grid buffer is bound even when the body never reads it,
+        # so that the runtime has it (an unused layout entry is valid)
+        if b.is_host
+        and (b.slot_number in printed.used_slots or b.buffer_name == dispatch.indirect_buffer)
     )
     declared = []
     for name in dispatch.count_names:
@@ -84,6 +87,7 @@ def compile_descriptor(descriptor: k.DescriptorOp, max_bytes: int = MAX_WGSL_BYT
         workgroup_size=dispatch.kernel_workgroup,  # type: ignore[arg-type]
         bindings=bindings,
         count_buffers=dispatch.count_names,
+        indirect=dispatch.indirect_buffer,
         static_grid=static_grid,  # type: ignore[arg-type]
         trap_tags=printed.trap_tags,
         program_workgroup_size=dispatch.program_workgroup,  # type: ignore[arg-type]

@@ -61,6 +61,9 @@ class WgslKernel:
     part: int = 0
     # The declared element count of each of `count_buffers` (None: runtime-sized).
     count_declared: tuple[int | None, ...] = ()
+    # The binding whose words 0..2 are the grid (`dispatch_workgroups_indirect`);
+    # then `dispatch_grid` is not used.
+    indirect: str | None = None
     # 4 for a kernel printed in vec4 form (each invocation runs four consecutive
     # logical invocations; `static_grid` already covers n / 4 invocations).
     elements_per_invocation: int = 1
