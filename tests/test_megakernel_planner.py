@@ -129,7 +129,9 @@ def test_mkl006_synchronization_boundary(text, what):
     assert what in p.rejections[0].message
 
 
-MKL009_INDIRECT = _copy("p", "x", "t") + """
+MKL009_INDIRECT = (
+    _copy("p", "x", "t")
+    + """
 vyre.program @c {indirect = @grid} workgroup_size [64, 1, 1] {
   vyre.buffer @grid binding 3 read_only : ui32[3]
   vyre.buffer @t binding 0 read_only : ui32[256]
@@ -139,6 +141,7 @@ vyre.program @c {indirect = @grid} workgroup_size [64, 1, 1] {
   vyre.store @out[%i] = %v : ui32
 }
 """
+)
 
 
 def test_mkl009_indirect_dispatch_is_never_fused():

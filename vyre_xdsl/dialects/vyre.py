@@ -634,7 +634,6 @@ class ProgramOp(IRDLOperation):
                     "declarations come first"
                 )
 
-
     def _verify_indirect(self) -> None:
         """`{indirect = @grid}`: @grid is a declared host `ui32` buffer of at least 3 elements."""
         if "indirect" not in self.attributes:
