@@ -208,9 +208,7 @@ def test_subgroup_first_on_the_reference(case, subgroup_size):
 def test_subgroup_first_on_wgpu(case):
     kind, ty, values, tile, expected = CASES[case]
     text = subgroup_program("reduce", kind, ty, len(values), tile, "out")
-    assert run(text, _inputs(ty, values), backend="wgpu")["out"].tolist() == _expected(
-        ty, expected
-    )
+    assert run(text, _inputs(ty, values), backend="wgpu")["out"].tolist() == _expected(ty, expected)
 
 
 @pytest.mark.parametrize("backend,fuse", CONFIGURATIONS)
