@@ -111,7 +111,12 @@ def lower_program(
             attributes["part"] = IntegerAttr(index, i64)
         indirect = program.indirect_buffer
         dispatch = k.DispatchOp(
-            workgroup, program.workgroup, None if indirect else grid, counts, indirect
+            workgroup,
+            program.workgroup,
+            None if indirect else grid,
+            counts,
+            indirect,
+            program.indirect_offset,
         )
         dispatch.location = program.location
         descriptor = k.DescriptorOp(symbol, descriptor_id(part), [dispatch], attributes=attributes)
