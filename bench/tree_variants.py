@@ -8,11 +8,12 @@ of --reps batches of --batch back-to-back dispatches in one compute pass, after
 --warmup seconds of the same). Bandwidth counts the bytes read plus written.
 
 - `gen_tree`: vyre's WGSL for the textbook level (256 per workgroup, a barrier
-  per halving step in a `vyre.loop`), from the current printer;
-- `gen_tree_nostorage`: the same text with every `storageBarrier();` removed
-  (only `workgroupBarrier()` left);
-- `gen_tree_nostorage_nozero`: also without the prologue that zeroes
-  workgroup memory;
+  per halving step in a `vyre.loop`), from the current printer; `old_gen_tree`:
+  the same as printed before (`--old-tree FILE`; at 2^28 by default
+  bench/results/tree_level0_before.wgsl);
+- `gen_tree_nostorage`, `gen_tree_nostorage_nozero`: when the printer still
+  emits them, the same text without `storageBarrier();` and also without the
+  prologue that zeroes workgroup memory;
 - `hand_tree`: the textbook kernel written by hand (constant-bound loop,
   `workgroupBarrier()` only); `hand_tree_storage`: the same with
   `storageBarrier()` before each `workgroupBarrier()`;
@@ -48,6 +49,12 @@ from workloads import presum_program, tree_level  # noqa: E402
 from vyre_xdsl.backends.wgsl import compile_module  # noqa: E402
 from vyre_xdsl.context import parse_module  # noqa: E402
 from vyre_xdsl.runtime.device import gpu_device  # noqa: E402
+
+#: the first level at 2^28 as the printer wrote it before barriers stopped
+#: fencing storage and the tile stopped being zeroed (`old_gen_tree`)
+BEFORE = os.path.join(
+    os.path.dirname(os.path.abspath(__file__)), "results", "tree_level0_before.wgsl"
+)
 
 HEAD = """@group(0) @binding(0) var<storage, read> x: array<f32>;
 @group(0) @binding(1) var<storage, read_write> out: array<f32>;
@@ -435,6 +442,8 @@ def main() -> int:
     )
     device.queue.write_buffer(xbuf, 0, x)
     old_tree = None
+    if args.old_tree is None and args.log2n == 28 and os.path.exists(BEFORE):
+        args.old_tree = BEFORE
     if args.old_tree:
         with open(args.old_tree) as f:
             old_tree = f.read()
