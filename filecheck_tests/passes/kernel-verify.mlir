@@ -106,7 +106,7 @@ kernel.descriptor @limits id "0" entry "main" {
   kernel.binding @t slot 16777216 shared read_write : f32[4096]
 // CHECK: kernel-verify.mlir:[[# @LINE + 1]]:3: error: workgroup memory reaches 16416 bytes with @u; the target allows 16384
   kernel.binding @u slot 16777217 shared read_write : f32[8]
-// CHECK: kernel-verify.mlir:[[# @LINE + 1]]:3: error: the trap sidecar must be @__vyre_descriptor_trap_sidecar, a global read_write ui32[4] binding
+// CHECK: kernel-verify.mlir:[[# @LINE + 1]]:3: error: the trap sidecar must be @__vyre_descriptor_trap_sidecar, a global read_write ui32[8] binding
   kernel.binding @__vyre_descriptor_trap_sidecar slot 3 group 0 global read_write atomic trap_sidecar : ui32[2]
 }
 

@@ -96,7 +96,7 @@ vyre.program @atomics workgroup_size [64, 1, 1] {
 
 // CHECK-LABEL: kernel.descriptor @atomics
 // CHECK:        kernel.binding @c slot 0 group 0 global read_write atomic : ui32[64]
-// CHECK-NEXT:   kernel.binding @__vyre_descriptor_trap_sidecar slot 1 group 0 global read_write atomic trap_sidecar : ui32[4]
+// CHECK-NEXT:   kernel.binding @__vyre_descriptor_trap_sidecar slot 1 group 0 global read_write atomic trap_sidecar : ui32[8]
 // CHECK:        %n = kernel.atomic fetch_nand acq_rel slot 0 [%i], %i : ui32
 // CHECK-NEXT:   %w = kernel.atomic compare_exchange_weak relaxed slot 0 [%i], %i, %n : ui32
 
@@ -166,7 +166,7 @@ vyre.program @dynamic workgroup_size [64, 1, 1] {
 // CHECK-NEXT:   kernel.dispatch workgroup_size [64, 1, 1] program_workgroup_size [64, 1, 1] grid ? count [@x, @hits]
 // CHECK-NEXT:   kernel.binding @x slot 4 group 0 constant read_only : si32[?]
 // CHECK-NEXT:   kernel.binding @hits slot 2 group 0 global read_write atomic : ui32[1]
-// CHECK-NEXT:   kernel.binding @__vyre_descriptor_trap_sidecar slot 5 group 0 global read_write atomic trap_sidecar : ui32[4]
+// CHECK-NEXT:   kernel.binding @__vyre_descriptor_trap_sidecar slot 5 group 0 global read_write atomic trap_sidecar : ui32[8]
 // CHECK:        %q = vyre.div %v, %v : si32
 // CHECK:        %old = kernel.atomic add slot 2 [%zero], %one : ui32
 

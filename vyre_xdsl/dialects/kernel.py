@@ -98,9 +98,9 @@ from vyre_xdsl.dialects.vyre import ELEMENT_TYPES, type_name, ui32
 WORKGROUP_SLOT_BASE = 1 << 24
 #: slots are WGSL binding numbers (host) or workgroup variable numbers: 32-bit
 MAX_SLOT = 2**32 - 1
-#: the reserved name of the trap sidecar binding (4 u32 words)
+#: the reserved name of the trap sidecar binding (8 u32 words; layout: backends/wgsl/printer.py)
 TRAP_SIDECAR_NAME = "__vyre_descriptor_trap_sidecar"
-TRAP_SIDECAR_WORDS = 4
+TRAP_SIDECAR_WORDS = 8
 
 MEMORY_CLASSES = ("global", "constant", "uniform", "shared", "scratch")
 HOST_CLASSES = ("global", "constant", "uniform")
@@ -507,7 +507,7 @@ class BindingOp(IRDLOperation):
     kernel.binding @cnt slot 2 group 0 global read_write atomic : ui32[?]
     kernel.binding @p slot 3 group 1 uniform read_only : ui32[4]
     kernel.binding @tile slot 16777216 shared read_write : f32[64]
-    kernel.binding @__vyre_descriptor_trap_sidecar slot 4 group 0 global read_write trap_sidecar : ui32[4]
+    kernel.binding @__vyre_descriptor_trap_sidecar slot 4 group 0 global read_write trap_sidecar : ui32[8]
     ```
     """
 

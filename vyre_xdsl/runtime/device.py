@@ -42,7 +42,14 @@ REQUESTED_LIMITS = (
 )
 
 #: device features requested when the adapter has them
-OPTIONAL_FEATURES = ("timestamp-query", "shader-f16", "subgroup")
+OPTIONAL_FEATURES = (
+    "timestamp-query",
+    "shader-f16",
+    "subgroup",
+    # lock-free trap records (`backends.wgsl.printer.for_device`)
+    "shader-int64",
+    "shader-int64-atomic-min-max",
+)
 
 #: adapters whose memory is the host's: there storage buffers are mapped
 #: directly (no staging copies) when "mappable-primary-buffers" is available
@@ -340,7 +347,9 @@ class GpuDevice:
     def pipeline(self, wgsl: str, entry_point: str, bindings: Sequence) -> Pipeline:
         """The compute pipeline of `wgsl`, cached by the BLAKE3 digest of the
         source and entry point. Its bind group layouts come from `bindings`
-        (`WgslBinding`s): storage `read` for read_only, `read_write` otherwise."""
+        (`WgslBinding`s): storage `read` for read_only, `read_write` otherwise.
+        Traps are recorded in the form this device supports (`device_wgsl`)."""
+        wgsl = self.device_wgsl(wgsl)
         key = wgsl_digest(wgsl, entry_point)
         cached = self.pipelines.get(key)
         if cached is not None:
@@ -365,6 +374,13 @@ class GpuDevice:
         cached = Pipeline(pipeline, dict(enumerate(ordered)))
         self.pipelines[key] = cached
         return cached
+
+    def device_wgsl(self, wgsl: str) -> str:
+        """`wgsl` as compiled on this device: lock-free trap records where the device
+        has 64-bit atomic max (`backends.wgsl.printer.for_device`)."""
+        from vyre_xdsl.backends.wgsl.printer import for_device
+
+        return for_device(wgsl, self.features)
 
     def _bind_group_layouts(self, bindings: Sequence) -> dict[int, object]:
         import wgpu

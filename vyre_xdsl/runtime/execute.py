@@ -45,6 +45,7 @@ from xdsl.dialects.builtin import ModuleOp
 
 from vyre_xdsl.backends.wgsl.kernel_module import WgslBinding, WgslKernel
 from vyre_xdsl.diagnostics import VyreError
+from vyre_xdsl.dialects.kernel import TRAP_SIDECAR_WORDS
 from vyre_xdsl.dispatch import checked_indirect_grid
 from vyre_xdsl.lowering.profile import TargetProfile
 from vyre_xdsl.runtime.arrays import DeviceArray
@@ -58,7 +59,7 @@ from vyre_xdsl.runtime.device import (
     gpu_device,
 )
 
-SIDECAR_WORDS = 4
+SIDECAR_WORDS = TRAP_SIDECAR_WORDS
 COMPILE_CACHE_SIZE = 64
 
 
@@ -808,14 +809,28 @@ class LoopLimitError(VyreError):
     65535 iterations per invocation), so the run's results would be wrong."""
 
 
+class TrapNotRecordedError(VyreError):
+    """An invocation trapped, but the device could not record which trap it was
+    (the locked form of the trap record gave up waiting for its lock)."""
+
+
 def _raise_trap(kernel: WgslKernel, words: np.ndarray) -> None:
     """Decode one kernel's sidecar (layout: `backends/wgsl/printer.py`): the loop
     flag first, since a loop cut short makes everything after it meaningless;
-    then the trap of the lowest trapping invocation (word 0 holds its complement)."""
-    from vyre_xdsl.backends.wgsl.printer import SIDECAR_LOOP_LEFT_EARLY
+    then the trap of the lowest trapping invocation. The record (address, key,
+    code, key) names it when it agrees with the claim (the locked form's word 0;
+    0 in the lock-free form); else the trap is reported without a record."""
+    from vyre_xdsl.backends.wgsl.printer import (
+        INT64_ATOMIC_FEATURES,
+        SIDECAR_CLAIM,
+        SIDECAR_FLAGS,
+        SIDECAR_LOOP_LEFT_EARLY,
+        SIDECAR_RECORD,
+        TRAP_LOCK_ATTEMPTS,
+    )
 
     where = kernel.source or kernel.id
-    if int(words[3]) & SIDECAR_LOOP_LEFT_EARLY:
+    if int(words[SIDECAR_FLAGS]) & SIDECAR_LOOP_LEFT_EARLY:
         raise LoopLimitError(
             f"kernel '{where}' was stopped inside a loop by the driver, so its results "
             f"would be wrong: Mesa's lavapipe leaves shader loops after {LAVAPIPE_LOOP_LIMIT} "
@@ -823,14 +838,24 @@ def _raise_trap(kernel: WgslKernel, words: np.ndarray) -> None:
             "Fix: run on another Vulkan driver, use backend='reference', or split the work "
             "so that each invocation runs fewer loop iterations"
         )
-    if words[0] == 0:
+    claim = int(words[SIDECAR_CLAIM])
+    address, key, code, key_again = (int(w) for w in words[SIDECAR_RECORD : SIDECAR_RECORD + 4])
+    if claim == 0 and key == 0:
         return
+    if claim not in (0, key) or key_again != key:
+        raise TrapNotRecordedError(
+            f"kernel '{where}': invocation {~claim & 0xFFFFFFFF} trapped, but the trap could "
+            "not be recorded on this device: its trap record waits for a lock, and an "
+            f"invocation gave up after {TRAP_LOCK_ATTEMPTS} attempts (GPUs promise no "
+            "progress between the invocations of one subgroup). Adapters with the features "
+            f"{' and '.join(repr(f) for f in INT64_ATOMIC_FEATURES)} record traps without a "
+            "lock. Rerun with backend='reference' to see the trap"
+        )
     from vyre_xdsl.interpreter import VyreTrap
 
-    code = int(words[2])
     tags = kernel.trap_tags
     tag = tags[code - 1] if 1 <= code <= len(tags) else f"<unknown trap code {code}>"
-    raise VyreTrap(tag, int(words[1]), int(~words[0] & 0xFFFFFFFF), kernel.source or None)
+    raise VyreTrap(tag, address, ~key & 0xFFFFFFFF, kernel.source or None)
 
 
 class _Timer:

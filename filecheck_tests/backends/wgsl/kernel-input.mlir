@@ -8,7 +8,7 @@ kernel.descriptor @copy id "c0ffee" entry "main" attributes {source = "copy"} {
   kernel.binding @unused slot 0 group 0 constant read_only : f32[4]
   kernel.binding @in slot 1 group 0 constant read_only : f32[?]
   kernel.binding @out slot 2 group 0 global write_only : f32[64]
-  kernel.binding @__vyre_descriptor_trap_sidecar slot 3 group 0 global read_write atomic trap_sidecar : ui32[4]
+  kernel.binding @__vyre_descriptor_trap_sidecar slot 3 group 0 global read_write atomic trap_sidecar : ui32[8]
   %i = kernel.invocation_id x
   %n = kernel.buffer_length slot 1
   %neg = vyre.const -0.0 : f32

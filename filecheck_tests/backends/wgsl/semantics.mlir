@@ -34,8 +34,14 @@ vyre.program @semantics workgroup_size [64, 1, 1] {
 // CHECK-NEXT:   atomicOr(&vyre_trap_sidecar[3], 2u);
 // CHECK:      fn vyre_record_trap(address: u32, code: u32, invocation: u32) {
 // CHECK-NEXT:   let key = ~invocation;
-// CHECK:          if (key <= atomicLoad(&vyre_trap_sidecar[0])) {
+// CHECK-NEXT:   if (atomicMax(&vyre_trap_sidecar[0], key) >= key) {
+// CHECK:          if (attempt == 4096u) {
+// CHECK-NEXT:       atomicOr(&vyre_trap_sidecar[3], 4u);
 // CHECK:          let held = atomicOr(&vyre_trap_sidecar[3], 1u);
+// CHECK:              atomicStore(&vyre_trap_sidecar[4], address);
+// CHECK-NEXT:         atomicStore(&vyre_trap_sidecar[5], key);
+// CHECK-NEXT:         atomicStore(&vyre_trap_sidecar[6], code);
+// CHECK-NEXT:         atomicStore(&vyre_trap_sidecar[7], key);
 // CHECK:      @compute @workgroup_size(64, 1, 1)
 // CHECK:        let v_x = select(0u, b_a[min(v_i, arrayLength(&b_a) - 1u)], v_i < arrayLength(&b_a));
 // CHECK-NEXT:   let v_d = select(v_x / select(v_x, 1u, v_x == 0u), 4294967295u, v_x == 0u);

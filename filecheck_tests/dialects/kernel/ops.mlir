@@ -10,7 +10,7 @@ kernel.descriptor @tour id "00ff" entry "main" attributes {source = "tour", part
   kernel.binding @u slot 3 group 1 uniform read_only : ui32[4]
   kernel.binding @c slot 4 group 0 global read_write atomic : ui32[2]
   kernel.binding @t slot 16777216 shared read_write : f32[64]
-  kernel.binding @__vyre_descriptor_trap_sidecar slot 5 group 0 global read_write atomic trap_sidecar : ui32[4]
+  kernel.binding @__vyre_descriptor_trap_sidecar slot 5 group 0 global read_write atomic trap_sidecar : ui32[8]
   %i = kernel.invocation_id x
   %wy = kernel.workgroup_id y
   %lz = kernel.local_id z
@@ -53,7 +53,7 @@ kernel.descriptor @tour id "00ff" entry "main" attributes {source = "tour", part
 // CHECK-NEXT:   kernel.binding @u slot 3 group 1 uniform read_only : ui32[4]
 // CHECK-NEXT:   kernel.binding @c slot 4 group 0 global read_write atomic : ui32[2]
 // CHECK-NEXT:   kernel.binding @t slot 16777216 shared read_write : f32[64]
-// CHECK-NEXT:   kernel.binding @__vyre_descriptor_trap_sidecar slot 5 group 0 global read_write atomic trap_sidecar : ui32[4]
+// CHECK-NEXT:   kernel.binding @__vyre_descriptor_trap_sidecar slot 5 group 0 global read_write atomic trap_sidecar : ui32[8]
 // CHECK-NEXT:   %i = kernel.invocation_id x
 // CHECK-NEXT:   %wy = kernel.workgroup_id y
 // CHECK-NEXT:   %lz = kernel.local_id z

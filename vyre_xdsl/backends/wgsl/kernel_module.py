@@ -50,7 +50,7 @@ class WgslKernel:
     count_buffers: tuple[str, ...]
     # Set when every count is static: the grid lowering computed.
     static_grid: tuple[int, int, int] | None
-    # Trap tag codes: sidecar word 2 == i + 1 means trap_tags[i].
+    # Trap tag codes: a recorded tag code i + 1 means trap_tags[i].
     trap_tags: tuple[str, ...] = ()
     # The source program's declared workgroup size; differs from
     # `workgroup_size` only when lowering widened a [1, 1, 1] program (the

@@ -15,8 +15,9 @@ Semantics made explicit rather than left to the driver (SPEC section 3.4):
   them use atomicLoad/atomicStore); `compare_exchange` loops over
   `atomicCompareExchangeWeak` until it succeeds or sees another value (strong);
 - traps (`kernel.trap`, si32 div/mod by 0 or INT_MIN / -1) record (address,
-  tag code, linear invocation) in the trap sidecar through a CAS on word 0 and
-  end the invocation; in kernels with barriers they record and continue (WGSL
+  tag code, linear invocation) of the lowest trapping invocation in the trap
+  sidecar (lock-free with u64 atomics where the device has them, else under a
+  bounded lock; see `for_device`) and end the invocation; in kernels with barriers they record and continue (WGSL
   uniformity forbids the `return`; the run raises anyway);
 - ids are the program's: logical workgroup = wid.x + wid.y * num_workgroups.x
   (`vyre_xdsl.dispatch`); a kernel widened from a `[1, 1, 1]` program derives
@@ -46,44 +47,108 @@ MAX_WGSL_BYTES = 32 * 1024 * 1024
 
 SIDECAR_VAR = "vyre_trap_sidecar"
 
-#: Sidecar layout (4 u32 words): word 0 holds `~invocation` of the recorded trap
-#: (0: none), word 1 its address, word 2 its tag code; word 3 holds flags:
-#: bit 0 is the lock that serializes trap records, bit 1 says the driver left a
-#: loop early (Mesa's lavapipe stops loops after 65535 iterations per invocation).
+#: Trap sidecar layout: `k.TRAP_SIDECAR_WORDS` (8) u32 words, read by the runtime
+#: (`runtime/execute.py`) through the names below.
+#: - word 3 holds flags: bit 0 is the lock of the locked form, bit 1 says the
+#:   driver left a loop early (Mesa's lavapipe stops loops after 65535 iterations
+#:   per invocation), bit 2 says an invocation gave up waiting for the lock;
+#: - words 4..7 hold the record: address, `~invocation`, tag code, `~invocation`
+#:   (read as two u64: `(~invocation << 32) | address` and `(~invocation << 32) | code`);
+#: - word 0 (locked form only) is the claim: the largest `~invocation` that trapped.
+#: All zero: no trap, no flag.
+SIDECAR_CLAIM = 0
+SIDECAR_FLAGS = 3
+SIDECAR_RECORD = 4
+SIDECAR_LOCK = 1
 SIDECAR_LOOP_LEFT_EARLY = 2
+SIDECAR_GAVE_UP = 4
+#: attempts at the lock before the locked form gives up (sets SIDECAR_GAVE_UP)
+TRAP_LOCK_ATTEMPTS = 4096
+#: adapter features that let the runtime use the lock-free form (`for_device`)
+INT64_ATOMIC_FEATURES = ("shader-int64", "shader-int64-atomic-min-max")
 
-#: Keeps the trap of the lowest trapping invocation, whatever the order in which
-#: invocations trap: a larger key is a lower invocation; a record is replaced
-#: only under the lock, and a trap that cannot beat the recorded one stops at once.
+#: The sidecar as the printer declares it (the locked form; `for_device` swaps it).
+SIDECAR_TYPE = "array<atomic<u32>>"
+
+#: Locked form (any adapter). The claim is an atomicMax, so it always names the
+#: lowest trapping invocation (a larger key is a lower invocation); the record is
+#: written under a lock, only by the invocation that still holds the best claim.
+#: The lock is bounded: WGSL promises no forward progress between invocations, so
+#: a waiter gives up after TRAP_LOCK_ATTEMPTS attempts and sets bit 2; the run then
+#: fails clearly when the record is not the claim's. A loop ended by the driver
+#: (not by a `return`) sets the loop flag.
 TRAP_HELPER = f"""fn vyre_record_trap(address: u32, code: u32, invocation: u32) {{
   let key = ~invocation;
-  var recorded = false;
+  if (atomicMax(&{SIDECAR_VAR}[{SIDECAR_CLAIM}], key) >= key) {{
+    return;
+  }}
+  var attempt = 0u;
   loop {{
-    if (key <= atomicLoad(&{SIDECAR_VAR}[0])) {{
-      recorded = true;
-      break;
+    if (attempt == {TRAP_LOCK_ATTEMPTS}u) {{
+      atomicOr(&{SIDECAR_VAR}[{SIDECAR_FLAGS}], {SIDECAR_GAVE_UP}u);
+      return;
     }}
-    let held = atomicOr(&{SIDECAR_VAR}[3], 1u);
-    if ((held & 1u) == 0u) {{
-      if (key > atomicLoad(&{SIDECAR_VAR}[0])) {{
-        atomicStore(&{SIDECAR_VAR}[1], address);
-        atomicStore(&{SIDECAR_VAR}[2], code);
-        atomicStore(&{SIDECAR_VAR}[0], key);
+    attempt += 1u;
+    if (atomicLoad(&{SIDECAR_VAR}[{SIDECAR_CLAIM}]) != key) {{
+      return;
+    }}
+    let held = atomicOr(&{SIDECAR_VAR}[{SIDECAR_FLAGS}], {SIDECAR_LOCK}u);
+    if ((held & {SIDECAR_LOCK}u) == 0u) {{
+      if (atomicLoad(&{SIDECAR_VAR}[{SIDECAR_CLAIM}]) == key) {{
+        atomicStore(&{SIDECAR_VAR}[{SIDECAR_RECORD}], address);
+        atomicStore(&{SIDECAR_VAR}[{SIDECAR_RECORD + 1}], key);
+        atomicStore(&{SIDECAR_VAR}[{SIDECAR_RECORD + 2}], code);
+        atomicStore(&{SIDECAR_VAR}[{SIDECAR_RECORD + 3}], key);
       }}
-      atomicAnd(&{SIDECAR_VAR}[3], 0xfffffffeu);
-      recorded = true;
-      break;
+      atomicAnd(&{SIDECAR_VAR}[{SIDECAR_FLAGS}], {0xFFFFFFFF ^ SIDECAR_LOCK:#x}u);
+      return;
     }}
   }}
-  if (!recorded) {{
-    vyre_loop_left_early();
-  }}
+  vyre_loop_left_early();
 }}"""
 
 #: Called where a loop ended before its exit condition held: the driver left it.
 LOOP_LIMIT_HELPER = f"""fn vyre_loop_left_early() {{
-  atomicOr(&{SIDECAR_VAR}[3], {SIDECAR_LOOP_LEFT_EARLY}u);
+  atomicOr(&{SIDECAR_VAR}[{SIDECAR_FLAGS}], {SIDECAR_LOOP_LEFT_EARLY}u);
 }}"""
+
+#: Lock-free form (adapters with INT64_ATOMIC_FEATURES): two u64 atomicMax with the
+#: key in the high half, so each word ends with the lowest trapping invocation's
+#: value; an invocation records only its first trap (kernels with barriers go on).
+INT64_SIDECAR_TYPE = "vyre_trap_sidecar_t"
+INT64_TRAP_HELPER = f"""struct {INT64_SIDECAR_TYPE} {{
+  words: array<atomic<u32>, {SIDECAR_RECORD}>,
+  records: array<atomic<u64>, 2>,
+}}
+
+var<private> vyre_trapped: bool;
+
+fn vyre_record_trap(address: u32, code: u32, invocation: u32) {{
+  if (vyre_trapped) {{
+    return;
+  }}
+  vyre_trapped = true;
+  let key = u64(~invocation) << 32u;
+  atomicMax(&{SIDECAR_VAR}.records[0], key | u64(address));
+  atomicMax(&{SIDECAR_VAR}.records[1], key | u64(code));
+}}"""
+INT64_LOOP_LIMIT_HELPER = LOOP_LIMIT_HELPER.replace(
+    f"{SIDECAR_VAR}[{SIDECAR_FLAGS}]", f"{SIDECAR_VAR}.words[{SIDECAR_FLAGS}]"
+)
+
+
+def for_device(wgsl: str, features: frozenset[str] | set[str]) -> str:
+    """The WGSL to compile on a device with `features`: a kernel that records traps
+    gets the lock-free form when the device has INT64_ATOMIC_FEATURES; otherwise
+    `wgsl` as printed (the bounded locked form)."""
+    if TRAP_HELPER not in wgsl or not set(INT64_ATOMIC_FEATURES) <= set(features):
+        return wgsl
+    declared = f"{SIDECAR_VAR}: {SIDECAR_TYPE};"
+    return (
+        wgsl.replace(declared, f"{SIDECAR_VAR}: {INT64_SIDECAR_TYPE};")
+        .replace(LOOP_LIMIT_HELPER, INT64_LOOP_LIMIT_HELPER)
+        .replace(TRAP_HELPER, INT64_TRAP_HELPER)
+    )
 
 
 class WgslModuleTooLarge(VyreError):
