@@ -14,7 +14,19 @@ from fractions import Fraction
 
 import numpy as np
 import pytest
-from conformance_support import Case, check, flush, i32, ids, params, program, u32, words
+from conformance_support import (
+    Case,
+    assert_within_wgsl_accuracy,
+    check,
+    flush,
+    flush_array,
+    i32,
+    ids,
+    params,
+    program,
+    u32,
+    words,
+)
 
 from vyre_xdsl.semantics import OPS
 
@@ -407,6 +419,9 @@ def binary_cases() -> list[Case]:
                 {"a": as_host(a, "f32"), "b": as_host(b, "f32")},
                 {"out": expected},
                 flushed={"out": flushed},
+                # WGSL's division is 2.5 ULP for divisors in [2^-126, 2^126], unstated
+                # outside; GPUs use it (the H200 does), lavapipe divides exactly
+                accuracy="div" if op == "div" else None,
             )
         )
     for op, ref in COMPARE.items():
@@ -865,3 +880,17 @@ BITCASTS = params(bitcast_cases())
 @pytest.mark.parametrize(("case", "backend"), BITCASTS, ids=ids(BITCASTS))
 def test_bitcast_keeps_bits(case: Case, backend: str):
     np.testing.assert_array_equal(run_bitcast(case, backend), case.expected["out"])
+
+
+def test_device_division_is_held_to_wgsl_accuracy():
+    """On a GPU `div-f32` is held to WGSL's 2.5 ULP (where WGSL states it), with
+    subnormal operands or results possibly flushed; 3 ULP or a relative 1e-4 fail."""
+    case = next(c for c in CASES if c.name == "div-f32")
+    want = case.expected["out"]
+    up = np.float32(np.inf)
+    two_ulp = np.nextafter(np.nextafter(want, up), up)
+    for allowed in (want, case.flushed["out"], two_ulp, flush_array(want)):
+        assert_within_wgsl_accuracy(case, allowed, "allowed")
+    for wrong in (np.nextafter(two_ulp, up), (want * np.float32(1.0001)).astype(np.float32)):
+        with pytest.raises(AssertionError, match="beyond WGSL's accuracy"):
+            assert_within_wgsl_accuracy(case, wrong, "wrong")
