@@ -9,8 +9,8 @@ Costs are counted in *launches* (one dispatch in a submit):
 - the fused dispatch launches the largest arm's `G` workgroups: an arm whose own
   dispatch had `G_i` leaves `G - G_i` workgroups idle behind its guard, each
   costing `IDLE_WORKGROUP`, or `IDLE_SHARED_WORKGROUP` when the arm declares
-  workgroup memory (every workgroup of the fused kernel zeroes it and waits at
-  a barrier first);
+  workgroup memory (every workgroup of the fused kernel may zero it and wait
+  at a barrier first);
 - a dependence that needs a `grid_sync` is never fused across: the split
   gives back the launch, forwarding never crosses it, and the parts only add
   guards and spill traffic.
