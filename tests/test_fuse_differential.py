@@ -2,10 +2,11 @@
 programs computed one after another, on the reference interpreter.
 
 Two oracles:
-- lockstep: `run(fuse=True)` equals `run(fuse=False)` byte for byte (or both
-  trap with the same tag). This checks everything fusion does to the data:
+- lockstep: `run(fuse="force")` (every program fused into one, split at
+  `grid_sync` where needed) and `run(fuse=True)` (the cost model's choice)
+  equal `run(fuse=False)` byte for byte (or both trap with the same tag). This checks everything fusion does to the data:
   forwarding, dropped stores, guards, renaming, views, contained returns.
-- scheduled: the fused module run one invocation at a time in random orders
+- scheduled: the force-fused module run one invocation at a time in random orders
   that only respect its barriers (tests/fusion_chains.py) equals the unfused
   result. This checks that fusion never misses a barrier or a grid_sync, and
   that every "invocation-local" claim holds.
@@ -68,18 +69,21 @@ def check_fusion(module, inputs, *, schedules: int = 0, seed: int = 0) -> str:
     sig = signature(module)
     expected = outcome(lambda: run(module, inputs, backend="reference"), sig.outputs)
     try:
-        fused = fuse_module(module)
+        fused = fuse_module(module, force=True)
     except VyreDiagnostic as refusal:
         assert refusal.errors and all(op is not None for op, _ in refusal.errors), refusal
         assert all(message.startswith("cannot fuse") for _, message in refusal.errors), refusal
         return "refused"
-    got = outcome(lambda: run(module, inputs, backend="reference", fuse=True), sig.outputs)
+    got = outcome(lambda: run(module, inputs, backend="reference", fuse="force"), sig.outputs)
     # traps: the reported (tag, address, invocation) under SPEC 3.4, against the
     # trapping set computed invocation by invocation
     allowed = trap_set(module, sig.bind(inputs)) if "trap" in (expected[0], got[0]) else None
     assert same(expected, got, allowed=allowed), (
         f"fused result differs\n{module}\n{fused}\n{allowed}"
     )
+    # the pass's default: fused only where the cost model says fusion wins
+    chosen = outcome(lambda: run(module, inputs, backend="reference", fuse=True), sig.outputs)
+    assert same(expected, chosen, allowed=allowed), f"cost-model fusion differs\n{module}"
     rng = np.random.default_rng(seed)
     for _ in range(schedules):
         scheduled = outcome(lambda: execute_scheduled(fused, sig.bind(inputs), rng), sig.outputs)
@@ -153,7 +157,7 @@ def _fused_chains(seeds):
     for seed in seeds:
         chain = make_chain(RandomChoices(seed))
         try:
-            yield chain, fuse_module(chain.module)
+            yield chain, fuse_module(chain.module, force=True)
         except VyreDiagnostic:
             yield chain, None
 
@@ -223,7 +227,7 @@ def test_the_scheduler_catches_a_missing_grid_sync():
     sig = signature(module)
     inputs = random_inputs(sig, seed=6)
     expected = outcome(lambda: run(module, inputs, backend="reference"), sig.outputs)
-    fused = fuse_module(module)
+    fused = fuse_module(module, force=True)
     barriers = [op for op in fused.walk() if isinstance(op, BarrierOp) and op.is_grid_sync]
     assert len(barriers) == 1
     assert same(

@@ -152,6 +152,21 @@ def test_mkl009_indirect_dispatch_is_never_fused():
     assert "indirect grid" in p.rejections[0].message
 
 
+def test_mkl010_a_group_that_would_lose_is_not_fused():
+    # @stage over 1024 workgroups with workgroup memory, @flip (one workgroup)
+    # reads @t at its own index: legal without a split, but the fused kernel
+    # would zero workgroup memory in 1023 workgroups where @flip's arm is idle
+    from test_fusion_cost import _shared_pair
+
+    graph = graph_of(_shared_pair(1024))
+    p = plan(graph)
+    assert _groups(p) == [(0,), (1,)]
+    assert _rejections(p, graph) == {("stage", "flip", "t"): P.MKL010_NO_GAIN}
+    assert "idle" in p.rejections[0].message
+    # with 16 workgroups the saved launch wins
+    assert _groups(plan(graph_of(_shared_pair(16)))) == [(0, 1)]
+
+
 def test_mkl007_cycle():
     graph = graph_of(MKL007)
     p = plan(graph)

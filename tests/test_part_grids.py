@@ -40,7 +40,7 @@ def _tree_counts(n: int) -> list[int]:
 @pytest.mark.parametrize("n", [WIDTH * WIDTH * 3 + 5, 70000])
 def test_fused_tree_parts_run_on_their_arms_grids(n: int) -> None:
     work = tree_sum(n)
-    fused = fuse_module(parse_module(work.text))
+    fused = fuse_module(parse_module(work.text), force=True)
     assert len(programs(fused)) == 1
     # pass k (a workgroup-memory program: its count is its largest buffer, the input)
     expected = [(math.ceil(c / WIDTH), 1, 1) for c in _tree_counts(n)]
@@ -53,7 +53,7 @@ def test_fused_tree_parts_run_on_their_arms_grids(n: int) -> None:
 def test_fused_presum_parts_run_on_their_arms_grids() -> None:
     n = 16 * WIDTH * WIDTH * 2
     m = n // 16
-    fused = fuse_module(parse_module(presum_tree(n).text))
+    fused = fuse_module(parse_module(presum_tree(n).text), force=True)
     # The pre-sum writes s[i] and the first tree pass reads s[i] of its own
     # workgroup: one part (a workgroup barrier between them) on the grid of
     # both arms, ceil(m / 256); then the later tree passes, each on its own.

@@ -101,12 +101,13 @@ def default_backend() -> str:
     return "reference"
 
 
-def fuse_module(module: ModuleOp) -> ModuleOp:
-    """A fused copy of `module` (the `vyre-fuse` pass); `module` is unchanged."""
+def fuse_module(module: ModuleOp, *, force: bool = False) -> ModuleOp:
+    """A fused copy of `module` (the `vyre-fuse` pass); `module` is unchanged.
+    `force`: fuse every program into one, even where the cost model says it loses."""
     from vyre_xdsl.passes.vyre_fuse import VyreFusePass
 
     fused = module.clone()
-    VyreFusePass().apply(vyre_context(), fused)
+    VyreFusePass(force=force).apply(vyre_context(), fused)
     verify_after_pass(fused, VyreFusePass.name)
     return fused
 
@@ -115,13 +116,16 @@ def run(
     module_or_text: ModuleOp | str,
     inputs: Mapping[str, object] | None = None,
     backend: str | None = None,
-    fuse: bool = False,
+    fuse: bool | str = False,
     *,
     adapter: int | str | None = None,
     device: bool = False,
     subgroup_size: int | None = None,
 ) -> dict[str, np.ndarray]:
     """Run a module and return its output buffers by name (SPEC section 8).
+
+    `fuse=True` applies `vyre-fuse` first (fusing where its cost model says
+    fusion wins); `fuse="force"` fuses every program into one (`force=true`).
 
     The compiled module is cached (see `cached_executable`): a repeated run of
     the same module costs about what `Executable.run` costs. `adapter`,
@@ -150,14 +154,14 @@ class Executable:
         self,
         module: ModuleOp,
         backend: str,
-        fuse: bool,
+        fuse: bool | str,
         adapter: int | str | None = None,
         portable: bool = False,
     ):
         check_runnable(module)
         self.signature: RunSignature = signature(module)
         self.backend = backend
-        self.module = fuse_module(module) if fuse else module
+        self.module = fuse_module(module, force=fuse == "force") if fuse else module
         #: GPU time per kernel of the last `run(..., profile=True)` (a `RunProfile`)
         self.last_profile = None
         self.gpu = None  # the GpuDevice the kernels run on (wgpu backend)
@@ -282,7 +286,7 @@ class Executable:
 def compile(
     module_or_text: ModuleOp | str,
     backend: str | None = None,
-    fuse: bool = False,
+    fuse: bool | str = False,
     *,
     adapter: int | str | None = None,
     portable: bool = False,
@@ -296,7 +300,16 @@ def compile(
         verify_module(module)
     name = backend or default_backend()
     _backend(name)  # an unknown backend is an error now, not at the first run
-    return Executable(module, name, fuse, adapter, portable)
+    return Executable(module, name, _fuse_mode(fuse), adapter, portable)
+
+
+def _fuse_mode(fuse: object) -> bool | str:
+    """`fuse` checked: False, True (the cost model) or "force"."""
+    if fuse == "force":
+        return "force"
+    if isinstance(fuse, str | bytes):
+        raise ValueError(f"fuse must be True, False or 'force', not {fuse!r}")
+    return bool(fuse)
 
 
 def _on_device(array, gpu):
@@ -497,7 +510,7 @@ def module_digest(module: ModuleOp) -> str:
 def cached_executable(
     module_or_text: ModuleOp | str,
     backend: str | None = None,
-    fuse: bool = False,
+    fuse: bool | str = False,
     adapter: int | str | None = None,
 ) -> Executable:
     """The `Executable` `run()` uses: cached by (the module's canonical digest,
@@ -521,7 +534,8 @@ def cached_executable(
             )
     else:
         digest = module_digest(module_or_text)
-    key = (digest, name, bool(fuse), where)
+    fuse = _fuse_mode(fuse)
+    key = (digest, name, fuse, where)
     exe = _EXECUTABLES.get(key)
     if exe is not None:
         _EXECUTABLES.move_to_end(key)

@@ -1,7 +1,7 @@
 // Every refusal of vyre-fuse is a located diagnostic that names the program(s),
 // the cause and a fix. (--verify-diagnostics prints them to stdout, exit 0.)
 // RUN: vyre-opt %s --split-input-file --verify-diagnostics -p 'vyre-fuse{split-grid-sync=false}' | filecheck %s
-// RUN: vyre-opt %s --split-input-file --verify-diagnostics -p vyre-fuse | filecheck %s --check-prefix=SPLIT
+// RUN: vyre-opt %s --split-input-file --verify-diagnostics -p 'vyre-fuse{force=true}' | filecheck %s --check-prefix=SPLIT
 
 // A reversed read crosses workgroups; with the split disabled, fusion refuses.
 vyre.program @produce workgroup_size [64, 1, 1] {

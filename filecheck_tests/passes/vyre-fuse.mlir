@@ -1,5 +1,6 @@
-// RUN: vyre-opt %s --split-input-file -p vyre-fuse | filecheck %s
-// RUN: %python -m vyre_xdsl.testing.cli_batch --run 'vyre-opt %s --split-input-file -p vyre-fuse | vyre-opt --split-input-file' | filecheck %s
+// RUN: vyre-opt %s --split-input-file -p 'vyre-fuse{force=true}' | filecheck %s
+// RUN: vyre-opt %s --split-input-file -p vyre-fuse | filecheck %s --check-prefix=COST
+// RUN: %python -m vyre_xdsl.testing.cli_batch --run 'vyre-opt %s --split-input-file -p "vyre-fuse{force=true}" | vyre-opt --split-input-file' | filecheck %s
 
 // A chain t1 = x * 3, t2 = t1 + x, out = t2 ^ t1: every load reads what the
 // same invocation stored, so no barrier; t1 and t2 are intermediates.
@@ -33,6 +34,8 @@ vyre.program @mix workgroup_size [64, 1, 1] {
   vyre.store @out[%i] = %r : ui32
 }
 
+// The cost model (plain vyre-fuse) fuses a chain that needs no dispatch split.
+// COST-LABEL: vyre.program @fused_scale_plus_mix workgroup_size [64, 1, 1] {
 // CHECK-LABEL: vyre.program @fused_scale_plus_mix workgroup_size [64, 1, 1] {
 // CHECK-NEXT:    vyre.buffer @x binding 0 read_only : ui32[256]
 // CHECK-NEXT:    vyre.buffer @out binding 1 write_only : ui32[256]
@@ -154,6 +157,11 @@ vyre.program @reverse workgroup_size [64, 1, 1] {
   vyre.store @out[%i] = %v : ui32
 }
 
+// Plain vyre-fuse keeps them apart (the split would give back the launch that
+// fusion saves); force=true fuses them with a grid_sync.
+// COST-LABEL:  vyre.program @produce workgroup_size [64, 1, 1] {
+// COST-NOT:     grid_sync
+// COST:         vyre.program @reverse workgroup_size [64, 1, 1] {
 // CHECK-LABEL: vyre.program @fused_produce_reverse workgroup_size [64, 1, 1] {
 // CHECK-NEXT:    vyre.buffer @x binding 0 read_only : ui32[256]
 // CHECK-NEXT:    vyre.buffer @t binding 1 read_write : ui32[256]
@@ -186,6 +194,12 @@ vyre.program @overwrite workgroup_size [64, 1, 1] {
   vyre.store @out[%j] = %seven : ui32
 }
 
+// COST-NOT:     grid_sync
+// COST-LABEL:  vyre.program @fill workgroup_size [64, 1, 1] {
+// COST-NOT:     grid_sync
+// COST:         vyre.program @overwrite workgroup_size [64, 1, 1] {
+// COST-NOT:     grid_sync
+// COST:         vyre.program @fused_first_second
 // CHECK-LABEL: vyre.program @fused_fill_overwrite workgroup_size [64, 1, 1] {
 // CHECK-NEXT:    vyre.buffer @out binding 0 write_only : ui32[128]
 // CHECK-NEXT:    %i = vyre.invocation_id x

@@ -16,9 +16,10 @@ distinguishes between two arms (SPEC section 4).
 Expected values are computed with numpy from the programs' meaning. Every case
 runs unfused here (on `VYRE_CONFORMANCE_BACKENDS`) and fused on the reference
 interpreter; `tests/test_conformance_wgpu.py` also runs them fused and unfused on
-wgpu. `test_every_case_really_fuses` checks that `vyre-fuse` turns each into one
-program (so that these runs count as fusions), with a `grid_sync` exactly where
-an element crosses workgroups.
+wgpu. `test_every_case_really_fuses` checks that `vyre-fuse{force=true}` turns
+each into one program (so that the forced runs count as fusions), with a
+`grid_sync` exactly where an element crosses workgroups; the fused runs use both
+the pass's cost model (`fuse=True`, which keeps such programs apart) and `force`.
 """
 
 from __future__ import annotations
@@ -342,21 +343,22 @@ def test_fusion_case(case: Case, backend: str):
 def test_every_case_really_fuses(case: Case):
     module = vyre_xdsl.parse(case.text)
     assert len(programs(module)) >= 2
-    fused = programs(fuse_module(module))
+    fused = programs(fuse_module(module, force=True))
     assert len(fused) == 1, f"{case.name}: fusion left {len(fused)} programs"
     splits = [op for op in fused[0].walk() if isinstance(op, BarrierOp) and op.is_grid_sync]
     least, most = SPLITS[case.name]
     assert least <= len(splits) <= most, f"{case.name}: {len(splits)} grid_syncs\n{fused[0]}"
 
 
+@pytest.mark.parametrize("fuse", [True, "force"])
 @pytest.mark.parametrize("case", CASES, ids=str)
-def test_fused_on_the_reference(case: Case):
+def test_fused_on_the_reference(case: Case, fuse):
     outputs = vyre_xdsl.run(
-        case.text, {k: v.copy() for k, v in case.inputs.items()}, backend="reference", fuse=True
+        case.text, {k: v.copy() for k, v in case.inputs.items()}, backend="reference", fuse=fuse
     )
     assert sorted(outputs) == sorted(case.expected)
     for name, want in case.expected.items():
-        assert_matches(outputs[name], want, case.ulp, f"{case.name} fused: {name}")
+        assert_matches(outputs[name], want, case.ulp, f"{case.name} fused ({fuse}): {name}")
 
 
 def test_the_dependence_kinds_are_all_here():

@@ -72,6 +72,7 @@ def test_upstream_op_fused(case, backend):
 
 
 def test_the_cases_really_fuse():
-    """Each module becomes one program (possibly split at a grid_sync)."""
+    """With force=true each module becomes one program (possibly split at a grid_sync);
+    the default may keep programs apart where fusion would not win."""
     for case in CASES:
-        assert len(programs(fuse_module(parse(case.text)))) == 1, case.name
+        assert len(programs(fuse_module(parse(case.text), force=True))) == 1, case.name

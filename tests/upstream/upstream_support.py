@@ -19,15 +19,23 @@ import vyre_xdsl
 os.environ.setdefault("WGPU_BACKEND_TYPE", "Vulkan")
 
 BACKENDS = ("reference", "wgpu")
-#: (backend, fuse) for a module of several programs
-CONFIGURATIONS = [("reference", False), ("reference", True), ("wgpu", False), ("wgpu", True)]
+#: (backend, fuse) for a module of several programs: unfused, fused where the
+#: cost model says it wins, and every program fused into one (as upstream does)
+CONFIGURATIONS = [
+    ("reference", False),
+    ("reference", True),
+    ("reference", "force"),
+    ("wgpu", False),
+    ("wgpu", True),
+    ("wgpu", "force"),
+]
 
 
 def run(
     text: str,
     inputs: dict[str, np.ndarray] | None = None,
     backend: str = "reference",
-    fuse: bool = False,
+    fuse: bool | str = False,
 ) -> dict[str, np.ndarray]:
     """`vyre_xdsl.run` on copies of `inputs`, checking that the inputs stay unchanged."""
     given = {name: np.array(a, copy=True) for name, a in (inputs or {}).items()}

@@ -26,6 +26,7 @@ from __future__ import annotations
 import math
 from bisect import bisect_left
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 
 from xdsl.dialects.builtin import UnitAttr
 from xdsl.ir import Operation, SSAValue
@@ -88,6 +89,7 @@ from vyre_xdsl.fusion.merge import (
 )
 
 OVER_DISPATCH_FACTOR = 4
+ELEMENT_BYTES = 4  # every element type is one 32-bit word in memory
 OUT_OF_BOUNDS = 0xFFFFFFFF
 
 
@@ -106,12 +108,57 @@ def fuse_programs(
     default drops nothing. The result is named `name`, else
     `fused_<first>_<second>...`. Refusals raise a located `VyreDiagnostic`.
     """
+    return fuse_with_outcome(
+        programs, split_grid_sync=split_grid_sync, intermediates=intermediates, name=name
+    ).program
+
+
+@dataclass(frozen=True)
+class FusionOutcome:
+    """A fused program and what the cost model (`vyre_xdsl.fusion.cost`) needs to know of it."""
+
+    program: ProgramOp
+    #: arm indices after which fusion placed a `grid_sync` (a dispatch split)
+    splits: frozenset[int] = frozenset()
+    #: bytes of memory traffic that forwarding and dropped intermediate stores save
+    saved_bytes: int = 0
+    #: per arm: the workgroups its own dispatch launched (None: runtime-sized)
+    groups: tuple[int | None, ...] = ()
+    #: per arm: the bytes of workgroup memory it declares
+    shared_bytes: tuple[int, ...] = ()
+
+
+def fuse_with_outcome(
+    programs: Sequence[ProgramOp],
+    *,
+    split_grid_sync: bool = True,
+    intermediates: Iterable[str] = (),
+    name: str | None = None,
+) -> FusionOutcome:
+    """`fuse_programs`, with the facts the cost model weighs."""
     progs = list(programs)
     if not progs:
-        return ProgramOp(name or "fused", (1, 1, 1))
+        return FusionOutcome(ProgramOp(name or "fused", (1, 1, 1)))
     if len(progs) == 1:
-        return progs[0].clone()
-    return _Fusion(progs, split_grid_sync, frozenset(intermediates), name).run()
+        return FusionOutcome(progs[0].clone())
+    fusion = _Fusion(progs, split_grid_sync, frozenset(intermediates), name)
+    program = fusion.run()
+    return FusionOutcome(
+        program,
+        frozenset(k for k, ordering in fusion.placed.items() if ordering == "grid_sync"),
+        fusion.saved_bytes,
+        tuple(_groups(launch) for launch in fusion.launches),
+        tuple(_shared_bytes(p) for p in progs),
+    )
+
+
+def _groups(launch: Launch) -> int | None:
+    extent = launch.static_extent()
+    return None if extent is None else extent // launch.workgroup[0]
+
+
+def _shared_bytes(program: ProgramOp) -> int:
+    return sum(ELEMENT_BYTES * (b.static_count or 0) for b in program.buffers() if b.is_workgroup)
 
 
 def fused_name(programs: Sequence[ProgramOp]) -> str:
@@ -347,6 +394,8 @@ class _Fusion:
         self.launches: list[Launch] = []  # per arm: what its own dispatch launched
         self.summary: _Summary | None = None
         self.arms_by_launch: dict[Launch, list[int]] = {}  # own launch -> the arms with it
+        self.placed: dict[int, str] = {}  # arm index -> the barrier placed after it
+        self.saved_bytes = 0  # memory traffic saved by forwarding and dropped stores
 
     # ------------------------------------------------------------------ driver
 
@@ -388,6 +437,7 @@ class _Fusion:
         final = self._hazards()
         self._refuse_grid_sync(final)
         placed = place_barriers(final, grid_positions if self.split else None)
+        self.placed = placed
         self._check_no_forwarding_across(placed)
         self._check_linked_locals(placed)
         for arm in self.arms:
@@ -616,6 +666,7 @@ class _Fusion:
                 if store not in forwarded:
                     forwarded[store] = self._forwarded_value(store, self.arms[producer], extent)
                 load = access.op
+                self.saved_bytes += ELEMENT_BYTES * (consumer.views.get(access.buffer) or 0)
                 load.results[0].replace_all_uses_with(forwarded[store])
                 self.orphans.append(load.index)
                 load.detach()
@@ -703,6 +754,7 @@ class _Fusion:
                 continue
             self.dropped = candidate
             for op in self.summary.store_ops.get(buffer, []):
+                self.saved_bytes += ELEMENT_BYTES * (self.merged[buffer].min_count or 0)
                 self.orphans.extend(op.operands)
                 op.detach()
                 op.erase()

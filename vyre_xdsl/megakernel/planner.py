@@ -22,9 +22,10 @@ The planner is small and deterministic (vyre-semantics section 4.2, step 4):
    | `MKL005_WORKGROUP_MISMATCH` | `vyre-fuse` refuses the merged group's programs: a member whose workgroup differs from the fused one uses workgroup memory, barriers or local/workgroup ids, over-dispatch (fused workgroup > 4x the largest member's), or a member whose invocations the fused dispatch does not cover (the message is fusion's) |
 
    | `MKL009_INDIRECT_DISPATCH` | either program launches an indirect grid (`{indirect = @grid}`): its grid is only known on the GPU, so it is never fused |
+   | `MKL010_NO_GAIN` | the fused group would lose against its programs run one by one: by the fusion cost model (`vyre_xdsl.fusion.cost`), its idle workgroups cost more than the launches and bytes it saves |
    | `MKL008_RESOURCE_LIMIT` | the fused program does not fit the target profile (storage buffers per stage, workgroup memory, workgroup size): lowering refuses it |
 
-   The last two checks are a trial: the merged group is fused and lowered
+   The last three checks are a trial: the merged group is fused and lowered
    exactly as target compilation will do it, so every planned group compiles;
    a trial that still needs a `grid_sync` split is `MKL004`.
    Invocation-local dependences are legal as they are; workgroup-local ones
@@ -58,6 +59,7 @@ MKL006_SYNCHRONIZATION_BOUNDARY = "MKL006_SYNCHRONIZATION_BOUNDARY"
 MKL007_CYCLE = "MKL007_CYCLE"
 MKL008_RESOURCE_LIMIT = "MKL008_RESOURCE_LIMIT"
 MKL009_INDIRECT_DISPATCH = "MKL009_INDIRECT_DISPATCH"
+MKL010_NO_GAIN = "MKL010_NO_GAIN"
 
 REJECTION_CODES = (
     MKL001_UNKNOWN_ENDPOINT,
@@ -69,6 +71,7 @@ REJECTION_CODES = (
     MKL007_CYCLE,
     MKL008_RESOURCE_LIMIT,
     MKL009_INDIRECT_DISPATCH,
+    MKL010_NO_GAIN,
 )
 
 #: dependence classes (from `vyre_xdsl.fusion`)
@@ -338,17 +341,21 @@ def _trial(
     graph: ProgramGraph, members: tuple[int, ...], profile: TargetProfile
 ) -> tuple[str, str] | None:
     from vyre_xdsl.backends.wgsl import lowered_module
+    from vyre_xdsl.fusion.cost import benefit, explain
 
     try:
-        fused = fuse_group(graph, members)
+        outcome = _fuse_group_outcome(graph, members)
     except VyreDiagnostic as error:
         return MKL005_WORKGROUP_MISMATCH, str(error)
+    fused = outcome.program
+    names = ", ".join(f"@{graph.nodes[k].name}" for k in members)
     if has_grid_sync(fused):
-        names = ", ".join(f"@{graph.nodes[k].name}" for k in members)
         return MKL004_SEVERAL_CONSUMERS, (
             f"fusing {names} needs a dispatch split: a dependence between them crosses workgroups "
             "in the fused workgroup"
         )
+    if benefit(outcome) < 0:
+        return MKL010_NO_GAIN, f"fusing {names} would lose: {explain(outcome)}"
     try:
         lowered_module([fused], profile)
     except VyreError as error:
@@ -369,12 +376,14 @@ def group_intermediates(graph: ProgramGraph, members: Sequence[int]) -> tuple[st
 
 def fuse_group(graph: ProgramGraph, members: Sequence[int]) -> ProgramOp:
     """The fused program of a group (`vyre-fuse`, splitting at grid_sync where needed)."""
-    from vyre_xdsl.fusion import fuse_programs
+    return _fuse_group_outcome(graph, members).program
+
+
+def _fuse_group_outcome(graph: ProgramGraph, members: Sequence[int]):
+    from vyre_xdsl.fusion.fuse import fuse_with_outcome
 
     programs = [graph.nodes[k].program for k in members]
-    if len(programs) == 1:
-        return programs[0].clone()
-    return fuse_programs(
+    return fuse_with_outcome(
         programs, split_grid_sync=True, intermediates=group_intermediates(graph, members)
     )
 

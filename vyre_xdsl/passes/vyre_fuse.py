@@ -2,8 +2,16 @@
 
 ```
 vyre-opt -p vyre-fuse chain.mlir
-vyre-opt -p 'vyre-fuse{split-grid-sync=false}' chain.mlir   # refuse instead of splitting
+vyre-opt -p 'vyre-fuse{force=true}' chain.mlir             # fuse every program, splitting if needed
+vyre-opt -p 'vyre-fuse{split-grid-sync=false}' chain.mlir   # one program, or a refusal
 ```
+
+By default the pass fuses only where the cost model (`vyre_xdsl.fusion.cost`,
+docs/fusion.md) says fusion wins: consecutive programs are fused in runs, never
+across a dependence that would need a `grid_sync` split, and a run whose idle
+workgroups cost more than the launches and bytes it saves is cut; a run of one
+program stays as it was. `force=true` fuses all programs into one (splitting at
+`grid_sync` where needed), `split-grid-sync=false` too, but refuses a split.
 
 The run signature of the *unfused* module (`vyre_xdsl.abi.signature`) decides
 which buffers are intermediates, whose stores the fused program may drop.
@@ -24,22 +32,27 @@ from xdsl.passes import ModulePass
 from vyre_xdsl.abi import signature
 from vyre_xdsl.dialects.vyre import programs
 from vyre_xdsl.fusion import fuse_programs
+from vyre_xdsl.fusion.cost import profitable_runs
 from vyre_xdsl.fusion.merge import check_buffer_types
 from vyre_xdsl.passes.vyre_inline import inline_calls
 
 
 @dataclass(frozen=True)
 class VyreFusePass(ModulePass):
-    """Replace the programs of a module by one fused program `@fused_<a>_<b>...`.
+    """Replace runs of consecutive programs of a module by fused programs
+    `@fused_<a>_<b>...`, where the cost model says fusion wins (all of them with `force`).
 
     `split_grid_sync`: when a dependence crosses workgroups, insert
     `vyre.barrier grid_sync` (lowering splits the dispatch there); when false,
-    refuse with a diagnostic instead.
+    fuse everything and refuse with a diagnostic instead of splitting.
+    `force`: fuse every program into one even where the cost model says it
+    loses (the dispatch may then be split at `grid_sync`).
     """
 
     name = "vyre-fuse"
 
     split_grid_sync: bool = True
+    force: bool = False
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         inline_calls(op)
@@ -51,17 +64,39 @@ class VyreFusePass(ModulePass):
         for group in _fusion_groups(progs):
             if len(group) < 2:
                 continue
-            outside = {b.buffer_name for p in progs if p not in group for b in p.buffers()}
-            fused = fuse_programs(
-                group,
-                split_grid_sync=self.split_grid_sync,
-                intermediates=intermediates - outside,
-            )
-            fused.location = group[0].location
-            op.body.block.insert_op_before(fused, group[0])
-            for program in group:
-                program.detach()
-                program.erase()
+
+            def intermediates_of(run, group=group) -> frozenset[str]:
+                members = [group[k] for k in run]
+                outside = {b.buffer_name for p in progs if p not in members for b in p.buffers()}
+                return frozenset(intermediates - outside)
+
+            if self.force or not self.split_grid_sync:
+                everything = list(range(len(group)))
+                runs = [(everything, None)]
+            else:
+                runs = profitable_runs(group, intermediates_of)
+            for run, outcome in runs:
+                if len(run) < 2:
+                    continue
+                members = [group[k] for k in run]
+                if outcome is None:
+                    fused = fuse_programs(
+                        members,
+                        split_grid_sync=self.split_grid_sync,
+                        intermediates=intermediates_of(run),
+                    )
+                else:
+                    fused = outcome.program
+                _replace(members, fused)
+
+
+def _replace(members: list, fused) -> None:
+    """Put `fused` where the first of `members` was, and remove them."""
+    fused.location = members[0].location
+    members[0].parent.insert_op_before(fused, members[0])
+    for program in members:
+        program.detach()
+        program.erase()
 
 
 def _fusion_groups(progs: list) -> list[list]:

@@ -1,0 +1,159 @@
+"""The fusion cost model (docs/fusion.md, "When the pass fuses"): `vyre-fuse`
+and the megakernel planner fuse only where fusion wins, `force` fuses anyway,
+and every choice computes what the unfused module computes (numpy here)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from vyre_xdsl import run
+from vyre_xdsl.api import fuse_module
+from vyre_xdsl.context import parse_module
+from vyre_xdsl.dialects.vyre import BarrierOp, programs
+from vyre_xdsl.fusion.cost import (
+    BYTES_PER_LAUNCH,
+    IDLE_SHARED_WORKGROUP,
+    IDLE_WORKGROUP,
+    benefit,
+)
+from vyre_xdsl.fusion.fuse import fuse_with_outcome
+from vyre_xdsl.testing.fusion_workloads import presum_tree, tree_sum
+
+
+def _names(module) -> list[str]:
+    return [p.sym_name.data for p in programs(module)]
+
+
+def _grid_syncs(module) -> int:
+    return sum(1 for op in module.walk() if isinstance(op, BarrierOp) and op.is_grid_sync)
+
+
+# A (64-wide, n elements) stages x through workgroup memory into t; B (one
+# workgroup) reverses the first 64 elements of t within its workgroup memory.
+# B reads t at its own index: no split, but the fused dispatch has A's n / 64
+# workgroups and B's arm is idle in all but one.
+SHARED_PAIR = """
+vyre.program @stage workgroup_size [64, 1, 1] {
+  vyre.buffer @x binding 0 read_only : ui32[N]
+  vyre.buffer @t binding 1 write_only : ui32[N]
+  vyre.buffer @tile workgroup : ui32[64]
+  %i = vyre.invocation_id x
+  %l = vyre.local_id x
+  %v = vyre.load @x[%i] : ui32
+  vyre.store @tile[%l] = %v : ui32
+  vyre.barrier
+  %w = vyre.load @tile[%l] : ui32
+  %one = vyre.const 1 : ui32
+  %s = vyre.add %w, %one : ui32
+  vyre.store @t[%i] = %s : ui32
+}
+vyre.program @flip workgroup_size [64, 1, 1] {
+  vyre.buffer @t binding 0 read_only : ui32[64]
+  vyre.buffer @out binding 1 write_only : ui32[64]
+  vyre.buffer @tile workgroup : ui32[64]
+  %i = vyre.invocation_id x
+  %l = vyre.local_id x
+  %v = vyre.load @t[%i] : ui32
+  vyre.store @tile[%l] = %v : ui32
+  vyre.barrier
+  %c63 = vyre.const 63 : ui32
+  %r = vyre.sub %c63, %l : ui32
+  %w = vyre.load @tile[%r] : ui32
+  vyre.store @out[%i] = %w : ui32
+}
+"""
+
+
+def _shared_pair(groups: int) -> str:
+    return SHARED_PAIR.replace("[N]", f"[{64 * groups}]")
+
+
+@pytest.mark.parametrize(("groups", "fused"), [(16, True), (1024, False)])
+def test_idle_workgroups_with_workgroup_memory(groups: int, fused: bool) -> None:
+    text = _shared_pair(groups)
+    # each idle workgroup of @flip's arm zeroes workgroup memory and waits at a barrier
+    assert (1 - (groups - 1) * IDLE_SHARED_WORKGROUP >= 0) is fused
+    module = parse_module(text)
+    chosen = fuse_module(module)
+    assert _names(chosen) == (["fused_stage_flip"] if fused else ["stage", "flip"])
+    assert _names(fuse_module(module, force=True)) == ["fused_stage_flip"]
+    x = np.random.default_rng(groups).integers(0, 1 << 30, 64 * groups, dtype=np.uint32)
+    for fuse in (False, True, "force"):
+        out = run(text, {"x": x}, backend="reference", fuse=fuse)["out"]
+        np.testing.assert_array_equal(out, (x[:64] + np.uint32(1))[::-1])
+
+
+def test_idle_workgroups_without_workgroup_memory_are_cheap() -> None:
+    # an elementwise producer over 4096 workgroups and a consumer of one: the
+    # 4095 idle workgroups cost less than the launch fusion saves
+    n = 256 * 4096
+    text = f"""
+vyre.program @big workgroup_size [256, 1, 1] {{
+  vyre.buffer @x binding 0 read_only : ui32[{n}]
+  vyre.buffer @t binding 1 write_only output : ui32[{n}]
+  %i = vyre.invocation_id x
+  %v = vyre.load @x[%i] : ui32
+  vyre.store @t[%i] = %v : ui32
+}}
+vyre.program @small workgroup_size [256, 1, 1] {{
+  vyre.buffer @x binding 0 read_only : ui32[256]
+  vyre.buffer @y binding 1 write_only : ui32[256]
+  %i = vyre.invocation_id x
+  %v = vyre.load @x[%i] : ui32
+  %two = vyre.const 2 : ui32
+  %d = vyre.mul %v, %two : ui32
+  vyre.store @y[%i] = %d : ui32
+}}
+"""
+    assert 1 - 4095 * IDLE_WORKGROUP >= 0
+    assert _names(fuse_module(parse_module(text))) == ["fused_big_small"]
+
+
+def test_a_chain_saves_launches_and_bytes() -> None:
+    # t = x + 1; y = t * 3 over 1024 elements: one launch, one forwarded load of
+    # t (4 KiB) and the dropped store of t (4 KiB)
+    text = """
+vyre.program @inc workgroup_size [64, 1, 1] {
+  vyre.buffer @x binding 0 read_only : ui32[1024]
+  vyre.buffer @t binding 1 write_only : ui32[1024]
+  %i = vyre.invocation_id x
+  %v = vyre.load @x[%i] : ui32
+  %one = vyre.const 1 : ui32
+  %s = vyre.add %v, %one : ui32
+  vyre.store @t[%i] = %s : ui32
+}
+vyre.program @triple workgroup_size [64, 1, 1] {
+  vyre.buffer @t binding 0 read_only : ui32[1024]
+  vyre.buffer @y binding 1 write_only : ui32[1024]
+  %i = vyre.invocation_id x
+  %v = vyre.load @t[%i] : ui32
+  %three = vyre.const 3 : ui32
+  %p = vyre.mul %v, %three : ui32
+  vyre.store @y[%i] = %p : ui32
+}
+"""
+    outcome = fuse_with_outcome(programs(parse_module(text)), intermediates={"t"})
+    assert outcome.splits == frozenset()
+    assert outcome.saved_bytes == 2 * 4 * 1024
+    assert outcome.groups == (16, 16)
+    assert benefit(outcome) == pytest.approx(1 + 2 * 4 * 1024 / BYTES_PER_LAUNCH)
+
+
+def test_the_tree_is_not_fused_across_its_splits() -> None:
+    work = tree_sum(256 * 256 * 2)
+    module = parse_module(work.text)
+    chosen = fuse_module(module)
+    assert _names(chosen) == ["sum0", "sum1", "sum2"]
+    assert _grid_syncs(chosen) == 0
+    forced = fuse_module(module, force=True)
+    assert _names(forced) == ["fused_sum0_sum1_sum2"]
+    assert _grid_syncs(forced) == 2
+
+
+def test_the_presum_joins_the_first_tree_pass_only() -> None:
+    # the pre-sum's s[i] is read by its own workgroup in the first tree pass
+    # (no split, equal grids); the later passes read other workgroups' results
+    chosen = fuse_module(parse_module(presum_tree(16 * 256 * 256).text))
+    assert _names(chosen) == ["fused_presum_sum0", "sum1"]
+    assert _grid_syncs(chosen) == 0
