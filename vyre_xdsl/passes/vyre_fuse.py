@@ -3,6 +3,7 @@
 ```
 vyre-opt -p vyre-fuse chain.mlir
 vyre-opt -p 'vyre-fuse{split-grid-sync=false}' chain.mlir   # refuse instead of splitting
+vyre-opt -p 'vyre-fuse{recompute=false}' chain.mlir         # never recompute a producer
 ```
 
 The run signature of the *unfused* module (`vyre_xdsl.abi.signature`) decides
@@ -35,11 +36,16 @@ class VyreFusePass(ModulePass):
     `split_grid_sync`: when a dependence crosses workgroups, insert
     `vyre.barrier grid_sync` (lowering splits the dispatch there); when false,
     refuse with a diagnostic instead.
+
+    `recompute`: a load of a producer's output at another index takes the
+    producer's expression at that index when it is a pure function of
+    unwritten buffers (docs/fusion.md, "Recompute"), instead of a split.
     """
 
     name = "vyre-fuse"
 
     split_grid_sync: bool = True
+    recompute: bool = True
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         inline_calls(op)
@@ -55,6 +61,7 @@ class VyreFusePass(ModulePass):
             fused = fuse_programs(
                 group,
                 split_grid_sync=self.split_grid_sync,
+                recompute=self.recompute,
                 intermediates=intermediates - outside,
             )
             fused.location = group[0].location
