@@ -21,6 +21,7 @@ from test_megakernel_cases import (
     graph_of,
 )
 
+from vyre_xdsl.fusion import fuse_programs
 from vyre_xdsl.lowering.profile import TargetProfile
 from vyre_xdsl.megakernel import planner as P
 from vyre_xdsl.megakernel.artifact import build_artifact
@@ -209,8 +210,16 @@ def test_workgroup_local_dependence_fuses_with_a_barrier():
     p = plan(graph)
     assert _groups(p) == [(0, 1)]
     assert [cls for _, cls in p.fused] == [P.WORKGROUP_LOCAL]
+    # The producer is a plain copy: fusion recomputes it at the consumer's
+    # index, so the group needs no barrier at all ...
     fused = P.fuse_group(graph, (0, 1))
-    barriers = [op for op in fused.walk() if op.name == "vyre.barrier"]
+    assert not [op for op in fused.walk() if op.name == "vyre.barrier"]
+    # ... and without recomputing, one workgroup barrier orders the arms.
+    programs = [graph.nodes[k].program for k in (0, 1)]
+    kept = fuse_programs(
+        programs, intermediates=P.group_intermediates(graph, (0, 1)), recompute=False
+    )
+    barriers = [op for op in kept.walk() if op.name == "vyre.barrier"]
     assert len(barriers) == 1 and not barriers[0].is_grid_sync
 
 

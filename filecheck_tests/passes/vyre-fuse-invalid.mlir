@@ -4,12 +4,15 @@
 // RUN: vyre-opt %s --split-input-file --verify-diagnostics -p 'vyre-fuse{force=true}' | filecheck %s --check-prefix=SPLIT
 
 // A reversed read crosses workgroups; with the split disabled, fusion refuses.
+// (The producer's value goes through a named local, so it is not recomputed.)
 vyre.program @produce workgroup_size [64, 1, 1] {
   vyre.buffer @x binding 0 read_only : ui32[256]
   vyre.buffer @t binding 1 write_only : ui32[256]
   %i = vyre.invocation_id x
   %v = vyre.load @x[%i] : ui32
-  vyre.store @t[%i] = %v : ui32
+  vyre.let @kept = %v : ui32
+  %k = vyre.var @kept : ui32
+  vyre.store @t[%i] = %k : ui32
 }
 // CHECK: vyre-fuse-invalid.mlir:[[# @LINE + 4]]:1: error: cannot fuse @produce and @reverse without a dispatch split: @reverse reads buffer @t that @produce writes
 // CHECK-SAME: fix: allow the split (vyre-fuse{split-grid-sync=true}), index @t by the same invocation id in both programs, or keep @produce and @reverse in separate fusion groups

@@ -95,12 +95,15 @@ vyre.program @shift_load workgroup_size [32, 1, 1] {
 // -----
 
 // Reading within the workgroup's own span (mirrored per workgroup): a workgroup barrier.
+// (The producer's value goes through a named local, so it is not recomputed.)
 vyre.program @produce workgroup_size [64, 1, 1] {
   vyre.buffer @x binding 0 read_only : ui32[256]
   vyre.buffer @t binding 1 write_only : ui32[256]
   %i = vyre.invocation_id x
   %v = vyre.load @x[%i] : ui32
-  vyre.store @t[%i] = %v : ui32
+  vyre.let @kept = %v : ui32
+  %k = vyre.var @kept : ui32
+  vyre.store @t[%i] = %k : ui32
 }
 vyre.program @mirror workgroup_size [64, 1, 1] {
   vyre.buffer @t binding 0 read_only : ui32[256]
@@ -123,7 +126,9 @@ vyre.program @mirror workgroup_size [64, 1, 1] {
 // CHECK-NEXT:    vyre.buffer @out binding 2 write_only : ui32[256]
 // CHECK-NEXT:    %i = vyre.invocation_id x
 // CHECK-NEXT:    %v = vyre.load @x[%i] : ui32
-// CHECK-NEXT:    vyre.store @t[%i] = %v : ui32
+// CHECK-NEXT:    vyre.let @kept = %v : ui32
+// CHECK-NEXT:    %k = vyre.var @kept : ui32
+// CHECK-NEXT:    vyre.store @t[%i] = %k : ui32
 // CHECK-NEXT:    vyre.barrier
 // CHECK-NEXT:    %i_1 = vyre.invocation_id x
 // CHECK-NEXT:    %w = vyre.workgroup_id x
@@ -139,13 +144,16 @@ vyre.program @mirror workgroup_size [64, 1, 1] {
 
 // -----
 
-// A reversed index crosses workgroups: grid_sync (a separate dispatch).
+// A reversed index crosses workgroups: grid_sync (a separate dispatch). (The
+// producer's value goes through a named local, so it is not recomputed.)
 vyre.program @produce workgroup_size [64, 1, 1] {
   vyre.buffer @x binding 0 read_only : ui32[256]
   vyre.buffer @t binding 1 write_only : ui32[256]
   %i = vyre.invocation_id x
   %v = vyre.load @x[%i] : ui32
-  vyre.store @t[%i] = %v : ui32
+  vyre.let @kept = %v : ui32
+  %k = vyre.var @kept : ui32
+  vyre.store @t[%i] = %k : ui32
 }
 vyre.program @reverse workgroup_size [64, 1, 1] {
   vyre.buffer @t binding 0 read_only : ui32[256]
@@ -168,7 +176,9 @@ vyre.program @reverse workgroup_size [64, 1, 1] {
 // CHECK-NEXT:    vyre.buffer @out binding 2 write_only : ui32[256]
 // CHECK-NEXT:    %i = vyre.invocation_id x
 // CHECK-NEXT:    %v = vyre.load @x[%i] : ui32
-// CHECK-NEXT:    vyre.store @t[%i] = %v : ui32
+// CHECK-NEXT:    vyre.let @kept = %v : ui32
+// CHECK-NEXT:    %k = vyre.var @kept : ui32
+// CHECK-NEXT:    vyre.store @t[%i] = %k : ui32
 // CHECK-NEXT:    vyre.barrier grid_sync
 // CHECK-NEXT:    %i_1 = vyre.invocation_id x
 // CHECK-NEXT:    %c255 = vyre.const 255 : ui32
@@ -331,13 +341,16 @@ vyre.program @two workgroup_size [8, 1, 1] {
 // -----
 
 // Different logical element counts: the smaller arm runs under a guard on
-// its own workgroups; it is the producer, so its load is not forwarded.
+// its own workgroups; it is the producer, so its load is not forwarded (and,
+// through a named local, not recomputed).
 vyre.program @small workgroup_size [32, 1, 1] {
   vyre.buffer @x binding 0 read_only : ui32[64]
   vyre.buffer @t binding 1 write_only : ui32[64]
   %i = vyre.invocation_id x
   %v = vyre.load @x[%i] : ui32
-  vyre.store @t[%i] = %v : ui32
+  vyre.let @kept = %v : ui32
+  %k = vyre.var @kept : ui32
+  vyre.store @t[%i] = %k : ui32
 }
 vyre.program @large workgroup_size [32, 1, 1] {
   vyre.buffer @t binding 0 read_only : ui32[64]
@@ -357,7 +370,9 @@ vyre.program @large workgroup_size [32, 1, 1] {
 // CHECK-NEXT:    vyre.if %2 {
 // CHECK-NEXT:      %i = vyre.invocation_id x
 // CHECK-NEXT:      %v = vyre.load @x[%i] : ui32
-// CHECK-NEXT:      vyre.store @t[%i] = %v : ui32
+// CHECK-NEXT:      vyre.let @kept = %v : ui32
+// CHECK-NEXT:      %k = vyre.var @kept : ui32
+// CHECK-NEXT:      vyre.store @t[%i] = %k : ui32
 // CHECK-NEXT:    }
 // CHECK-NEXT:    %i_1 = vyre.invocation_id x
 // CHECK-NEXT:    %v_1 = vyre.load @t[%i_1] : ui32

@@ -6,19 +6,20 @@ distinguishes between two arms (SPEC section 4).
 | `fuse-raw-same-index` | a later arm reads what an earlier one wrote, at the own index | nothing (invocation-local) |
 | `fuse-war-same-index` | a later arm writes what an earlier one read, at the own index | nothing (invocation-local) |
 | `fuse-waw-same-index` | both arms write one buffer at the own index | keep the arms' order |
-| `fuse-raw-other-index` | a later arm reads an element another workgroup wrote | split (`grid_sync`) |
+| `fuse-raw-other-index` | a later arm reads an element another workgroup wrote, of a pure producer | recompute it at that index (no split) |
 | `fuse-war-other-index` | a later arm overwrites an element another workgroup read | split (`grid_sync`) |
 | `fuse-independent` | none (disjoint buffers, different element counts) | guard each arm to its own count |
 | `fuse-workgroup-memory` | an arm with workgroup memory and barriers, then RAW at the own index | keep the arm's barriers |
 | `fuse-atomics` | contended atomics in two arms, then a read of the counter by every invocation | split before the read |
-| `fuse-three-arms` | RAW same index, then RAW at another index | one split, between arms 2 and 3 |
+| `fuse-three-arms` | RAW same index, then RAW at another index, pure producers | forward, then recompute (no split) |
 
 Expected values are computed with numpy from the programs' meaning. Every case
 runs unfused here (on `VYRE_CONFORMANCE_BACKENDS`) and fused on the reference
 interpreter; `tests/test_conformance_wgpu.py` also runs them fused and unfused on
 wgpu. `test_every_case_really_fuses` checks that `vyre-fuse{force=true}` turns
 each into one program (so that the forced runs count as fusions), with a
-`grid_sync` exactly where an element crosses workgroups; the fused runs use both
+`grid_sync` exactly where an element crosses workgroups and the producer
+cannot be recomputed; the fused runs use both
 the pass's cost model (`fuse=True`, which keeps such programs apart) and `force`.
 """
 
@@ -324,12 +325,12 @@ SPLITS = {
     "fuse-raw-same-index": (0, 0),
     "fuse-war-same-index": (0, 0),
     "fuse-waw-same-index": (0, 0),
-    "fuse-raw-other-index": (1, 1),
+    "fuse-raw-other-index": (0, 0),  # the pure producer is recomputed
     "fuse-war-other-index": (1, 1),
     "fuse-independent": (0, 0),
     "fuse-workgroup-memory": (0, 0),
     "fuse-atomics": (1, 2),
-    "fuse-three-arms": (1, 1),
+    "fuse-three-arms": (0, 0),  # forwarded, then recomputed
 }
 PAIRS = params(CASES)
 

@@ -73,7 +73,7 @@ from vyre_xdsl.dialects.vyre import (
 )
 from vyre_xdsl.dispatch import uses_whole_buffers
 from vyre_xdsl.fusion.dependences import grid_between, place_barriers
-from vyre_xdsl.fusion.geometry import Launch, count_of, groups_value, launch_within
+from vyre_xdsl.fusion.geometry import Launch, count_le, count_of, groups_value, launch_within
 from vyre_xdsl.fusion.merge import (
     Arm,
     MergedBuffer,
@@ -87,6 +87,7 @@ from vyre_xdsl.fusion.merge import (
     rename_shared_workgroup_buffers,
     used_names,
 )
+from vyre_xdsl.fusion.recompute import recomputable_slice, recompute_at
 
 OVER_DISPATCH_FACTOR = 4
 ELEMENT_BYTES = 4  # every element type is one 32-bit word in memory
@@ -99,6 +100,7 @@ def fuse_programs(
     split_grid_sync: bool = True,
     intermediates: Iterable[str] = (),
     name: str | None = None,
+    recompute: bool = True,
 ) -> ProgramOp:
     """Fuse `programs` (run in this order) into one new program; the inputs are not changed.
 
@@ -106,10 +108,17 @@ def fuse_programs(
     that are not outputs (SPEC section 8): their stores may be dropped once all
     their loads are forwarded. The pass passes the module's intermediates; the
     default drops nothing. The result is named `name`, else
-    `fused_<first>_<second>...`. Refusals raise a located `VyreDiagnostic`.
+    `fused_<first>_<second>...`. With `recompute`, a load of a producer's
+    output at another index may take the producer's expression at that index
+    (`fusion/recompute.py`) instead of needing a dispatch split. Refusals raise
+    a located `VyreDiagnostic`.
     """
     return fuse_with_outcome(
-        programs, split_grid_sync=split_grid_sync, intermediates=intermediates, name=name
+        programs,
+        split_grid_sync=split_grid_sync,
+        intermediates=intermediates,
+        name=name,
+        recompute=recompute,
     ).program
 
 
@@ -134,6 +143,7 @@ def fuse_with_outcome(
     split_grid_sync: bool = True,
     intermediates: Iterable[str] = (),
     name: str | None = None,
+    recompute: bool = True,
 ) -> FusionOutcome:
     """`fuse_programs`, with the facts the cost model weighs."""
     progs = list(programs)
@@ -141,7 +151,7 @@ def fuse_with_outcome(
         return FusionOutcome(ProgramOp(name or "fused", (1, 1, 1)))
     if len(progs) == 1:
         return FusionOutcome(progs[0].clone())
-    fusion = _Fusion(progs, split_grid_sync, frozenset(intermediates), name)
+    fusion = _Fusion(progs, split_grid_sync, frozenset(intermediates), name, recompute)
     program = fusion.run()
     return FusionOutcome(
         program,
@@ -372,10 +382,16 @@ def _erase_orphans(values: Iterable[SSAValue]) -> None:
 
 class _Fusion:
     def __init__(
-        self, progs: list[ProgramOp], split: bool, intermediates: frozenset[str], name: str | None
+        self,
+        progs: list[ProgramOp],
+        split: bool,
+        intermediates: frozenset[str],
+        name: str | None,
+        recompute: bool = True,
     ):
         self.progs = progs
         self.split = split
+        self.recompute = recompute
         self.intermediates = intermediates
         self.name = name or fused_name(progs)
         self.workgroup: tuple[int, int, int] = tuple(
@@ -419,10 +435,12 @@ class _Fusion:
             self._narrow_buffer_lengths(arm)
         self.flags = [contain_returns(arm, taken) for arm in self.arms]
 
+        self.summary = _Summary(self.arms)
+        if self.recompute:
+            self._recompute_shifted()
         # Where the dependences as written need a dispatch split: forwarding must not cross one.
         first = place_barriers(self._hazards()) if self.split else {}
         grid_positions = {p for p, ordering in first.items() if ordering == "grid_sync"}
-        self.summary = _Summary(self.arms)
         guarded = self._guards(self._fused_launch(), [True] * len(self.arms))
         self._forward(guarded, first)
         self.summary = _Summary(self.arms)
@@ -440,10 +458,10 @@ class _Fusion:
         self.placed = placed
         self._check_no_forwarding_across(placed)
         self._check_linked_locals(placed)
+        _erase_orphans(self.orphans)
         for arm in self.arms:
             self._narrow_indices(arm)
         fused = self._build(guarded, placed)
-        _erase_orphans(self.orphans)
         self._verify(fused)
         return fused
 
@@ -638,21 +656,14 @@ class _Fusion:
 
     def _forward(self, guarded: list[bool], placed: dict[int, str]) -> None:
         per_arm = self._accesses()
-        # buffer -> per arm that writes it (in arm order): that arm's writes of the buffer
-        writers: dict[str, list[tuple[int, list[Access]]]] = {}
-        for k, found in enumerate(per_arm):
-            mine: dict[str, list[Access]] = {}
-            for a in found:
-                if a.writes:
-                    mine.setdefault(a.buffer, []).append(a)
-            for buffer, writes in mine.items():
-                writers.setdefault(buffer, []).append((k, writes))
+        writers = _writers(per_arm)
         # grid_syncs[k]: how many arms before arm k contain a grid_sync
         grid_syncs = [0]
         for arm in self.arms:
             grid_syncs.append(grid_syncs[-1] + _has_grid_sync(arm))
         # Forwarding changes no store or atomic, so the fused launch stays the same throughout.
         extent = self._fused_launch().static_extent()
+        written = set(writers)
         forwarded: dict[StoreOp, SSAValue] = {}
         for consumer in self.arms:
             for access in per_arm[consumer.index]:
@@ -660,6 +671,8 @@ class _Fusion:
                     consumer, access, writers, grid_syncs, guarded, placed
                 )
                 if found is None:
+                    if self.recompute:
+                        self._recompute(consumer, access, writers, written, extent)
                     continue
                 store, producer = found
                 self.forwarded_pairs.add((producer, consumer.index))
@@ -710,6 +723,101 @@ class _Fusion:
         ):
             return None
         return store, producer.index
+
+    def _recompute_shifted(self) -> None:
+        """Recompute the loads that read a producer's output at another index than
+        the one the producer stores at (those forwarding cannot take), so that the
+        dependence they made no longer needs a barrier."""
+        per_arm = self._accesses()
+        writers = _writers(per_arm)
+        extent = self._fused_launch().static_extent()
+        for consumer in self.arms:
+            for access in per_arm[consumer.index]:
+                found = self._recomputable_store(consumer, access, writers)
+                if found is None or structurally_equal(found[0].index, access.index):
+                    continue
+                self._recompute(consumer, access, writers, set(writers), extent)
+
+    def _recompute(
+        self,
+        consumer: Arm,
+        access: Access,
+        writers: dict[str, list[tuple[int, list[Access]]]],
+        written: set[str],
+        extent: int | None,
+    ) -> None:
+        """Replace the load `access` by the producer's expression at its index, when
+        that is exactly what the load reads unfused (`fusion/recompute.py`).
+
+        `extent`: the fused dispatch's x extent (None when not static); a load at
+        `invocation_id x` below every count needs no bounds select."""
+        found = self._recomputable_store(consumer, access, writers)
+        if found is None:
+            return
+        store, producer = found
+        slice_ops = recomputable_slice(store.value, written, self._unnarrowed_load)
+        if slice_ops is None:
+            return
+        view = producer.views[access.buffer]
+        bound: Operation | None = BufLenOp(access.buffer) if view is None else ConstOp(view, ui32)
+        if (
+            view is not None
+            and extent is not None
+            and extent <= view
+            and is_invocation_x(access.index)
+        ):
+            bound = None
+        load = access.op
+        value = recompute_at(slice_ops, store.value, access.index, bound, load)
+        load.results[0].replace_all_uses_with(value)
+        load.detach()
+        load.erase()
+
+    def _recomputable_store(
+        self,
+        consumer: Arm,
+        access: Access,
+        writers: dict[str, list[tuple[int, list[Access]]]],
+    ) -> tuple[StoreOp, Arm] | None:
+        """The store `t[invocation_id x] = E` of the last arm before the consumer that
+        writes the loaded buffer `t`, when every element of `t` the load can see
+        holds `E` at its index: the store is that arm's only write of `t`, at its
+        top level, its own dispatch launched every element of `t`, both arms see
+        the same count, and no write of `t` comes between."""
+        if not isinstance(access.op, LoadOp) or access.buffer not in consumer.views:
+            return None
+        buffer = access.buffer
+        candidates = writers.get(buffer, [])
+        last = bisect_left(candidates, consumer.index, key=lambda entry: entry[0]) - 1
+        if last < 0:
+            return None
+        index, writes = candidates[last]
+        producer = self.arms[index]
+        store = writes[0].op
+        if (
+            len(writes) != 1
+            or not isinstance(store, StoreOp)
+            or store.parent_op() is not producer.program
+            or not is_invocation_x(store.index)
+            or producer.workgroup[1:] != (1, 1)
+            or producer.views.get(buffer, -1) != consumer.views.get(buffer, -2)
+            or not count_le(
+                count_of([buffer], producer.views),
+                self.launches[producer.index].count,
+                self.min_counts,
+            )
+            or _written_before(consumer, buffer, access.op)
+        ):
+            return None
+        return store, producer
+
+    def _unnarrowed_load(self, load: LoadOp) -> bool:
+        """Whether every arm sees the whole buffer `load` reads (a clone of the load
+        in another arm then reads the same elements)."""
+        name = load.buffer_name
+        return not self.merged[name].is_workgroup and all(
+            self._narrower(arm, name) is None for arm in self.arms if name in arm.views
+        )
 
     def _forwarded_value(self, store: StoreOp, producer: Arm, extent: int | None) -> SSAValue:
         """`select(index < count, stored value, 0)`: the load's result (out of bounds gives 0).
@@ -802,7 +910,7 @@ class _Fusion:
             for op in statements:
                 op.detach()
             prologue = live_flag_declaration(arm) if flag else []
-            if guard:
+            if guard and statements:  # an arm left empty (all forwarded) needs no guard
                 if _has_grid_sync_ops(statements):
                     raise VyreDiagnostic(
                         [
@@ -839,6 +947,19 @@ class _Fusion:
                     )
                 ]
             ) from None
+
+
+def _writers(per_arm: list[list[Access]]) -> dict[str, list[tuple[int, list[Access]]]]:
+    """Buffer -> per arm that writes it (in arm order): that arm's writes of the buffer."""
+    writers: dict[str, list[tuple[int, list[Access]]]] = {}
+    for k, found in enumerate(per_arm):
+        mine: dict[str, list[Access]] = {}
+        for a in found:
+            if a.writes:
+                mine.setdefault(a.buffer, []).append(a)
+        for buffer, writes in mine.items():
+            writers.setdefault(buffer, []).append((k, writes))
+    return writers
 
 
 def _has_grid_sync_ops(ops: list[Operation]) -> bool:

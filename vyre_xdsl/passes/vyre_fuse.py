@@ -4,6 +4,7 @@
 vyre-opt -p vyre-fuse chain.mlir
 vyre-opt -p 'vyre-fuse{force=true}' chain.mlir             # fuse every program, splitting if needed
 vyre-opt -p 'vyre-fuse{split-grid-sync=false}' chain.mlir   # one program, or a refusal
+vyre-opt -p 'vyre-fuse{recompute=false}' chain.mlir         # never recompute a producer
 ```
 
 By default the pass fuses only where the cost model (`vyre_xdsl.fusion.cost`,
@@ -47,12 +48,17 @@ class VyreFusePass(ModulePass):
     fuse everything and refuse with a diagnostic instead of splitting.
     `force`: fuse every program into one even where the cost model says it
     loses (the dispatch may then be split at `grid_sync`).
+
+    `recompute`: a load of a producer's output at another index takes the
+    producer's expression at that index when it is a pure function of
+    unwritten buffers (docs/fusion.md, "Recompute"), instead of a split.
     """
 
     name = "vyre-fuse"
 
     split_grid_sync: bool = True
     force: bool = False
+    recompute: bool = True
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         inline_calls(op)
@@ -74,7 +80,7 @@ class VyreFusePass(ModulePass):
                 everything = list(range(len(group)))
                 runs = [(everything, None)]
             else:
-                runs = profitable_runs(group, intermediates_of)
+                runs = profitable_runs(group, intermediates_of, recompute=self.recompute)
             for run, outcome in runs:
                 if len(run) < 2:
                     continue
@@ -83,6 +89,7 @@ class VyreFusePass(ModulePass):
                     fused = fuse_programs(
                         members,
                         split_grid_sync=self.split_grid_sync,
+                        recompute=self.recompute,
                         intermediates=intermediates_of(run),
                     )
                 else:

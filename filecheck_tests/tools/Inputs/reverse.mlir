@@ -3,7 +3,9 @@ vyre.program @produce workgroup_size [64, 1, 1] {
   vyre.buffer @t binding 1 write_only : ui32[256]
   %i = vyre.invocation_id x
   %v = vyre.load @x[%i] : ui32
-  vyre.store @t[%i] = %v : ui32
+  vyre.let @kept = %v : ui32
+  %k = vyre.var @kept : ui32
+  vyre.store @t[%i] = %k : ui32
 }
 vyre.program @reverse workgroup_size [64, 1, 1] {
   vyre.buffer @t binding 0 read_only : ui32[256]

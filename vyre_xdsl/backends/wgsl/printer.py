@@ -324,6 +324,10 @@ class _Printer:
         self.barrier_orders_storage = storage_shared_across_barriers(descriptor)
         self.width = VECTOR_WIDTH if vectorizable(descriptor) else 1
         self.copy = 0
+        # vec4 form: the vectors already loaded, by (slot, offset in vectors), of
+        # the buffers the kernel never stores to (`stored_slots`)
+        self.wide_vectors: dict[tuple[int, int], str] = {}
+        self.stored_slots = _stored_slots(descriptor)
         self.binding_names: dict[int, str] = {}
         for binding in descriptor.bindings():
             if binding.is_trap_sidecar:
@@ -582,19 +586,48 @@ class _Printer:
             self.copy = 0
 
     def _vector_load(self, op: k._LoadOp) -> None:  # noqa: SLF001
+        """Logical invocation 4g+k loads element 4g+k+c (`c`: the index's constant
+        offset, mod 2^32). With c = 4q + r, those elements lie in the vectors
+        g+q (lanes r..3) and g+q+1 (lanes 0..r-1), counted mod 2^30 as the u32
+        element index wraps; a vector is in bounds exactly when its elements
+        are (the count is a multiple of 4). A buffer the kernel never writes
+        keeps its vectors, so each is loaded once however many loads use it."""
         binding = self.binding(op)
         tname = v.type_name(op.result.type)
-        storage = semantics.WGSL_STORAGE_TYPES[tname]
-        vector = f"vec{self.width}<{storage}>"
-        lanes = binding.static_count // self.width
-        wide = self.names.fresh("w_" + _sanitize(op.result.name_hint or "load"))
-        ref = self._element_ref(binding, f"min(vyre_invocation, {lanes - 1}u)")
-        self.emit(f"let {wide} = select({vector}(), {ref}, vyre_invocation < {lanes}u);")
+        offset = _index_offset(op.index)
+        assert offset is not None, "vectorizable() accepts only constant offsets"
+        quotient, remainder = divmod(offset, self.width)
+        vectors = [self._wide_vector(binding, quotient, op)]
+        if remainder:
+            vectors.append(self._wide_vector(binding, quotient + 1, op))
         for copy in range(self.width):
             self.copy = copy
-            element = f"{wide}[{copy}]"
+            lane = remainder + copy
+            element = f"{vectors[lane // self.width]}[{lane % self.width}]"
             self.let(op.result, f"({element} != 0u)" if tname == "i1" else element)
         self.copy = 0
+
+    def _wide_vector(self, binding: k.BindingOp, quotient: int, op: Operation) -> str:
+        """The name of vector `vyre_invocation + quotient` (mod 2^30) of `binding`,
+        or the zero vector when it is out of bounds; loaded here unless cached."""
+        quotient %= 1 << 30
+        key = (binding.slot_number, quotient)
+        cacheable = binding.slot_number not in self.stored_slots
+        if cacheable and key in self.wide_vectors:
+            return self.wide_vectors[key]
+        storage = semantics.WGSL_STORAGE_TYPES[v.type_name(op.result.type)]
+        vector = f"vec{self.width}<{storage}>"
+        lanes = binding.static_count // self.width
+        block = "vyre_invocation"
+        if quotient:
+            block = self.names.fresh("vyre_vector")
+            self.emit(f"let {block} = (vyre_invocation + {quotient}u) & 0x3fffffffu;")
+        wide = self.names.fresh("w_" + _sanitize(op.result.name_hint or "load"))
+        ref = self._element_ref(binding, f"min({block}, {lanes - 1}u)")
+        self.emit(f"let {wide} = select({vector}(), {ref}, {block} < {lanes}u);")
+        if cacheable:
+            self.wide_vectors[key] = wide
+        return wide
 
     def _vector_store(self, op: k._StoreOp) -> None:  # noqa: SLF001
         binding = self.binding(op)
@@ -952,11 +985,45 @@ def vector_grid(descriptor: k.DescriptorOp) -> tuple[int, int, int]:
     return dispatch_grid(-(-n // VECTOR_WIDTH), tuple(d.kernel_workgroup))
 
 
+def _index_offset(index: SSAValue) -> int | None:
+    """`c` (mod 2^32) when `index` is `invocation_id x + c` (an add or sub of a
+    ui32 constant, or the id itself: 0); None otherwise."""
+    owner = index.owner
+    if isinstance(owner, k.InvocationIdOp):
+        return 0 if owner.axis_index == 0 else None
+    if not isinstance(owner, v.AddOp | v.SubOp):
+        return None
+    a, b = owner.operands
+    offsets = [(a, b)] if isinstance(owner, v.SubOp) else [(a, b), (b, a)]
+    for base, constant in offsets:
+        c = constant.owner
+        if (
+            isinstance(base.owner, k.InvocationIdOp)
+            and base.owner.axis_index == 0
+            and isinstance(c, v.ConstOp)
+            and constant.type == v.ui32
+        ):
+            value = int(c.literal())
+            return (-value if isinstance(owner, v.SubOp) else value) % (1 << 32)
+    return None
+
+
+def _stored_slots(descriptor: k.DescriptorOp) -> set[int]:
+    return {op.slot_number for op in descriptor.walk() if isinstance(op, k._StoreOp)}  # noqa: SLF001
+
+
 def _elementwise_access(descriptor: k.DescriptorOp, op: Operation) -> bool:
+    """A top-level access at `invocation_id x` itself, or a load at
+    `invocation_id x + c` from a buffer the kernel never stores to (any other
+    invocation's store could race with it)."""
     if op.parent_op() is not descriptor:
         return False
-    owner = op.index.owner
-    if not isinstance(owner, k.InvocationIdOp) or owner.axis_index != 0:
+    offset = _index_offset(op.index)
+    if offset is None:
+        return False
+    if offset and (
+        isinstance(op, k._StoreOp) or op.slot_number in _stored_slots(descriptor)  # noqa: SLF001
+    ):
         return False
     binding = descriptor.binding_at(op.slot_number)
     if binding is None or not binding.is_host or binding.is_atomic:
