@@ -169,7 +169,7 @@ def _grid_syncs(module) -> int:
 
 def _fused_without_recompute(chain):
     fused = chain.module.clone()
-    VyreFusePass(recompute=False).apply(vyre_context(), fused)
+    VyreFusePass(force=True, recompute=False).apply(vyre_context(), fused)
     return fused
 
 

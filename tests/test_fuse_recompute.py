@@ -88,7 +88,7 @@ def _shifted(t: np.ndarray, by: int) -> np.ndarray:
 
 def _structure(text: str) -> tuple[list[str], list[str]]:
     """(the barriers' orderings, the buffers loaded) of the fused program."""
-    fused = programs(fuse_module(parse_module(text)))
+    fused = programs(fuse_module(parse_module(text), force=True))
     assert len(fused) == 1
     barriers = [op.ordering.data for op in fused[0].walk() if isinstance(op, BarrierOp)]
     loads = sorted({op.buffer_name for op in fused[0].walk() if isinstance(op, LoadOp)})

@@ -1,5 +1,5 @@
-// RUN: vyre-opt %s --split-input-file -p vyre-fuse | filecheck %s
-// RUN: %python -m vyre_xdsl.testing.cli_batch --run 'vyre-opt %s --split-input-file -p vyre-fuse | vyre-opt --split-input-file' | filecheck %s
+// RUN: vyre-opt %s --split-input-file -p 'vyre-fuse{force=true}' | filecheck %s
+// RUN: %python -m vyre_xdsl.testing.cli_batch --run 'vyre-opt %s --split-input-file -p "vyre-fuse{force=true}" | vyre-opt --split-input-file' | filecheck %s
 
 // Recompute fusion (docs/fusion.md, "Recompute"): a load of a producer's
 // output at another index takes the producer's expression at that index when

@@ -74,6 +74,8 @@ def explain(outcome: FusionOutcome) -> str:
 def profitable_runs(
     programs: Sequence[ProgramOp],
     intermediates_of: Callable[[Sequence[int]], frozenset[str]],
+    *,
+    recompute: bool = True,
 ) -> list[tuple[list[int], FusionOutcome | None]]:
     """Consecutive runs of `programs` (indices, in order, covering all) to fuse,
     each with its fusion (None for a run of one program).
@@ -83,18 +85,22 @@ def profitable_runs(
     not pay (`benefit` < 0) is cut between the two consecutive programs whose
     grids differ most; each piece is judged again. Refusals of `vyre-fuse`
     propagate (a `VyreDiagnostic`)."""
-    return _runs(list(range(len(programs))), programs, intermediates_of)
+    return _runs(list(range(len(programs))), programs, intermediates_of, recompute)
 
 
 def _runs(
     run: list[int],
     programs: Sequence[ProgramOp],
     intermediates_of: Callable[[Sequence[int]], frozenset[str]],
+    recompute: bool,
 ) -> list[tuple[list[int], FusionOutcome | None]]:
     if len(run) < 2:
         return [(run, None)]
     outcome = fuse_with_outcome(
-        [programs[k] for k in run], split_grid_sync=True, intermediates=intermediates_of(run)
+        [programs[k] for k in run],
+        split_grid_sync=True,
+        intermediates=intermediates_of(run),
+        recompute=recompute,
     )
     cuts = sorted(outcome.splits)
     if not cuts and benefit(outcome) >= 0:
@@ -106,7 +112,9 @@ def _runs(
         pieces.append(run[start : cut + 1])
         start = cut + 1
     pieces.append(run[start:])
-    return [r for piece in pieces if piece for r in _runs(piece, programs, intermediates_of)]
+    return [
+        r for piece in pieces if piece for r in _runs(piece, programs, intermediates_of, recompute)
+    ]
 
 
 def _widest_gap(groups: Sequence[int | None]) -> int:
