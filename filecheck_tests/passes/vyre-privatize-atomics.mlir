@@ -37,7 +37,6 @@ vyre.program @hist workgroup_size [256, 1, 1] {
 // WGSL-NEXT:    atomicAdd(&w___vyre_private_out[min(v_v, 256u - 1u)], v_one);
 // WGSL-NEXT:  }
 // WGSL-NEXT:  }
-// WGSL-NEXT:  storageBarrier();
 // WGSL-NEXT:  workgroupBarrier();
 // WGSL-NEXT:  let [[LANE:v.*]] = vyre_lid.x;
 // WGSL-NEXT:  let [[COUNT:v.*]] = atomicLoad(&w___vyre_private_out[[[LANE]]]);
@@ -227,6 +226,5 @@ vyre.program @big_hist workgroup_size [256, 1, 1] {
 // WGSL:           atomicAdd(&w___vyre_private_out[min(v_v, 256u - 1u)], v_one);
 // WGSL-NEXT:      }
 // WGSL-NEXT:    }
-// WGSL-NEXT:    storageBarrier();
 // WGSL-NEXT:    workgroupBarrier();
 // WGSL:         atomicAdd(&b_out[

@@ -119,7 +119,9 @@ def lower_program(
         if privatize:
             # after the grid: the workgroups it leaves out would only flush identities
             part = _privatized(part, program, profile)
-        dispatch = k.DispatchOp(workgroup, program.workgroup, grid, counts, indirect)
+        dispatch = k.DispatchOp(
+            workgroup, program.workgroup, grid, counts, indirect, program.indirect_offset
+        )
         dispatch.location = program.location
         descriptor = k.DescriptorOp(symbol, descriptor_id(part), [dispatch], attributes=attributes)
         descriptor.location = program.location

@@ -82,7 +82,6 @@ vyre.program @split workgroup_size [64, 1, 1] {
 // CHECK:      // vyre kernel @split_part0 id
 // CHECK:      var<workgroup> w_tile: array<i32, 64>;
 // CHECK:        w_tile[v_l] = v_v;
-// CHECK-NEXT:   storageBarrier();
 // CHECK-NEXT:   workgroupBarrier();
 // CHECK-NEXT: }
 // CHECK-NEXT: // -----
