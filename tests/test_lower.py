@@ -115,6 +115,8 @@ def test_slots_classes_and_groups():
         "tile": (1 << 24, None, "shared", "read_write", False),
         "tile2": ((1 << 24) + 1, None, "shared", "read_write", False),
         "d": (7, 1, "uniform", "read_only", False),
+        # the atomics on @c go to a workgroup copy (atomic privatization)
+        "__vyre_private_c": ((1 << 24) + 2, None, "shared", "read_write", True),
     }
 
 

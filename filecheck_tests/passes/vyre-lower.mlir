@@ -150,7 +150,8 @@ vyre.program @big workgroup_size [64, 1, 1] {
 // -----
 
 // Runtime-sized: no static grid; atomics make every buffer count; si32 division
-// may trap, so the sidecar comes at the highest host slot + 1.
+// may trap, so the sidecar comes at the highest host slot + 1. The atomic
+// counter is privatized: a workgroup copy in the shared slots, flushed at the end.
 vyre.program @dynamic workgroup_size [64, 1, 1] {
   vyre.buffer @x binding 4 read_only : si32[?]
   vyre.buffer @hits binding 2 read_write : ui32[1]
@@ -166,9 +167,13 @@ vyre.program @dynamic workgroup_size [64, 1, 1] {
 // CHECK-NEXT:   kernel.dispatch workgroup_size [64, 1, 1] program_workgroup_size [64, 1, 1] grid ? count [@x, @hits]
 // CHECK-NEXT:   kernel.binding @x slot 4 group 0 constant read_only : si32[?]
 // CHECK-NEXT:   kernel.binding @hits slot 2 group 0 global read_write atomic : ui32[1]
+// CHECK-NEXT:   kernel.binding @__vyre_private_hits slot 16777216 shared read_write atomic : ui32[1]
 // CHECK-NEXT:   kernel.binding @__vyre_descriptor_trap_sidecar slot 5 group 0 global read_write atomic trap_sidecar : ui32[8]
 // CHECK:        %q = vyre.div %v, %v : si32
-// CHECK:        %old = kernel.atomic add slot 2 [%zero], %one : ui32
+// CHECK:        %old = kernel.atomic add slot 16777216 [%zero], %one : ui32
+// CHECK-NEXT:   }
+// CHECK-NEXT:   kernel.barrier
+// CHECK:        kernel.atomic add slot 2
 
 // -----
 

@@ -845,8 +845,8 @@ class StoreSharedOp(_StoreOp):
 
 @irdl_op_definition
 class AtomicOp(_MemoryOp):
-    """Atomic read-modify-write on a `ui32` `global` slot; returns the old value
-    (0 and no effect when the index is out of bounds).
+    """Atomic read-modify-write on a `ui32` `global` or `shared` slot; returns the
+    old value (0 and no effect when the index is out of bounds).
 
     ```mlir
     %old = kernel.atomic add slot 2 [%i], %one : ui32
@@ -855,7 +855,7 @@ class AtomicOp(_MemoryOp):
     """
 
     name = "kernel.atomic"
-    CLASSES: ClassVar[tuple[str, ...]] = ("global",)
+    CLASSES: ClassVar[tuple[str, ...]] = ("global", *WORKGROUP_CLASSES)
 
     kind = prop_def(StringAttr)
     #: upstream's memory ordering; absent means `seq_cst` (the default)

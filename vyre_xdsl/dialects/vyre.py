@@ -2619,7 +2619,8 @@ class BitcastOp(_ConversionOp):
 
 @irdl_op_definition
 class AtomicOp(IRDLOperation):
-    """Atomic read-modify-write on a `ui32` global buffer; returns the old value.
+    """Atomic read-modify-write on a writable `ui32` buffer (global or workgroup);
+    returns the old value.
 
     OP is `add or and xor min max exchange fetch_nand` (`~(old & v)`), or
     `compare_exchange`/`compare_exchange_weak` with an expected value (the weak
@@ -2731,9 +2732,10 @@ class AtomicOp(IRDLOperation):
             raise VerifyException(
                 f"atomics need a ui32 buffer; @{self.buffer_name} holds {buffer.element_type}"
             )
-        if buffer.access_mode not in ("read_write", "write_only"):
+        if buffer.access_mode not in ("read_write", "write_only", "workgroup"):
             raise VerifyException(
-                f"atomics need a writable global buffer; @{self.buffer_name} is {buffer.access_mode}"
+                "atomics need a writable buffer (read_write, write_only or workgroup); "
+                f"@{self.buffer_name} is {buffer.access_mode}"
             )
 
 

@@ -28,6 +28,7 @@ from vyre_xdsl.dialects import vyre as v
 from vyre_xdsl.dispatch import count_buffer_names
 from vyre_xdsl.lowering.canonical import descriptor_id
 from vyre_xdsl.lowering.geometry import active_groups, kernel_grid, kernel_workgroup_size
+from vyre_xdsl.lowering.privatize import privatize_program
 from vyre_xdsl.lowering.profile import DEFAULT_PROFILE, TargetProfile
 from vyre_xdsl.lowering.split import is_scratch_buffer, split_program
 
@@ -83,9 +84,12 @@ def needs_sidecar(program: v.ProgramOp) -> bool:
 
 
 def lower_program(
-    program: v.ProgramOp, profile: TargetProfile = DEFAULT_PROFILE
+    program: v.ProgramOp, profile: TargetProfile = DEFAULT_PROFILE, privatize: bool = True
 ) -> list[k.DescriptorOp]:
-    """The descriptors of `program`, one per part between grid_sync barriers."""
+    """The descriptors of `program`, one per part between grid_sync barriers.
+    With `privatize`, each part's qualifying global atomics go through a
+    workgroup copy (`vyre-privatize-atomics`, with the profile's workgroup
+    storage); `program` itself is never changed."""
     parts = split_program(program)
     if program.indirect_buffer is not None and any(
         is_scratch_buffer(b) for part in parts for b in part.buffers()
@@ -112,6 +116,9 @@ def lower_program(
             attributes["part"] = IntegerAttr(index, i64)
         indirect = program.indirect_buffer
         grid = None if indirect or n is None else _part_grid(part, n, workgroup)
+        if privatize:
+            # after the grid: the workgroups it leaves out would only flush identities
+            part = _privatized(part, program, profile)
         dispatch = k.DispatchOp(
             workgroup, program.workgroup, grid, counts, indirect, program.indirect_offset
         )
@@ -121,6 +128,14 @@ def lower_program(
         _Lowering(part, descriptor).run()
         result.append(descriptor)
     return result
+
+
+def _privatized(part: v.ProgramOp, program: v.ProgramOp, profile: TargetProfile) -> v.ProgramOp:
+    """`part` with its atomics privatized (a copy when `part` is `program`)."""
+    if kernel_workgroup_size(program, profile) != program.workgroup:
+        return part  # a widened [1, 1, 1] program: no workgroup to share a copy
+    copy = part.clone() if part is program else part
+    return copy if privatize_program(copy, profile.max_workgroup_storage_bytes) else part
 
 
 def _static_count(program: v.ProgramOp, counts: list[str]) -> int | None:

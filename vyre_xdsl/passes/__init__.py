@@ -15,6 +15,10 @@ PASSES: dict[str, tuple[str, str]] = {
     "vyre-unroll": ("vyre_xdsl.passes.vyre_unroll", "VyreUnrollPass"),
     "vyre-strength-reduce": ("vyre_xdsl.passes.vyre_strength_reduce", "VyreStrengthReducePass"),
     "vyre-inline": ("vyre_xdsl.passes.vyre_inline", "VyreInlinePass"),
+    "vyre-privatize-atomics": (
+        "vyre_xdsl.passes.vyre_privatize_atomics",
+        "VyrePrivatizeAtomicsPass",
+    ),
 }
 
 

@@ -9,7 +9,11 @@ buffers, unknown subgroup size):
 ```
 vyre-opt --lower in.mlir
 vyre-opt -p 'vyre-lower{subgroup-size=8 max-storage-buffers=16}' in.mlir
+vyre-opt -p 'vyre-lower{privatize-atomics=false}' in.mlir
 ```
+
+Each part first goes through atomic privatization (`vyre-privatize-atomics`,
+bounded by the profile's workgroup storage) unless `privatize-atomics=false`.
 """
 
 from __future__ import annotations
@@ -34,18 +38,21 @@ class VyreLowerPass(ProfilePass):
 
     name = "vyre-lower"
 
+    #: privatize qualifying global atomics into workgroup copies (see vyre-privatize-atomics)
+    privatize_atomics: bool = True
+
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        lower_module(op, self.profile())
+        lower_module(op, self.profile(), self.privatize_atomics)
 
 
-def lower_module(module: ModuleOp, profile: TargetProfile) -> None:
+def lower_module(module: ModuleOp, profile: TargetProfile, privatize: bool = True) -> None:
     """Inline calls, then replace every program of `module` by its descriptors;
     verify them all."""
     inline_calls(module)
     errors: list[tuple[Operation | None, str]] = []
     for program in [o for o in module.ops if isinstance(o, ProgramOp)]:
         try:
-            descriptors = lower_program(program, profile)
+            descriptors = lower_program(program, profile, privatize)
         except VyreDiagnostic as error:
             errors.extend(error.errors)
             continue

@@ -43,9 +43,7 @@ vyre.program @tree workgroup_size [64, 1, 1] {
 // CHECK:      // vyre kernel @tree id
 // CHECK-NOT:  vyre_z
 // CHECK-NOT:  storageBarrier
-// CHECK:        if (v_l < 64u) {
-// CHECK-NEXT:     w_tile[min(v_l, 64u - 1u)] = v_v;
-// CHECK-NEXT:   }
+// CHECK:        w_tile[v_l] = v_v;
 // CHECK-NEXT:   workgroupBarrier();
 // CHECK:          workgroupBarrier();
 // CHECK-NEXT:   }

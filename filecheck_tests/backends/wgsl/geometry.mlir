@@ -81,9 +81,7 @@ vyre.program @split workgroup_size [64, 1, 1] {
 
 // CHECK:      // vyre kernel @split_part0 id
 // CHECK:      var<workgroup> w_tile: array<i32, 64>;
-// CHECK:        if (v_l < 64u) {
-// CHECK-NEXT:     w_tile[min(v_l, 64u - 1u)] = v_v;
-// CHECK-NEXT:   }
+// CHECK:        w_tile[v_l] = v_v;
 // CHECK-NEXT:   workgroupBarrier();
 // CHECK-NEXT: }
 // CHECK-NEXT: // -----

@@ -178,16 +178,16 @@ vyre.program @p workgroup_size [64, 1, 1] {
 vyre.program @p workgroup_size [64, 1, 1] {
   vyre.buffer @x binding 0 read_only : ui32[4]
   %a = vyre.const 0 : ui32
-// CHECK: invalid.mlir:[[# @LINE + 1]]:3: error: atomics need a writable global buffer; @x is read_only
+// CHECK: invalid.mlir:[[# @LINE + 1]]:3: error: atomics need a writable buffer (read_write, write_only or workgroup); @x is read_only
   %o = vyre.atomic add @x[%a], %a : ui32
 }
 
 // -----
 
 vyre.program @p workgroup_size [64, 1, 1] {
-  vyre.buffer @x workgroup : ui32[64]
+  vyre.buffer @x binding 0 uniform : ui32[64]
   %a = vyre.const 0 : ui32
-// CHECK: invalid.mlir:[[# @LINE + 1]]:3: error: atomics need a writable global buffer; @x is workgroup
+// CHECK: invalid.mlir:[[# @LINE + 1]]:3: error: atomics need a writable buffer (read_write, write_only or workgroup); @x is uniform
   %o = vyre.atomic max @x[%a], %a : ui32
 }
 

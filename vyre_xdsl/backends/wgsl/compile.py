@@ -10,7 +10,12 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.printer import Printer
 
 from vyre_xdsl.backends.wgsl.kernel_module import WgslBinding, WgslKernel
-from vyre_xdsl.backends.wgsl.printer import MAX_WGSL_BYTES, print_descriptor, vector_grid
+from vyre_xdsl.backends.wgsl.printer import (
+    MAX_WGSL_BYTES,
+    coarsened_grid,
+    print_descriptor,
+    vector_grid,
+)
 from vyre_xdsl.diagnostics import verify_module
 from vyre_xdsl.dialects import kernel as k
 from vyre_xdsl.dialects.vyre import ProgramOp
@@ -77,9 +82,11 @@ def compile_descriptor(descriptor: k.DescriptorOp, max_bytes: int = MAX_WGSL_BYT
     source = descriptor.attributes.get("source")
     part = descriptor.attributes.get("part")
     # vec4 form: n is a multiple of 4 and each invocation covers four elements
-    static_grid = (
-        vector_grid(descriptor) if printed.elements_per_invocation > 1 else dispatch.static_grid
-    )
+    static_grid = dispatch.static_grid
+    if printed.elements_per_invocation > 1:
+        static_grid = vector_grid(descriptor)
+    elif printed.groups_per_workgroup > 1:
+        static_grid = coarsened_grid(descriptor, printed.groups_per_workgroup)
     kernel = WgslKernel(
         id=descriptor.id,
         wgsl=printed.wgsl,

@@ -40,6 +40,7 @@ from vyre_xdsl.diagnostics import VyreDiagnostic, VyreError
 from vyre_xdsl.dialects import kernel as k
 from vyre_xdsl.dialects import vyre as v
 from vyre_xdsl.lowering.geometry import declared_invocations
+from vyre_xdsl.lowering.privatize import BODY_GENERATOR, PRIVATE_PREFIX
 
 #: A WGSL module larger than this is refused (seed 001: adapters' shader size
 #: limits are finite; Metal on iOS is the strictest).
@@ -151,6 +152,50 @@ def for_device(wgsl: str, features: frozenset[str] | set[str]) -> str:
     )
 
 
+#: atomics printed as one builtin call (the others loop over a compare-exchange)
+UNGUARDED_ATOMICS = ("add", "or", "and", "xor", "min", "max", "exchange")
+
+
+U32_MAX = 0xFFFFFFFF
+
+
+def largest_value(value: SSAValue, dispatch: k.DispatchOp) -> int | None:
+    """An upper bound on the `ui32` `value` in every invocation, when one follows
+    from constants, local ids and the ops that bound their result (`bit_and`,
+    `mod`, `min`, `shr` by a constant, `add`/`mul` without wrap-around), else None.
+    The printer leaves out the bounds check of an index below a static length."""
+    op = value.owner
+    if value.type != v.ui32 or not isinstance(op, Operation):
+        return None
+    if isinstance(op, v.ConstOp):
+        return int(op.literal())
+    if isinstance(op, k.LocalIdOp):
+        return 0 if dispatch.is_widened else dispatch.kernel_workgroup[op.axis_index] - 1
+    if isinstance(op, v.Unpack8LowOp):
+        return 0xFF
+    if not isinstance(op, v.AddOp | v.MulOp | v.BitAndOp | v.ModOp | v.MinOp | v.ShrOp):
+        return None
+    a, b = (largest_value(x, dispatch) for x in op.operands)
+    if isinstance(op, v.BitAndOp | v.MinOp):
+        known = [x for x in (a, b) if x is not None]
+        return min(known) if known else None
+    if isinstance(op, v.ModOp):
+        divisor = op.operands[1].owner
+        if not isinstance(divisor, v.ConstOp):
+            return None
+        d = int(divisor.literal())
+        return 0 if d == 0 else (d - 1 if a is None else min(a, d - 1))
+    if isinstance(op, v.ShrOp):
+        shift = op.operands[1].owner
+        if not isinstance(shift, v.ConstOp):
+            return None
+        return (U32_MAX if a is None else a) >> (int(shift.literal()) & 31)
+    if a is None or b is None:
+        return None
+    most = a + b if isinstance(op, v.AddOp) else a * b
+    return most if most <= U32_MAX else None
+
+
 class WgslModuleTooLarge(VyreError):
     """The printed module exceeds the 32 MiB cap."""
 
@@ -165,6 +210,10 @@ class PrintedKernel:
     # 4 when the kernel was printed in vec4 form (each invocation handles four
     # consecutive logical invocations); the launch then covers n / 4 invocations.
     elements_per_invocation: int = 1
+    # C > 1 when each launched workgroup runs C consecutive logical workgroups
+    # (a privatized kernel, see `groups_per_workgroup`); the launch then has
+    # ceil(groups / C) workgroups (`coarsened_grid`).
+    groups_per_workgroup: int = 1
 
 
 def wgsl_literal(value: int | float | bool, tname: str) -> str:
@@ -323,6 +372,7 @@ class _Printer:
         self.has_barrier = any(isinstance(op, k.BarrierOp) for op in descriptor.walk())
         self.barrier_orders_storage = storage_shared_across_barriers(descriptor)
         self.width = VECTOR_WIDTH if vectorizable(descriptor) else 1
+        self.groups = 1 if self.width > 1 else groups_per_workgroup(descriptor)
         self.copy = 0
         # vec4 form: the vectors already loaded, by (slot, offset in vectors), of
         # the buffers the kernel never stores to (`stored_slots`)
@@ -345,10 +395,12 @@ class _Printer:
 
     def print(self) -> PrintedKernel:
         for op in self.descriptor.statements():
-            if self.width == 1:
-                self.statement(op)
-            else:
+            if self.width > 1:
                 self._vector_statement(op)
+            elif self.groups > 1 and _is_private_body(op):
+                self._coarsened_body(op)
+            else:
+                self.statement(op)
         statements, self.lines = self.lines, []
         self._prologue()
         self._zero_workgroup_memory()
@@ -356,7 +408,7 @@ class _Printer:
         header = self._header()
         wgsl = "\n".join(header + body + ["}", ""])
         return PrintedKernel(
-            wgsl, tuple(sorted(self.used_slots)), tuple(self.trap_tags), self.width
+            wgsl, tuple(sorted(self.used_slots)), tuple(self.trap_tags), self.width, self.groups
         )
 
     def _header(self) -> list[str]:
@@ -373,6 +425,11 @@ class _Printer:
             out.append(
                 f"// vec{self.width} form: invocation i runs logical invocations "
                 f"{self.width}i .. {self.width}i+{self.width - 1}; launch grid {list(vector_grid(self.descriptor))}"
+            )
+        if self.groups > 1:
+            out.append(
+                f"// each workgroup runs {self.groups} logical workgroups; launch grid "
+                f"{list(coarsened_grid(self.descriptor, self.groups))}"
             )
         for binding in self.descriptor.bindings():
             if binding.slot_number in self.used_slots:
@@ -477,7 +534,10 @@ class _Printer:
                 f"for (var vyre_z: u32 = vyre_local; vyre_z < {binding.static_count}u; "
                 f"vyre_z = vyre_z + {threads}u) {{"
             )
-            self.emit(f"  {name}[vyre_z] = {zero};")
+            if binding.is_atomic:
+                self.emit(f"  atomicStore(&{name}[vyre_z], {zero});")
+            else:
+                self.emit(f"  {name}[vyre_z] = {zero};")
             self.emit("}")
         self.emit("workgroupBarrier();")
 
@@ -709,6 +769,14 @@ class _Printer:
     def _element_ref(self, binding: k.BindingOp, index: str) -> str:
         return f"{self.binding_names[binding.slot_number]}[{index}]"
 
+    def _in_bounds(self, binding: k.BindingOp, index: SSAValue) -> bool:
+        """Whether `index` is provably below `binding`'s static element count, so
+        its bounds check and clamp can be left out."""
+        if binding.static_count is None or binding.is_scratch:
+            return False
+        most = largest_value(index, self.dispatch)
+        return most is not None and most < binding.static_count
+
     def _load(self, op: k._LoadOp) -> None:  # noqa: SLF001
         binding = self.binding(op)
         tname = v.type_name(op.result.type)
@@ -716,8 +784,13 @@ class _Printer:
         if binding.static_count == 0:
             self.let(op.result, zero)
             return
-        length = self._length(binding)
         index = self.name(op.index)
+        if self._in_bounds(binding, op.index):
+            ref = self._element_ref(binding, index)
+            element = f"atomicLoad(&{ref})" if binding.is_atomic else ref
+            self.let(op.result, f"({element} != 0u)" if tname == "i1" else element)
+            return
+        length = self._length(binding)
         ref = self._element_ref(binding, f"min({index}, {length} - 1u)")
         element = f"atomicLoad(&{ref})" if binding.is_atomic else ref
         if tname == "i1":
@@ -733,27 +806,45 @@ class _Printer:
         value = self.name(op.value)
         if v.type_name(op.value.type) == "i1":
             value = f"select(0u, 1u, {value})"
+        if self._in_bounds(binding, op.index):
+            ref = self._element_ref(binding, index)
+            self.emit(
+                f"atomicStore(&{ref}, {value});" if binding.is_atomic else f"{ref} = {value};"
+            )
+            return
         length = self._length(binding)
-        # workgroup arrays have a fixed size: naga rejects a constant index past
-        # it even under the bounds check, so clamp there too (a no-op at run time)
-        position = index if binding.is_host else f"min({index}, {length} - 1u)"
-        ref = self._element_ref(binding, position)
+        ref = self._element_ref(binding, self._guarded_position(binding, index, length))
         store = f"atomicStore(&{ref}, {value});" if binding.is_atomic else f"{ref} = {value};"
         self.emit(f"if ({index} < {length}) {{")
         self.emit(f"  {store}")
         self.emit("}")
+
+    @staticmethod
+    def _guarded_position(binding: k.BindingOp, index: str, length: str) -> str:
+        """The index to write under an `if (index < length)` guard. Workgroup
+        arrays have a fixed size: naga rejects a constant index past it even under
+        the guard, so it is clamped there too (a no-op at run time)."""
+        return index if binding.is_host else f"min({index}, {length} - 1u)"
 
     def _atomic(self, op: k.AtomicOp) -> None:
         binding = self.binding(op)
         old = self.names.fresh(
             "a_" + (_sanitize(op.result.name_hint) if op.result.name_hint else "old")
         )
+        if op.kind.data in UNGUARDED_ATOMICS and binding.static_count != 0:
+            if self._in_bounds(binding, op.index):
+                self._unguarded_atomic(op, binding)
+                return
+            if not op.result.uses:
+                self._guarded_atomic_statement(op, binding)
+                return
         self.emit(f"var {old}: u32 = 0u;")
         if binding.static_count != 0:
             index = self.name(op.index)
-            ref = f"&{self._element_ref(binding, index)}"
+            length = self._length(binding)
+            ref = f"&{self._element_ref(binding, self._guarded_position(binding, index, length))}"
             value = self.name(op.value)
-            self.emit(f"if ({index} < {self._length(binding)}) {{")
+            self.emit(f"if ({index} < {length}) {{")
             if op.kind.data == "compare_exchange_weak":
                 # one weak attempt: it may fail spuriously, as the op allows
                 expected = self.name(op.expected)
@@ -782,6 +873,28 @@ class _Printer:
                 self.emit(f"  {old} = {builtin}({ref}, {value});")
             self.emit("}")
         self.let(op.result, old)
+
+    def _unguarded_atomic(self, op: k.AtomicOp, binding: k.BindingOp) -> None:
+        """An atomic read-modify-write builtin whose index is provably in bounds:
+        one call, without the guard."""
+        builtin = semantics.ATOMIC_COMBINE[op.kind.data][1]
+        call = (
+            f"{builtin}(&{self._element_ref(binding, self.name(op.index))}, {self.name(op.value)})"
+        )
+        if op.result.uses:
+            self.let(op.result, call)
+        else:
+            self.emit(f"{call};")
+
+    def _guarded_atomic_statement(self, op: k.AtomicOp, binding: k.BindingOp) -> None:
+        """An atomic builtin whose old value is unused, under its bounds check."""
+        builtin = semantics.ATOMIC_COMBINE[op.kind.data][1]
+        index = self.name(op.index)
+        length = self._length(binding)
+        ref = self._element_ref(binding, self._guarded_position(binding, index, length))
+        self.emit(f"if ({index} < {length}) {{")
+        self.emit(f"  {builtin}(&{ref}, {self.name(op.value)});")
+        self.emit("}")
 
     def _fetch_nand(self, ref: str, value: str, old: str) -> None:
         """`~(old & v)`: WGSL has no atomicNand, so a compare-exchange loop from the
@@ -837,6 +950,29 @@ class _Printer:
         self.block(op.body.block.ops)
         self.emit("}")
         self.loop_exit_check(f"{counter} < {hi}", "a loop")
+
+    def _coarsened_body(self, op: k.RegionOp) -> None:
+        """The program's own statements (between the zeroing and the flush of its
+        workgroup copies), once for each of this workgroup's logical workgroups;
+        the ids inside see the logical workgroup."""
+        static_grid = self.dispatch.static_grid
+        assert static_grid is not None
+        groups = math.prod(static_grid)
+        threads = math.prod(self.dispatch.kernel_workgroup)
+        self.emit(
+            f'// region "{_comment(op.generator.data)}", for {self.groups} logical workgroups'
+        )
+        self.emit(f"let vyre_first_group = vyre_group * {self.groups}u;")
+        self.emit(f"for (var vyre_c: u32 = 0u; vyre_c < {self.groups}u; vyre_c = vyre_c + 1u) {{")
+        self.depth += 1
+        self.emit("let vyre_group = vyre_first_group + vyre_c;")
+        self.emit(f"if (vyre_group >= {groups}u) {{")
+        self.emit("  break;")
+        self.emit("}")
+        self.emit(f"let vyre_invocation = vyre_group * {threads}u + vyre_local;")
+        self.depth -= 1
+        self.block(op.body.block.ops)
+        self.emit("}")
 
     def _scope(self, op: k.BlockOp | k.RegionOp) -> None:
         if isinstance(op, k.RegionOp):
@@ -968,6 +1104,52 @@ def vectorizable(descriptor: k.DescriptorOp) -> bool:
                 return False
             memory_ops += 1
     return memory_ops > 0
+
+
+#: Coarsening of privatized kernels: each launched workgroup runs up to this many
+#: logical workgroups ...
+MAX_GROUPS_PER_WORKGROUP = 256
+#: ... while at least this many workgroups are launched (enough to fill a large GPU)
+MIN_COARSENED_WORKGROUPS = 1024
+
+
+def _is_private_body(op: Operation) -> bool:
+    return isinstance(op, k.RegionOp) and op.generator.data == BODY_GENERATOR
+
+
+def groups_per_workgroup(descriptor: k.DescriptorOp) -> int:
+    """How many logical workgroups each launched workgroup of `descriptor` runs.
+
+    More than 1 only for a kernel from atomic privatization whose own statements
+    (the `vyre.privatize.body` region) have no barrier, return, loop or subgroup
+    op and whose only workgroup memory is the private copies: its logical
+    workgroups are then independent, and one workgroup may run several of them
+    in turn between a single zeroing and a single flush of the copies, which
+    divides the flush's global atomics by as much. The grid must be static."""
+    d = descriptor.dispatch()
+    if d is None or d.static_grid is None or d.is_widened or d.indirect_buffer is not None:
+        return 1
+    bodies = [op for op in descriptor.statements() if _is_private_body(op)]
+    if len(bodies) != 1:
+        return 1
+    stoppers = (k.BarrierOp, k.ReturnOp, k.ForOp, *v.SUBGROUP_OPS)
+    if any(isinstance(op, stoppers) for op in bodies[0].walk()):
+        return 1
+    shared = [b for b in descriptor.bindings() if not b.is_host and not b.is_scratch]
+    if any(not b.buffer_name.startswith(PRIVATE_PREFIX) for b in shared):
+        return 1
+    groups = math.prod(d.static_grid)
+    return max(1, min(MAX_GROUPS_PER_WORKGROUP, groups // MIN_COARSENED_WORKGROUPS))
+
+
+def coarsened_grid(descriptor: k.DescriptorOp, groups_per: int) -> tuple[int, int, int]:
+    """The launch grid of a kernel whose workgroups each run `groups_per`
+    logical workgroups."""
+    from vyre_xdsl.dispatch import fold_grid
+
+    d = descriptor.dispatch()
+    assert d is not None and d.static_grid is not None
+    return fold_grid(math.ceil(math.prod(d.static_grid) / groups_per))
 
 
 def vector_grid(descriptor: k.DescriptorOp) -> tuple[int, int, int]:
