@@ -128,7 +128,7 @@ def test_trap_sidecar_at_highest_host_slot_plus_one():
     (d,) = descriptors(text)
     sidecar = [b for b in d.bindings() if b.is_trap_sidecar]
     assert [(b.buffer_name, b.slot_number, b.static_count) for b in sidecar] == [
-        (k.TRAP_SIDECAR_NAME, 10, 4)
+        (k.TRAP_SIDECAR_NAME, 10, k.TRAP_SIDECAR_WORDS)
     ]
     # no division on si32, no trap: no sidecar
     (plain,) = descriptors(text.replace("si32", "ui32"))
