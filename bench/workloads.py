@@ -319,9 +319,13 @@ def hist_naive_text(n: int) -> str:
   vyre.buffer @x binding 0 read_only : ui32[{n}]
   vyre.buffer @out binding 1 write_only : ui32[{BINS}]
   %i = vyre.invocation_id x
-  %v = vyre.load @x[%i] : ui32
-  %one = vyre.const 1 : ui32
-  %old = vyre.atomic add @out[%v], %one : ui32
+  %n = vyre.const {n} : ui32
+  %inside = vyre.lt %i, %n : ui32
+  vyre.if %inside {{
+    %v = vyre.load @x[%i] : ui32
+    %one = vyre.const 1 : ui32
+    %old = vyre.atomic add @out[%v], %one : ui32
+  }}
 }}
 """
 
@@ -332,14 +336,18 @@ def hist_private_text(n: int) -> str:
   vyre.buffer @copies binding 1 write_only : ui32[{COPIES * BINS}]
   %i = vyre.invocation_id x
   %w = vyre.workgroup_id x
-  %v = vyre.load @x[%i] : ui32
-  %mask = vyre.const {COPIES - 1} : ui32
-  %copy = vyre.bit_and %w, %mask : ui32
-  %bins = vyre.const {BINS} : ui32
-  %base = vyre.mul %copy, %bins : ui32
-  %slot = vyre.add %base, %v : ui32
-  %one = vyre.const 1 : ui32
-  %old = vyre.atomic add @copies[%slot], %one : ui32
+  %n = vyre.const {n} : ui32
+  %inside = vyre.lt %i, %n : ui32
+  vyre.if %inside {{
+    %v = vyre.load @x[%i] : ui32
+    %mask = vyre.const {COPIES - 1} : ui32
+    %copy = vyre.bit_and %w, %mask : ui32
+    %bins = vyre.const {BINS} : ui32
+    %base = vyre.mul %copy, %bins : ui32
+    %slot = vyre.add %base, %v : ui32
+    %one = vyre.const 1 : ui32
+    %old = vyre.atomic add @copies[%slot], %one : ui32
+  }}
 }}
 vyre.program @hist_merge workgroup_size [{WG}, 1, 1] {{
   vyre.buffer @copies binding 0 read_only : ui32[{COPIES * BINS}]
@@ -677,6 +685,9 @@ def row_cells(row: dict) -> list[str]:
     cells = [row["workload"], f"2^{row['log2n']}"]
     for label in ("unfused", "fused"):
         entry = row.get(label, {})
+        if not entry:
+            cells.append("-")
+            continue
         if "error" in entry:
             cells.append("error")
             continue
@@ -701,7 +712,9 @@ def row_cells(row: dict) -> list[str]:
     best_vyre = min((e["seconds"]["median"] for e in (u, f) if "seconds" in e), default=None)
     cells.append(f"{best_vyre / best_torch:.2f}" if best_torch and best_vyre else "-")
     cells.append(
-        "yes" if all(row.get(k, {}).get("correct", False) for k in ("unfused", "fused")) else "NO"
+        "yes"
+        if all(row[k].get("correct", False) for k in ("unfused", "fused") if k in row)
+        else "NO"
     )
     return cells
 
