@@ -817,8 +817,29 @@ def _elementwise_access(descriptor: k.DescriptorOp, op: Operation) -> bool:
     return bool(binding.static_count) and binding.static_count % VECTOR_WIDTH == 0
 
 
+def _unsupported_type(op: Operation) -> str | None:
+    """Why the WGSL backend cannot lower an element type that `op` uses, or None."""
+    types = [r.type for r in op.results] + [o.type for o in op.operands]
+    if isinstance(op, k.BindingOp):
+        types.append(op.element_type)
+    for ty in types:
+        tname = v.type_name(ty)
+        if tname is not None and (why := semantics.wgsl_unsupported(tname)) is not None:
+            return why
+    return None
+
+
+def check_types(descriptor: k.DescriptorOp) -> None:
+    """Raise a located error on the first op whose element type the WGSL backend
+    cannot lower."""
+    for op in descriptor.walk():
+        if (why := _unsupported_type(op)) is not None:
+            raise VyreDiagnostic([(op, why)])
+
+
 def print_descriptor(descriptor: k.DescriptorOp, max_bytes: int = MAX_WGSL_BYTES) -> PrintedKernel:
     """The WGSL module of one descriptor."""
+    check_types(descriptor)
     printed = _Printer(descriptor).print()
     size = len(printed.wgsl.encode())
     if size > max_bytes:
