@@ -802,7 +802,10 @@ def vector_grid(descriptor: k.DescriptorOp) -> tuple[int, int, int]:
     n = max(
         [b.static_count for name in d.count_names if (b := descriptor.binding_named(name))] + [1]
     )
-    return dispatch_grid(n // VECTOR_WIDTH, tuple(d.kernel_workgroup))
+    # a part cut down to the workgroups of its guarded arms (lowering) launches fewer
+    assert d.static_grid is not None
+    n = min(n, math.prod(d.static_grid) * d.kernel_workgroup[0])
+    return dispatch_grid(-(-n // VECTOR_WIDTH), tuple(d.kernel_workgroup))
 
 
 def _elementwise_access(descriptor: k.DescriptorOp, op: Operation) -> bool:
