@@ -245,7 +245,8 @@ def test_bfloat16_host_arrays_hold_the_top_half_of_the_f32_bits():
 
 
 def test_the_wgsl_backend_names_a_type_it_cannot_lower(tmp_path):
-    text = _program("    %v = vyre.load @x[%i] : ui64\n    vyre.store @y[%i] = %v : ui64", "ui64")
+    ty = "vector<4xui32>"
+    text = _program(f"    %v = vyre.load @x[%i] : {ty}\n    vyre.store @y[%i] = %v : {ty}", ty)
     path = tmp_path / "wide.mlir"
     path.write_text(text)
     done = subprocess.run(
@@ -254,7 +255,7 @@ def test_the_wgsl_backend_names_a_type_it_cannot_lower(tmp_path):
         text=True,
     )
     assert done.returncode != 0 and done.stdout == ""
-    assert "wide.mlir:3:5: error: element type ui64 is not supported by the wgpu backend" in (
+    assert f"wide.mlir:3:5: error: element type {ty} is not supported by the wgpu backend" in (
         done.stderr
     )
     assert "Traceback" not in done.stderr

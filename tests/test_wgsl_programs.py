@@ -142,7 +142,7 @@ class _Gen:
         if roll < 0.7:
             name = self.rng.choice(list(semantics.OPS))
             sem = semantics.OPS[name]
-            ty = self.rng.choice(sem.types)
+            ty = self.rng.choice([t for t in sem.types if t in TYPES])  # this file's types
             arity = 2 if sem.kind in ("binary", "compare", "logic") else 1
             self.add(self.b.op(name, *[self.value(ty) for _ in range(arity)]))
         elif roll < 0.8:

@@ -91,14 +91,16 @@ def _element_types() -> dict[str, ElementType]:
     ui32 = _scalar("ui32", "uint", 32, np.uint32, wgsl="u32")
     f32 = _scalar("f32", "float", 32, np.float32, wgsl="f32")
     scalars = [
-        _scalar("ui8", "uint", 8, np.uint8),
-        _scalar("ui16", "uint", 16, np.uint16),
+        # 8/16-bit integers: 32-bit registers, packed into u32 words in a buffer
+        _scalar("ui8", "uint", 8, np.uint8, wgsl="u32", storage="u32"),
+        _scalar("ui16", "uint", 16, np.uint16, wgsl="u32", storage="u32"),
         ui32,
-        _scalar("ui64", "uint", 64, np.uint64),
-        _scalar("si8", "sint", 8, np.int8),
-        _scalar("si16", "sint", 16, np.int16),
+        # 64-bit integers: emulated on vec2<u32> (low word, high word)
+        _scalar("ui64", "uint", 64, np.uint64, wgsl="vec2<u32>"),
+        _scalar("si8", "sint", 8, np.int8, wgsl="i32", storage="u32"),
+        _scalar("si16", "sint", 16, np.int16, wgsl="i32", storage="u32"),
         _scalar("si32", "sint", 32, np.int32, wgsl="i32"),
-        _scalar("si64", "sint", 64, np.int64),
+        _scalar("si64", "sint", 64, np.int64, wgsl="vec2<u32>"),
         _scalar("f16", "float", 16, np.float16),
         _scalar("bf16", "float", 16, ml_dtypes.bfloat16),
         f32,
@@ -139,10 +141,33 @@ ALL_FLOAT_TYPES = tuple(n for n, t in ELEMENTS.items() if t.is_float)
 
 # The types each op family accepts today (per-op legality is the `types` of each
 # entry of `OPS`, built from these).
-INT_TYPES = ("ui32", "si32")
-NUMERIC_TYPES = ("ui32", "si32", "f32")
-ALL_TYPES = ("ui32", "si32", "f32", "i1")
+#: the unsigned and signed integer types
+UNSIGNED_TYPES = ("ui8", "ui16", "ui32", "ui64")
+SIGNED_TYPES = ("si8", "si16", "si32", "si64")
+INT_TYPES = ("ui8", "ui16", "ui32", "ui64", "si8", "si16", "si32", "si64")
+#: the integers of at most 32 bits (`abs_diff`, whose result is a `ui32`)
+INT_UP_TO_32_TYPES = ("ui8", "ui16", "ui32", "si8", "si16", "si32")
+#: the 32-bit integers (`mul_high` and the `unpack` ops, upstream's 32-bit ops)
+INT32_TYPES = ("ui32", "si32")
+#: the integers packed into 32-bit words in a WGSL buffer
+PACKED_TYPES = ("ui8", "ui16", "si8", "si16")
+#: the integers emulated on `vec2<u32>` in WGSL
+WIDE_INT_TYPES = ("ui64", "si64")
+NUMERIC_TYPES = (*INT_TYPES, "f32")
+ALL_TYPES = (*NUMERIC_TYPES, "i1")
 SCALAR_32_TYPES = ("ui32", "si32", "f32")
+
+
+def storage_bytes(tname: str, count: int) -> int:
+    """The bytes of a GPU buffer that holds `count` elements of `tname`: 8/16-bit
+    integers packed into whole 32-bit words, everything else at its own width
+    (a Bool is a 32-bit word)."""
+    info = ELEMENTS[tname]
+    if tname in PACKED_TYPES:
+        return 4 * -(-count * info.bits // 32)
+    if info.family == "bool":
+        return 4 * count
+    return count * info.bits * info.lanes // 8
 
 
 def wgsl_unsupported(tname: str) -> str | None:
@@ -187,6 +212,10 @@ class OpSemantics:
     def result_is_bool(self) -> bool:
         return self.kind in ("compare", "logic", "predicate") or self.result == "i1"
 
+    def trap_tag_for(self, tname: str) -> str:
+        """The tag a trap of this op records on operands of type `tname` (`si8.div`)."""
+        return f"{tname}.{self.name}"
+
     def result_type(self, operand_type: str) -> str:
         if self.result is not None:
             return self.result
@@ -214,7 +243,18 @@ def _is_float(a: np.ndarray) -> bool:
 
 
 def _is_signed(a: np.ndarray) -> bool:
-    return _dtype(a) == np.int32
+    return _dtype(a).kind == "i"
+
+
+def _width(a: np.ndarray) -> int:
+    """The width in bits of an integer operand."""
+    return _dtype(a).itemsize * 8
+
+
+def _unsigned(a: np.ndarray) -> np.ndarray:
+    """The bits of an integer operand as the unsigned dtype of its width."""
+    a = np.asarray(a)
+    return a.view(f"u{a.dtype.itemsize}") if a.dtype.kind == "i" else a
 
 
 def _f32(x: np.ndarray) -> np.ndarray:
@@ -222,7 +262,8 @@ def _f32(x: np.ndarray) -> np.ndarray:
 
 
 def _shift_amount(b: np.ndarray) -> np.ndarray:
-    return (np.asarray(b).view(np.uint32) if _is_signed(b) else np.asarray(b)).astype(np.int64) & 31
+    """The shift amount masked to the operand width (31 for 32-bit, 7 for 8-bit)."""
+    return _unsigned(b).astype(np.int64) & (_width(b) - 1)
 
 
 def _add(a, b):
@@ -236,35 +277,46 @@ def _sub(a, b):
 def _mul(a, b):
     if _is_float(a):
         return _f32(a * b)
-    return _wrap((_as_i64(a) * _as_i64(b)) & U32_MAX, a)
+    # the int64 product wraps modulo 2^64: its low bits are the wrapped product
+    return _wrap(_as_i64(a) * _as_i64(b), a)
 
 
-def _si32_div_traps(a, b):
-    a, b = _as_i64(a), _as_i64(b)
-    return (b == 0) | ((a == I32_MIN) & (b == -1))
+def _signed_div_traps(a, b):
+    """Signed division by 0, or the minimum by -1 (the quotient does not fit)."""
+    a, b = np.asarray(a), np.asarray(b)
+    return (b == 0) | ((a == np.iinfo(a.dtype).min) & (b == -1))
+
+
+def _truncated_quotient(a, b):
+    """Signed `a / b` rounded toward zero, for divisors that do not trap."""
+    q = a // b
+    return q + ((a % b != 0) & ((a < 0) != (b < 0))).astype(a.dtype)
 
 
 def _div(a, b):
     if _is_float(a):
         with np.errstate(all="ignore"):
             return _f32(np.divide(a, b))
-    a64, b64 = _as_i64(a), _as_i64(b)
+    a, b = np.broadcast_arrays(np.asarray(a), np.asarray(b))
+    dtype = a.dtype
     if _is_signed(a):
-        safe = np.where(_si32_div_traps(a, b), 1, b64)
-        q = np.abs(a64) // np.abs(safe) * np.sign(a64) * np.sign(safe)
-        return _wrap(np.where(_si32_div_traps(a, b), a64, q), a)
-    safe = np.where(b64 == 0, 1, b64)
-    return _wrap(np.where(b64 == 0, U32_MAX, a64 // safe), a)
+        traps = _signed_div_traps(a, b)
+        safe = np.where(traps, 1, b).astype(dtype)
+        return np.where(traps, a, _truncated_quotient(a, safe)).astype(dtype)
+    # unsigned division by 0 gives all ones (the type's maximum)
+    safe = np.where(b == 0, 1, b).astype(dtype)
+    return np.where(b == 0, np.iinfo(dtype).max, a // safe).astype(dtype)
 
 
 def _mod(a, b):
-    a64, b64 = _as_i64(a), _as_i64(b)
+    a, b = np.broadcast_arrays(np.asarray(a), np.asarray(b))
+    dtype = a.dtype
     if _is_signed(a):
-        safe = np.where(_si32_div_traps(a, b), 1, b64)
-        r = np.fmod(a64, safe)
-        return _wrap(np.where(_si32_div_traps(a, b), 0, r), a)
-    safe = np.where(b64 == 0, 1, b64)
-    return _wrap(np.where(b64 == 0, 0, a64 % safe), a)
+        traps = _signed_div_traps(a, b)
+        safe = np.where(traps, 1, b).astype(dtype)
+        return np.where(traps, 0, np.fmod(a, safe)).astype(dtype)
+    safe = np.where(b == 0, 1, b).astype(dtype)
+    return np.where(b == 0, 0, a % safe).astype(dtype)
 
 
 def _min(a, b):
@@ -283,43 +335,59 @@ def _max(a, b):
 
 
 def _shl(a, b):
-    bits = np.asarray(a).view(np.uint32).astype(np.int64)
-    r = (bits << _shift_amount(b)) & U32_MAX
-    return r.astype(np.uint32).view(_dtype(a))
+    bits = _unsigned(a).astype(np.uint64)
+    r = bits << _shift_amount(b).astype(np.uint64)
+    return r.astype(_unsigned(a).dtype).view(_dtype(a))
 
 
 def _shr(a, b):
-    if _is_signed(a):
-        return (_as_i64(a) >> _shift_amount(b)).astype(np.int32)
-    return (_as_i64(a) >> _shift_amount(b)).astype(np.uint32)
+    """Arithmetic on a signed operand, logical on an unsigned one."""
+    wide = np.int64 if _is_signed(a) else np.uint64
+    amount = _shift_amount(b).astype(wide)
+    return (np.asarray(a).astype(wide) >> amount).astype(_dtype(a))
 
 
 def _rotate(a, b, left: bool):
-    x = _as_i64(a)
-    s = _shift_amount(b)
+    width = _width(a)
+    x = _unsigned(a).astype(np.uint64)
+    s = _shift_amount(b).astype(np.uint64)
     if not left:
-        s = (32 - s) & 31
-    r = ((x << s) | (x >> ((32 - s) & 31))) & U32_MAX
-    return r.astype(np.uint32)
+        s = (np.uint64(width) - s) & np.uint64(width - 1)
+    back = (np.uint64(width) - s) & np.uint64(width - 1)
+    mask = np.uint64((1 << width) - 1)
+    r = ((x << s) | np.where(s == 0, np.uint64(0), x >> back)) & mask
+    return r.astype(_unsigned(a).dtype).view(_dtype(a))
 
 
 def _abs_diff(a, b):
-    """|a - b| as a ui32 (exact for si32 too: the difference is below 2^32)."""
+    """|a - b| as a ui32 (exact for operands of at most 32 bits: the difference is
+    below 2^32)."""
     a64, b64 = _as_i64(a), _as_i64(b)
     return np.abs(a64 - b64).astype(np.uint32)
 
 
+def _type_max(a) -> np.generic:
+    return np.iinfo(_dtype(a)).max
+
+
 def _sat_mul(a, b):
-    product = np.asarray(a).astype(np.uint64) * np.asarray(b).astype(np.uint64)
-    return np.minimum(product, np.uint64(U32_MAX)).astype(np.uint32)
+    """Unsigned multiplication clamped to the type's maximum."""
+    a, b = np.broadcast_arrays(np.asarray(a), np.asarray(b))
+    top = _type_max(a)
+    safe = np.where(b == 0, 1, b).astype(a.dtype)
+    over = (b != 0) & (a > top // safe)
+    return np.where(over, top, a * b).astype(a.dtype)
 
 
 def _sat_add(a, b):
-    return np.minimum(_as_i64(a) + _as_i64(b), U32_MAX).astype(np.uint32)
+    a, b = np.broadcast_arrays(np.asarray(a), np.asarray(b))
+    total = (a + b).astype(a.dtype)  # wraps
+    return np.where(total < a, _type_max(a), total).astype(a.dtype)
 
 
 def _sat_sub(a, b):
-    return np.maximum(_as_i64(a) - _as_i64(b), 0).astype(np.uint32)
+    a, b = np.broadcast_arrays(np.asarray(a), np.asarray(b))
+    return np.where(b > a, 0, a - b).astype(a.dtype)
 
 
 def _mul_high(a, b):
@@ -359,37 +427,44 @@ def _unpack(shift: int, mask: int) -> Callable[[np.ndarray], np.ndarray]:
 
 
 def _bits(a) -> np.ndarray:
-    return np.asarray(a).view(np.uint32) if _dtype(a) != np.uint32 else np.asarray(a)
+    return _unsigned(a)
 
 
 def _popcount(a):
     x = _bits(a)
-    return np.bitwise_count(x).astype(np.uint32).view(_dtype(a))
+    return np.bitwise_count(x).astype(x.dtype).view(_dtype(a))
+
+
+def _bit_length(x: np.ndarray) -> np.ndarray:
+    """The number of significant bits of each unsigned value (0 for 0), exactly."""
+    y = np.asarray(x).astype(np.uint64)
+    n = np.zeros(y.shape, dtype=np.int64)
+    for step in (32, 16, 8, 4, 2, 1):
+        big = y >= np.uint64(1 << step)
+        n += np.where(big, step, 0)
+        y = np.where(big, y >> np.uint64(step), y)
+    return n + (y > 0)
 
 
 def _clz(a):
-    x = _bits(a).astype(np.uint64)
-    n = np.full(x.shape, 32, dtype=np.int64)
-    nz = x != 0
-    n[nz] = 31 - np.floor(np.log2(x[nz].astype(np.float64))).astype(np.int64)
-    return n.astype(np.uint32).view(_dtype(a))
+    x = _bits(a)
+    return (_width(a) - _bit_length(x)).astype(x.dtype).view(_dtype(a))
 
 
 def _ctz(a):
-    x = _bits(a).astype(np.int64)
-    low = x & -x
-    n = np.full(x.shape, 32, dtype=np.int64)
-    nz = x != 0
-    n[nz] = np.log2(low[nz].astype(np.float64)).astype(np.int64)
-    return n.astype(np.uint32).view(_dtype(a))
+    x = _bits(a).astype(np.uint64)
+    low = x & (~x + np.uint64(1))
+    n = np.where(x == 0, _width(a), _bit_length(low) - 1)
+    return n.astype(_bits(a).dtype).view(_dtype(a))
 
 
 def _reverse_bits(a):
-    x = _bits(a).astype(np.uint32)
-    as_bytes = x.astype("<u4").view(np.uint8).reshape(-1, 4)
+    x = _bits(a)
+    size = x.dtype.itemsize
+    as_bytes = x.astype(f"<u{size}").reshape(-1).view(np.uint8).reshape(-1, size)
     rev = np.unpackbits(as_bytes, axis=1, bitorder="little")[:, ::-1]
     packed = np.packbits(rev, axis=1, bitorder="little").reshape(-1)
-    return packed.view("<u4").astype(np.uint32).reshape(x.shape).view(_dtype(a))
+    return packed.view(f"<u{size}").astype(x.dtype).reshape(x.shape).view(_dtype(a))
 
 
 def _neg(a):
@@ -406,7 +481,11 @@ def _bit_not(a):
 
 
 def _abs(a):
-    return _f32(np.abs(a)) if _is_float(a) else _wrap(np.abs(_as_i64(a)), a)
+    if _is_float(a):
+        return _f32(np.abs(a))
+    if not _is_signed(a):  # an unsigned value is its own absolute value
+        return np.array(a, copy=True)
+    return _wrap(np.abs(_as_i64(a)), a)
 
 
 def _sign(a):
@@ -546,7 +625,7 @@ def _make_table() -> dict[str, OpSemantics]:
             _div,
             _wgsl_div,
             ulp=3.0,
-            traps=lambda a, b: _si32_div_traps(a, b) if _is_signed(a) else None,
+            traps=lambda a, b: _signed_div_traps(a, b) if _is_signed(a) else None,
             wgsl_trap=lambda ty, a, b: _wgsl_si32_trap(ty, a, b) if ty == "i32" else None,
             trap_tag=TRAP_SI32_DIV,
         ),
@@ -556,7 +635,7 @@ def _make_table() -> dict[str, OpSemantics]:
             INT_TYPES,
             _mod,
             _wgsl_mod,
-            traps=lambda a, b: _si32_div_traps(a, b) if _is_signed(a) else None,
+            traps=lambda a, b: _signed_div_traps(a, b) if _is_signed(a) else None,
             wgsl_trap=lambda ty, a, b: _wgsl_si32_trap(ty, a, b) if ty == "i32" else None,
             trap_tag=TRAP_SI32_MOD,
         ),
@@ -576,7 +655,7 @@ def _make_table() -> dict[str, OpSemantics]:
         OpSemantics(
             "abs_diff",
             "binary",
-            INT_TYPES,
+            INT_UP_TO_32_TYPES,
             _abs_diff,
             _wgsl_abs_diff,
             commutative=True,
@@ -585,7 +664,7 @@ def _make_table() -> dict[str, OpSemantics]:
         OpSemantics(
             "saturating_add",
             "binary",
-            ("ui32",),
+            UNSIGNED_TYPES,
             _sat_add,
             _bin("select({a} + {b}, 4294967295u, {a} > (4294967295u - {b}))"),
             commutative=True,
@@ -593,14 +672,14 @@ def _make_table() -> dict[str, OpSemantics]:
         OpSemantics(
             "saturating_sub",
             "binary",
-            ("ui32",),
+            UNSIGNED_TYPES,
             _sat_sub,
             _bin("select({a} - {b}, 0u, {b} > {a})"),
         ),
         OpSemantics(
             "saturating_mul",
             "binary",
-            ("ui32",),
+            UNSIGNED_TYPES,
             _sat_mul,
             _bin("select({a} * {b}, 4294967295u, vyre_mul_high_u32({a}, {b}) != 0u)"),
             commutative=True,
@@ -609,7 +688,7 @@ def _make_table() -> dict[str, OpSemantics]:
         OpSemantics(
             "mul_high",
             "binary",
-            INT_TYPES,
+            INT32_TYPES,
             _mul_high,
             _wgsl_mul_high,
             commutative=True,
@@ -617,12 +696,16 @@ def _make_table() -> dict[str, OpSemantics]:
             result="ui32",
         ),
         OpSemantics(
-            "rotate_left", "binary", ("ui32",), lambda a, b: _rotate(a, b, True), _wgsl_rotate(True)
+            "rotate_left",
+            "binary",
+            UNSIGNED_TYPES,
+            lambda a, b: _rotate(a, b, True),
+            _wgsl_rotate(True),
         ),
         OpSemantics(
             "rotate_right",
             "binary",
-            ("ui32",),
+            UNSIGNED_TYPES,
             lambda a, b: _rotate(a, b, False),
             _wgsl_rotate(False),
         ),
@@ -652,7 +735,7 @@ def _make_table() -> dict[str, OpSemantics]:
         OpSemantics("ctz", "unary", INT_TYPES, _ctz, _un("countTrailingZeros({a})")),
         OpSemantics("reverse_bits", "unary", INT_TYPES, _reverse_bits, _un("reverseBits({a})")),
         OpSemantics("abs", "unary", NUMERIC_TYPES, _abs, _un("abs({a})")),
-        OpSemantics("sign", "unary", ("si32", "f32"), _sign, _wgsl_sign),
+        OpSemantics("sign", "unary", (*SIGNED_TYPES, "f32"), _sign, _wgsl_sign),
         OpSemantics("sqrt", "unary", ("f32",), _float_unary(np.sqrt), _un("sqrt({a})"), ulp=3.0),
         OpSemantics(
             "inverse_sqrt",
@@ -697,7 +780,7 @@ def _make_table() -> dict[str, OpSemantics]:
         OpSemantics(
             "unpack4_low",
             "unary",
-            INT_TYPES,
+            INT32_TYPES,
             _unpack(0, 0x0F),
             _wgsl_unpack(0, 0x0F),
             result="ui32",
@@ -705,7 +788,7 @@ def _make_table() -> dict[str, OpSemantics]:
         OpSemantics(
             "unpack4_high",
             "unary",
-            INT_TYPES,
+            INT32_TYPES,
             _unpack(4, 0x0F),
             _wgsl_unpack(4, 0x0F),
             result="ui32",
@@ -713,7 +796,7 @@ def _make_table() -> dict[str, OpSemantics]:
         OpSemantics(
             "unpack8_low",
             "unary",
-            INT_TYPES,
+            INT32_TYPES,
             _unpack(0, 0xFF),
             _wgsl_unpack(0, 0xFF),
             result="ui32",
@@ -721,7 +804,7 @@ def _make_table() -> dict[str, OpSemantics]:
         OpSemantics(
             "unpack8_high",
             "unary",
-            INT_TYPES,
+            INT32_TYPES,
             _unpack(24, 0xFF),
             _wgsl_unpack(24, 0xFF),
             result="ui32",

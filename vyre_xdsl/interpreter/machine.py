@@ -361,7 +361,8 @@ def _table_op(m: Machine, op: Operation, frame: Frame, scope: Scope) -> None:
         if trapping is not None and trapping.any():
             trapping = broadcast(np.asarray(trapping), frame.size)
             lanes = frame.lanes[trapping]
-            m.record_trap(sem.trap_tag, 0, int(lanes.min()))
+            tag = sem.trap_tag_for(type_name(op.operands[0].type))
+            m.record_trap(tag, 0, int(lanes.min()))
             m.end_lanes(lanes)
     _set(frame, op, sem.evaluate(*args))
 

@@ -57,6 +57,7 @@ from vyre_xdsl.runtime.device import (
     Pipeline,
     gpu_device,
 )
+from vyre_xdsl.semantics import storage_bytes
 
 SIDECAR_WORDS = 4
 COMPILE_CACHE_SIZE = 64
@@ -288,7 +289,7 @@ def _sized(gpu: GpuDevice, plan: _Plan, host: Mapping[str, np.ndarray]) -> _Size
             size = (
                 SIDECAR_WORDS * 4
                 if binding.is_trap_sidecar
-                else 4 * max(1, _binding_count(binding, lengths))
+                else storage_bytes(binding.element, max(1, _binding_count(binding, lengths)))
             )
             sizes.setdefault(binding.group, []).append(size)
         binding_bytes.append(sizes)
@@ -633,7 +634,7 @@ def _storage(
             return [source, 0]
         buffer = run.storage(nbytes, kept)
         if array.nbytes:
-            encoder.copy_buffer_to_buffer(source, 0, buffer, 0, array.nbytes)
+            encoder.copy_buffer_to_buffer(source, 0, buffer, 0, _word_bytes(array.nbytes))
         return [buffer, 0]
     zero = isinstance(array, ZeroFilled) or not upload
     if zero and not output and not kept:
@@ -748,10 +749,18 @@ def _binding_count(binding: WgslBinding, lengths: Mapping[str, int]) -> int:
 
 
 def _buffer_bytes(name: str, array: np.ndarray, kernels: Sequence[WgslKernel]) -> int:
-    counts = [
-        b.count for k in kernels for b in k.bindings if b.name == name and b.count is not None
+    sizes = [
+        storage_bytes(b.element, b.count)
+        for k in kernels
+        for b in k.bindings
+        if b.name == name and b.count is not None
     ]
-    return max([array.nbytes, 4] + [4 * c for c in counts])
+    return max([_word_bytes(array.nbytes), 4] + sizes)
+
+
+def _word_bytes(nbytes: int) -> int:
+    """`nbytes` rounded up to whole 32-bit words (the unit of GPU copies)."""
+    return -(-nbytes // 4) * 4
 
 
 #: WebGPU's default `maxBindingsPerBindGroup` (the device is created with it)
@@ -783,14 +792,15 @@ def _check_limits(gpu: GpuDevice, kernel: WgslKernel, lengths: Mapping[str, int]
         if binding.is_trap_sidecar:
             continue
         count = _binding_count(binding, lengths)
+        nbytes = storage_bytes(binding.element, count)
         if binding.count is None and count == 0:
             raise EmptyRuntimeBufferError(
                 f"runtime-sized buffer '{binding.name}' has no elements; wgpu cannot bind an "
                 "empty buffer (pass at least one element, or declare a static count of 0)"
             )
-        if 4 * count > limit:
+        if nbytes > limit:
             raise DeviceLimitError(
-                f"buffer '{binding.name}' of {where} needs {4 * count} bytes; this device binds "
+                f"buffer '{binding.name}' of {where} needs {nbytes} bytes; this device binds "
                 f"at most {limit} bytes per storage buffer; partition the data"
             )
 
@@ -883,6 +893,10 @@ class _Run:
 
         if not array.nbytes:
             return
+        if array.nbytes % 4:  # GPU copies move whole 32-bit words: pad with zeros
+            padded = np.zeros(_word_bytes(array.nbytes), np.uint8)
+            padded[: array.nbytes] = np.ascontiguousarray(array).reshape(-1).view(np.uint8)
+            array = padded
         if not self.mappable or array.nbytes < MAP_UPLOAD_MIN_BYTES:
             self.gpu.device.queue.write_buffer(buffer, 0, array)
             return
@@ -897,11 +911,11 @@ class _Run:
         on unified memory, else a staging copy recorded in `encoder`."""
         if mappable and self.mappable:
             return _Staged(name, source, nbytes)
-        size = max(4, nbytes)
+        size = max(4, _word_bytes(nbytes))
         staging = self.gpu.pool.acquire(size, STAGING_USAGE)
         self.held.append((staging, STAGING_USAGE))
         if nbytes:
-            encoder.copy_buffer_to_buffer(source, 0, staging, 0, nbytes)
+            encoder.copy_buffer_to_buffer(source, 0, staging, 0, _word_bytes(nbytes))
         return _Staged(name, staging, nbytes)
 
     def read(self, stage: _Staged, dtype) -> np.ndarray:
@@ -912,8 +926,8 @@ class _Run:
             return np.zeros(0, dtype)
         stage.staging.map_sync(wgpu.MapMode.READ, 0, stage.staging.size)
         try:
-            mapped = stage.staging.read_mapped(0, stage.nbytes, copy=False)
-            return np.frombuffer(mapped, dtype).copy()
+            mapped = stage.staging.read_mapped(0, _word_bytes(stage.nbytes), copy=False)
+            return np.frombuffer(mapped, np.uint8, stage.nbytes).view(dtype).copy()
         finally:
             stage.staging.unmap()
 

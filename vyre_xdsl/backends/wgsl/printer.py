@@ -35,6 +35,7 @@ import numpy as np
 from xdsl.ir import Operation, SSAValue
 
 from vyre_xdsl import semantics
+from vyre_xdsl.backends.wgsl import int64, packed
 from vyre_xdsl.diagnostics import VyreDiagnostic, VyreError
 from vyre_xdsl.dialects import kernel as k
 from vyre_xdsl.dialects import vyre as v
@@ -106,6 +107,10 @@ def wgsl_literal(value: int | float | bool, tname: str) -> str:
     """A WGSL literal of IR type `tname` with exactly `value`'s bits."""
     if tname == "i1":
         return "true" if value else "false"
+    if packed.is_packed(tname):
+        return packed.literal(int(value), tname)
+    if int64.is_wide(tname):
+        return int64.literal(int(value), tname)
     if tname == "ui32":
         return f"{int(value)}u"
     if tname == "si32":
@@ -249,8 +254,13 @@ class _Printer:
         element = (
             "atomic<u32>" if binding.is_atomic else semantics.WGSL_STORAGE_TYPES[binding.element]
         )
+        if _packed_atomic(binding):
+            element = "atomic<u32>"
         if not binding.is_host:
-            return f"var<workgroup> {name}: array<{element}, {binding.static_count}>;"
+            length = binding.static_count
+            if packed.is_packed(binding.element):
+                length = packed.words(binding.element, binding.static_count)
+            return f"var<workgroup> {name}: array<{element}, {length}>;"
         access = "read" if binding.access == "read_only" else "read_write"
         if self.width > 1 and not binding.is_trap_sidecar:
             element = f"vec{self.width}<{element}>"
@@ -326,11 +336,16 @@ class _Printer:
         for binding in shared:
             name = self.binding_names[binding.slot_number]
             zero = zero_literal(binding.element if binding.element != "i1" else "ui32")
+            count = binding.static_count
+            store = f"{name}[vyre_z] = {zero};"
+            if packed.is_packed(binding.element):
+                count = packed.words(binding.element, count)
+                store = f"atomicStore(&{name}[vyre_z], 0u);"
             self.emit(
-                f"for (var vyre_z: u32 = vyre_local; vyre_z < {binding.static_count}u; "
+                f"for (var vyre_z: u32 = vyre_local; vyre_z < {count}u; "
                 f"vyre_z = vyre_z + {threads}u) {{"
             )
-            self.emit(f"  {name}[vyre_z] = {zero};")
+            self.emit(f"  {store}")
             self.emit("}")
         self.emit("workgroupBarrier();")
 
@@ -486,15 +501,25 @@ class _Printer:
         operand_type = v.type_name(op.operands[0].type)
         wgsl_type = semantics.WGSL_TYPES[operand_type]
         args = [self.name(x) for x in op.operands]
-        for helper in sem.helpers:
-            self._helper(helper)
-        if sem.wgsl_trap is not None and (condition := sem.wgsl_trap(wgsl_type, *args)):
+        if packed.is_packed(operand_type):
+            condition = packed.trap_condition(sem, operand_type, args)
+            expression = packed.expression(sem, operand_type, args)
+        elif int64.is_wide(operand_type):
+            wide = self._wide()
+            condition = wide.trap_condition(sem, operand_type, args)
+            expression = wide.expression(sem, operand_type, args)
+        else:
+            for helper in sem.helpers:
+                self._helper(helper)
+            condition = sem.wgsl_trap(wgsl_type, *args) if sem.wgsl_trap is not None else None
+            expression = sem.wgsl(wgsl_type, *args)
+        if condition:
             self.emit(f"if {condition} {{")
             self.depth += 1
-            self.trap("0u", sem.trap_tag or sem.name)
+            self.trap("0u", sem.trap_tag_for(operand_type))
             self.depth -= 1
             self.emit("}")
-        self.let(op.results[0], sem.wgsl(wgsl_type, *args))
+        self.let(op.results[0], expression)
 
     def _const(self, op: v.ConstOp) -> None:
         self.let(op.result, wgsl_literal(op.literal(), v.type_name(op.result.type)))
@@ -513,15 +538,35 @@ class _Printer:
             op.result, semantics.wgsl_fma("f32", self.name(op.a), self.name(op.b), self.name(op.c))
         )
 
+    def _wide(self) -> int64.Emitter:
+        """The 64-bit emitter, printing the helpers it calls (once each)."""
+
+        def use(helper: str) -> None:
+            for text in int64.helper_texts([helper]):
+                self._helper(text)
+
+        return int64.Emitter(use)
+
     def _cast(self, op: v.CastOp) -> None:
-        self.let(
-            op.result, semantics.wgsl_cast(self.name(op.input), op.source_name, op.target_name)
-        )
+        source, target = op.source_name, op.target_name
+        if int64.is_wide(source) or int64.is_wide(target):
+            cast = self._wide().cast(self.name(op.input), source, target, _wrap_packed)
+            self.let(op.result, cast)
+            return
+        if packed.is_packed(source) or packed.is_packed(target):
+            self.let(op.result, packed.cast(self.name(op.input), source, target))
+            return
+        self.let(op.result, semantics.wgsl_cast(self.name(op.input), source, target))
 
     def _bitcast(self, op: v.BitcastOp) -> None:
-        self.let(
-            op.result, semantics.wgsl_bitcast(self.name(op.input), op.source_name, op.target_name)
-        )
+        source, target = op.source_name, op.target_name
+        if int64.is_wide(source) and int64.is_wide(target):  # ui64/si64: the same words
+            self.let(op.result, self.name(op.input))
+            return
+        if packed.is_packed(source) and packed.is_packed(target):  # ui8/si8, ui16/si16
+            self.let(op.result, packed.cast(self.name(op.input), source, target))
+            return
+        self.let(op.result, semantics.wgsl_bitcast(self.name(op.input), source, target))
 
     def _id_statement(self, op: k._IdOp) -> None:  # noqa: SLF001
         self.let(op.result, self._id(op))
@@ -542,6 +587,13 @@ class _Printer:
             return
         length = self._length(binding)
         index = self.name(op.index)
+        if packed.is_packed(tname):
+            position = f"min({index}, {length} - 1u)"
+            ref = self._element_ref(binding, packed.word_index(tname, position))
+            word = f"atomicLoad(&{ref})" if _packed_atomic(binding) else ref
+            element = packed.load(tname, word, position)
+            self.let(op.result, f"select({zero}, {element}, {index} < {length})")
+            return
         ref = self._element_ref(binding, f"min({index}, {length} - 1u)")
         element = f"atomicLoad(&{ref})" if binding.is_atomic else ref
         if tname == "i1":
@@ -561,10 +613,29 @@ class _Printer:
         # workgroup arrays have a fixed size: naga rejects a constant index past
         # it even under the bounds check, so clamp there too (a no-op at run time)
         position = index if binding.is_host else f"min({index}, {length} - 1u)"
+        tname = v.type_name(op.value.type)
+        if packed.is_packed(tname):
+            self._packed_store(binding, tname, index, position, value, length)
+            return
         ref = self._element_ref(binding, position)
         store = f"atomicStore(&{ref}, {value});" if binding.is_atomic else f"{ref} = {value};"
         self.emit(f"if ({index} < {length}) {{")
         self.emit(f"  {store}")
+        self.emit("}")
+
+    def _packed_store(
+        self, binding: k.BindingOp, tname: str, index: str, position: str, value: str, length: str
+    ) -> None:
+        """A store into a packed buffer: only this element's bits of its word change,
+        by compare-exchange on the word (checked like every loop)."""
+        ref = self._element_ref(binding, packed.word_index(tname, position))
+        done = self.names.fresh("store_done")
+        self.emit(f"if ({index} < {length}) {{")
+        for line in packed.store(tname, ref, position, value, done):
+            self.emit(f"  {line}")
+        self.depth += 1
+        self.loop_exit_check(f"!{done}", "a packed store")
+        self.depth -= 1
         self.emit("}")
 
     def _atomic(self, op: k.AtomicOp) -> None:
@@ -733,6 +804,17 @@ VECTOR_WIDTH = 4
 SUBGROUP_SIZE_BUILTIN = "@builtin(subgroup_size) vyre_sg_size: u32"
 
 
+def _wrap_packed(tname: str, expression: str) -> str:
+    """A 32-bit register value wrapped to `tname` when it is an 8/16-bit type."""
+    return packed.normalize(tname, expression) if packed.is_packed(tname) else expression
+
+
+def _packed_atomic(binding: k.BindingOp) -> bool:
+    """Whether a binding is an array of `atomic<u32>` words holding packed 8/16-bit
+    values: every writable one (stores are compare-exchanges on the word)."""
+    return packed.is_packed(binding.element) and binding.access != "read_only"
+
+
 def uses_subgroups(descriptor: k.DescriptorOp) -> bool:
     """Whether the kernel uses subgroup ops (and so needs the "subgroup" feature)."""
     return any(isinstance(op, v.SUBGROUP_OPS) for op in descriptor.walk())
@@ -817,6 +899,8 @@ def _elementwise_access(descriptor: k.DescriptorOp, op: Operation) -> bool:
     binding = descriptor.binding_at(op.slot_number)
     if binding is None or not binding.is_host or binding.is_atomic:
         return False
+    if semantics.storage_bytes(binding.element, VECTOR_WIDTH) != 4 * VECTOR_WIDTH:  # packed, wide
+        return False
     return bool(binding.static_count) and binding.static_count % VECTOR_WIDTH == 0
 
 
@@ -838,6 +922,17 @@ def check_types(descriptor: k.DescriptorOp) -> None:
     for op in descriptor.walk():
         if (why := _unsupported_type(op)) is not None:
             raise VyreDiagnostic([(op, why)])
+        if isinstance(op, k.BindingOp) and packed.is_packed(op.element) and op.static_count is None:
+            raise VyreDiagnostic(
+                [
+                    (
+                        op,
+                        f"the wgpu backend packs {op.element} values into 32-bit words and needs "
+                        f"the element count of @{op.buffer_name}: declare a static count "
+                        f"({op.element}[N]) instead of {op.element}[?]",
+                    )
+                ]
+            )
 
 
 def print_descriptor(descriptor: k.DescriptorOp, max_bytes: int = MAX_WGSL_BYTES) -> PrintedKernel:
