@@ -749,8 +749,8 @@ def _binding_count(binding: WgslBinding, lengths: Mapping[str, int]) -> int:
 
 
 def _buffer_bytes(name: str, array: np.ndarray, kernels: Sequence[WgslKernel]) -> int:
-    sizes = [
-        storage_bytes(b.element, b.count)
+    sizes = [  # a binding is never empty: a count of 0 binds one element
+        storage_bytes(b.element, max(1, b.count))
         for k in kernels
         for b in k.bindings
         if b.name == name and b.count is not None
