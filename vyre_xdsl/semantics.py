@@ -21,7 +21,13 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+import ml_dtypes
 import numpy as np
+
+#: the float dtypes of registers: f16, bf16, f32, f64
+FLOAT_DTYPES = frozenset(
+    np.dtype(t) for t in (np.float16, ml_dtypes.bfloat16, np.float32, np.float64)
+)
 
 U32_MAX = 0xFFFFFFFF
 I32_MIN = -(2**31)
@@ -116,7 +122,7 @@ def _as_i64(a: np.ndarray) -> np.ndarray:
 
 
 def _is_float(a: np.ndarray) -> bool:
-    return _dtype(a) == np.float32
+    return _dtype(a) in FLOAT_DTYPES
 
 
 def _is_signed(a: np.ndarray) -> bool:
@@ -127,21 +133,26 @@ def _f32(x: np.ndarray) -> np.ndarray:
     return np.asarray(x, dtype=np.float32)
 
 
+def _float_like(x: np.ndarray, a: np.ndarray) -> np.ndarray:
+    """`x` in the float dtype of the operand `a` (f16, bf16, f32 or f64)."""
+    return np.asarray(x).astype(_dtype(a), copy=False)
+
+
 def _shift_amount(b: np.ndarray) -> np.ndarray:
     return (np.asarray(b).view(np.uint32) if _is_signed(b) else np.asarray(b)).astype(np.int64) & 31
 
 
 def _add(a, b):
-    return _f32(a + b) if _is_float(a) else _wrap(_as_i64(a) + _as_i64(b), a)
+    return _float_like(a + b, a) if _is_float(a) else _wrap(_as_i64(a) + _as_i64(b), a)
 
 
 def _sub(a, b):
-    return _f32(a - b) if _is_float(a) else _wrap(_as_i64(a) - _as_i64(b), a)
+    return _float_like(a - b, a) if _is_float(a) else _wrap(_as_i64(a) - _as_i64(b), a)
 
 
 def _mul(a, b):
     if _is_float(a):
-        return _f32(a * b)
+        return _float_like(a * b, a)
     return _wrap((_as_i64(a) * _as_i64(b)) & U32_MAX, a)
 
 
@@ -153,7 +164,7 @@ def _si32_div_traps(a, b):
 def _div(a, b):
     if _is_float(a):
         with np.errstate(all="ignore"):
-            return _f32(np.divide(a, b))
+            return _float_like(np.divide(a, b), a)
     a64, b64 = _as_i64(a), _as_i64(b)
     if _is_signed(a):
         safe = np.where(_si32_div_traps(a, b), 1, b64)
@@ -178,14 +189,14 @@ def _min(a, b):
         return np.minimum(a, b)
     # numpy's fmin picks either zero for min(+0, -0) depending on the array length
     # (SIMD vs scalar loop); -0 is the answer, whatever the number of lanes.
-    return _f32(np.where(a == b, np.where(np.signbit(a), a, b), np.fmin(a, b)))
+    return _float_like(np.where(a == b, np.where(np.signbit(a), a, b), np.fmin(a, b)), a)
 
 
 def _max(a, b):
     if not _is_float(a):
         return np.maximum(a, b)
     # max(+0, -0) is +0, whatever the number of lanes (see _min).
-    return _f32(np.where(a == b, np.where(np.signbit(a), b, a), np.fmax(a, b)))
+    return _float_like(np.where(a == b, np.where(np.signbit(a), b, a), np.fmax(a, b)), a)
 
 
 def _shl(a, b):
@@ -299,7 +310,7 @@ def _reverse_bits(a):
 
 
 def _neg(a):
-    return _f32(-np.asarray(a)) if _is_float(a) else _wrap(-_as_i64(a), a)
+    return _float_like(-np.asarray(a), a) if _is_float(a) else _wrap(-_as_i64(a), a)
 
 
 def _wgsl_neg(ty, a):
@@ -312,17 +323,19 @@ def _bit_not(a):
 
 
 def _abs(a):
-    return _f32(np.abs(a)) if _is_float(a) else _wrap(np.abs(_as_i64(a)), a)
+    return _float_like(np.abs(a), a) if _is_float(a) else _wrap(np.abs(_as_i64(a)), a)
 
 
 def _sign(a):
-    return _f32(np.sign(a)) if _is_float(a) else np.sign(a).astype(_dtype(a))
+    return _float_like(np.sign(a), a) if _is_float(a) else np.sign(a).astype(_dtype(a))
 
 
 def _float_unary(fn: Callable[[np.ndarray], np.ndarray]) -> Callable[[np.ndarray], np.ndarray]:
     def evaluate(a):
+        # f16 and bf16 compute in f32 and round once, as their WGSL does; f64 in f64
+        wide = np.float64 if _dtype(a) == np.float64 else np.float32
         with np.errstate(all="ignore"):
-            return _f32(fn(np.asarray(a, dtype=np.float32)))
+            return _float_like(fn(np.asarray(a, dtype=wide)), a)
 
     return evaluate
 
@@ -682,8 +695,40 @@ FMA_ULP = 2.0
 
 
 def evaluate_fma(a, b, c):
-    exact = np.asarray(a, np.float64) * np.asarray(b, np.float64) + np.asarray(c, np.float64)
-    return _f32(exact)
+    """a * b + c rounded once. f32 products and sums are exact enough in f64 (the
+    established f32 reference); f16, bf16 and f64 go through exact rational
+    arithmetic, rounded once to the operand type."""
+    a, b, c = np.asarray(a), np.asarray(b), np.asarray(c)
+    if _dtype(a) == np.float32:
+        exact = np.asarray(a, np.float64) * np.asarray(b, np.float64) + np.asarray(c, np.float64)
+        return _f32(exact)
+    odd = _dtype(a) != np.float64  # round to odd in f64, then once more to the narrow type
+    wide = [np.broadcast_to(np.asarray(x, np.float64), a.shape).ravel() for x in (a, b, c)]
+    fused = [_fma64(x, y, z, odd) for x, y, z in zip(*wide)]
+    with np.errstate(all="ignore"):
+        return np.array(fused, np.float64).reshape(a.shape).astype(_dtype(a))
+
+
+def _fma64(a: float, b: float, c: float, odd: bool) -> float:
+    """The exact a * b + c as a double: rounded to nearest even, or to odd (an
+    inexact result gets an odd last bit, so one more rounding is still exact)."""
+    from fractions import Fraction
+
+    with np.errstate(all="ignore"):
+        approximate = float(np.float64(a) * np.float64(b) + np.float64(c))
+    if not all(np.isfinite(v) for v in (a, b, c, approximate)):
+        return approximate
+    exact = Fraction(a) * Fraction(b) + Fraction(c)
+    if exact == 0:
+        return approximate  # the sign of an exact zero follows IEEE's rule
+    nearest = exact.numerator / exact.denominator  # Python rounds this division correctly
+    if not odd or Fraction(nearest) == exact or np.isinf(nearest):
+        return nearest
+    bits = np.float64(nearest).view(np.int64)
+    if bits & 1:
+        return nearest
+    toward = np.inf if exact > Fraction(nearest) else -np.inf
+    return float(np.nextafter(nearest, toward))
 
 
 def wgsl_fma(ty, a, b, c) -> str:
@@ -745,6 +790,9 @@ def _wgsl_saturating_cast(x: str, target: str) -> str:
     # NaN by its bits: drivers may assume no NaN and fold `x == x` to true
     is_nan = f"((bitcast<u32>({x}) & 0x7fffffffu) > 0x7f800000u)"
     return f"select({saturated}, {zero}, {is_nan})"
+
+
+wgsl_saturating_cast = _wgsl_saturating_cast
 
 
 def wgsl_cast(x: str, source: str, target: str) -> str:
@@ -841,18 +889,25 @@ DEFAULT_SUBGROUP_SIZE = 32
 
 
 def ulp_distance(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """Distance in units of least precision between two float32 arrays.
+    """Distance in units of least precision between two float arrays of one
+    dtype (float32 unless they are f16, bf16 or f64).
 
     Equal values (including two NaNs and +0/-0) are 0 apart.
     """
-    a = np.asarray(a, np.float32)
-    b = np.asarray(b, np.float32)
+    a, b = np.asarray(a), np.asarray(b)
+    if a.dtype not in FLOAT_DTYPES or b.dtype != a.dtype:
+        a, b = np.asarray(a, np.float32), np.asarray(b, np.float32)
+    view = {1: np.int8, 2: np.int16, 4: np.int32, 8: np.int64}[a.dtype.itemsize]
+    sign_mask = np.iinfo(view).max
 
     def ordered(x):
-        i = x.view(np.int32).astype(np.int64)
-        return np.where(i < 0, -(i & 0x7FFFFFFF), i)
+        i = x.view(view).astype(np.int64)
+        return np.where(i < 0, -(i & sign_mask), i)
 
-    d = np.abs(ordered(a) - ordered(b))
-    both_nan = np.isnan(a) & np.isnan(b)
-    same = (a == b) | both_nan
-    return np.where(same, 0, np.where(np.isnan(a) | np.isnan(b), np.iinfo(np.int64).max, d))
+    with np.errstate(over="ignore"):
+        d = np.abs(ordered(a) - ordered(b))
+    wide_a, wide_b = a.astype(np.float64), b.astype(np.float64)
+    both_nan = np.isnan(wide_a) & np.isnan(wide_b)
+    same = (wide_a == wide_b) | both_nan
+    far = np.isnan(wide_a) | np.isnan(wide_b)
+    return np.where(same, 0, np.where(far, np.iinfo(np.int64).max, d))

@@ -35,6 +35,7 @@ import numpy as np
 from xdsl.ir import Operation, SSAValue
 
 from vyre_xdsl import semantics
+from vyre_xdsl.backends.wgsl import floats
 from vyre_xdsl.diagnostics import VyreDiagnostic, VyreError
 from vyre_xdsl.dialects import kernel as k
 from vyre_xdsl.dialects import vyre as v
@@ -106,6 +107,8 @@ def wgsl_literal(value: int | float | bool, tname: str) -> str:
     """A WGSL literal of IR type `tname` with exactly `value`'s bits."""
     if tname == "i1":
         return "true" if value else "false"
+    if tname in floats.REGISTER_TYPES:
+        return floats.literal(value, tname)
     if tname == "ui32":
         return f"{int(value)}u"
     if tname == "si32":
@@ -210,6 +213,8 @@ class _Printer:
         body = self.lines + statements
         header = self._header()
         wgsl = "\n".join(header + body + ["}", ""])
+        if floats.mentions_f16(wgsl):
+            wgsl = f"{floats.F16_ENABLE}\n{wgsl}"
         return PrintedKernel(
             wgsl, tuple(sorted(self.used_slots)), tuple(self.trap_tags), self.width
         )
@@ -249,7 +254,12 @@ class _Printer:
         element = (
             "atomic<u32>" if binding.is_atomic else semantics.WGSL_STORAGE_TYPES[binding.element]
         )
+        if _packed_bf16(binding):
+            # two halves per word; a written buffer stores halves with atomics
+            element = "u32" if binding.access == "read_only" else "atomic<u32>"
         if not binding.is_host:
+            if binding.element == "bf16":  # workgroup memory: one f32 per element
+                element = "f32"
             return f"var<workgroup> {name}: array<{element}, {binding.static_count}>;"
         access = "read" if binding.access == "read_only" else "read_write"
         if self.width > 1 and not binding.is_trap_sidecar:
@@ -326,6 +336,8 @@ class _Printer:
         for binding in shared:
             name = self.binding_names[binding.slot_number]
             zero = zero_literal(binding.element if binding.element != "i1" else "ui32")
+            if binding.element == "bf16":
+                zero = "0.0f"
             self.emit(
                 f"for (var vyre_z: u32 = vyre_local; vyre_z < {binding.static_count}u; "
                 f"vyre_z = vyre_z + {threads}u) {{"
@@ -386,7 +398,8 @@ class _Printer:
         if binding.static_count is not None and not binding.is_scratch:
             return f"{binding.static_count}u"
         self.used_slots.add(binding.slot_number)
-        return f"arrayLength(&{self.binding_names[binding.slot_number]})"
+        words = f"arrayLength(&{self.binding_names[binding.slot_number]})"
+        return f"({words} * 2u)" if _packed_bf16(binding) else words
 
     def _helper(self, text: str) -> None:
         if text not in self.helpers:
@@ -494,7 +507,18 @@ class _Printer:
             self.trap("0u", sem.trap_tag or sem.name)
             self.depth -= 1
             self.emit("}")
+        if operand_type in floats.REGISTER_TYPES:
+            expression = floats.op_expression(sem.wgsl, sem.name, sem.kind, operand_type, args)
+            self._float_helpers(expression)
+            self.let(op.results[0], expression)
+            return
         self.let(op.results[0], sem.wgsl(wgsl_type, *args))
+
+    def _float_helpers(self, expression: str) -> None:
+        """The helper functions of the float types that `expression` calls."""
+        for name, helper in floats.HELPERS.items():
+            if f"{name}(" in expression:
+                self._helper(helper)
 
     def _const(self, op: v.ConstOp) -> None:
         self.let(op.result, wgsl_literal(op.literal(), v.type_name(op.result.type)))
@@ -509,19 +533,32 @@ class _Printer:
         )
 
     def _fma(self, op: v.FmaOp) -> None:
-        self.let(
-            op.result, semantics.wgsl_fma("f32", self.name(op.a), self.name(op.b), self.name(op.c))
-        )
+        tname = v.type_name(op.result.type)
+        args = (self.name(op.a), self.name(op.b), self.name(op.c))
+        if tname in floats.REGISTER_TYPES:
+            expression = floats.fma(tname, *args)
+            self._float_helpers(expression)
+            self.let(op.result, expression)
+            return
+        self.let(op.result, semantics.wgsl_fma("f32", *args))
 
     def _cast(self, op: v.CastOp) -> None:
-        self.let(
-            op.result, semantics.wgsl_cast(self.name(op.input), op.source_name, op.target_name)
-        )
+        source, target = op.source_name, op.target_name
+        if {source, target} & floats.REGISTER_TYPES.keys():
+            expression = floats.cast(
+                self.name(op.input), source, target, semantics.wgsl_saturating_cast
+            )
+            self._float_helpers(expression)
+            self.let(op.result, expression)
+            return
+        self.let(op.result, semantics.wgsl_cast(self.name(op.input), source, target))
 
     def _bitcast(self, op: v.BitcastOp) -> None:
-        self.let(
-            op.result, semantics.wgsl_bitcast(self.name(op.input), op.source_name, op.target_name)
-        )
+        source, target = op.source_name, op.target_name
+        if {source, target} & floats.REGISTER_TYPES.keys():
+            self.let(op.result, floats.bitcast(self.name(op.input), source, target))
+            return
+        self.let(op.result, semantics.wgsl_bitcast(self.name(op.input), source, target))
 
     def _id_statement(self, op: k._IdOp) -> None:  # noqa: SLF001
         self.let(op.result, self._id(op))
@@ -542,11 +579,21 @@ class _Printer:
             return
         length = self._length(binding)
         index = self.name(op.index)
+        if _packed_bf16(binding):
+            self.let(op.result, self._bf16_load(binding, index, length, zero))
+            return
         ref = self._element_ref(binding, f"min({index}, {length} - 1u)")
         element = f"atomicLoad(&{ref})" if binding.is_atomic else ref
         if tname == "i1":
             element = f"({element} != 0u)"
         self.let(op.result, f"select({zero}, {element}, {index} < {length})")
+
+    def _bf16_load(self, binding: k.BindingOp, index: str, length: str, zero: str) -> str:
+        clamped = f"min({index}, {length} - 1u)"
+        word = self._element_ref(binding, floats.bf16_word_index(clamped))
+        if binding.access != "read_only":
+            word = f"atomicLoad(&{word})"
+        return f"select({zero}, {floats.bf16_from_word(word, clamped)}, {index} < {length})"
 
     def _store(self, op: k._StoreOp) -> None:  # noqa: SLF001
         binding = self.binding(op)
@@ -558,6 +605,13 @@ class _Printer:
         if v.type_name(op.value.type) == "i1":
             value = f"select(0u, 1u, {value})"
         length = self._length(binding)
+        if _packed_bf16(binding):
+            word = self._element_ref(binding, floats.bf16_word_index(index))
+            self.emit(f"if ({index} < {length}) {{")
+            for line in floats.bf16_store(word, index, value):
+                self.emit(f"  {line}")
+            self.emit("}")
+            return
         # workgroup arrays have a fixed size: naga rejects a constant index past
         # it even under the bounds check, so clamp there too (a no-op at run time)
         position = index if binding.is_host else f"min({index}, {length} - 1u)"
@@ -812,9 +866,14 @@ def _elementwise_access(descriptor: k.DescriptorOp, op: Operation) -> bool:
     if not isinstance(owner, k.InvocationIdOp) or owner.axis_index != 0:
         return False
     binding = descriptor.binding_at(op.slot_number)
-    if binding is None or not binding.is_host or binding.is_atomic:
+    if binding is None or not binding.is_host or binding.is_atomic or _packed_bf16(binding):
         return False
     return bool(binding.static_count) and binding.static_count % VECTOR_WIDTH == 0
+
+
+def _packed_bf16(binding: k.BindingOp) -> bool:
+    """A host bf16 buffer: two 16-bit halves per u32 word."""
+    return binding.is_host and binding.element == "bf16"
 
 
 def print_descriptor(descriptor: k.DescriptorOp, max_bytes: int = MAX_WGSL_BYTES) -> PrintedKernel:
