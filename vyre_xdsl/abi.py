@@ -32,7 +32,7 @@ from xdsl.dialects.builtin import ModuleOp
 
 from vyre_xdsl.diagnostics import VyreDiagnostic, VyreError
 from vyre_xdsl.dialects.vyre import BufferOp, ProgramOp, programs
-from vyre_xdsl.semantics import HOST_DTYPES
+from vyre_xdsl.semantics import ELEMENTS, HOST_DTYPES
 
 
 class RunInputError(VyreError, ValueError):
@@ -86,7 +86,7 @@ class BufferSignature:
     """One host-visible buffer of a module, merged over all programs by name."""
 
     name: str
-    element: str  # ui32, si32, f32, i1
+    element: str  # an IR element type name (`semantics.ELEMENTS`)
     count: int | None  # largest static count; None when runtime-sized anywhere
     min_count: int  # largest static count among all declarations (0 if none)
     requires_input: bool
@@ -260,16 +260,19 @@ def _host_array(buffer: BufferSignature, value: object) -> np.ndarray:
 def _converted(buffer: BufferSignature, source: np.ndarray, where: str) -> np.ndarray:
     """Python numbers to the buffer's dtype, only when no value changes: integers
     and bools in range, floats that are whole and in range for ui32/si32 and i1
-    (an i1 word: non-zero is true); for f32, a float rounds to the nearest f32 (as `np.float32`
-    does) but must not overflow to infinity."""
+    (an i1 word: non-zero is true); for a float type, a float rounds to the nearest value
+    of the type (as `np.float32` does) but must not overflow to infinity."""
     dtype = buffer.host_dtype
+    info = ELEMENTS[buffer.element]
+    lane = ELEMENTS[info.lane] if info.lane is not None else info
     with np.errstate(all="ignore"):
-        if buffer.element == "f32":
-            converted = source.astype(np.float32)
+        if lane.is_float:
+            converted = source.astype(dtype)
             if source.dtype.kind == "f":
                 changed = np.isfinite(source) & ~np.isfinite(converted)
             else:
                 changed = converted.astype(np.float64) != source.astype(np.float64)
+                converted = np.where(changed, 0, converted).astype(dtype)
         else:
             low, high = np.iinfo(dtype).min, np.iinfo(dtype).max
             wide = source.astype(np.float64) if source.dtype.kind == "f" else source

@@ -32,37 +32,130 @@ FLOAT_DTYPES = frozenset(
 U32_MAX = 0xFFFFFFFF
 I32_MIN = -(2**31)
 
+
+@dataclass(frozen=True)
+class ElementType:
+    """One element type of the IR: everything the layers above need to know about it.
+
+    ``family`` is ``uint``, ``sint``, ``float``, ``bool`` or ``vector``; ``bits`` is the
+    width of one lane; a vector has ``lanes`` lanes of the element type ``lane``.
+    ``dtype`` is the numpy dtype of a value in registers (of one lane, for a vector),
+    ``host`` the numpy dtype of the host array of a buffer. ``wgsl`` and
+    ``wgsl_storage`` are the WGSL types in registers and in a storage buffer; None
+    means the WGSL backend cannot lower the type (yet), and it says so with a
+    located error. ``wgsl_feature`` names the wgpu device feature the type needs.
+    """
+
+    name: str
+    family: str
+    bits: int
+    dtype: np.dtype
+    host: np.dtype
+    wgsl: str | None = None
+    wgsl_storage: str | None = None
+    wgsl_feature: str | None = None
+    lanes: int = 1
+    lane: str | None = None
+
+    @property
+    def is_int(self) -> bool:
+        return self.family in ("uint", "sint")
+
+    @property
+    def is_float(self) -> bool:
+        return self.family == "float"
+
+    @property
+    def is_signed(self) -> bool:
+        return self.family == "sint"
+
+    @property
+    def int_range(self) -> tuple[int, int]:
+        """The smallest and largest value of an integer (or i1) type."""
+        if self.family == "bool":
+            return (0, 1)
+        if self.family == "sint":
+            return (-(2 ** (self.bits - 1)), 2 ** (self.bits - 1) - 1)
+        return (0, 2**self.bits - 1)
+
+
+def _scalar(name, family, bits, dtype, host=None, wgsl=None, storage=None, feature=None):
+    host = dtype if host is None else host
+    storage = wgsl if storage is None else storage
+    return ElementType(name, family, bits, np.dtype(dtype), np.dtype(host), wgsl, storage, feature)
+
+
+def _vector(lane: ElementType, lanes: int) -> ElementType:
+    return ElementType(
+        f"vector<{lanes}x{lane.name}>", "vector", lane.bits, lane.dtype, lane.host,
+        lanes=lanes, lane=lane.name,
+    )  # fmt: skip
+
+
+def _element_types() -> dict[str, ElementType]:
+    ui32 = _scalar("ui32", "uint", 32, np.uint32, wgsl="u32")
+    f32 = _scalar("f32", "float", 32, np.float32, wgsl="f32")
+    scalars = [
+        _scalar("ui8", "uint", 8, np.uint8),
+        _scalar("ui16", "uint", 16, np.uint16),
+        ui32,
+        _scalar("ui64", "uint", 64, np.uint64),
+        _scalar("si8", "sint", 8, np.int8),
+        _scalar("si16", "sint", 16, np.int16),
+        _scalar("si32", "sint", 32, np.int32, wgsl="i32"),
+        _scalar("si64", "sint", 64, np.int64),
+        _scalar("f16", "float", 16, np.float16),
+        _scalar("bf16", "float", 16, ml_dtypes.bfloat16),
+        f32,
+        _scalar("f64", "float", 64, np.float64),
+        # Bool: one u32 word per element in a buffer
+        _scalar("i1", "bool", 1, np.bool_, host=np.uint32, wgsl="bool", storage="u32"),
+    ]
+    vectors = [_vector(ui32, 2), _vector(ui32, 4), _vector(f32, 4)]
+    return {t.name: t for t in scalars + vectors}
+
+
+#: IR type name -> its `ElementType`: the one table of element types; every other
+#: per-type table below is derived from it
+ELEMENTS: dict[str, ElementType] = _element_types()
+
 #: IR type name -> numpy dtype used for values in registers.
-NUMPY_DTYPES: dict[str, type[np.generic]] = {
-    "ui32": np.uint32,
-    "si32": np.int32,
-    "f32": np.float32,
-    "i1": np.bool_,
-}
+NUMPY_DTYPES: dict[str, np.dtype] = {n: t.dtype for n, t in ELEMENTS.items()}
 
 #: IR type name -> numpy dtype of the host array of a buffer (Bool is one u32 word).
-HOST_DTYPES: dict[str, type[np.generic]] = {
-    "ui32": np.uint32,
-    "si32": np.int32,
-    "f32": np.float32,
-    "i1": np.uint32,
-}
+HOST_DTYPES: dict[str, np.dtype] = {n: t.host for n, t in ELEMENTS.items()}
 
-#: IR type name -> WGSL type in registers.
-WGSL_TYPES: dict[str, str] = {"ui32": "u32", "si32": "i32", "f32": "f32", "i1": "bool"}
+#: IR type name -> WGSL type in registers (only the types the WGSL backend lowers).
+WGSL_TYPES: dict[str, str] = {n: t.wgsl for n, t in ELEMENTS.items() if t.wgsl}
 
 #: IR type name -> WGSL element type of a storage buffer (Bool is one u32 word).
 WGSL_STORAGE_TYPES: dict[str, str] = {
-    "ui32": "u32",
-    "si32": "i32",
-    "f32": "f32",
-    "i1": "u32",
+    n: t.wgsl_storage for n, t in ELEMENTS.items() if t.wgsl_storage
 }
 
+#: every element type, in the table's order
+ELEMENT_TYPE_NAMES = tuple(ELEMENTS)
+#: the scalar (non-vector) types
+SCALAR_TYPES = tuple(n for n, t in ELEMENTS.items() if t.family != "vector")
+#: every integer type (i1 is not one)
+ALL_INT_TYPES = tuple(n for n, t in ELEMENTS.items() if t.is_int)
+#: every float type
+ALL_FLOAT_TYPES = tuple(n for n, t in ELEMENTS.items() if t.is_float)
+
+# The types each op family accepts today (per-op legality is the `types` of each
+# entry of `OPS`, built from these).
 INT_TYPES = ("ui32", "si32")
 NUMERIC_TYPES = ("ui32", "si32", "f32")
 ALL_TYPES = ("ui32", "si32", "f32", "i1")
 SCALAR_32_TYPES = ("ui32", "si32", "f32")
+
+
+def wgsl_unsupported(tname: str) -> str | None:
+    """Why the WGSL backend cannot lower element type `tname`, or None when it can."""
+    if tname in WGSL_TYPES:
+        return None
+    return f"element type {tname} is not supported by the wgpu backend yet"
+
 
 TRAP_SI32_DIV = "si32.div"
 TRAP_SI32_MOD = "si32.mod"
@@ -737,15 +830,25 @@ def wgsl_fma(ty, a, b, c) -> str:
 
 # --------------------------------------------------------------------------- casts
 
-#: Legal numeric cast pairs (source, target). ``bitcast`` is legal between any two
-#: 32-bit types of :data:`SCALAR_32_TYPES`.
+#: Legal cast pairs (source, target): any two scalar types (and a type to itself).
 CAST_PAIRS: frozenset[tuple[str, str]] = frozenset(
-    (s, t) for s in ALL_TYPES for t in ALL_TYPES if s != t
-) | frozenset((t, t) for t in ALL_TYPES)
+    (s, t) for s in SCALAR_TYPES for t in SCALAR_TYPES
+)
 
-#: target -> (minimum, maximum) of the integer type: f32 -> integer casts
-#: saturate to these, like Rust's `as` (SPEC 3.4)
-_INT_RANGE = {"ui32": (0, U32_MAX), "si32": (I32_MIN, 2**31 - 1)}
+
+def _total_bits(tname: str) -> int:
+    t = ELEMENTS[tname]
+    return t.bits * t.lanes
+
+
+#: Legal bitcast pairs (source, target): two non-Bool types of the same total width
+#: (`f32` and `ui32`, `f64` and `vector<2xui32>`, `vector<4xf32>` and `vector<4xui32>`)
+BITCAST_PAIRS: frozenset[tuple[str, str]] = frozenset(
+    (s, t)
+    for s in ELEMENT_TYPE_NAMES
+    for t in ELEMENT_TYPE_NAMES
+    if s != "i1" and t != "i1" and _total_bits(s) == _total_bits(t)
+)
 
 #: target -> the largest f32 inside the range, used to clamp before WGSL's own
 #: conversion (whose result is only defined inside the range)
@@ -755,26 +858,43 @@ _F32_INSIDE_RANGE = {"ui32": (0.0, 4294967040.0), "si32": (-2147483648.0, 214748
 _F32_OVERFLOW = {"ui32": 4294967296.0, "si32": 2147483648.0}
 
 
+def _saturating_float_to_int(x: np.ndarray, target: ElementType) -> np.ndarray:
+    """Rust's `as` from a float to an integer: truncate toward zero, NaN -> 0,
+    beyond the range -> the type's minimum or maximum (exact for 64-bit targets:
+    every f16/bf16/f32/f64 value is exact in f64, and so are both bounds' powers of 2)."""
+    lo, hi = target.int_range
+    with np.errstate(all="ignore"):
+        wide = np.trunc(x.astype(np.float64))
+        below = wide <= float(lo)
+        above = wide >= float(hi + 1)
+        inside = ~(below | above | np.isnan(wide))
+        out = np.zeros(wide.shape, dtype=target.dtype)
+        out[inside] = wide[inside].astype(target.dtype)
+    out[below] = lo
+    out[above] = hi
+    return out
+
+
 def evaluate_cast(x, source: str, target: str) -> np.ndarray:
-    """Numeric conversion. f32 -> integer is Rust's saturating `as`: truncate
+    """Numeric conversion. A float -> integer is Rust's saturating `as`: truncate
     toward zero, NaN -> 0, beyond the range -> the type's minimum or maximum;
-    integer <-> integer keeps the bits (two's complement); anything -> i1 is
-    `!= 0`; i1 -> number is 0 or 1."""
+    integer -> integer is Rust's `as` too (two's complement: truncate to the target
+    width, sign-extend a signed source, zero-extend an unsigned one); anything -> i1
+    is `!= 0`; i1 -> number is 0 or 1; to a float rounds to nearest even."""
     x = np.asarray(x)
     if source == target:
         return x.copy()
     if target == "i1":
         return x != 0
+    dtype = NUMPY_DTYPES[target]
     if source == "i1":
-        return x.astype(NUMPY_DTYPES[target])
-    if source == "f32":
-        lo, hi = _INT_RANGE[target]
-        with np.errstate(all="ignore"):
-            wide = np.nan_to_num(x.astype(np.float64), nan=0.0, posinf=hi, neginf=lo)
-            return np.clip(np.trunc(wide), lo, hi).astype(np.int64).astype(NUMPY_DTYPES[target])
-    if target == "f32":
-        return x.astype(np.float32)
-    return x.astype(np.int64).astype(NUMPY_DTYPES[target], casting="unsafe")
+        return x.astype(dtype)
+    src, dst = ELEMENTS[source], ELEMENTS[target]
+    if src.is_float and dst.is_int:
+        return _saturating_float_to_int(x, dst)
+    if dst.is_float and src.is_int and target == "bf16":
+        return x.astype(np.float64).astype(dtype)  # ml_dtypes converts from floats
+    return x.astype(dtype, casting="unsafe")
 
 
 def _wgsl_saturating_cast(x: str, target: str) -> str:
@@ -813,6 +933,7 @@ def wgsl_cast(x: str, source: str, target: str) -> str:
 
 
 def evaluate_bitcast(x, source: str, target: str) -> np.ndarray:
+    """The same bits read as another type of the same width (scalars only for now)."""
     return np.asarray(x).astype(NUMPY_DTYPES[source]).view(NUMPY_DTYPES[target])
 
 

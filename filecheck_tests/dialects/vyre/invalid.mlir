@@ -36,7 +36,7 @@ vyre.program @p workgroup_size [64, 1, 1] {
 
 vyre.program @p workgroup_size [64, 1, 1] {
   %t = vyre.const true : i1
-// CHECK: invalid.mlir:[[# @LINE + 1]]:3: error: bitcast is between 32-bit types ui32, si32 and f32, not i1
+// CHECK: invalid.mlir:[[# @LINE + 1]]:3: error: no bitcast from i1 to ui32: a bitcast is between two non-i1 types of the same width
   %r = vyre.bitcast %t : i1 to ui32
 }
 
@@ -261,8 +261,8 @@ vyre.program @p workgroup_size [64, 1, 1] {
 // -----
 
 vyre.program @p workgroup_size [64, 1, 1] {
-// CHECK: invalid.mlir:[[# @LINE + 1]]:3: error: unsupported element type f64 for buffer @x; vyre supports ui32, si32, f32 and i1
-  vyre.buffer @x binding 0 read_only : f64[4]
+// CHECK: invalid.mlir:[[# @LINE + 1]]:3: error: unsupported element type i64 for buffer @x; vyre supports ui8, ui16, ui32, ui64, si8, si16, si32, si64, f16, bf16, f32, f64, i1, vector<2xui32>, vector<4xui32>, vector<4xf32>
+  vyre.buffer @x binding 0 read_only : i64[4]
 }
 
 // -----
@@ -289,8 +289,8 @@ vyre.program @p workgroup_size [64, 1, 1] {
 // -----
 
 vyre.program @p workgroup_size [64, 1, 1] {
-// CHECK: invalid.mlir:[[# @LINE + 1]]:25: error: unsupported element type f64; vyre supports ui32, si32, f32 and i1
-  %a = vyre.const 1.0 : f64
+// CHECK: invalid.mlir:[[# @LINE + 1]]:23: error: unsupported element type i64; vyre supports ui8, ui16, ui32, ui64, si8, si16, si32, si64, f16, bf16, f32, f64, i1, vector<2xui32>, vector<4xui32>, vector<4xf32>
+  %a = vyre.const 1 : i64
 }
 
 // -----

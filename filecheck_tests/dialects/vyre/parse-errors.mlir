@@ -18,7 +18,7 @@ vyre.program @p {
 // -----
 
 vyre.program @p workgroup_size [64, 1, 1] {
-// CHECK: parse-errors.mlir:[[# @LINE + 1]]:41: error: unknown type 'u32'; vyre element types are ui32, si32, f32 and i1
+// CHECK: parse-errors.mlir:[[# @LINE + 1]]:41: error: unknown type 'u32'; vyre element types are ui8, ui16, ui32, ui64, si8, si16, si32, si64, f16, bf16, f32, f64, i1, vector<2xui32>, vector<4xui32>, vector<4xf32>
   vyre.buffer @x binding 0 read_write : u32[64]
 }
 

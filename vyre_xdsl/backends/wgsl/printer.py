@@ -876,8 +876,29 @@ def _packed_bf16(binding: k.BindingOp) -> bool:
     return binding.is_host and binding.element == "bf16"
 
 
+def _unsupported_type(op: Operation) -> str | None:
+    """Why the WGSL backend cannot lower an element type that `op` uses, or None."""
+    types = [r.type for r in op.results] + [o.type for o in op.operands]
+    if isinstance(op, k.BindingOp):
+        types.append(op.element_type)
+    for ty in types:
+        tname = v.type_name(ty)
+        if tname is not None and (why := semantics.wgsl_unsupported(tname)) is not None:
+            return why
+    return None
+
+
+def check_types(descriptor: k.DescriptorOp) -> None:
+    """Raise a located error on the first op whose element type the WGSL backend
+    cannot lower."""
+    for op in descriptor.walk():
+        if (why := _unsupported_type(op)) is not None:
+            raise VyreDiagnostic([(op, why)])
+
+
 def print_descriptor(descriptor: k.DescriptorOp, max_bytes: int = MAX_WGSL_BYTES) -> PrintedKernel:
     """The WGSL module of one descriptor."""
+    check_types(descriptor)
     printed = _Printer(descriptor).print()
     size = len(printed.wgsl.encode())
     if size > max_bytes:
