@@ -8,11 +8,11 @@ import re
 import numpy as np
 
 from vyre_xdsl.dialects.vyre import Vyre
-from vyre_xdsl.semantics import OPS
+from vyre_xdsl.semantics import ELEMENT_TYPE_NAMES, OPS
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 LANGUAGE = open(os.path.join(ROOT, "docs", "language.md"), encoding="utf-8").read()
-TYPE_NAMES = {"ui32", "si32", "f32", "i1"}
+TYPE_NAMES = set(ELEMENT_TYPE_NAMES)
 
 
 def test_every_registered_vyre_op_is_documented():

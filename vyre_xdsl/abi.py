@@ -238,6 +238,8 @@ def _host_array(buffer: BufferSignature, value: object) -> np.ndarray:
     if isinstance(value, np.ndarray):
         if buffer.element == "i1" and value.dtype == np.bool_:
             return value.astype(np.uint32)
+        if value.dtype == np.dtype("V2") and buffer.element == "bf16":
+            return value.view(buffer.host_dtype)  # a bfloat16 array saved by numpy as .npy
         if value.dtype != buffer.host_dtype:
             raise InputDtypeError(f"{where} has dtype {value.dtype}; expected {_describe(buffer)}")
         return value

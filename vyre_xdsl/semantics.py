@@ -70,6 +70,11 @@ class ElementType:
         return self.family == "sint"
 
     @property
+    def storage_bytes(self) -> int:
+        """Bytes one element takes in a storage buffer (a Bool is one u32 word)."""
+        return 4 if self.family == "bool" else self.bits * self.lanes // 8
+
+    @property
     def int_range(self) -> tuple[int, int]:
         """The smallest and largest value of an integer (or i1) type."""
         if self.family == "bool":
@@ -104,10 +109,11 @@ def _element_types() -> dict[str, ElementType]:
         _scalar("si16", "sint", 16, np.int16),
         _scalar("si32", "sint", 32, np.int32, wgsl="i32"),
         _scalar("si64", "sint", 64, np.int64),
-        _scalar("f16", "float", 16, np.float16),
-        _scalar("bf16", "float", 16, ml_dtypes.bfloat16),
+        _scalar("f16", "float", 16, np.float16, wgsl="f16", feature="shader-f16"),
+        # bf16: an f32 holding a bf16 value in registers; two halves per u32 word in a buffer
+        _scalar("bf16", "float", 16, ml_dtypes.bfloat16, wgsl="f32", storage="u32"),
         f32,
-        _scalar("f64", "float", 64, np.float64),
+        _scalar("f64", "float", 64, np.float64, wgsl="f64", feature="shader-f64"),
         # Bool: one u32 word per element in a buffer
         _scalar("i1", "bool", 1, np.bool_, host=np.uint32, wgsl="bool", storage="u32"),
     ]
@@ -148,6 +154,18 @@ INT_TYPES = ("ui32", "si32")
 NUMERIC_TYPES = ("ui32", "si32", "f32")
 ALL_TYPES = ("ui32", "si32", "f32", "i1")
 SCALAR_32_TYPES = ("ui32", "si32", "f32")
+#: the float types beyond f32: every op that takes f32 takes them, but for the
+#: approximate ones on f64 (Vulkan defines no 64-bit sin, exp, log, ...)
+WIDE_FLOATS = ("f16", "bf16", "f64")
+#: the types of the approximate float ops (sin, exp, log, ...)
+APPROX_FLOATS = ("f16", "bf16", "f32")
+#: every float type
+FLOATS = ("f16", "bf16", "f32", "f64")
+
+
+def storage_bytes(tname: str, count: int) -> int:
+    """Bytes of a storage buffer of `count` elements of `tname`, in whole u32 words."""
+    return (ELEMENTS[tname].storage_bytes * count + 3) // 4 * 4
 
 
 def wgsl_unsupported(tname: str) -> str | None:
@@ -548,13 +566,13 @@ MUL_HIGH_HELPER = """fn vyre_mul_high_u32(a: u32, b: u32) -> u32 {
 def _make_table() -> dict[str, OpSemantics]:
     ops: list[OpSemantics] = [
         # ----------------------------------------------------------- binary
-        OpSemantics("add", "binary", NUMERIC_TYPES, _add, _bin("({a} + {b})"), commutative=True),
-        OpSemantics("sub", "binary", NUMERIC_TYPES, _sub, _bin("({a} - {b})")),
-        OpSemantics("mul", "binary", NUMERIC_TYPES, _mul, _bin("({a} * {b})"), commutative=True),
+        OpSemantics("add", "binary", NUMERIC_TYPES + WIDE_FLOATS, _add, _bin("({a} + {b})"), commutative=True),
+        OpSemantics("sub", "binary", NUMERIC_TYPES + WIDE_FLOATS, _sub, _bin("({a} - {b})")),
+        OpSemantics("mul", "binary", NUMERIC_TYPES + WIDE_FLOATS, _mul, _bin("({a} * {b})"), commutative=True),
         OpSemantics(
             "div",
             "binary",
-            NUMERIC_TYPES,
+            NUMERIC_TYPES + WIDE_FLOATS,
             _div,
             _wgsl_div,
             ulp=3.0,
@@ -572,8 +590,8 @@ def _make_table() -> dict[str, OpSemantics]:
             wgsl_trap=lambda ty, a, b: _wgsl_si32_trap(ty, a, b) if ty == "i32" else None,
             trap_tag=TRAP_SI32_MOD,
         ),
-        OpSemantics("min", "binary", NUMERIC_TYPES, _min, _bin("min({a}, {b})"), commutative=True),
-        OpSemantics("max", "binary", NUMERIC_TYPES, _max, _bin("max({a}, {b})"), commutative=True),
+        OpSemantics("min", "binary", NUMERIC_TYPES + WIDE_FLOATS, _min, _bin("min({a}, {b})"), commutative=True),
+        OpSemantics("max", "binary", NUMERIC_TYPES + WIDE_FLOATS, _max, _bin("max({a}, {b})"), commutative=True),
         OpSemantics(
             "bit_and", "binary", INT_TYPES, np.bitwise_and, _bin("({a} & {b})"), commutative=True
         ),
@@ -639,16 +657,16 @@ def _make_table() -> dict[str, OpSemantics]:
             _wgsl_rotate(False),
         ),
         # ----------------------------------------------------------- compare
-        OpSemantics("eq", "compare", ALL_TYPES, np.equal, _bin("({a} == {b})"), commutative=True),
+        OpSemantics("eq", "compare", ALL_TYPES + WIDE_FLOATS, np.equal, _bin("({a} == {b})"), commutative=True),
         # `!(a == b)`: naga emits an *ordered* not-equal for `!=` on f32, which is
         # false when an operand is NaN (measured on lavapipe); IEEE says true.
         OpSemantics(
-            "ne", "compare", ALL_TYPES, np.not_equal, _bin("(!({a} == {b}))"), commutative=True
+            "ne", "compare", ALL_TYPES + WIDE_FLOATS, np.not_equal, _bin("(!({a} == {b}))"), commutative=True
         ),
-        OpSemantics("lt", "compare", NUMERIC_TYPES, np.less, _bin("({a} < {b})")),
-        OpSemantics("le", "compare", NUMERIC_TYPES, np.less_equal, _bin("({a} <= {b})")),
-        OpSemantics("gt", "compare", NUMERIC_TYPES, np.greater, _bin("({a} > {b})")),
-        OpSemantics("ge", "compare", NUMERIC_TYPES, np.greater_equal, _bin("({a} >= {b})")),
+        OpSemantics("lt", "compare", NUMERIC_TYPES + WIDE_FLOATS, np.less, _bin("({a} < {b})")),
+        OpSemantics("le", "compare", NUMERIC_TYPES + WIDE_FLOATS, np.less_equal, _bin("({a} <= {b})")),
+        OpSemantics("gt", "compare", NUMERIC_TYPES + WIDE_FLOATS, np.greater, _bin("({a} > {b})")),
+        OpSemantics("ge", "compare", NUMERIC_TYPES + WIDE_FLOATS, np.greater_equal, _bin("({a} >= {b})")),
         # ----------------------------------------------------------- logic
         # on ui32, upstream's truthiness: non-zero is true; the result is i1
         OpSemantics(
@@ -657,54 +675,54 @@ def _make_table() -> dict[str, OpSemantics]:
         OpSemantics("or", "logic", ("i1", "ui32"), _logical_or, _wgsl_logic("|"), commutative=True),
         # ----------------------------------------------------------- unary
         OpSemantics("not", "unary", ("i1", "ui32"), _logical_not, _wgsl_not, result="i1"),
-        OpSemantics("neg", "unary", NUMERIC_TYPES, _neg, _wgsl_neg),
+        OpSemantics("neg", "unary", NUMERIC_TYPES + WIDE_FLOATS, _neg, _wgsl_neg),
         OpSemantics("bit_not", "unary", INT_TYPES, _bit_not, _un("(~{a})")),
         OpSemantics("popcount", "unary", INT_TYPES, _popcount, _un("countOneBits({a})")),
         OpSemantics("clz", "unary", INT_TYPES, _clz, _un("countLeadingZeros({a})")),
         OpSemantics("ctz", "unary", INT_TYPES, _ctz, _un("countTrailingZeros({a})")),
         OpSemantics("reverse_bits", "unary", INT_TYPES, _reverse_bits, _un("reverseBits({a})")),
-        OpSemantics("abs", "unary", NUMERIC_TYPES, _abs, _un("abs({a})")),
-        OpSemantics("sign", "unary", ("si32", "f32"), _sign, _wgsl_sign),
-        OpSemantics("sqrt", "unary", ("f32",), _float_unary(np.sqrt), _un("sqrt({a})"), ulp=3.0),
+        OpSemantics("abs", "unary", NUMERIC_TYPES + WIDE_FLOATS, _abs, _un("abs({a})")),
+        OpSemantics("sign", "unary", ("si32", *FLOATS), _sign, _wgsl_sign),
+        OpSemantics("sqrt", "unary", FLOATS, _float_unary(np.sqrt), _un("sqrt({a})"), ulp=3.0),
         OpSemantics(
             "inverse_sqrt",
             "unary",
-            ("f32",),
+            FLOATS,
             _float_unary(lambda x: 1.0 / np.sqrt(x)),
             _un("inverseSqrt({a})"),
             ulp=3.0,
         ),
-        OpSemantics("floor", "unary", ("f32",), _float_unary(np.floor), _un("floor({a})")),
-        OpSemantics("ceil", "unary", ("f32",), _float_unary(np.ceil), _un("ceil({a})")),
-        OpSemantics("round", "unary", ("f32",), _float_unary(np.rint), _un("round({a})")),
-        OpSemantics("trunc", "unary", ("f32",), _float_unary(np.trunc), _un("trunc({a})")),
-        OpSemantics("exp", "unary", ("f32",), _float_unary(np.exp), _un("exp({a})"), ulp=64.0),
-        OpSemantics("exp2", "unary", ("f32",), _float_unary(np.exp2), _un("exp2({a})"), ulp=64.0),
-        OpSemantics("log", "unary", ("f32",), _float_unary(np.log), _un("log({a})"), ulp=16.0),
-        OpSemantics("log2", "unary", ("f32",), _float_unary(np.log2), _un("log2({a})"), ulp=16.0),
-        OpSemantics("sin", "unary", ("f32",), _float_unary(np.sin), _un("sin({a})"), ulp=4096.0),
-        OpSemantics("cos", "unary", ("f32",), _float_unary(np.cos), _un("cos({a})"), ulp=4096.0),
-        OpSemantics("tan", "unary", ("f32",), _float_unary(np.tan), _un("tan({a})"), ulp=8192.0),
-        OpSemantics("tanh", "unary", ("f32",), _float_unary(np.tanh), _wgsl_tanh, ulp=8192.0),
+        OpSemantics("floor", "unary", FLOATS, _float_unary(np.floor), _un("floor({a})")),
+        OpSemantics("ceil", "unary", FLOATS, _float_unary(np.ceil), _un("ceil({a})")),
+        OpSemantics("round", "unary", FLOATS, _float_unary(np.rint), _un("round({a})")),
+        OpSemantics("trunc", "unary", FLOATS, _float_unary(np.trunc), _un("trunc({a})")),
+        OpSemantics("exp", "unary", APPROX_FLOATS, _float_unary(np.exp), _un("exp({a})"), ulp=64.0),
+        OpSemantics("exp2", "unary", APPROX_FLOATS, _float_unary(np.exp2), _un("exp2({a})"), ulp=64.0),
+        OpSemantics("log", "unary", APPROX_FLOATS, _float_unary(np.log), _un("log({a})"), ulp=16.0),
+        OpSemantics("log2", "unary", APPROX_FLOATS, _float_unary(np.log2), _un("log2({a})"), ulp=16.0),
+        OpSemantics("sin", "unary", APPROX_FLOATS, _float_unary(np.sin), _un("sin({a})"), ulp=4096.0),
+        OpSemantics("cos", "unary", APPROX_FLOATS, _float_unary(np.cos), _un("cos({a})"), ulp=4096.0),
+        OpSemantics("tan", "unary", APPROX_FLOATS, _float_unary(np.tan), _un("tan({a})"), ulp=8192.0),
+        OpSemantics("tanh", "unary", APPROX_FLOATS, _float_unary(np.tanh), _wgsl_tanh, ulp=8192.0),
         OpSemantics(
             "reciprocal",
             "unary",
-            ("f32",),
+            FLOATS,
             _float_unary(lambda x: 1.0 / x),
             _un("(1.0 / {a})"),
             ulp=3.0,
         ),
         OpSemantics(
-            "acos", "unary", ("f32",), _float_unary(np.arccos), _un("acos({a})"), ulp=8192.0
+            "acos", "unary", APPROX_FLOATS, _float_unary(np.arccos), _un("acos({a})"), ulp=8192.0
         ),
         OpSemantics(
-            "asin", "unary", ("f32",), _float_unary(np.arcsin), _un("asin({a})"), ulp=8192.0
+            "asin", "unary", APPROX_FLOATS, _float_unary(np.arcsin), _un("asin({a})"), ulp=8192.0
         ),
         OpSemantics(
-            "atan", "unary", ("f32",), _float_unary(np.arctan), _un("atan({a})"), ulp=4096.0
+            "atan", "unary", APPROX_FLOATS, _float_unary(np.arctan), _un("atan({a})"), ulp=4096.0
         ),
-        OpSemantics("sinh", "unary", ("f32",), _float_unary(np.sinh), _un("sinh({a})"), ulp=8192.0),
-        OpSemantics("cosh", "unary", ("f32",), _float_unary(np.cosh), _un("cosh({a})"), ulp=8192.0),
+        OpSemantics("sinh", "unary", APPROX_FLOATS, _float_unary(np.sinh), _un("sinh({a})"), ulp=8192.0),
+        OpSemantics("cosh", "unary", APPROX_FLOATS, _float_unary(np.cosh), _un("cosh({a})"), ulp=8192.0),
         # upstream's bit unpacking: a nibble or byte of a 32-bit integer, as a ui32
         OpSemantics(
             "unpack4_low",
@@ -742,21 +760,21 @@ def _make_table() -> dict[str, OpSemantics]:
         OpSemantics(
             "is_nan",
             "predicate",
-            ("f32",),
+            FLOATS,
             np.isnan,
             _un("((bitcast<u32>({a}) & 0x7fffffffu) > 0x7f800000u)"),
         ),
         OpSemantics(
             "is_inf",
             "predicate",
-            ("f32",),
+            FLOATS,
             np.isinf,
             _un("((bitcast<u32>({a}) & 0x7fffffffu) == 0x7f800000u)"),
         ),
         OpSemantics(
             "is_finite",
             "predicate",
-            ("f32",),
+            FLOATS,
             np.isfinite,
             _un("((bitcast<u32>({a}) & 0x7f800000u) != 0x7f800000u)"),
         ),

@@ -389,8 +389,7 @@ def select_const_case(ty: str) -> Case:
     specials = [largest(ty), -smallest_subnormal(ty), math.inf, -0.0, round_to(0.1, ty)]
     n = len(specials)
     consts = "".join(
-        f"  %k{j} = vyre.const {value!r} : {ty}\n".replace("inf", "0x" + _bits_hex(value, ty))
-        for j, value in enumerate(specials)
+        f"  %k{j} = vyre.const {_literal(value, ty)} : {ty}\n" for j, value in enumerate(specials)
     )
     body = "  %i = vyre.invocation_id x\n  %x = vyre.load @a[%i] : " + ty + "\n" + consts
     for j in range(n):
@@ -413,6 +412,15 @@ def select_const_case(ty: str) -> Case:
         {"out": host(want, ty)},
         flushed={"out": host([flush(v, ty) for v in want], ty)},
     )
+
+
+def _literal(value: float, ty: str) -> str:
+    """An MLIR float literal (a point before any exponent) or, for an infinity, the
+    hex bit pattern of the type's width."""
+    if math.isinf(value):
+        return "0x" + _bits_hex(value, ty)
+    mantissa, e, exponent = repr(value).partition("e")
+    return f"{mantissa}.0e{exponent}" if e and "." not in mantissa else repr(value)
 
 
 def _bits_hex(value: float, ty: str) -> str:
@@ -521,7 +529,7 @@ def bf16_rounding_case() -> Case:
     1 + 2^-8 is halfway between 1 and 1 + 2^-7 (even: 1); 1 + 3 * 2^-8 is halfway
     between 1 + 2^-7 and 1 + 2^-6 (even: 1 + 2^-6)."""
     a = [1.0, 1.0 + 2.0**-7, 1.0, -1.0, 256.0, 3.3895313892515355e38]
-    b = [2.0**-8, 2.0**-8, 2.0**-8 + 2.0**-16, -(2.0**-8), 1.0, 2.0**120]
+    b = [2.0**-8, 2.0**-8, 2.0**-8 + 2.0**-15, -(2.0**-8), 1.0, 2.0**120]
     want = [round_to(Fraction(x) + Fraction(y), "bf16") for x, y in zip(a, b)]
     assert want[:5] == [1.0, 1.0 + 2.0**-6, 1.0 + 2.0**-7, -1.0, 256.0]
     return Case(

@@ -2558,23 +2558,32 @@ class SelectOp(IRDLOperation):
 
 @irdl_op_definition
 class FmaOp(IRDLOperation):
-    """Fused multiply-add `a * b + c` on f32.
+    """Fused multiply-add `a * b + c`, rounded once, on a float type (f16, bf16,
+    f32, f64).
 
     ```mlir
     %r = vyre.fma %a, %b, %c : f32
+    %h = vyre.fma %x, %y, %z : f16
     ```
     """
 
     name = "vyre.fma"
-    a = operand_def(f32)
-    b = operand_def(f32)
-    c = operand_def(f32)
-    result = result_def(f32)
+    T: ClassVar = VarConstraint("T", AnyAttr())
+    a = operand_def(T)
+    b = operand_def(T)
+    c = operand_def(T)
+    result = result_def(T)
     traits = traits_def(Pure())
     assembly_format = "$a `,` $b `,` $c attr-dict `:` type($result)"
 
     def __init__(self, a, b, c):
-        super().__init__(operands=[a, b, c], result_types=[f32])
+        super().__init__(operands=[a, b, c], result_types=[SSAValue.get(a).type])
+
+    def verify_(self) -> None:
+        if not is_float_type(self.result.type):
+            raise VerifyException(
+                f"'vyre.fma' takes a float type (f16, bf16, f32, f64), not {self.result.type}"
+            )
 
 
 class _ConversionOp(IRDLOperation):

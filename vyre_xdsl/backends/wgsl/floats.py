@@ -248,18 +248,6 @@ _ONE_ZERO = {
 }
 
 
-def cast_helpers(source: str, target: str) -> tuple[str, ...]:
-    """The helper functions `cast(x, source, target)` calls."""
-    helpers: list[str] = []
-    if target == "bf16" and source != "bf16":
-        helpers.append(BF16_ROUND_HELPER)
-        if source == "f64":
-            helpers.append(F64_TO_F32_ODD_HELPER)
-        if source in ("ui32", "si32"):
-            helpers.append(U32_TO_F32_ODD_HELPER)
-    return tuple(helpers)
-
-
 def cast(x: str, source: str, target: str, saturating_f32) -> str:
     """`vyre.cast` between two types of which one is f16, bf16 or f64 (the other
     ui32, si32, i1 or another float). Float -> float rounds to nearest even once;
@@ -288,6 +276,8 @@ def _float_to_float(x: str, source: str, target: str) -> str:
         return bf16_round(x if source == "f32" else f"f32({x})")
     if source == "bf16":  # an f32 register
         return x if target == "f32" else f"{REGISTER_TYPES[target]}({x})"
+    if source == "f64" and target == "f16":  # lavapipe converts through f32: round to odd first
+        return f"f16({F32_ROUND_TO_ODD}({x}))"
     return f"{REGISTER_TYPES.get(target, target)}({x})"
 
 
@@ -342,21 +332,22 @@ def f64_from_bits(words: str) -> str:
 
 
 def bitcast(x: str, source: str, target: str) -> str:
-    """`vyre.bitcast` between a float of this module and the integer or vector
-    type of the same width (16-bit integers and vectors live in u32 lanes)."""
+    """`vyre.bitcast` between a float of this module and another type of the same
+    width: f16 and bf16 with each other and the 16-bit integers (whose registers
+    are 32-bit), f64 with the 64-bit types (`vec2<u32>` registers, low word first)."""
     if source == target:
         return x
-    if source == "f16":
-        return _narrow_int(f16_bits(x), target)
-    if target == "f16":
-        return f16_from_bits(_widen_bits(x, source))
-    if source == "bf16":
-        return _narrow_int(bf16_bits(x), target)
-    if target == "bf16":
-        return bf16_from_bits(f"({_widen_bits(x, source)} & 0xffffu)")
+    if source in ("f16", "bf16"):
+        bits = f16_bits(x) if source == "f16" else bf16_bits(x)
+        if target in ("f16", "bf16"):
+            return f16_from_bits(bits) if target == "f16" else bf16_from_bits(bits)
+        return _narrow_int(bits, target)
+    if target in ("f16", "bf16"):
+        bits = _widen_bits(x, source)
+        return f16_from_bits(bits) if target == "f16" else bf16_from_bits(f"({bits} & 0xffffu)")
     if source == "f64":
-        return _from_words(f64_bits(x), target)
-    return f64_from_bits(_to_words(x, source))
+        return f64_bits(x)
+    return f64_from_bits(x)
 
 
 def _narrow_int(bits: str, target: str) -> str:
@@ -369,15 +360,6 @@ def _narrow_int(bits: str, target: str) -> str:
 def _widen_bits(x: str, source: str) -> str:
     """The low 16 bits of a 16-bit integer register, as a u32."""
     return f"(bitcast<u32>({x}) & 0xffffu)" if source == "si16" else x
-
-
-def _from_words(words: str, target: str) -> str:
-    """A `vec2<u32>` of bits as the 64-bit integer or vector register `target`."""
-    return words
-
-
-def _to_words(x: str, source: str) -> str:
-    return x
 
 
 #: helper name -> the helper function (the printer adds those an expression calls)
