@@ -24,13 +24,16 @@ from vyre_xdsl.builder import ProgramBuilder, module_of
 from vyre_xdsl.dialects import vyre
 from vyre_xdsl.dialects.vyre import type_name
 
-TYPES = ("ui32", "si32", "f32", "i1")
+TYPES = ("ui32", "si32", "f32", "i1", "f16", "bf16", "f64")
 WORKGROUPS = [(64, 1, 1), (1, 1, 1), (8, 8, 1), (4, 2, 2), (256, 1, 1), (16, 1, 1), (2, 1, 1)]
 CONSTANTS = {
     "ui32": [0, 1, 7, 31, 32, 255, 4294967295],
     "si32": [0, 1, -1, 7, -2147483648, 2147483647],
     "f32": [0.0, -0.0, 1.5, -2.25, 1e-40, 3.0e38, float("inf"), float("nan")],
     "i1": [True, False],
+    "f16": [0.0, -0.0, 1.5, 65504.0, 6e-08, float("inf"), float("nan")],
+    "bf16": [0.0, -0.0, 1.5, 3.0e38, 1e-40, float("-inf"), float("nan")],
+    "f64": [0.0, -0.0, 1.5, 1e300, 5e-324, float("inf"), float("nan")],
 }
 
 
@@ -117,7 +120,7 @@ class _Gen:
         self.buffers["ui32"].append("counters")
         self.writable["ui32"].append("counters")
         if self.rng.random() < 0.5:
-            ty = self.rng.choice(("ui32", "f32", "i1"))
+            ty = self.rng.choice(("ui32", "f32", "i1", "f16", "bf16", "f64"))
             self.b.buffer("tile", "workgroup", ty, 64)
             self.buffers[ty].append("tile")
             self.writable[ty].append("tile")
@@ -149,14 +152,15 @@ class _Gen:
             ty = self.rng.choice(TYPES)
             self.add(self.b.select(self.value("i1"), self.value(ty), self.value(ty)))
         elif roll < 0.85:
-            self.add(self.b.fma(self.value("f32"), self.value("f32"), self.value("f32")))
+            ty = self.rng.choice(semantics.FLOATS)
+            self.add(self.b.fma(self.value(ty), self.value(ty), self.value(ty)))
         elif roll < 0.95:
             source, target = self.rng.choice(TYPES), self.rng.choice(TYPES)
             self.add(self.b.cast(self.value(source), target))
         else:
-            source, target = (
-                self.rng.choice(semantics.SCALAR_32_TYPES),
-                self.rng.choice(semantics.SCALAR_32_TYPES),
+            source, target = self.rng.choice(
+                [(s, t) for s in semantics.SCALAR_32_TYPES for t in semantics.SCALAR_32_TYPES]
+                + [("f16", "bf16"), ("bf16", "f16")]
             )
             self.add(self.b.bitcast(self.value(source), target))
 

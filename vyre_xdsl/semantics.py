@@ -91,10 +91,33 @@ def _scalar(name, family, bits, dtype, host=None, wgsl=None, storage=None, featu
 
 
 def _vector(lane: ElementType, lanes: int) -> ElementType:
+    """A vector type: registers and host buffers hold one numpy record per vector,
+    with one field per lane (`x`, `y`, `z`, `w`), so that arrays of vectors are
+    one-dimensional like arrays of scalars (the run API takes `(n, lanes)` arrays of
+    the lane type and returns them so)."""
+    record = np.dtype([(LANE_NAMES[k], lane.dtype) for k in range(lanes)])
+    wgsl = f"vec{lanes}<{lane.wgsl}>"
     return ElementType(
-        f"vector<{lanes}x{lane.name}>", "vector", lane.bits, lane.dtype, lane.host,
-        lanes=lanes, lane=lane.name,
+        f"vector<{lanes}x{lane.name}>", "vector", lane.bits, record, record,
+        wgsl=wgsl, wgsl_storage=wgsl, lanes=lanes, lane=lane.name,
     )  # fmt: skip
+
+
+#: the lanes of a vector, in order: fields of its numpy record, components in WGSL
+LANE_NAMES = "xyzw"
+
+
+def vector_lanes(values: np.ndarray) -> np.ndarray:
+    """An array of vector records as a `(n, lanes)` array of the lane type."""
+    values = np.ascontiguousarray(values)
+    lane = values.dtype[0]
+    return values.view(lane).reshape(values.shape[0], len(values.dtype.names))
+
+
+def vector_records(lanes: np.ndarray, record: np.dtype) -> np.ndarray:
+    """A `(n, lanes)` array of the lane type as an array of vector records."""
+    lanes = np.ascontiguousarray(lanes, dtype=record[0])
+    return lanes.view(record).reshape(lanes.shape[0])
 
 
 def _element_types() -> dict[str, ElementType]:
@@ -566,9 +589,23 @@ MUL_HIGH_HELPER = """fn vyre_mul_high_u32(a: u32, b: u32) -> u32 {
 def _make_table() -> dict[str, OpSemantics]:
     ops: list[OpSemantics] = [
         # ----------------------------------------------------------- binary
-        OpSemantics("add", "binary", NUMERIC_TYPES + WIDE_FLOATS, _add, _bin("({a} + {b})"), commutative=True),
+        OpSemantics(
+            "add",
+            "binary",
+            NUMERIC_TYPES + WIDE_FLOATS,
+            _add,
+            _bin("({a} + {b})"),
+            commutative=True,
+        ),
         OpSemantics("sub", "binary", NUMERIC_TYPES + WIDE_FLOATS, _sub, _bin("({a} - {b})")),
-        OpSemantics("mul", "binary", NUMERIC_TYPES + WIDE_FLOATS, _mul, _bin("({a} * {b})"), commutative=True),
+        OpSemantics(
+            "mul",
+            "binary",
+            NUMERIC_TYPES + WIDE_FLOATS,
+            _mul,
+            _bin("({a} * {b})"),
+            commutative=True,
+        ),
         OpSemantics(
             "div",
             "binary",
@@ -590,8 +627,22 @@ def _make_table() -> dict[str, OpSemantics]:
             wgsl_trap=lambda ty, a, b: _wgsl_si32_trap(ty, a, b) if ty == "i32" else None,
             trap_tag=TRAP_SI32_MOD,
         ),
-        OpSemantics("min", "binary", NUMERIC_TYPES + WIDE_FLOATS, _min, _bin("min({a}, {b})"), commutative=True),
-        OpSemantics("max", "binary", NUMERIC_TYPES + WIDE_FLOATS, _max, _bin("max({a}, {b})"), commutative=True),
+        OpSemantics(
+            "min",
+            "binary",
+            NUMERIC_TYPES + WIDE_FLOATS,
+            _min,
+            _bin("min({a}, {b})"),
+            commutative=True,
+        ),
+        OpSemantics(
+            "max",
+            "binary",
+            NUMERIC_TYPES + WIDE_FLOATS,
+            _max,
+            _bin("max({a}, {b})"),
+            commutative=True,
+        ),
         OpSemantics(
             "bit_and", "binary", INT_TYPES, np.bitwise_and, _bin("({a} & {b})"), commutative=True
         ),
@@ -657,16 +708,32 @@ def _make_table() -> dict[str, OpSemantics]:
             _wgsl_rotate(False),
         ),
         # ----------------------------------------------------------- compare
-        OpSemantics("eq", "compare", ALL_TYPES + WIDE_FLOATS, np.equal, _bin("({a} == {b})"), commutative=True),
+        OpSemantics(
+            "eq",
+            "compare",
+            ALL_TYPES + WIDE_FLOATS,
+            np.equal,
+            _bin("({a} == {b})"),
+            commutative=True,
+        ),
         # `!(a == b)`: naga emits an *ordered* not-equal for `!=` on f32, which is
         # false when an operand is NaN (measured on lavapipe); IEEE says true.
         OpSemantics(
-            "ne", "compare", ALL_TYPES + WIDE_FLOATS, np.not_equal, _bin("(!({a} == {b}))"), commutative=True
+            "ne",
+            "compare",
+            ALL_TYPES + WIDE_FLOATS,
+            np.not_equal,
+            _bin("(!({a} == {b}))"),
+            commutative=True,
         ),
         OpSemantics("lt", "compare", NUMERIC_TYPES + WIDE_FLOATS, np.less, _bin("({a} < {b})")),
-        OpSemantics("le", "compare", NUMERIC_TYPES + WIDE_FLOATS, np.less_equal, _bin("({a} <= {b})")),
+        OpSemantics(
+            "le", "compare", NUMERIC_TYPES + WIDE_FLOATS, np.less_equal, _bin("({a} <= {b})")
+        ),
         OpSemantics("gt", "compare", NUMERIC_TYPES + WIDE_FLOATS, np.greater, _bin("({a} > {b})")),
-        OpSemantics("ge", "compare", NUMERIC_TYPES + WIDE_FLOATS, np.greater_equal, _bin("({a} >= {b})")),
+        OpSemantics(
+            "ge", "compare", NUMERIC_TYPES + WIDE_FLOATS, np.greater_equal, _bin("({a} >= {b})")
+        ),
         # ----------------------------------------------------------- logic
         # on ui32, upstream's truthiness: non-zero is true; the result is i1
         OpSemantics(
@@ -697,12 +764,22 @@ def _make_table() -> dict[str, OpSemantics]:
         OpSemantics("round", "unary", FLOATS, _float_unary(np.rint), _un("round({a})")),
         OpSemantics("trunc", "unary", FLOATS, _float_unary(np.trunc), _un("trunc({a})")),
         OpSemantics("exp", "unary", APPROX_FLOATS, _float_unary(np.exp), _un("exp({a})"), ulp=64.0),
-        OpSemantics("exp2", "unary", APPROX_FLOATS, _float_unary(np.exp2), _un("exp2({a})"), ulp=64.0),
+        OpSemantics(
+            "exp2", "unary", APPROX_FLOATS, _float_unary(np.exp2), _un("exp2({a})"), ulp=64.0
+        ),
         OpSemantics("log", "unary", APPROX_FLOATS, _float_unary(np.log), _un("log({a})"), ulp=16.0),
-        OpSemantics("log2", "unary", APPROX_FLOATS, _float_unary(np.log2), _un("log2({a})"), ulp=16.0),
-        OpSemantics("sin", "unary", APPROX_FLOATS, _float_unary(np.sin), _un("sin({a})"), ulp=4096.0),
-        OpSemantics("cos", "unary", APPROX_FLOATS, _float_unary(np.cos), _un("cos({a})"), ulp=4096.0),
-        OpSemantics("tan", "unary", APPROX_FLOATS, _float_unary(np.tan), _un("tan({a})"), ulp=8192.0),
+        OpSemantics(
+            "log2", "unary", APPROX_FLOATS, _float_unary(np.log2), _un("log2({a})"), ulp=16.0
+        ),
+        OpSemantics(
+            "sin", "unary", APPROX_FLOATS, _float_unary(np.sin), _un("sin({a})"), ulp=4096.0
+        ),
+        OpSemantics(
+            "cos", "unary", APPROX_FLOATS, _float_unary(np.cos), _un("cos({a})"), ulp=4096.0
+        ),
+        OpSemantics(
+            "tan", "unary", APPROX_FLOATS, _float_unary(np.tan), _un("tan({a})"), ulp=8192.0
+        ),
         OpSemantics("tanh", "unary", APPROX_FLOATS, _float_unary(np.tanh), _wgsl_tanh, ulp=8192.0),
         OpSemantics(
             "reciprocal",
@@ -721,8 +798,12 @@ def _make_table() -> dict[str, OpSemantics]:
         OpSemantics(
             "atan", "unary", APPROX_FLOATS, _float_unary(np.arctan), _un("atan({a})"), ulp=4096.0
         ),
-        OpSemantics("sinh", "unary", APPROX_FLOATS, _float_unary(np.sinh), _un("sinh({a})"), ulp=8192.0),
-        OpSemantics("cosh", "unary", APPROX_FLOATS, _float_unary(np.cosh), _un("cosh({a})"), ulp=8192.0),
+        OpSemantics(
+            "sinh", "unary", APPROX_FLOATS, _float_unary(np.sinh), _un("sinh({a})"), ulp=8192.0
+        ),
+        OpSemantics(
+            "cosh", "unary", APPROX_FLOATS, _float_unary(np.cosh), _un("cosh({a})"), ulp=8192.0
+        ),
         # upstream's bit unpacking: a nibble or byte of a 32-bit integer, as a ui32
         OpSemantics(
             "unpack4_low",
@@ -782,8 +863,52 @@ def _make_table() -> dict[str, OpSemantics]:
     return {op.name: op for op in ops}
 
 
+def _vector_types(op: OpSemantics) -> tuple[str, ...]:
+    """The vector types an op takes, lane by lane: those whose lane type it takes,
+    when its result has the operand type (a binary or unary op), and `eq`/`ne`."""
+    if op.kind not in ("binary", "unary", "compare") or op.result is not None:
+        return ()
+    if op.kind == "compare" and op.name not in ("eq", "ne"):
+        return ()
+    return tuple(
+        name for name, t in ELEMENTS.items() if t.family == "vector" and t.lane in op.types
+    )
+
+
+def _lane_by_lane(op: OpSemantics) -> Callable[..., np.ndarray]:
+    """`op.evaluate` extended to vector records: applied to every lane; `eq` is
+    true when every lane is equal, `ne` when any lane differs."""
+    scalar = op.evaluate
+
+    def evaluate(*args):
+        first = np.asarray(args[0])
+        if first.dtype.names is None:
+            return scalar(*args)
+        lanes = [vector_lanes(np.asarray(a).reshape(-1)) for a in args]
+        shape = np.broadcast_shapes(*(x.shape for x in lanes))
+        flat = [np.broadcast_to(x, shape).reshape(-1) for x in lanes]
+        result = np.asarray(scalar(*flat)).reshape(shape)
+        if op.kind == "compare":
+            return result.all(axis=1) if op.name == "eq" else result.any(axis=1)
+        return vector_records(result, first.dtype)
+
+    return evaluate
+
+
+def _with_vectors(ops: dict[str, OpSemantics]) -> dict[str, OpSemantics]:
+    import dataclasses
+
+    extended = {}
+    for name, op in ops.items():
+        vectors = _vector_types(op)
+        if vectors:
+            op = dataclasses.replace(op, types=op.types + vectors, evaluate=_lane_by_lane(op))
+        extended[name] = op
+    return extended
+
+
 #: op mnemonic (without the ``vyre.`` prefix) -> semantics
-OPS: dict[str, OpSemantics] = _make_table()
+OPS: dict[str, OpSemantics] = _with_vectors(_make_table())
 
 BINARY_OPS = tuple(n for n, s in OPS.items() if s.kind == "binary")
 COMPARE_OPS = tuple(n for n, s in OPS.items() if s.kind == "compare")

@@ -137,9 +137,7 @@ def float_ulps(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
     wide_a, wide_b = a.astype(np.float64), b.astype(np.float64)
     distance = np.abs(ordered(a) - ordered(b))
-    distance = np.where(
-        (wide_a == wide_b) | (np.isnan(wide_a) & np.isnan(wide_b)), 0, distance
-    )
+    distance = np.where((wide_a == wide_b) | (np.isnan(wide_a) & np.isnan(wide_b)), 0, distance)
     return np.where(np.isnan(wide_a) != np.isnan(wide_b), 2**40, distance)
 
 

@@ -23,7 +23,12 @@ from conformance_support import Case, check, ids, params, program, words
 # ----------------------------------------------------------------- the formats
 
 #: type -> (significand bits incl. the implicit one, lowest normal exponent, highest exponent)
-FORMATS = {"f16": (11, -14, 15), "bf16": (8, -126, 127), "f32": (24, -126, 127), "f64": (53, -1022, 1023)}
+FORMATS = {
+    "f16": (11, -14, 15),
+    "bf16": (8, -126, 127),
+    "f32": (24, -126, 127),
+    "f64": (53, -1022, 1023),
+}
 HOST = {"f16": np.float16, "bf16": ml_dtypes.bfloat16, "f32": np.float32, "f64": np.float64}
 FLOATS = ("f16", "bf16", "f64")
 REFERENCE_ONLY = ("reference",)
@@ -476,7 +481,11 @@ def cast_cases(ty: str) -> list[Case]:
                 cast_program("cast", ty, target, len(finite)),
                 {"a": host(finite, ty)},
                 {"out": host([round_to(x, target) for x in finite], target)},
-                flushed={"out": host([flush(round_to(flush(x, ty), target), target) for x in finite], target)},
+                flushed={
+                    "out": host(
+                        [flush(round_to(flush(x, ty), target), target) for x in finite], target
+                    )
+                },
             )
         )
     cases.append(

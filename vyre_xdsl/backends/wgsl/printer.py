@@ -109,6 +109,8 @@ def wgsl_literal(value: int | float | bool, tname: str) -> str:
         return "true" if value else "false"
     if tname in floats.REGISTER_TYPES:
         return floats.literal(value, tname)
+    if semantics.ELEMENTS[tname].family == "vector":  # only zeros: there are no vector literals
+        return f"{semantics.WGSL_TYPES[tname]}()"
     if tname == "ui32":
         return f"{int(value)}u"
     if tname == "si32":
@@ -507,6 +509,10 @@ class _Printer:
             self.trap("0u", sem.trap_tag or sem.name)
             self.depth -= 1
             self.emit("}")
+        info = semantics.ELEMENTS[operand_type]
+        if info.family == "vector":
+            self.let(op.results[0], _lane_by_lane(sem, info, args))
+            return
         if operand_type in floats.REGISTER_TYPES:
             expression = floats.op_expression(sem.wgsl, sem.name, sem.kind, operand_type, args)
             self._float_helpers(expression)
@@ -541,6 +547,13 @@ class _Printer:
             self.let(op.result, expression)
             return
         self.let(op.result, semantics.wgsl_fma("f32", *args))
+
+    def _from_elements(self, op: v.FromElementsOp) -> None:
+        ty = semantics.WGSL_TYPES[v.type_name(op.result.type)]
+        self.let(op.result, f"{ty}({', '.join(self.name(e) for e in op.elements)})")
+
+    def _extract(self, op: v.ExtractOp) -> None:
+        self.let(op.result, f"{self.name(op.vector)}.{semantics.LANE_NAMES[op.lane_index]}")
 
     def _cast(self, op: v.CastOp) -> None:
         source, target = op.source_name, op.target_name
@@ -745,6 +758,8 @@ _STATEMENTS: dict[type[Operation], Callable[[_Printer, Operation], None]] = {
     v.ConstOp: _Printer._const,
     v.SelectOp: _Printer._select,
     v.FmaOp: _Printer._fma,
+    v.FromElementsOp: _Printer._from_elements,
+    v.ExtractOp: _Printer._extract,
     v.CastOp: _Printer._cast,
     v.BitcastOp: _Printer._bitcast,
     v.SubgroupSizeOp: _Printer._subgroup_size,
@@ -868,7 +883,22 @@ def _elementwise_access(descriptor: k.DescriptorOp, op: Operation) -> bool:
     binding = descriptor.binding_at(op.slot_number)
     if binding is None or not binding.is_host or binding.is_atomic or _packed_bf16(binding):
         return False
+    if semantics.ELEMENTS[binding.element].family == "vector":
+        return False
     return bool(binding.static_count) and binding.static_count % VECTOR_WIDTH == 0
+
+
+def _lane_by_lane(sem: semantics.OpSemantics, info: semantics.ElementType, args) -> str:
+    """A table op on vectors: the lane type's WGSL on each lane; `eq` holds when
+    every lane is equal, `ne` when any differs."""
+    lane_type = semantics.WGSL_TYPES[info.lane]
+    lanes = [
+        sem.wgsl(lane_type, *[f"{a}.{semantics.LANE_NAMES[k]}" for a in args])
+        for k in range(info.lanes)
+    ]
+    if sem.kind == "compare":
+        return "(" + (" && " if sem.name == "eq" else " || ").join(lanes) + ")"
+    return f"{info.wgsl}({', '.join(lanes)})"
 
 
 def _packed_bf16(binding: k.BindingOp) -> bool:
