@@ -70,6 +70,24 @@ def test_an_adapter_without_the_feature_gives_a_clear_error(ty, feature):
         without.pipeline(kernel.wgsl, kernel.entry_point, kernel.bindings)
 
 
+def test_the_bits_of_an_f64_need_int64():
+    text = """vyre.program @bits workgroup_size [2, 1, 1] {
+  vyre.buffer @a binding 0 read_only : f64[2]
+  vyre.buffer @out binding 1 read_write : vector<2xui32>[2]
+  %i = vyre.invocation_id x
+  %x = vyre.load @a[%i] : f64
+  %b = vyre.bitcast %x : f64 to vector<2xui32>
+  vyre.store @out[%i] = %b : vector<2xui32>
+}
+"""
+    kernel = compile_module(vyre_xdsl.parse(text))[0]
+    without = copy.copy(gpu_device())
+    without.features = frozenset(without.features - {"shader-int64"})
+    without.pipelines = {}
+    with pytest.raises(MissingFeatureError, match="'shader-int64'"):
+        without.pipeline(kernel.wgsl, kernel.entry_point, kernel.bindings)
+
+
 def test_lavapipe_offers_f16_and_f64():
     features = gpu_device().features
     assert {"shader-f16", "shader-f64", "shader-int64"} <= features

@@ -568,8 +568,9 @@ def approx_edge_cases() -> list[Case]:
 def test_every_table_op_is_covered():
     from test_conformance_floats import CASES as FLOAT_CASES
     from test_conformance_upstream_ops import CASES as UPSTREAM_CASES
+    from test_conformance_vectors import CASES as VECTOR_CASES
 
-    names = {case.name for case in CASES + UPSTREAM_CASES + FLOAT_CASES}
+    names = {case.name for case in CASES + UPSTREAM_CASES + FLOAT_CASES + VECTOR_CASES}
     missing = [
         f"{op}-{ty}" for op, sem in OPS.items() for ty in sem.types if f"{op}-{ty}" not in names
     ]
