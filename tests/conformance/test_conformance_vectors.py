@@ -267,3 +267,16 @@ PARAMS = params(CASES)
 @pytest.mark.parametrize(("case", "backend"), PARAMS, ids=ids(PARAMS))
 def test_case(case: Case, backend: str):
     check(case, backend)
+
+
+def test_the_ops_that_take_vectors_are_the_documented_ones():
+    """Every binary and unary op of the lane type whose result has the operand
+    type, plus eq and ne (docs/language.md, "Vectors")."""
+    from vyre_xdsl.semantics import OPS
+
+    takes = {
+        "ui32": set(U32_BINARY) | set(UI32_UNARY) | {"eq", "ne"},
+        "f32": set(F32_BINARY) | set(F32_EXACT_UNARY) | set(F32_APPROX) | {"eq", "ne"},
+    }
+    for ty, (lane, _) in VECTORS.items():
+        assert {name for name, op in OPS.items() if ty in op.types} == takes[lane], ty
