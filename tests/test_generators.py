@@ -15,7 +15,14 @@ from vyre_xdsl.context import parse_module
 from vyre_xdsl.diagnostics import verify_module
 from vyre_xdsl.dialects.vyre import programs
 from vyre_xdsl.testing import f32_domain as fd
-from vyre_xdsl.testing.generators import GeneratorOptions, modules, random_module
+from vyre_xdsl.testing.generators import (
+    WIDE_FLOAT_OPS,
+    WIDE_TYPES,
+    WIDE_UINT_OPS,
+    GeneratorOptions,
+    modules,
+    random_module,
+)
 
 SEEDS = range(150)
 
@@ -118,8 +125,20 @@ def test_every_op_and_construct_appears(cases):
 
 
 def test_every_table_op_appears_on_every_type_it_accepts(cases):
+    """On ui32, si32, f32 and i1 every op; on the wider types (their own buffers,
+    bit-exact ops only: `WIDE_FLOAT_OPS`, `WIDE_UINT_OPS`) every one of those."""
     seen = set().union(*(case.features for case in cases))
-    wanted = {f"{name}:{ty}" for name, sem in semantics.OPS.items() for ty in sem.types}
+    wanted = {
+        f"{name}:{ty}"
+        for name, sem in semantics.OPS.items()
+        for ty in sem.types
+        if ty not in WIDE_TYPES
+    }
+    for ty in WIDE_TYPES:
+        info = semantics.ELEMENTS[ty]
+        ops = WIDE_FLOAT_OPS if semantics.ELEMENTS[info.lane or ty].is_float else WIDE_UINT_OPS
+        wanted |= {f"{name}:{ty}" for name in ops if ty in semantics.OPS[name].types}
+    wanted |= {f"type:{ty}" for ty in WIDE_TYPES}
     assert wanted <= seen, sorted(wanted - seen)
 
 
