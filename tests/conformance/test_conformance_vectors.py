@@ -24,10 +24,10 @@ from test_conformance_ops import (
     F32_BINARY,
     F32_EDGES,
     F32_EXACT_UNARY,
-    M,
     U32_EDGES,
     UI32_BINARY,
     UI32_UNARY,
+    M,
     f32,
 )
 
