@@ -119,3 +119,32 @@ def test_a_bundle_carries_the_new_types():
         np.testing.assert_array_equal(got["b"].view(np.uint16), want_b.view(np.uint16))
         np.testing.assert_array_equal(got["d"], wide)
         np.testing.assert_array_equal(got["q"], lanes.astype(np.float32))
+
+
+def test_vyre_run_fills_random_inputs_of_the_new_types(tmp_path):
+    """`--random-inputs` fills f16 and vector buffers; both backends agree."""
+    source = tmp_path / "pipeline.mlir"
+    source.write_text(PIPELINE + SWAP)
+    outputs = {}
+    for backend in ("reference", "wgpu"):
+        done = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "vyre_xdsl.tools.vyre_run",
+                str(source),
+                "--random-inputs",
+                "3",
+                "--backend",
+                backend,
+                "--output-dir",
+                str(tmp_path / backend),
+            ],
+            capture_output=True,
+            text=True,
+        )
+        assert done.returncode == 0, done.stderr
+        outputs[backend] = {p.name: np.load(p) for p in (tmp_path / backend).glob("*.npy")}
+    assert sorted(outputs["wgpu"]) == sorted(outputs["reference"]) != []
+    for name, want in outputs["reference"].items():
+        assert want.tobytes() == outputs["wgpu"][name].tobytes(), name
