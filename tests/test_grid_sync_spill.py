@@ -14,7 +14,7 @@ import pytest
 
 from vyre_xdsl import run
 from vyre_xdsl.context import parse_module
-from vyre_xdsl.diagnostics import VyreDiagnostic, format_errors, verify_module
+from vyre_xdsl.diagnostics import verify_module
 from vyre_xdsl.dialects import kernel as k
 from vyre_xdsl.dialects.vyre import BarrierOp, ProgramOp
 from vyre_xdsl.lowering.lower import lower_program
@@ -238,59 +238,6 @@ def test_chain_with_spills_fused_and_unfused(backend: str, fuse: bool) -> None:
     i = np.arange(12)
     expected = 2 * (2 * x.astype(np.int64) + (11 - i))
     np.testing.assert_array_equal(result["out"], expected.astype(np.uint32))
-
-
-# ------------------------------------------- upstream: grid_sync_nested_fence_survives_split
-
-UPSTREAM_REGION = """
-vyre.program @probe workgroup_size [256, 1, 1] {
-  vyre.buffer @state binding 0 read_write output : ui32[256]
-  vyre.region "grid-sync-nested-fence-probe" {
-    %g = vyre.invocation_id x
-    %one = vyre.const 1 : ui32
-    vyre.store @state[%g] = %one : ui32
-    vyre.barrier grid_sync
-    %two = vyre.const 2 : ui32
-    vyre.store @state[%g] = %two : ui32
-  }
-}
-"""
-
-
-@pytest.mark.parametrize("backend", BACKENDS)
-def test_upstream_dispatch_level_fence_in_region_becomes_a_launch_boundary(backend: str) -> None:
-    program = _program(UPSTREAM_REGION)
-    parts = split_program(program)
-    assert len(parts) == 2  # upstream: two launch segments
-    fences = sum(isinstance(op, BarrierOp) and op.is_grid_sync for p in parts for op in p.walk())
-    assert fences == 0  # upstream: the launch boundary replaces the fence
-    result = run(UPSTREAM_REGION, {"state": np.zeros(256, np.uint32)}, backend=backend)
-    np.testing.assert_array_equal(result["state"], np.full(256, 2, np.uint32))
-
-
-def test_upstream_loop_nested_fence_is_never_silently_dropped() -> None:
-    # Upstream keeps a loop-nested fence through the split and the emitter
-    # refuses it; here the verifier refuses it, located on the barrier.
-    text = """
-vyre.program @probe workgroup_size [256, 1, 1] {
-  vyre.buffer @state binding 0 read_write output : ui32[256]
-  vyre.region "grid-sync-nested-fence-probe" {
-    %lo = vyre.const 0 : ui32
-    %hi = vyre.const 4 : ui32
-    vyre.loop @iter = %lo to %hi {
-      %g = vyre.invocation_id x
-      %one = vyre.const 1 : ui32
-      vyre.store @state[%g] = %one : ui32
-      vyre.barrier grid_sync
-    }
-  }
-}
-"""
-    with pytest.raises(VyreDiagnostic) as caught:
-        verify_module(parse_module(text))
-    message = format_errors(caught.value.errors)
-    assert "'grid_sync' barrier must be at the top level" in message
-    assert ":11:7: error:" in message
 
 
 def _program(text: str) -> ProgramOp:

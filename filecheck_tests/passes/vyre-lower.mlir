@@ -317,3 +317,28 @@ vyre.program @consume {indirect = @grid} workgroup_size [1, 1, 1] {
 // CHECK-LABEL: kernel.descriptor @consume
 // CHECK-NEXT:   kernel.dispatch workgroup_size [1, 1, 1] program_workgroup_size [1, 1, 1] grid indirect @grid count [@out]
 // CHECK-NEXT:   kernel.binding @grid slot 3 group 0 constant read_only : ui32[3]
+
+// -----
+
+// A part whose only effect is under `workgroup_id x < 3` launches 3 workgroups,
+// not the program's 16 (the part after the grid_sync of a fused 3-workgroup arm).
+vyre.program @parts workgroup_size [64, 1, 1] {
+  vyre.buffer @x binding 0 read_write : ui32[1024]
+  vyre.buffer @out binding 1 write_only : ui32[1024]
+  %i = vyre.invocation_id x
+  vyre.store @x[%i] = %i : ui32
+  vyre.barrier grid_sync
+  %g = vyre.workgroup_id x
+  %three = vyre.const 3 : ui32
+  %inside = vyre.lt %g, %three : ui32
+  vyre.if %inside {
+    %j = vyre.invocation_id x
+    %v = vyre.load @x[%j] : ui32
+    vyre.store @out[%j] = %v : ui32
+  }
+}
+
+// CHECK-LABEL: kernel.descriptor @parts_part0
+// CHECK-NEXT:    kernel.dispatch workgroup_size [64, 1, 1] program_workgroup_size [64, 1, 1] grid [16, 1, 1] count [@out, @x]
+// CHECK-LABEL: kernel.descriptor @parts_part1
+// CHECK-NEXT:    kernel.dispatch workgroup_size [64, 1, 1] program_workgroup_size [64, 1, 1] grid [3, 1, 1] count [@out, @x]

@@ -7,6 +7,15 @@ computes (no workgroup memory, no barriers). The kernel then derives the
 program's ids from its own linear invocation index and skips the invocations
 the declared launch would not have had, so it runs exactly the invocations the
 interpreter runs.
+
+A dispatch whose every effect sits under a guard that only the first `G`
+workgroups pass (`vyre.if (workgroup_id x < G)`, or `invocation_id x < E`:
+`ceil(E / wx)` workgroups; what fusion writes around an arm with a smaller
+dispatch) needs only those `G` workgroups: `active_groups` finds `G`, and
+lowering launches `min(G, all)` workgroups instead of all of them. The
+workgroups left out would only have evaluated the guard to false. This is what
+keeps each part of a program split at `grid_sync` on the grid of the arms it
+holds.
 """
 
 from __future__ import annotations
@@ -14,7 +23,29 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-from vyre_xdsl.dialects.vyre import SUBGROUP_OPS, BarrierOp, ProgramOp
+from xdsl.ir import Operation, SSAValue
+
+from vyre_xdsl.analysis import is_expression, may_trap
+from vyre_xdsl.dialects.vyre import (
+    SUBGROUP_OPS,
+    AndOp,
+    AssignOp,
+    BarrierOp,
+    BlockOp,
+    ConstOp,
+    IfOp,
+    InvocationIdOp,
+    LetOp,
+    LoadOp,
+    LoopOp,
+    LtOp,
+    ProgramOp,
+    RegionOp,
+    ReturnOp,
+    VarOp,
+    WorkgroupIdOp,
+    ui32,
+)
 from vyre_xdsl.dispatch import dispatch_grid
 from vyre_xdsl.lowering.profile import TargetProfile
 
@@ -61,3 +92,78 @@ def kernel_grid(
     if tuple(program_workgroup) == tuple(kernel_workgroup):
         return dispatch_grid(n, tuple(kernel_workgroup))
     return dispatch_grid(declared_invocations(n, program_workgroup), tuple(kernel_workgroup))
+
+
+# ---------------------------------------------------------------------- active workgroups
+
+#: ops that change nothing outside their own invocation (locals die with it)
+_INERT = (LoadOp, VarOp, LetOp, AssignOp, ReturnOp, *SUBGROUP_OPS)
+
+
+def _inert(op: Operation) -> bool:
+    """Whether `op` (with everything nested in it) has no effect outside its invocation:
+    no store, atomic or trap. A workgroup barrier is inert: every invocation of a
+    workgroup skips or runs the same code."""
+    for inner in op.walk():
+        if isinstance(inner, BarrierOp):
+            if inner.is_grid_sync:
+                return False
+            continue
+        if isinstance(inner, (IfOp, LoopOp, BlockOp, RegionOp, *_INERT)):
+            continue
+        if is_expression(inner) and not may_trap(inner):
+            continue
+        return False
+    return True
+
+
+def _static_ui32(value: SSAValue) -> int | None:
+    owner = value.owner
+    if isinstance(owner, ConstOp) and owner.result.type == ui32:
+        return int(owner.literal())
+    return None
+
+
+def _guard_groups(cond: SSAValue, workgroup: Sequence[int]) -> int | None:
+    """How many leading workgroups may pass the guard `cond` (None: any may):
+    `workgroup_id x < G` gives G, `invocation_id x < E` gives ceil(E / wx), and
+    a conjunction the smaller of its sides."""
+    owner = cond.owner
+    if isinstance(owner, AndOp):
+        sides = [_guard_groups(operand, workgroup) for operand in owner.operands]
+        known = [g for g in sides if g is not None]
+        return min(known) if known else None
+    if not isinstance(owner, LtOp):
+        return None
+    bound = _static_ui32(owner.operands[1])
+    id_op = owner.operands[0].owner
+    if bound is None or not isinstance(id_op, WorkgroupIdOp | InvocationIdOp):
+        return None
+    if id_op.axis_index != 0:
+        return None
+    if isinstance(id_op, WorkgroupIdOp):
+        return bound
+    return -(-bound // workgroup[0])
+
+
+def active_groups(program: ProgramOp) -> int | None:
+    """The number of leading workgroups (of the program's declared workgroup) in
+    which some invocation may have an effect, when that is known statically:
+    every top-level statement is inert, or an `if` (without an effectful else)
+    whose guard bounds the workgroups that pass it, and there is such an `if`.
+    None: any workgroup may (or nothing has an effect: the grid stays as declared)."""
+    groups = None
+    for op in program.statements():
+        if _inert(op):
+            continue
+        if not isinstance(op, IfOp) or (op.has_else and not _inert_region(op)):
+            return None
+        bound = _guard_groups(op.cond, program.workgroup)
+        if bound is None:
+            return None
+        groups = bound if groups is None else max(groups, bound)
+    return groups
+
+
+def _inert_region(op: IfOp) -> bool:
+    return all(_inert(inner) for inner in op.else_region.block.ops)

@@ -14,6 +14,7 @@ descriptors = lower_program(program)        # list[kernel.DescriptorOp]
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -26,7 +27,7 @@ from vyre_xdsl.dialects import kernel as k
 from vyre_xdsl.dialects import vyre as v
 from vyre_xdsl.dispatch import count_buffer_names
 from vyre_xdsl.lowering.canonical import descriptor_id
-from vyre_xdsl.lowering.geometry import kernel_grid, kernel_workgroup_size
+from vyre_xdsl.lowering.geometry import active_groups, kernel_grid, kernel_workgroup_size
 from vyre_xdsl.lowering.profile import DEFAULT_PROFILE, TargetProfile
 from vyre_xdsl.lowering.split import is_scratch_buffer, split_program
 
@@ -101,7 +102,7 @@ def lower_program(
         )
     workgroup = kernel_workgroup_size(program, profile)
     counts = count_buffer_names(program)
-    grid = _static_grid(program, counts, workgroup)
+    n = _static_count(program, counts)
     name = program.sym_name.data
     result = []
     for index, part in enumerate(parts):
@@ -110,9 +111,8 @@ def lower_program(
         if len(parts) > 1:
             attributes["part"] = IntegerAttr(index, i64)
         indirect = program.indirect_buffer
-        dispatch = k.DispatchOp(
-            workgroup, program.workgroup, None if indirect else grid, counts, indirect
-        )
+        grid = None if indirect or n is None else _part_grid(part, n, workgroup)
+        dispatch = k.DispatchOp(workgroup, program.workgroup, grid, counts, indirect)
         dispatch.location = program.location
         descriptor = k.DescriptorOp(symbol, descriptor_id(part), [dispatch], attributes=attributes)
         descriptor.location = program.location
@@ -121,17 +121,25 @@ def lower_program(
     return result
 
 
-def _static_grid(
-    program: v.ProgramOp, counts: list[str], workgroup: tuple[int, int, int]
-) -> tuple[int, int, int] | None:
+def _static_count(program: v.ProgramOp, counts: list[str]) -> int | None:
+    """The logical element count of the program's dispatch, when it is static."""
     sizes = []
     for name in counts:
         buffer = program.buffer(name)
         if buffer is None or buffer.static_count is None:
             return None
         sizes.append(buffer.static_count)
-    n = max(sizes + [1])
-    return kernel_grid(n, program.workgroup, workgroup)
+    return max(sizes + [1])
+
+
+def _part_grid(part: v.ProgramOp, n: int, workgroup: tuple[int, int, int]) -> tuple[int, int, int]:
+    """The grid of one part: the program's grid for `n` elements, cut down to the
+    workgroups in which the part can have an effect (`active_groups`: a part
+    whose effects all sit under arm guards runs on the grid of those arms)."""
+    groups = active_groups(part)
+    if groups is not None:
+        n = min(n, max(groups, 1) * math.prod(part.workgroup))
+    return kernel_grid(n, part.workgroup, workgroup)
 
 
 @dataclass

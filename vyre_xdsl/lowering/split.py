@@ -2,8 +2,10 @@
 
 A `grid_sync` barrier means the whole dispatch synchronises. A wgpu dispatch
 cannot do that, so the program becomes one dispatch per part, recorded in
-order in one submit. Every part launches the invocations of the whole program
-(same buffers, same element count).
+order in one submit. Every part has the buffers and element count of the whole
+program; lowering launches each on the workgroups in which it can have an
+effect (`geometry.active_groups`: a part whose effects sit under arm guards
+runs on the grid of those arms).
 
 1. **Hoisting** (as upstream's `hoist_grid_sync_barriers`): a `vyre.block` or
    `vyre.region` whose body holds a `grid_sync` (directly or in a nested

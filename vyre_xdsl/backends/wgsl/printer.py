@@ -171,6 +171,81 @@ class _Names:
         return self.locals[key]
 
 
+def _memory_ops(descriptor: k.DescriptorOp):
+    """(op, binding) for every load, store and atomic of `descriptor`, in program order."""
+    for op in descriptor.walk():
+        if isinstance(op, (k._LoadOp, k._StoreOp, k.AtomicOp)):  # noqa: SLF001
+            binding = op.binding()
+            if binding is not None:
+                yield op, binding
+
+
+def _in_loop(op: Operation, descriptor: k.DescriptorOp) -> bool:
+    parent = op.parent_op()
+    while parent is not None and parent is not descriptor:
+        if isinstance(parent, k.ForOp):
+            return True
+        parent = parent.parent_op()
+    return False
+
+
+def storage_shared_across_barriers(descriptor: k.DescriptorOp) -> bool:
+    """Whether a barrier must also order storage memory (`storageBarrier()`).
+
+    It must when an invocation could, after a barrier, read or overwrite a
+    storage element that another invocation of its workgroup wrote before it:
+    some storage buffer (the trap sidecar aside) is written by one op and
+    accessed by another, or written inside a loop (a later iteration runs
+    after the barrier). Otherwise invocations never meet in storage memory and
+    `workgroupBarrier()` alone is the whole barrier. naga prints
+    `storageBarrier()` as a device-scope memory barrier, which NVIDIA's driver
+    turns into a fence that waits for every outstanding global access: in a
+    workgroup tree that fence per step was most of the kernel's time.
+    """
+    accesses: dict[str, list[tuple[bool, bool]]] = {}
+    for op, binding in _memory_ops(descriptor):
+        if not binding.is_host or binding.is_trap_sidecar:
+            continue
+        writes = isinstance(op, (k._StoreOp, k.AtomicOp))  # noqa: SLF001
+        accesses.setdefault(binding.buffer_name, []).append(
+            (writes, writes and _in_loop(op, descriptor))
+        )
+    for ops in accesses.values():
+        written = [looped for writes, looped in ops if writes]
+        if written and (len(ops) > 1 or any(written)):
+            return True
+    return False
+
+
+def written_before_read(descriptor: k.DescriptorOp, binding: k.BindingOp) -> bool:
+    """Whether every element of workgroup buffer `binding` is stored before any
+    invocation can read it, so that the prologue need not zero it: the first op
+    that touches it is a store at `local_id x`, at the top level of a kernel
+    with barriers, whose one-dimensional workgroup is exactly as wide as the
+    buffer, and no `return` comes before it."""
+    dispatch = descriptor.dispatch()
+    wx, wy, wz = dispatch.kernel_workgroup
+    if dispatch.is_widened or (wy, wz) != (1, 1) or binding.static_count != wx:
+        return False
+    if not any(isinstance(op, k.BarrierOp) for op in descriptor.walk()):
+        return False
+    for op in descriptor.walk():
+        if isinstance(op, k.ReturnOp):
+            return False
+        if not isinstance(op, (k._LoadOp, k._StoreOp, k.AtomicOp)):  # noqa: SLF001
+            continue
+        if op.slot_number != binding.slot_number:
+            continue
+        index = op.index.owner
+        return (
+            isinstance(op, k.StoreSharedOp)
+            and op.parent_op() is descriptor
+            and isinstance(index, k.LocalIdOp)
+            and index.axis_index == 0
+        )
+    return False
+
+
 class _Printer:
     def __init__(self, descriptor: k.DescriptorOp):
         self.descriptor = descriptor
@@ -186,6 +261,7 @@ class _Printer:
         self.trap_tags: list[str] = []
         self.helpers: list[str] = []
         self.has_barrier = any(isinstance(op, k.BarrierOp) for op in descriptor.walk())
+        self.barrier_orders_storage = storage_shared_across_barriers(descriptor)
         self.width = VECTOR_WIDTH if vectorizable(descriptor) else 1
         self.copy = 0
         self.binding_names: dict[int, str] = {}
@@ -330,7 +406,9 @@ class _Printer:
         shared = [
             b
             for b in self.descriptor.bindings()
-            if not b.is_host and b.slot_number in self.used_slots
+            if not b.is_host
+            and b.slot_number in self.used_slots
+            and not written_before_read(self.descriptor, b)
         ]
         if not shared:
             return
@@ -737,7 +815,8 @@ class _Printer:
         self.emit("}")
 
     def _barrier(self, op: k.BarrierOp) -> None:
-        self.emit("storageBarrier();")
+        if self.barrier_orders_storage:
+            self.emit("storageBarrier();")
         self.emit("workgroupBarrier();")
 
     def _return(self, op: k.ReturnOp) -> None:
@@ -871,7 +950,10 @@ def vector_grid(descriptor: k.DescriptorOp) -> tuple[int, int, int]:
     n = max(
         [b.static_count for name in d.count_names if (b := descriptor.binding_named(name))] + [1]
     )
-    return dispatch_grid(n // VECTOR_WIDTH, tuple(d.kernel_workgroup))
+    # a part cut down to the workgroups of its guarded arms (lowering) launches fewer
+    assert d.static_grid is not None
+    n = min(n, math.prod(d.static_grid) * d.kernel_workgroup[0])
+    return dispatch_grid(-(-n // VECTOR_WIDTH), tuple(d.kernel_workgroup))
 
 
 def _elementwise_access(descriptor: k.DescriptorOp, op: Operation) -> bool:
