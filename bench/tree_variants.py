@@ -8,11 +8,12 @@ of --reps batches of --batch back-to-back dispatches in one compute pass, after
 --warmup seconds of the same). Bandwidth counts the bytes read plus written.
 
 - `gen_tree`: vyre's WGSL for the textbook level (256 per workgroup, a barrier
-  per halving step in a `vyre.loop`), from the current printer;
-- `gen_tree_nostorage`: the same text with every `storageBarrier();` removed
-  (only `workgroupBarrier()` left);
-- `gen_tree_nostorage_nozero`: also without the prologue that zeroes
-  workgroup memory;
+  per halving step in a `vyre.loop`), from the current printer; `old_gen_tree`:
+  the same as printed before (`--old-tree FILE`; at 2^28 by default
+  bench/results/tree_level0_before.wgsl);
+- `gen_tree_nostorage`, `gen_tree_nostorage_nozero`: when the printer still
+  emits them, the same text without `storageBarrier();` and also without the
+  prologue that zeroes workgroup memory;
 - `hand_tree`: the textbook kernel written by hand (constant-bound loop,
   `workgroupBarrier()` only); `hand_tree_storage`: the same with
   `storageBarrier()` before each `workgroupBarrier()`;
@@ -48,6 +49,12 @@ from workloads import presum_program, tree_level  # noqa: E402
 from vyre_xdsl.backends.wgsl import compile_module  # noqa: E402
 from vyre_xdsl.context import parse_module  # noqa: E402
 from vyre_xdsl.runtime.device import gpu_device  # noqa: E402
+
+#: the first level at 2^28 as the printer wrote it before barriers stopped
+#: fencing storage and the tile stopped being zeroed (`old_gen_tree`)
+BEFORE = os.path.join(
+    os.path.dirname(os.path.abspath(__file__)), "results", "tree_level0_before.wgsl"
+)
 
 HEAD = """@group(0) @binding(0) var<storage, read> x: array<f32>;
 @group(0) @binding(1) var<storage, read_write> out: array<f32>;
@@ -212,7 +219,7 @@ class Variant:
         self.bindings = bindings or {0: "x", 1: "out"}
 
 
-def variants(n: int, x: np.ndarray) -> list[Variant]:
+def variants(n: int, x: np.ndarray, old_tree: str | None = None) -> list[Variant]:
     x64 = x.astype(np.float64)
     per256 = x64.reshape(-1, 256).sum(1).astype(np.float32)
     per1024 = x64.reshape(-1, 1024).sum(1).astype(np.float32)
@@ -246,7 +253,11 @@ def variants(n: int, x: np.ndarray) -> list[Variant]:
         return wgsl
 
     tree_text = tree_level("level0", "x", "p0", n, "add", "0.0")
-    gen("gen_tree", tree_text, per256)
+    current = gen("gen_tree", tree_text, per256)
+    if old_tree is not None:
+        gen("old_gen_tree", tree_text, per256, lambda w: old_tree)
+    if "storageBarrier" not in current and "vyre_z" not in current:
+        return out + hand_variants(n, m, per256, per1024, per4096, strided, reads, x)
     gen(
         "gen_tree_nostorage",
         tree_text,
@@ -263,13 +274,25 @@ def variants(n: int, x: np.ndarray) -> list[Variant]:
         return "\n".join(line for line in lines if line.strip() != "storageBarrier();")
 
     gen("gen_tree_nostorage_nozero", tree_text, per256, no_zero)
+    return out + hand_variants(n, m, per256, per1024, per4096, strided, reads, x)
+
+
+def hand_variants(n, m, per256, per1024, per4096, strided, reads, x) -> list[Variant]:
+    out = []
     wg = HAND_TREE.replace("BARRIER", "workgroupBarrier();")
     out.append(Variant("hand_tree", wg, n // 256, n // 256, per256, reads))
     sb = HAND_TREE.replace("BARRIER", "storageBarrier();\n    workgroupBarrier();")
     out.append(Variant("hand_tree_storage", sb, n // 256, n // 256, per256, reads))
     v4 = HAND_TREE_VEC4.replace("BARRIER", "workgroupBarrier();")
     out.append(Variant("hand_tree_vec4", v4, n // 1024, n // 1024, per1024, reads))
-    gen("gen_presum", presum_program(n, "add"), strided)
+    kernel = generated(presum_program(n, "add"))
+    roles = {b.slot: ("sidecar" if b.is_trap_sidecar else b.name) for b in kernel.bindings}
+    roles = {s: {"x": "x", "sidecar": "sidecar"}.get(r, "out") for s, r in roles.items()}
+    out.append(
+        Variant(
+            "gen_presum", kernel.wgsl, 0, m, strided, reads, roles, grid=tuple(kernel.static_grid)
+        )
+    )
     out.append(
         Variant("hand_presum", HAND_PRESUM.replace("MU", f"{m}u"), m // 256, m, strided, reads)
     )
@@ -406,6 +429,7 @@ def main() -> int:
     p.add_argument("--warmup", type=float, default=0.5)
     p.add_argument("--only", nargs="*", default=None)
     p.add_argument("--json", default=None)
+    p.add_argument("--old-tree", default=None, help="WGSL of an earlier printer's tree level")
     p.add_argument("--dump", default=None, help="write every variant's WGSL into this folder")
     args = p.parse_args()
     n = 1 << args.log2n
@@ -417,7 +441,13 @@ def main() -> int:
         size=4 * n, usage=wgpu.BufferUsage.STORAGE | wgpu.BufferUsage.COPY_DST
     )
     device.queue.write_buffer(xbuf, 0, x)
-    todo = variants(n, x) + [indirect_variant(n, x)]
+    old_tree = None
+    if args.old_tree is None and args.log2n == 28 and os.path.exists(BEFORE):
+        args.old_tree = BEFORE
+    if args.old_tree:
+        with open(args.old_tree) as f:
+            old_tree = f.read()
+    todo = variants(n, x, old_tree) + [indirect_variant(n, x)]
     if args.only:
         todo = [v for v in todo if v.name in args.only]
     rows = []

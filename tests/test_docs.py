@@ -41,8 +41,10 @@ def test_documented_types_match_the_semantics_table():
         )
         if documented is None:  # the predicate/logic tables have no type column
             continue
-        if documented != set(semantics.types):
-            wrong[name] = (sorted(documented), sorted(semantics.types))
+        # vector types follow a rule stated once, in the section on vectors
+        scalar_types = {t for t in semantics.types if not t.startswith("vector<")}
+        if documented != scalar_types:
+            wrong[name] = (sorted(documented), sorted(scalar_types))
     assert wrong == {}, f"docs/language.md types differ from vyre_xdsl/semantics.py: {wrong}"
 
 

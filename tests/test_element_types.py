@@ -244,9 +244,11 @@ def test_bfloat16_host_arrays_hold_the_top_half_of_the_f32_bits():
 # ------------------------------------------------------------------ the WGSL backend
 
 
-def test_the_wgsl_backend_names_a_type_it_cannot_lower(tmp_path):
-    ty = "vector<4xui32>"
-    text = _program(f"    %v = vyre.load @x[%i] : {ty}\n    vyre.store @y[%i] = %v : {ty}", ty)
+def test_the_wgsl_backend_names_a_conversion_it_cannot_lower(tmp_path):
+    """Every element type lowers to WGSL; a cast between a wide float and an 8/16/64-bit
+    integer does not yet, and is refused on its line (the reference runs it)."""
+    body = "    %v = vyre.load @x[%i] : f16\n    %c = vyre.cast %v : f16 to ui8"
+    text = _program(body, "f16")
     path = tmp_path / "wide.mlir"
     path.write_text(text)
     done = subprocess.run(
@@ -255,7 +257,7 @@ def test_the_wgsl_backend_names_a_type_it_cannot_lower(tmp_path):
         text=True,
     )
     assert done.returncode != 0 and done.stdout == ""
-    assert f"wide.mlir:3:5: error: element type {ty} is not supported by the wgpu backend" in (
+    assert "wide.mlir:7:5: error: a cast from f16 to ui8 is not supported by the wgpu backend" in (
         done.stderr
     )
     assert "Traceback" not in done.stderr

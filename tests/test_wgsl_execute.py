@@ -350,3 +350,69 @@ vyre.program @fresh workgroup_size [64, 1, 1] {
     out = run(device, text, arrays)
     assert out["sink"].tolist() == (np.arange(4096) % 64 + 12345).tolist()
     assert out["out"].tolist() == [0] * 4096
+
+
+def test_barriers_order_storage_and_written_tiles_skip_zeroing(device):
+    # @exchange: invocations meet in a storage buffer across a barrier (the
+    # printer keeps storageBarrier there); @tree: each tile element is stored
+    # at local_id before anything reads it, so the prologue does not zero it,
+    # and 64 workgroups in a row each see only what they stored.
+    text = """
+vyre.program @exchange workgroup_size [64, 1, 1] {
+  vyre.buffer @buf binding 0 read_write : ui32[64]
+  vyre.buffer @swapped binding 1 write_only : ui32[64]
+  %l = vyre.local_id x
+  vyre.store @buf[%l] = %l : ui32
+  vyre.barrier
+  %one = vyre.const 1 : ui32
+  %n = vyre.add %l, %one : ui32
+  %r = vyre.load @buf[%n] : ui32
+  vyre.store @swapped[%l] = %r : ui32
+}
+vyre.program @tree workgroup_size [64, 1, 1] {
+  vyre.buffer @x binding 2 read_only : ui32[4096]
+  vyre.buffer @partial binding 3 write_only : ui32[64]
+  vyre.buffer @tile workgroup : ui32[64]
+  %i = vyre.invocation_id x
+  %l = vyre.local_id x
+  %w = vyre.workgroup_id x
+  %v = vyre.load @x[%i] : ui32
+  vyre.store @tile[%l] = %v : ui32
+  vyre.barrier
+  %zero = vyre.const 0 : ui32
+  %levels = vyre.const 6 : ui32
+  %half = vyre.const 32 : ui32
+  vyre.loop @level = %zero to %levels {
+    %k = vyre.var @level : ui32
+    %stride = vyre.shr %half, %k : ui32
+    %active = vyre.lt %l, %stride : ui32
+    vyre.if %active {
+      %j = vyre.add %l, %stride : ui32
+      %a = vyre.load @tile[%l] : ui32
+      %b = vyre.load @tile[%j] : ui32
+      %s = vyre.add %a, %b : ui32
+      vyre.store @tile[%l] = %s : ui32
+    }
+    vyre.barrier
+  }
+  %first = vyre.eq %l, %zero : ui32
+  vyre.if %first {
+    %total = vyre.load @tile[%zero] : ui32
+    vyre.store @partial[%w] = %total : ui32
+  }
+}
+"""
+    kernels = compile_module(parse_module(text))
+    exchange, tree = (k.wgsl for k in kernels)
+    assert "storageBarrier" in exchange
+    assert "storageBarrier" not in tree and "vyre_z" not in tree
+    x = np.random.default_rng(3).integers(0, 1 << 20, 4096).astype(np.uint32)
+    arrays = {
+        "buf": np.full(64, 7, np.uint32),
+        "swapped": np.zeros(64, np.uint32),
+        "x": x,
+        "partial": np.zeros(64, np.uint32),
+    }
+    out = execute(device, kernels, arrays)
+    assert out["swapped"].tolist() == list(range(1, 64)) + [0]
+    assert out["partial"].tolist() == x.reshape(64, 64).sum(1, dtype=np.uint64).tolist()

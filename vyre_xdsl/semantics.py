@@ -24,6 +24,11 @@ from dataclasses import dataclass, field
 import ml_dtypes
 import numpy as np
 
+#: the float dtypes of registers: f16, bf16, f32, f64
+FLOAT_DTYPES = frozenset(
+    np.dtype(t) for t in (np.float16, ml_dtypes.bfloat16, np.float32, np.float64)
+)
+
 U32_MAX = 0xFFFFFFFF
 I32_MIN = -(2**31)
 
@@ -65,6 +70,11 @@ class ElementType:
         return self.family == "sint"
 
     @property
+    def storage_bytes(self) -> int:
+        """Bytes one element takes in a storage buffer (a Bool is one u32 word)."""
+        return 4 if self.family == "bool" else self.bits * self.lanes // 8
+
+    @property
     def int_range(self) -> tuple[int, int]:
         """The smallest and largest value of an integer (or i1) type."""
         if self.family == "bool":
@@ -81,10 +91,33 @@ def _scalar(name, family, bits, dtype, host=None, wgsl=None, storage=None, featu
 
 
 def _vector(lane: ElementType, lanes: int) -> ElementType:
+    """A vector type: registers and host buffers hold one numpy record per vector,
+    with one field per lane (`x`, `y`, `z`, `w`), so that arrays of vectors are
+    one-dimensional like arrays of scalars (the run API takes `(n, lanes)` arrays of
+    the lane type and returns them so)."""
+    record = np.dtype([(LANE_NAMES[k], lane.dtype) for k in range(lanes)])
+    wgsl = f"vec{lanes}<{lane.wgsl}>"
     return ElementType(
-        f"vector<{lanes}x{lane.name}>", "vector", lane.bits, lane.dtype, lane.host,
-        lanes=lanes, lane=lane.name,
+        f"vector<{lanes}x{lane.name}>", "vector", lane.bits, record, record,
+        wgsl=wgsl, wgsl_storage=wgsl, lanes=lanes, lane=lane.name,
     )  # fmt: skip
+
+
+#: the lanes of a vector, in order: fields of its numpy record, components in WGSL
+LANE_NAMES = "xyzw"
+
+
+def vector_lanes(values: np.ndarray) -> np.ndarray:
+    """An array of vector records as a `(n, lanes)` array of the lane type."""
+    values = np.ascontiguousarray(values)
+    lane = values.dtype[0]
+    return values.view(lane).reshape(values.shape[0], len(values.dtype.names))
+
+
+def vector_records(lanes: np.ndarray, record: np.dtype) -> np.ndarray:
+    """A `(n, lanes)` array of the lane type as an array of vector records."""
+    lanes = np.ascontiguousarray(lanes, dtype=record[0])
+    return lanes.view(record).reshape(lanes.shape[0])
 
 
 def _element_types() -> dict[str, ElementType]:
@@ -101,10 +134,11 @@ def _element_types() -> dict[str, ElementType]:
         _scalar("si16", "sint", 16, np.int16, wgsl="i32", storage="u32"),
         _scalar("si32", "sint", 32, np.int32, wgsl="i32"),
         _scalar("si64", "sint", 64, np.int64, wgsl="vec2<u32>"),
-        _scalar("f16", "float", 16, np.float16),
-        _scalar("bf16", "float", 16, ml_dtypes.bfloat16),
+        _scalar("f16", "float", 16, np.float16, wgsl="f16", feature="shader-f16"),
+        # bf16: an f32 holding a bf16 value in registers; two halves per u32 word in a buffer
+        _scalar("bf16", "float", 16, ml_dtypes.bfloat16, wgsl="f32", storage="u32"),
         f32,
-        _scalar("f64", "float", 64, np.float64),
+        _scalar("f64", "float", 64, np.float64, wgsl="f64", feature="shader-f64"),
         # Bool: one u32 word per element in a buffer
         _scalar("i1", "bool", 1, np.bool_, host=np.uint32, wgsl="bool", storage="u32"),
     ]
@@ -156,18 +190,18 @@ WIDE_INT_TYPES = ("ui64", "si64")
 NUMERIC_TYPES = (*INT_TYPES, "f32")
 ALL_TYPES = (*NUMERIC_TYPES, "i1")
 SCALAR_32_TYPES = ("ui32", "si32", "f32")
+#: the float types beyond f32: every op that takes f32 takes them, but for the
+#: approximate ones on f64 (Vulkan defines no 64-bit sin, exp, log, ...)
+WIDE_FLOATS = ("f16", "bf16", "f64")
+#: the types of the approximate float ops (sin, exp, log, ...)
+APPROX_FLOATS = ("f16", "bf16", "f32")
+#: every float type
+FLOATS = ("f16", "bf16", "f32", "f64")
 
 
 def storage_bytes(tname: str, count: int) -> int:
-    """The bytes of a GPU buffer that holds `count` elements of `tname`: 8/16-bit
-    integers packed into whole 32-bit words, everything else at its own width
-    (a Bool is a 32-bit word)."""
-    info = ELEMENTS[tname]
-    if tname in PACKED_TYPES:
-        return 4 * -(-count * info.bits // 32)
-    if info.family == "bool":
-        return 4 * count
-    return count * info.bits * info.lanes // 8
+    """Bytes of a storage buffer of `count` elements of `tname`, in whole u32 words."""
+    return (ELEMENTS[tname].storage_bytes * count + 3) // 4 * 4
 
 
 def wgsl_unsupported(tname: str) -> str | None:
@@ -239,7 +273,7 @@ def _as_i64(a: np.ndarray) -> np.ndarray:
 
 
 def _is_float(a: np.ndarray) -> bool:
-    return _dtype(a) == np.float32
+    return _dtype(a) in FLOAT_DTYPES
 
 
 def _is_signed(a: np.ndarray) -> bool:
@@ -261,22 +295,27 @@ def _f32(x: np.ndarray) -> np.ndarray:
     return np.asarray(x, dtype=np.float32)
 
 
+def _float_like(x: np.ndarray, a: np.ndarray) -> np.ndarray:
+    """`x` in the float dtype of the operand `a` (f16, bf16, f32 or f64)."""
+    return np.asarray(x).astype(_dtype(a), copy=False)
+
+
 def _shift_amount(b: np.ndarray) -> np.ndarray:
     """The shift amount masked to the operand width (31 for 32-bit, 7 for 8-bit)."""
     return _unsigned(b).astype(np.int64) & (_width(b) - 1)
 
 
 def _add(a, b):
-    return _f32(a + b) if _is_float(a) else _wrap(_as_i64(a) + _as_i64(b), a)
+    return _float_like(a + b, a) if _is_float(a) else _wrap(_as_i64(a) + _as_i64(b), a)
 
 
 def _sub(a, b):
-    return _f32(a - b) if _is_float(a) else _wrap(_as_i64(a) - _as_i64(b), a)
+    return _float_like(a - b, a) if _is_float(a) else _wrap(_as_i64(a) - _as_i64(b), a)
 
 
 def _mul(a, b):
     if _is_float(a):
-        return _f32(a * b)
+        return _float_like(a * b, a)
     # the int64 product wraps modulo 2^64: its low bits are the wrapped product
     return _wrap(_as_i64(a) * _as_i64(b), a)
 
@@ -296,7 +335,7 @@ def _truncated_quotient(a, b):
 def _div(a, b):
     if _is_float(a):
         with np.errstate(all="ignore"):
-            return _f32(np.divide(a, b))
+            return _float_like(np.divide(a, b), a)
     a, b = np.broadcast_arrays(np.asarray(a), np.asarray(b))
     dtype = a.dtype
     if _is_signed(a):
@@ -324,14 +363,14 @@ def _min(a, b):
         return np.minimum(a, b)
     # numpy's fmin picks either zero for min(+0, -0) depending on the array length
     # (SIMD vs scalar loop); -0 is the answer, whatever the number of lanes.
-    return _f32(np.where(a == b, np.where(np.signbit(a), a, b), np.fmin(a, b)))
+    return _float_like(np.where(a == b, np.where(np.signbit(a), a, b), np.fmin(a, b)), a)
 
 
 def _max(a, b):
     if not _is_float(a):
         return np.maximum(a, b)
     # max(+0, -0) is +0, whatever the number of lanes (see _min).
-    return _f32(np.where(a == b, np.where(np.signbit(a), b, a), np.fmax(a, b)))
+    return _float_like(np.where(a == b, np.where(np.signbit(a), b, a), np.fmax(a, b)), a)
 
 
 def _shl(a, b):
@@ -468,7 +507,7 @@ def _reverse_bits(a):
 
 
 def _neg(a):
-    return _f32(-np.asarray(a)) if _is_float(a) else _wrap(-_as_i64(a), a)
+    return _float_like(-np.asarray(a), a) if _is_float(a) else _wrap(-_as_i64(a), a)
 
 
 def _wgsl_neg(ty, a):
@@ -482,20 +521,22 @@ def _bit_not(a):
 
 def _abs(a):
     if _is_float(a):
-        return _f32(np.abs(a))
+        return _float_like(np.abs(a), a)
     if not _is_signed(a):  # an unsigned value is its own absolute value
         return np.array(a, copy=True)
     return _wrap(np.abs(_as_i64(a)), a)
 
 
 def _sign(a):
-    return _f32(np.sign(a)) if _is_float(a) else np.sign(a).astype(_dtype(a))
+    return _float_like(np.sign(a), a) if _is_float(a) else np.sign(a).astype(_dtype(a))
 
 
 def _float_unary(fn: Callable[[np.ndarray], np.ndarray]) -> Callable[[np.ndarray], np.ndarray]:
     def evaluate(a):
+        # f16 and bf16 compute in f32 and round once, as their WGSL does; f64 in f64
+        wide = np.float64 if _dtype(a) == np.float64 else np.float32
         with np.errstate(all="ignore"):
-            return _f32(fn(np.asarray(a, dtype=np.float32)))
+            return _float_like(fn(np.asarray(a, dtype=wide)), a)
 
     return evaluate
 
@@ -615,13 +656,27 @@ MUL_HIGH_HELPER = """fn vyre_mul_high_u32(a: u32, b: u32) -> u32 {
 def _make_table() -> dict[str, OpSemantics]:
     ops: list[OpSemantics] = [
         # ----------------------------------------------------------- binary
-        OpSemantics("add", "binary", NUMERIC_TYPES, _add, _bin("({a} + {b})"), commutative=True),
-        OpSemantics("sub", "binary", NUMERIC_TYPES, _sub, _bin("({a} - {b})")),
-        OpSemantics("mul", "binary", NUMERIC_TYPES, _mul, _bin("({a} * {b})"), commutative=True),
+        OpSemantics(
+            "add",
+            "binary",
+            NUMERIC_TYPES + WIDE_FLOATS,
+            _add,
+            _bin("({a} + {b})"),
+            commutative=True,
+        ),
+        OpSemantics("sub", "binary", NUMERIC_TYPES + WIDE_FLOATS, _sub, _bin("({a} - {b})")),
+        OpSemantics(
+            "mul",
+            "binary",
+            NUMERIC_TYPES + WIDE_FLOATS,
+            _mul,
+            _bin("({a} * {b})"),
+            commutative=True,
+        ),
         OpSemantics(
             "div",
             "binary",
-            NUMERIC_TYPES,
+            NUMERIC_TYPES + WIDE_FLOATS,
             _div,
             _wgsl_div,
             ulp=3.0,
@@ -639,8 +694,22 @@ def _make_table() -> dict[str, OpSemantics]:
             wgsl_trap=lambda ty, a, b: _wgsl_si32_trap(ty, a, b) if ty == "i32" else None,
             trap_tag=TRAP_SI32_MOD,
         ),
-        OpSemantics("min", "binary", NUMERIC_TYPES, _min, _bin("min({a}, {b})"), commutative=True),
-        OpSemantics("max", "binary", NUMERIC_TYPES, _max, _bin("max({a}, {b})"), commutative=True),
+        OpSemantics(
+            "min",
+            "binary",
+            NUMERIC_TYPES + WIDE_FLOATS,
+            _min,
+            _bin("min({a}, {b})"),
+            commutative=True,
+        ),
+        OpSemantics(
+            "max",
+            "binary",
+            NUMERIC_TYPES + WIDE_FLOATS,
+            _max,
+            _bin("max({a}, {b})"),
+            commutative=True,
+        ),
         OpSemantics(
             "bit_and", "binary", INT_TYPES, np.bitwise_and, _bin("({a} & {b})"), commutative=True
         ),
@@ -710,16 +779,32 @@ def _make_table() -> dict[str, OpSemantics]:
             _wgsl_rotate(False),
         ),
         # ----------------------------------------------------------- compare
-        OpSemantics("eq", "compare", ALL_TYPES, np.equal, _bin("({a} == {b})"), commutative=True),
+        OpSemantics(
+            "eq",
+            "compare",
+            ALL_TYPES + WIDE_FLOATS,
+            np.equal,
+            _bin("({a} == {b})"),
+            commutative=True,
+        ),
         # `!(a == b)`: naga emits an *ordered* not-equal for `!=` on f32, which is
         # false when an operand is NaN (measured on lavapipe); IEEE says true.
         OpSemantics(
-            "ne", "compare", ALL_TYPES, np.not_equal, _bin("(!({a} == {b}))"), commutative=True
+            "ne",
+            "compare",
+            ALL_TYPES + WIDE_FLOATS,
+            np.not_equal,
+            _bin("(!({a} == {b}))"),
+            commutative=True,
         ),
-        OpSemantics("lt", "compare", NUMERIC_TYPES, np.less, _bin("({a} < {b})")),
-        OpSemantics("le", "compare", NUMERIC_TYPES, np.less_equal, _bin("({a} <= {b})")),
-        OpSemantics("gt", "compare", NUMERIC_TYPES, np.greater, _bin("({a} > {b})")),
-        OpSemantics("ge", "compare", NUMERIC_TYPES, np.greater_equal, _bin("({a} >= {b})")),
+        OpSemantics("lt", "compare", NUMERIC_TYPES + WIDE_FLOATS, np.less, _bin("({a} < {b})")),
+        OpSemantics(
+            "le", "compare", NUMERIC_TYPES + WIDE_FLOATS, np.less_equal, _bin("({a} <= {b})")
+        ),
+        OpSemantics("gt", "compare", NUMERIC_TYPES + WIDE_FLOATS, np.greater, _bin("({a} > {b})")),
+        OpSemantics(
+            "ge", "compare", NUMERIC_TYPES + WIDE_FLOATS, np.greater_equal, _bin("({a} >= {b})")
+        ),
         # ----------------------------------------------------------- logic
         # on ui32, upstream's truthiness: non-zero is true; the result is i1
         OpSemantics(
@@ -728,54 +813,68 @@ def _make_table() -> dict[str, OpSemantics]:
         OpSemantics("or", "logic", ("i1", "ui32"), _logical_or, _wgsl_logic("|"), commutative=True),
         # ----------------------------------------------------------- unary
         OpSemantics("not", "unary", ("i1", "ui32"), _logical_not, _wgsl_not, result="i1"),
-        OpSemantics("neg", "unary", NUMERIC_TYPES, _neg, _wgsl_neg),
+        OpSemantics("neg", "unary", NUMERIC_TYPES + WIDE_FLOATS, _neg, _wgsl_neg),
         OpSemantics("bit_not", "unary", INT_TYPES, _bit_not, _un("(~{a})")),
         OpSemantics("popcount", "unary", INT_TYPES, _popcount, _un("countOneBits({a})")),
         OpSemantics("clz", "unary", INT_TYPES, _clz, _un("countLeadingZeros({a})")),
         OpSemantics("ctz", "unary", INT_TYPES, _ctz, _un("countTrailingZeros({a})")),
         OpSemantics("reverse_bits", "unary", INT_TYPES, _reverse_bits, _un("reverseBits({a})")),
-        OpSemantics("abs", "unary", NUMERIC_TYPES, _abs, _un("abs({a})")),
-        OpSemantics("sign", "unary", (*SIGNED_TYPES, "f32"), _sign, _wgsl_sign),
-        OpSemantics("sqrt", "unary", ("f32",), _float_unary(np.sqrt), _un("sqrt({a})"), ulp=3.0),
+        OpSemantics("abs", "unary", NUMERIC_TYPES + WIDE_FLOATS, _abs, _un("abs({a})")),
+        OpSemantics("sign", "unary", (*SIGNED_TYPES, *FLOATS), _sign, _wgsl_sign),
+        OpSemantics("sqrt", "unary", FLOATS, _float_unary(np.sqrt), _un("sqrt({a})"), ulp=3.0),
         OpSemantics(
             "inverse_sqrt",
             "unary",
-            ("f32",),
+            FLOATS,
             _float_unary(lambda x: 1.0 / np.sqrt(x)),
             _un("inverseSqrt({a})"),
             ulp=3.0,
         ),
-        OpSemantics("floor", "unary", ("f32",), _float_unary(np.floor), _un("floor({a})")),
-        OpSemantics("ceil", "unary", ("f32",), _float_unary(np.ceil), _un("ceil({a})")),
-        OpSemantics("round", "unary", ("f32",), _float_unary(np.rint), _un("round({a})")),
-        OpSemantics("trunc", "unary", ("f32",), _float_unary(np.trunc), _un("trunc({a})")),
-        OpSemantics("exp", "unary", ("f32",), _float_unary(np.exp), _un("exp({a})"), ulp=64.0),
-        OpSemantics("exp2", "unary", ("f32",), _float_unary(np.exp2), _un("exp2({a})"), ulp=64.0),
-        OpSemantics("log", "unary", ("f32",), _float_unary(np.log), _un("log({a})"), ulp=16.0),
-        OpSemantics("log2", "unary", ("f32",), _float_unary(np.log2), _un("log2({a})"), ulp=16.0),
-        OpSemantics("sin", "unary", ("f32",), _float_unary(np.sin), _un("sin({a})"), ulp=4096.0),
-        OpSemantics("cos", "unary", ("f32",), _float_unary(np.cos), _un("cos({a})"), ulp=4096.0),
-        OpSemantics("tan", "unary", ("f32",), _float_unary(np.tan), _un("tan({a})"), ulp=8192.0),
-        OpSemantics("tanh", "unary", ("f32",), _float_unary(np.tanh), _wgsl_tanh, ulp=8192.0),
+        OpSemantics("floor", "unary", FLOATS, _float_unary(np.floor), _un("floor({a})")),
+        OpSemantics("ceil", "unary", FLOATS, _float_unary(np.ceil), _un("ceil({a})")),
+        OpSemantics("round", "unary", FLOATS, _float_unary(np.rint), _un("round({a})")),
+        OpSemantics("trunc", "unary", FLOATS, _float_unary(np.trunc), _un("trunc({a})")),
+        OpSemantics("exp", "unary", APPROX_FLOATS, _float_unary(np.exp), _un("exp({a})"), ulp=64.0),
+        OpSemantics(
+            "exp2", "unary", APPROX_FLOATS, _float_unary(np.exp2), _un("exp2({a})"), ulp=64.0
+        ),
+        OpSemantics("log", "unary", APPROX_FLOATS, _float_unary(np.log), _un("log({a})"), ulp=16.0),
+        OpSemantics(
+            "log2", "unary", APPROX_FLOATS, _float_unary(np.log2), _un("log2({a})"), ulp=16.0
+        ),
+        OpSemantics(
+            "sin", "unary", APPROX_FLOATS, _float_unary(np.sin), _un("sin({a})"), ulp=4096.0
+        ),
+        OpSemantics(
+            "cos", "unary", APPROX_FLOATS, _float_unary(np.cos), _un("cos({a})"), ulp=4096.0
+        ),
+        OpSemantics(
+            "tan", "unary", APPROX_FLOATS, _float_unary(np.tan), _un("tan({a})"), ulp=8192.0
+        ),
+        OpSemantics("tanh", "unary", APPROX_FLOATS, _float_unary(np.tanh), _wgsl_tanh, ulp=8192.0),
         OpSemantics(
             "reciprocal",
             "unary",
-            ("f32",),
+            FLOATS,
             _float_unary(lambda x: 1.0 / x),
             _un("(1.0 / {a})"),
             ulp=3.0,
         ),
         OpSemantics(
-            "acos", "unary", ("f32",), _float_unary(np.arccos), _un("acos({a})"), ulp=8192.0
+            "acos", "unary", APPROX_FLOATS, _float_unary(np.arccos), _un("acos({a})"), ulp=8192.0
         ),
         OpSemantics(
-            "asin", "unary", ("f32",), _float_unary(np.arcsin), _un("asin({a})"), ulp=8192.0
+            "asin", "unary", APPROX_FLOATS, _float_unary(np.arcsin), _un("asin({a})"), ulp=8192.0
         ),
         OpSemantics(
-            "atan", "unary", ("f32",), _float_unary(np.arctan), _un("atan({a})"), ulp=4096.0
+            "atan", "unary", APPROX_FLOATS, _float_unary(np.arctan), _un("atan({a})"), ulp=4096.0
         ),
-        OpSemantics("sinh", "unary", ("f32",), _float_unary(np.sinh), _un("sinh({a})"), ulp=8192.0),
-        OpSemantics("cosh", "unary", ("f32",), _float_unary(np.cosh), _un("cosh({a})"), ulp=8192.0),
+        OpSemantics(
+            "sinh", "unary", APPROX_FLOATS, _float_unary(np.sinh), _un("sinh({a})"), ulp=8192.0
+        ),
+        OpSemantics(
+            "cosh", "unary", APPROX_FLOATS, _float_unary(np.cosh), _un("cosh({a})"), ulp=8192.0
+        ),
         # upstream's bit unpacking: a nibble or byte of a 32-bit integer, as a ui32
         OpSemantics(
             "unpack4_low",
@@ -813,21 +912,21 @@ def _make_table() -> dict[str, OpSemantics]:
         OpSemantics(
             "is_nan",
             "predicate",
-            ("f32",),
+            FLOATS,
             np.isnan,
             _un("((bitcast<u32>({a}) & 0x7fffffffu) > 0x7f800000u)"),
         ),
         OpSemantics(
             "is_inf",
             "predicate",
-            ("f32",),
+            FLOATS,
             np.isinf,
             _un("((bitcast<u32>({a}) & 0x7fffffffu) == 0x7f800000u)"),
         ),
         OpSemantics(
             "is_finite",
             "predicate",
-            ("f32",),
+            FLOATS,
             np.isfinite,
             _un("((bitcast<u32>({a}) & 0x7f800000u) != 0x7f800000u)"),
         ),
@@ -835,8 +934,52 @@ def _make_table() -> dict[str, OpSemantics]:
     return {op.name: op for op in ops}
 
 
+def _vector_types(op: OpSemantics) -> tuple[str, ...]:
+    """The vector types an op takes, lane by lane: those whose lane type it takes,
+    when its result has the operand type (a binary or unary op), and `eq`/`ne`."""
+    if op.kind not in ("binary", "unary", "compare") or op.result is not None:
+        return ()
+    if op.kind == "compare" and op.name not in ("eq", "ne"):
+        return ()
+    return tuple(
+        name for name, t in ELEMENTS.items() if t.family == "vector" and t.lane in op.types
+    )
+
+
+def _lane_by_lane(op: OpSemantics) -> Callable[..., np.ndarray]:
+    """`op.evaluate` extended to vector records: applied to every lane; `eq` is
+    true when every lane is equal, `ne` when any lane differs."""
+    scalar = op.evaluate
+
+    def evaluate(*args):
+        first = np.asarray(args[0])
+        if first.dtype.names is None:
+            return scalar(*args)
+        lanes = [vector_lanes(np.asarray(a).reshape(-1)) for a in args]
+        shape = np.broadcast_shapes(*(x.shape for x in lanes))
+        flat = [np.broadcast_to(x, shape).reshape(-1) for x in lanes]
+        result = np.asarray(scalar(*flat)).reshape(shape)
+        if op.kind == "compare":
+            return result.all(axis=1) if op.name == "eq" else result.any(axis=1)
+        return vector_records(result, first.dtype)
+
+    return evaluate
+
+
+def _with_vectors(ops: dict[str, OpSemantics]) -> dict[str, OpSemantics]:
+    import dataclasses
+
+    extended = {}
+    for name, op in ops.items():
+        vectors = _vector_types(op)
+        if vectors:
+            op = dataclasses.replace(op, types=op.types + vectors, evaluate=_lane_by_lane(op))
+        extended[name] = op
+    return extended
+
+
 #: op mnemonic (without the ``vyre.`` prefix) -> semantics
-OPS: dict[str, OpSemantics] = _make_table()
+OPS: dict[str, OpSemantics] = _with_vectors(_make_table())
 
 BINARY_OPS = tuple(n for n, s in OPS.items() if s.kind == "binary")
 COMPARE_OPS = tuple(n for n, s in OPS.items() if s.kind == "compare")
@@ -859,8 +1002,40 @@ FMA_ULP = 2.0
 
 
 def evaluate_fma(a, b, c):
-    exact = np.asarray(a, np.float64) * np.asarray(b, np.float64) + np.asarray(c, np.float64)
-    return _f32(exact)
+    """a * b + c rounded once. f32 products and sums are exact enough in f64 (the
+    established f32 reference); f16, bf16 and f64 go through exact rational
+    arithmetic, rounded once to the operand type."""
+    a, b, c = np.asarray(a), np.asarray(b), np.asarray(c)
+    if _dtype(a) == np.float32:
+        exact = np.asarray(a, np.float64) * np.asarray(b, np.float64) + np.asarray(c, np.float64)
+        return _f32(exact)
+    odd = _dtype(a) != np.float64  # round to odd in f64, then once more to the narrow type
+    wide = [np.broadcast_to(np.asarray(x, np.float64), a.shape).ravel() for x in (a, b, c)]
+    fused = [_fma64(x, y, z, odd) for x, y, z in zip(*wide)]
+    with np.errstate(all="ignore"):
+        return np.array(fused, np.float64).reshape(a.shape).astype(_dtype(a))
+
+
+def _fma64(a: float, b: float, c: float, odd: bool) -> float:
+    """The exact a * b + c as a double: rounded to nearest even, or to odd (an
+    inexact result gets an odd last bit, so one more rounding is still exact)."""
+    from fractions import Fraction
+
+    with np.errstate(all="ignore"):
+        approximate = float(np.float64(a) * np.float64(b) + np.float64(c))
+    if not all(np.isfinite(v) for v in (a, b, c, approximate)):
+        return approximate
+    exact = Fraction(a) * Fraction(b) + Fraction(c)
+    if exact == 0:
+        return approximate  # the sign of an exact zero follows IEEE's rule
+    nearest = exact.numerator / exact.denominator  # Python rounds this division correctly
+    if not odd or Fraction(nearest) == exact or np.isinf(nearest):
+        return nearest
+    bits = np.float64(nearest).view(np.int64)
+    if bits & 1:
+        return nearest
+    toward = np.inf if exact > Fraction(nearest) else -np.inf
+    return float(np.nextafter(nearest, toward))
 
 
 def wgsl_fma(ty, a, b, c) -> str:
@@ -949,6 +1124,9 @@ def _wgsl_saturating_cast(x: str, target: str) -> str:
     # NaN by its bits: drivers may assume no NaN and fold `x == x` to true
     is_nan = f"((bitcast<u32>({x}) & 0x7fffffffu) > 0x7f800000u)"
     return f"select({saturated}, {zero}, {is_nan})"
+
+
+wgsl_saturating_cast = _wgsl_saturating_cast
 
 
 def wgsl_cast(x: str, source: str, target: str) -> str:
@@ -1046,18 +1224,25 @@ DEFAULT_SUBGROUP_SIZE = 32
 
 
 def ulp_distance(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """Distance in units of least precision between two float32 arrays.
+    """Distance in units of least precision between two float arrays of one
+    dtype (float32 unless they are f16, bf16 or f64).
 
     Equal values (including two NaNs and +0/-0) are 0 apart.
     """
-    a = np.asarray(a, np.float32)
-    b = np.asarray(b, np.float32)
+    a, b = np.asarray(a), np.asarray(b)
+    if a.dtype not in FLOAT_DTYPES or b.dtype != a.dtype:
+        a, b = np.asarray(a, np.float32), np.asarray(b, np.float32)
+    view = {1: np.int8, 2: np.int16, 4: np.int32, 8: np.int64}[a.dtype.itemsize]
+    sign_mask = np.iinfo(view).max
 
     def ordered(x):
-        i = x.view(np.int32).astype(np.int64)
-        return np.where(i < 0, -(i & 0x7FFFFFFF), i)
+        i = x.view(view).astype(np.int64)
+        return np.where(i < 0, -(i & sign_mask), i)
 
-    d = np.abs(ordered(a) - ordered(b))
-    both_nan = np.isnan(a) & np.isnan(b)
-    same = (a == b) | both_nan
-    return np.where(same, 0, np.where(np.isnan(a) | np.isnan(b), np.iinfo(np.int64).max, d))
+    with np.errstate(over="ignore"):
+        d = np.abs(ordered(a) - ordered(b))
+    wide_a, wide_b = a.astype(np.float64), b.astype(np.float64)
+    both_nan = np.isnan(wide_a) & np.isnan(wide_b)
+    same = (wide_a == wide_b) | both_nan
+    far = np.isnan(wide_a) | np.isnan(wide_b)
+    return np.where(same, 0, np.where(far, np.iinfo(np.int64).max, d))

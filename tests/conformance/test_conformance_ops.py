@@ -566,9 +566,11 @@ def approx_edge_cases() -> list[Case]:
 
 
 def test_every_table_op_is_covered():
+    from test_conformance_floats import CASES as FLOAT_CASES
     from test_conformance_upstream_ops import CASES as UPSTREAM_CASES
+    from test_conformance_vectors import CASES as VECTOR_CASES
 
-    names = {case.name for case in CASES + UPSTREAM_CASES}
+    names = {case.name for case in CASES + UPSTREAM_CASES + FLOAT_CASES + VECTOR_CASES}
     # the 8/16/64-bit integers: every op at edge values in tests/test_integer_types.py
     elsewhere = (*PACKED_TYPES, *WIDE_INT_TYPES)
     missing = [

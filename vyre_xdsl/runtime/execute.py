@@ -43,6 +43,7 @@ from dataclasses import dataclass
 import numpy as np
 from xdsl.dialects.builtin import ModuleOp
 
+from vyre_xdsl import semantics
 from vyre_xdsl.backends.wgsl.kernel_module import WgslBinding, WgslKernel
 from vyre_xdsl.diagnostics import VyreError
 from vyre_xdsl.dispatch import checked_indirect_grid
@@ -634,7 +635,7 @@ def _storage(
             return [source, 0]
         buffer = run.storage(nbytes, kept)
         if array.nbytes:
-            encoder.copy_buffer_to_buffer(source, 0, buffer, 0, _word_bytes(array.nbytes))
+            encoder.copy_buffer_to_buffer(source, 0, buffer, 0, _whole_words(array.nbytes))
         return [buffer, 0]
     zero = isinstance(array, ZeroFilled) or not upload
     if zero and not output and not kept:
@@ -687,6 +688,12 @@ def _kept(run: _Run, array, buffer) -> DeviceArray:
     if isinstance(array, DeviceArray) and buffer is array.buffer():
         return array
     return DeviceArray(run.gpu, buffer, run.usage, array.dtype, (array.size,))
+
+
+def _whole_words(nbytes: int) -> int:
+    """`nbytes` rounded up to whole 4-byte words (wgpu copies whole words; a buffer
+    of 2-byte elements may end in the middle of one)."""
+    return (nbytes + 3) // 4 * 4
 
 
 def write_buffer(gpu: GpuDevice, buffer, flat: np.ndarray) -> None:
@@ -755,12 +762,7 @@ def _buffer_bytes(name: str, array: np.ndarray, kernels: Sequence[WgslKernel]) -
         for b in k.bindings
         if b.name == name and b.count is not None
     ]
-    return max([_word_bytes(array.nbytes), 4] + sizes)
-
-
-def _word_bytes(nbytes: int) -> int:
-    """`nbytes` rounded up to whole 32-bit words (the unit of GPU copies)."""
-    return -(-nbytes // 4) * 4
+    return max([(array.nbytes + 3) // 4 * 4, 4] + sizes)
 
 
 #: WebGPU's default `maxBindingsPerBindGroup` (the device is created with it)
@@ -792,15 +794,23 @@ def _check_limits(gpu: GpuDevice, kernel: WgslKernel, lengths: Mapping[str, int]
         if binding.is_trap_sidecar:
             continue
         count = _binding_count(binding, lengths)
-        nbytes = storage_bytes(binding.element, count)
         if binding.count is None and count == 0:
             raise EmptyRuntimeBufferError(
                 f"runtime-sized buffer '{binding.name}' has no elements; wgpu cannot bind an "
                 "empty buffer (pass at least one element, or declare a static count of 0)"
             )
-        if nbytes > limit:
+        if binding.count is None and count * semantics.ELEMENTS[binding.element].storage_bytes % 4:
             raise DeviceLimitError(
-                f"buffer '{binding.name}' of {where} needs {nbytes} bytes; this device binds "
+                f"runtime-sized buffer '{binding.name}' of {where} has {count} {binding.element} "
+                "elements, which end inside a 32-bit word; the wgpu backend binds whole words, so "
+                "its length would be wrong: pad the array to a whole number of words "
+                f"({4 // semantics.ELEMENTS[binding.element].storage_bytes} elements per word) "
+                "or declare a static count"
+            )
+        needed = storage_bytes(binding.element, count)
+        if needed > limit:
+            raise DeviceLimitError(
+                f"buffer '{binding.name}' of {where} needs {needed} bytes; this device binds "
                 f"at most {limit} bytes per storage buffer; partition the data"
             )
 
@@ -893,10 +903,10 @@ class _Run:
 
         if not array.nbytes:
             return
-        if array.nbytes % 4:  # GPU copies move whole 32-bit words: pad with zeros
-            padded = np.zeros(_word_bytes(array.nbytes), np.uint8)
-            padded[: array.nbytes] = np.ascontiguousarray(array).reshape(-1).view(np.uint8)
-            array = padded
+        # as bytes: wgpu takes buffer-protocol data, which ml_dtypes' bfloat16 is not
+        array = np.ascontiguousarray(array).reshape(-1).view(np.uint8)
+        if array.nbytes % 4:  # copies are whole 4-byte words (2-byte elements: a half)
+            array = np.concatenate([array, np.zeros(4 - array.nbytes % 4, np.uint8)])
         if not self.mappable or array.nbytes < MAP_UPLOAD_MIN_BYTES:
             self.gpu.device.queue.write_buffer(buffer, 0, array)
             return
@@ -911,11 +921,11 @@ class _Run:
         on unified memory, else a staging copy recorded in `encoder`."""
         if mappable and self.mappable:
             return _Staged(name, source, nbytes)
-        size = max(4, _word_bytes(nbytes))
-        staging = self.gpu.pool.acquire(size, STAGING_USAGE)
+        words = _whole_words(nbytes)
+        staging = self.gpu.pool.acquire(max(4, words), STAGING_USAGE)
         self.held.append((staging, STAGING_USAGE))
         if nbytes:
-            encoder.copy_buffer_to_buffer(source, 0, staging, 0, _word_bytes(nbytes))
+            encoder.copy_buffer_to_buffer(source, 0, staging, 0, words)
         return _Staged(name, staging, nbytes)
 
     def read(self, stage: _Staged, dtype) -> np.ndarray:
@@ -926,8 +936,8 @@ class _Run:
             return np.zeros(0, dtype)
         stage.staging.map_sync(wgpu.MapMode.READ, 0, stage.staging.size)
         try:
-            mapped = stage.staging.read_mapped(0, _word_bytes(stage.nbytes), copy=False)
-            return np.frombuffer(mapped, np.uint8, stage.nbytes).view(dtype).copy()
+            mapped = stage.staging.read_mapped(0, _whole_words(stage.nbytes), copy=False)
+            return np.frombuffer(mapped, np.uint8)[: stage.nbytes].copy().view(dtype)
         finally:
             stage.staging.unmap()
 

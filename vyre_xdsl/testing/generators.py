@@ -182,6 +182,14 @@ class BufferPlan:
 
 READ, OWN, ATOMIC = "read", "own", "atomic"
 TICKET_COUNTER, TICKET, IEEE = "ticket_counter", "ticket", "ieee"
+#: a pair of dedicated buffers of one of `WIDE_TYPES`: read anywhere / written at own
+WIDE = "wide"
+#: the element types beyond ui32/si32/f32/i1 the generator uses, in their own buffers
+WIDE_TYPES = ("f16", "bf16", "f64", "vector<2xui32>", "vector<4xui32>", "vector<4xf32>")
+#: ops computed bit for bit on every backend for the values of a wide buffer (small
+#: quarter-grid floats; any words for ui32 lanes): no mul, so no contraction into fma
+WIDE_FLOAT_OPS = ("add", "sub", "min", "max", "neg", "abs", "floor", "ceil", "trunc", "round")
+WIDE_UINT_OPS = ("add", "sub", "mul", "min", "max", "bit_xor", "bit_and", "shl", "rotate_left")
 #: f32 bit patterns of IEEE special values (NaN, infinities, subnormals, extremes)
 SPECIAL_BITS = (
     0x7FC00000,
@@ -279,6 +287,8 @@ class GeneratorOptions:
     tickets: int = 15
     # percent of modules where NaN / infinity / subnormal reach arithmetic and comparisons
     ieee_specials: int = 20
+    # per cent of modules with a pair of buffers of one of WIDE_TYPES
+    wide_types: int = 30
     # percent of modules whose grid exceeds 65535 workgroups (workgroup size 2)
     big_grid: int = 3
     # trap statements and trapping divisions per module (when `traps`)
@@ -450,6 +460,17 @@ class _ModuleGen:
                 Use(tickets, TICKET, "write_only", loadable=False),
             ]
             self.multisets.add(tickets.name)
+        if d.chance(self.options.wide_types):
+            index = len(self.buffers)
+            element = d.pick(WIDE_TYPES)
+            count = d.int(1, self.options.max_count)
+            source = BufferPlan(f"wide{index}", element, count, count, None)
+            sink = BufferPlan(f"wideo{index}", element, count, count, None)
+            self.buffers += [source, sink]
+            d.pick(plans).extend(
+                [Use(source, WIDE, "read_only"), Use(sink, WIDE, "write_only", loadable=False)]
+            )
+            self.features.add(f"type:{element}")
         if d.chance(self.options.ieee_specials):
             index = len(self.buffers)
             count = d.int(1, self.options.max_count)
@@ -597,6 +618,16 @@ class _ModuleGen:
         if buffer.element == "i1":
             words = np.array([0, 1, 0, 1, 2, U32_MAX], dtype=np.uint32)
             return words[rng.integers(0, len(words), n)]
+        info = semantics.ELEMENTS[buffer.element]
+        if info.family == "vector":
+            lanes = info.lanes * n
+            if info.lane == "f32":
+                values = (rng.integers(-256, 257, lanes) / 4.0).astype(np.float32)
+            else:
+                values = rng.integers(0, 2**32, lanes, dtype=np.uint64).astype(np.uint32)
+            return semantics.vector_records(values.reshape(n, info.lanes), info.host)
+        if info.is_float:  # quarters in [-64, 64]: exact in f16, bf16 and f64
+            return (rng.integers(-256, 257, n) / 4.0).astype(info.host)
         if buffer.element not in ("ui32", "si32"):
             return _narrow_data(rng, buffer.element, n)
         small = rng.integers(0, 11, n)
@@ -722,6 +753,7 @@ class _ProgramGen:
         self._finish()
         self._tickets()
         self._ieee_specials()
+        self._wide_types()
         if self.grid_sync:
             self._grid_sync_phase()
         declarations = [self._declaration(slot, use) for slot, use in enumerate(self.uses)]
@@ -806,6 +838,47 @@ class _ProgramGen:
         self.emit(v.StoreOp(flags.buffer.name, self.own.ssa, flag.ssa))
         self.feature(f"ieee:{name}")
         self.feature(f"ieee:{compare}")
+
+    def _wide_types(self) -> None:
+        """A chain of ops on a type beyond ui32/si32/f32/i1 (f16, bf16, f64, a vector):
+        loaded from its own read-only buffer at the own index and at a fixed one,
+        stored at the own index of its own output buffer. The ops give the same
+        bits on every backend (`WIDE_FLOAT_OPS`, `WIDE_UINT_OPS`)."""
+        source = next((u for u in self.uses if u.mode == WIDE and u.access == "read_only"), None)
+        sink = next((u for u in self.uses if u.mode == WIDE and u.access == "write_only"), None)
+        if source is None or sink is None:
+            return
+        d = self.d
+        ty = source.buffer.element
+        info = semantics.ELEMENTS[ty]
+        fixed = self.value(v.ConstOp(d.int(0, source.buffer.count - 1), "ui32"), "ui32", keep=False)
+        a = self.value(v.LoadOp(source.buffer.name, self.own.ssa, ty), ty, keep=False)
+        b = self.value(v.LoadOp(source.buffer.name, fixed.ssa, ty), ty, keep=False)
+        lane = info.lane or ty
+        ops = WIDE_FLOAT_OPS if semantics.ELEMENTS[lane].is_float else WIDE_UINT_OPS
+        result = a
+        names = [n for n in ops if ty in OPS[n].types]
+        for k in range(len(names) - 1, 0, -1):  # every op once, in a random order
+            j = d.int(0, k)
+            names[k], names[j] = names[j], names[k]
+        for name in names:
+            operands = [result] if OPS[name].kind == "unary" else [result, d.pick((a, b, result))]
+            result = self.value(TABLE(name)(*(x.ssa for x in operands)), ty, keep=False)
+            self.feature(f"{name}:{ty}")
+        if info.family == "vector" and d.chance(50):  # lanes out and back, rotated
+            parts = [
+                self.value(v.ExtractOp(result.ssa, k), lane, keep=False) for k in range(info.lanes)
+            ]
+            parts = parts[1:] + parts[:1]
+            result = self.value(v.FromElementsOp([p.ssa for p in parts], ty), ty, keep=False)
+            self.feature(f"from_elements:{ty}")
+        elif info.is_float and d.chance(50):  # through f32 and back (exact both ways)
+            wide = self.value(v.CastOp(result.ssa, "f32"), "f32", keep=False)
+            result = self.value(v.CastOp(wide.ssa, ty), ty, keep=False)
+            self.feature(f"cast:{ty}:f32")
+        same = self.value(TABLE(d.pick(("eq", "ne")))(result.ssa, a.ssa), "i1", keep=False)
+        result = self.value(v.SelectOp(same.ssa, b.ssa, result.ssa), ty, keep=False)
+        self.emit(v.StoreOp(sink.buffer.name, self.own.ssa, result.ssa))
 
     def _special_value(self) -> Value:
         """An f32 that is NaN, an infinity, a subnormal or an extreme for some

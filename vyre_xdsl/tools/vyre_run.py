@@ -148,6 +148,8 @@ def _random_array(rng, element: str, count: int, dtype: np.dtype) -> np.ndarray:
     info = ELEMENTS[element]
     lanes = count * info.lanes
     lane = ELEMENTS[info.lane] if info.lane is not None else info
+    if info.family == "vector":  # an (n, lanes) array of the lane type
+        return _random_array(rng, lane.name, lanes, lane.host).reshape(count, info.lanes)
     if lane.is_float:
         return rng.uniform(-1.0, 1.0, lanes).astype(dtype)
     if lane.family == "bool":

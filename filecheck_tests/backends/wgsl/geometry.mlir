@@ -84,7 +84,6 @@ vyre.program @split workgroup_size [64, 1, 1] {
 // CHECK:        if (v_l < 64u) {
 // CHECK-NEXT:     w_tile[min(v_l, 64u - 1u)] = v_v;
 // CHECK-NEXT:   }
-// CHECK-NEXT:   storageBarrier();
 // CHECK-NEXT:   workgroupBarrier();
 // CHECK-NEXT: }
 // CHECK-NEXT: // -----

@@ -336,3 +336,38 @@ vyre.program @weak workgroup_size [1, 1, 1] {
 // CHECK: invalid.mlir:[[# @LINE + 1]]:3: error: 'compare_exchange' and 'compare_exchange_weak' take an expected value, and only they
   %o = "vyre.atomic"(%z, %z) <{kind = "compare_exchange_weak", buffer = @c, operandSegmentSizes = array<i32: 1, 0, 1>}> : (ui32, ui32) -> ui32
 }
+
+// -----
+
+// Vulkan has no 64-bit sin, exp, log...: f64 is not among their types.
+vyre.program @p workgroup_size [64, 1, 1] {
+  %a = vyre.const 1.5 : f64
+// CHECK: invalid.mlir:[[# @LINE + 1]]:3: error: 'vyre.sin' does not accept f64; it takes f16, bf16, f32, vector<4xf32>
+  %r = vyre.sin %a : f64
+}
+
+// -----
+
+vyre.program @p workgroup_size [64, 1, 1] {
+  %a = vyre.const 3 : ui32
+// CHECK: invalid.mlir:[[# @LINE + 1]]:3: error: 'vyre.fma' takes a float type (f16, bf16, f32, f64), not ui32
+  %r = vyre.fma %a, %a, %a : ui32
+}
+
+// -----
+
+vyre.program @p workgroup_size [64, 1, 1] {
+  %a = vyre.const 3 : ui32
+// CHECK: invalid.mlir:[[# @LINE + 1]]:3: error: 'vyre.from_elements' needs 4 lanes for vector<4xui32>, got 2
+  %v = vyre.from_elements %a, %a : vector<4xui32>
+}
+
+// -----
+
+vyre.program @p workgroup_size [64, 1, 1] {
+  vyre.buffer @x binding 0 read_only : vector<2xui32>[4]
+  %i = vyre.invocation_id x
+  %v = vyre.load @x[%i] : vector<2xui32>
+// CHECK: invalid.mlir:[[# @LINE + 1]]:24: error: lane 2 is out of range for vector<2xui32> (0 to 1)
+  %r = vyre.extract %v[2] : vector<2xui32>
+}

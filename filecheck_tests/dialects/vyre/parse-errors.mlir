@@ -62,7 +62,7 @@ vyre.program @p workgroup_size [64, 1, 1] {
 // A type an op's format constrains, checked while parsing.
 vyre.program @p workgroup_size [64, 1, 1] {
   %a = vyre.const 1.5 : f32
-// CHECK: parse-errors.mlir:[[# @LINE + 1]]:3: error: Expected attribute f32 but got i1
+// CHECK: parse-errors.mlir:[[# @LINE + 1]]:17: error: operand is used with type i1, but has been previously used or defined with type f32
   %r = vyre.fma %a, %a, %a : i1
 }
 

@@ -35,7 +35,7 @@ import numpy as np
 from xdsl.ir import Operation, SSAValue
 
 from vyre_xdsl import semantics
-from vyre_xdsl.backends.wgsl import int64, packed
+from vyre_xdsl.backends.wgsl import floats, int64, packed
 from vyre_xdsl.diagnostics import VyreDiagnostic, VyreError
 from vyre_xdsl.dialects import kernel as k
 from vyre_xdsl.dialects import vyre as v
@@ -111,6 +111,10 @@ def wgsl_literal(value: int | float | bool, tname: str) -> str:
         return packed.literal(int(value), tname)
     if int64.is_wide(tname):
         return int64.literal(int(value), tname)
+    if tname in floats.REGISTER_TYPES:
+        return floats.literal(value, tname)
+    if semantics.ELEMENTS[tname].family == "vector":  # only zeros: there are no vector literals
+        return f"{semantics.WGSL_TYPES[tname]}()"
     if tname == "ui32":
         return f"{int(value)}u"
     if tname == "si32":
@@ -171,6 +175,81 @@ class _Names:
         return self.locals[key]
 
 
+def _memory_ops(descriptor: k.DescriptorOp):
+    """(op, binding) for every load, store and atomic of `descriptor`, in program order."""
+    for op in descriptor.walk():
+        if isinstance(op, (k._LoadOp, k._StoreOp, k.AtomicOp)):  # noqa: SLF001
+            binding = op.binding()
+            if binding is not None:
+                yield op, binding
+
+
+def _in_loop(op: Operation, descriptor: k.DescriptorOp) -> bool:
+    parent = op.parent_op()
+    while parent is not None and parent is not descriptor:
+        if isinstance(parent, k.ForOp):
+            return True
+        parent = parent.parent_op()
+    return False
+
+
+def storage_shared_across_barriers(descriptor: k.DescriptorOp) -> bool:
+    """Whether a barrier must also order storage memory (`storageBarrier()`).
+
+    It must when an invocation could, after a barrier, read or overwrite a
+    storage element that another invocation of its workgroup wrote before it:
+    some storage buffer (the trap sidecar aside) is written by one op and
+    accessed by another, or written inside a loop (a later iteration runs
+    after the barrier). Otherwise invocations never meet in storage memory and
+    `workgroupBarrier()` alone is the whole barrier. naga prints
+    `storageBarrier()` as a device-scope memory barrier, which NVIDIA's driver
+    turns into a fence that waits for every outstanding global access: in a
+    workgroup tree that fence per step was most of the kernel's time.
+    """
+    accesses: dict[str, list[tuple[bool, bool]]] = {}
+    for op, binding in _memory_ops(descriptor):
+        if not binding.is_host or binding.is_trap_sidecar:
+            continue
+        writes = isinstance(op, (k._StoreOp, k.AtomicOp))  # noqa: SLF001
+        accesses.setdefault(binding.buffer_name, []).append(
+            (writes, writes and _in_loop(op, descriptor))
+        )
+    for ops in accesses.values():
+        written = [looped for writes, looped in ops if writes]
+        if written and (len(ops) > 1 or any(written)):
+            return True
+    return False
+
+
+def written_before_read(descriptor: k.DescriptorOp, binding: k.BindingOp) -> bool:
+    """Whether every element of workgroup buffer `binding` is stored before any
+    invocation can read it, so that the prologue need not zero it: the first op
+    that touches it is a store at `local_id x`, at the top level of a kernel
+    with barriers, whose one-dimensional workgroup is exactly as wide as the
+    buffer, and no `return` comes before it."""
+    dispatch = descriptor.dispatch()
+    wx, wy, wz = dispatch.kernel_workgroup
+    if dispatch.is_widened or (wy, wz) != (1, 1) or binding.static_count != wx:
+        return False
+    if not any(isinstance(op, k.BarrierOp) for op in descriptor.walk()):
+        return False
+    for op in descriptor.walk():
+        if isinstance(op, k.ReturnOp):
+            return False
+        if not isinstance(op, (k._LoadOp, k._StoreOp, k.AtomicOp)):  # noqa: SLF001
+            continue
+        if op.slot_number != binding.slot_number:
+            continue
+        index = op.index.owner
+        return (
+            isinstance(op, k.StoreSharedOp)
+            and op.parent_op() is descriptor
+            and isinstance(index, k.LocalIdOp)
+            and index.axis_index == 0
+        )
+    return False
+
+
 class _Printer:
     def __init__(self, descriptor: k.DescriptorOp):
         self.descriptor = descriptor
@@ -186,6 +265,7 @@ class _Printer:
         self.trap_tags: list[str] = []
         self.helpers: list[str] = []
         self.has_barrier = any(isinstance(op, k.BarrierOp) for op in descriptor.walk())
+        self.barrier_orders_storage = storage_shared_across_barriers(descriptor)
         self.width = VECTOR_WIDTH if vectorizable(descriptor) else 1
         self.copy = 0
         self.binding_names: dict[int, str] = {}
@@ -215,6 +295,8 @@ class _Printer:
         body = self.lines + statements
         header = self._header()
         wgsl = "\n".join(header + body + ["}", ""])
+        if floats.mentions_f16(wgsl):
+            wgsl = f"{floats.F16_ENABLE}\n{wgsl}"
         return PrintedKernel(
             wgsl, tuple(sorted(self.used_slots)), tuple(self.trap_tags), self.width
         )
@@ -256,10 +338,15 @@ class _Printer:
         )
         if _packed_atomic(binding):
             element = "atomic<u32>"
+        if _packed_bf16(binding):
+            # two halves per word; a written buffer stores halves with atomics
+            element = "u32" if binding.access == "read_only" else "atomic<u32>"
         if not binding.is_host:
             length = binding.static_count
             if packed.is_packed(binding.element):
                 length = packed.words(binding.element, binding.static_count)
+            if binding.element == "bf16":  # workgroup memory: one f32 per element
+                element = "f32"
             return f"var<workgroup> {name}: array<{element}, {length}>;"
         access = "read" if binding.access == "read_only" else "read_write"
         if self.width > 1 and not binding.is_trap_sidecar:
@@ -328,7 +415,9 @@ class _Printer:
         shared = [
             b
             for b in self.descriptor.bindings()
-            if not b.is_host and b.slot_number in self.used_slots
+            if not b.is_host
+            and b.slot_number in self.used_slots
+            and not written_before_read(self.descriptor, b)
         ]
         if not shared:
             return
@@ -336,6 +425,8 @@ class _Printer:
         for binding in shared:
             name = self.binding_names[binding.slot_number]
             zero = zero_literal(binding.element if binding.element != "i1" else "ui32")
+            if binding.element == "bf16":
+                zero = "0.0f"
             count = binding.static_count
             store = f"{name}[vyre_z] = {zero};"
             if packed.is_packed(binding.element):
@@ -401,7 +492,8 @@ class _Printer:
         if binding.static_count is not None and not binding.is_scratch:
             return f"{binding.static_count}u"
         self.used_slots.add(binding.slot_number)
-        return f"arrayLength(&{self.binding_names[binding.slot_number]})"
+        words = f"arrayLength(&{self.binding_names[binding.slot_number]})"
+        return f"({words} * 2u)" if _packed_bf16(binding) else words
 
     def _helper(self, text: str) -> None:
         if text not in self.helpers:
@@ -519,7 +611,20 @@ class _Printer:
             self.trap("0u", sem.trap_tag_for(operand_type))
             self.depth -= 1
             self.emit("}")
+        info = semantics.ELEMENTS[operand_type]
+        if info.family == "vector":
+            self.let(op.results[0], _lane_by_lane(sem, info, args))
+            return
+        if operand_type in floats.REGISTER_TYPES:
+            expression = floats.op_expression(sem.wgsl, sem.name, sem.kind, operand_type, args)
+            self._float_helpers(expression)
         self.let(op.results[0], expression)
+
+    def _float_helpers(self, expression: str) -> None:
+        """The helper functions of the float types that `expression` calls."""
+        for name, helper in floats.HELPERS.items():
+            if f"{name}(" in expression:
+                self._helper(helper)
 
     def _const(self, op: v.ConstOp) -> None:
         self.let(op.result, wgsl_literal(op.literal(), v.type_name(op.result.type)))
@@ -534,9 +639,21 @@ class _Printer:
         )
 
     def _fma(self, op: v.FmaOp) -> None:
-        self.let(
-            op.result, semantics.wgsl_fma("f32", self.name(op.a), self.name(op.b), self.name(op.c))
-        )
+        tname = v.type_name(op.result.type)
+        args = (self.name(op.a), self.name(op.b), self.name(op.c))
+        if tname in floats.REGISTER_TYPES:
+            expression = floats.fma(tname, *args)
+            self._float_helpers(expression)
+            self.let(op.result, expression)
+            return
+        self.let(op.result, semantics.wgsl_fma("f32", *args))
+
+    def _from_elements(self, op: v.FromElementsOp) -> None:
+        ty = semantics.WGSL_TYPES[v.type_name(op.result.type)]
+        self.let(op.result, f"{ty}({', '.join(self.name(e) for e in op.elements)})")
+
+    def _extract(self, op: v.ExtractOp) -> None:
+        self.let(op.result, f"{self.name(op.vector)}.{semantics.LANE_NAMES[op.lane_index]}")
 
     def _wide(self) -> int64.Emitter:
         """The 64-bit emitter, printing the helpers it calls (once each)."""
@@ -549,6 +666,17 @@ class _Printer:
 
     def _cast(self, op: v.CastOp) -> None:
         source, target = op.source_name, op.target_name
+        integers = (*semantics.PACKED_TYPES, *semantics.WIDE_INT_TYPES)
+        if {source, target} & floats.REGISTER_TYPES.keys() and {source, target} & set(integers):
+            raise VyreDiagnostic(
+                [
+                    (
+                        op,
+                        f"a cast from {source} to {target} is not supported by the wgpu backend "
+                        "yet; cast through f32, si32 or ui32",
+                    )
+                ]
+            )
         if int64.is_wide(source) or int64.is_wide(target):
             cast = self._wide().cast(self.name(op.input), source, target, _wrap_packed)
             self.let(op.result, cast)
@@ -556,10 +684,20 @@ class _Printer:
         if packed.is_packed(source) or packed.is_packed(target):
             self.let(op.result, packed.cast(self.name(op.input), source, target))
             return
+        if {source, target} & floats.REGISTER_TYPES.keys():
+            expression = floats.cast(
+                self.name(op.input), source, target, semantics.wgsl_saturating_cast
+            )
+            self._float_helpers(expression)
+            self.let(op.result, expression)
+            return
         self.let(op.result, semantics.wgsl_cast(self.name(op.input), source, target))
 
     def _bitcast(self, op: v.BitcastOp) -> None:
         source, target = op.source_name, op.target_name
+        if {source, target} & floats.REGISTER_TYPES.keys():
+            self.let(op.result, floats.bitcast(self.name(op.input), source, target))
+            return
         if int64.is_wide(source) and int64.is_wide(target):  # ui64/si64: the same words
             self.let(op.result, self.name(op.input))
             return
@@ -594,11 +732,21 @@ class _Printer:
             element = packed.load(tname, word, position)
             self.let(op.result, f"select({zero}, {element}, {index} < {length})")
             return
+        if _packed_bf16(binding):
+            self.let(op.result, self._bf16_load(binding, index, length, zero))
+            return
         ref = self._element_ref(binding, f"min({index}, {length} - 1u)")
         element = f"atomicLoad(&{ref})" if binding.is_atomic else ref
         if tname == "i1":
             element = f"({element} != 0u)"
         self.let(op.result, f"select({zero}, {element}, {index} < {length})")
+
+    def _bf16_load(self, binding: k.BindingOp, index: str, length: str, zero: str) -> str:
+        clamped = f"min({index}, {length} - 1u)"
+        word = self._element_ref(binding, floats.bf16_word_index(clamped))
+        if binding.access != "read_only":
+            word = f"atomicLoad(&{word})"
+        return f"select({zero}, {floats.bf16_from_word(word, clamped)}, {index} < {length})"
 
     def _store(self, op: k._StoreOp) -> None:  # noqa: SLF001
         binding = self.binding(op)
@@ -610,6 +758,13 @@ class _Printer:
         if v.type_name(op.value.type) == "i1":
             value = f"select(0u, 1u, {value})"
         length = self._length(binding)
+        if _packed_bf16(binding):
+            word = self._element_ref(binding, floats.bf16_word_index(index))
+            self.emit(f"if ({index} < {length}) {{")
+            for line in floats.bf16_store(word, index, value):
+                self.emit(f"  {line}")
+            self.emit("}")
+            return
         # workgroup arrays have a fixed size: naga rejects a constant index past
         # it even under the bounds check, so clamp there too (a no-op at run time)
         position = index if binding.is_host else f"min({index}, {length} - 1u)"
@@ -741,7 +896,8 @@ class _Printer:
         self.emit("}")
 
     def _barrier(self, op: k.BarrierOp) -> None:
-        self.emit("storageBarrier();")
+        if self.barrier_orders_storage:
+            self.emit("storageBarrier();")
         self.emit("workgroupBarrier();")
 
     def _return(self, op: k.ReturnOp) -> None:
@@ -762,6 +918,8 @@ _STATEMENTS: dict[type[Operation], Callable[[_Printer, Operation], None]] = {
     v.ConstOp: _Printer._const,
     v.SelectOp: _Printer._select,
     v.FmaOp: _Printer._fma,
+    v.FromElementsOp: _Printer._from_elements,
+    v.ExtractOp: _Printer._extract,
     v.CastOp: _Printer._cast,
     v.BitcastOp: _Printer._bitcast,
     v.SubgroupSizeOp: _Printer._subgroup_size,
@@ -897,11 +1055,31 @@ def _elementwise_access(descriptor: k.DescriptorOp, op: Operation) -> bool:
     if not isinstance(owner, k.InvocationIdOp) or owner.axis_index != 0:
         return False
     binding = descriptor.binding_at(op.slot_number)
-    if binding is None or not binding.is_host or binding.is_atomic:
+    if binding is None or not binding.is_host or binding.is_atomic or _packed_bf16(binding):
+        return False
+    if semantics.ELEMENTS[binding.element].family == "vector":
         return False
     if semantics.storage_bytes(binding.element, VECTOR_WIDTH) != 4 * VECTOR_WIDTH:  # packed, wide
         return False
     return bool(binding.static_count) and binding.static_count % VECTOR_WIDTH == 0
+
+
+def _lane_by_lane(sem: semantics.OpSemantics, info: semantics.ElementType, args) -> str:
+    """A table op on vectors: the lane type's WGSL on each lane; `eq` holds when
+    every lane is equal, `ne` when any differs."""
+    lane_type = semantics.WGSL_TYPES[info.lane]
+    lanes = [
+        sem.wgsl(lane_type, *[f"{a}.{semantics.LANE_NAMES[k]}" for a in args])
+        for k in range(info.lanes)
+    ]
+    if sem.kind == "compare":
+        return "(" + (" && " if sem.name == "eq" else " || ").join(lanes) + ")"
+    return f"{info.wgsl}({', '.join(lanes)})"
+
+
+def _packed_bf16(binding: k.BindingOp) -> bool:
+    """A host bf16 buffer: two 16-bit halves per u32 word."""
+    return binding.is_host and binding.element == "bf16"
 
 
 def _unsupported_type(op: Operation) -> str | None:
