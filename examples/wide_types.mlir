@@ -1,4 +1,4 @@
-// Mixed precision: half-precision inputs, a bfloat16 copy, a double-precision
+// Mixed precision: half-precision inputs squared, a bfloat16 copy, a double-precision
 // copy, and the bits of each double as a pair of ui32 words (low word first).
 // Also four-lane vectors built from scalars, computed on lane by lane.
 vyre.program @wide_types workgroup_size [64, 1, 1] {
@@ -9,7 +9,7 @@ vyre.program @wide_types workgroup_size [64, 1, 1] {
   vyre.buffer @q binding 4 write_only : vector<4xf32>[256]
   %i = vyre.invocation_id x
   %x = vyre.load @h[%i] : f16
-  %y = vyre.fma %x, %x, %x : f16
+  %y = vyre.mul %x, %x : f16
   %z = vyre.cast %y : f16 to bf16
   vyre.store @b[%i] = %z : bf16
   %w = vyre.cast %y : f16 to f64

@@ -22,6 +22,7 @@ import struct
 import blake3
 import pytest
 from test_megakernel_cases import MKL003, module_of
+from test_megakernel_scratch_indirect import INDIRECT, SPILLS
 
 import vyre_xdsl
 from vyre_xdsl.abi import signature
@@ -38,6 +39,8 @@ SOURCES = {
     "chain3": (EXAMPLES / "chain3.mlir").read_text(),
     "reduction": (EXAMPLES / "reduction.mlir").read_text(),
     "mkl003": MKL003,
+    "spills": SPILLS,  # grid_sync spills: scratch bindings
+    "indirect": INDIRECT,  # indirect grids, one at a byte offset
 }
 MUTANTS_PER_SOURCE = 100
 SEED = 17
@@ -233,12 +236,15 @@ def test_artifact_checks_have_their_own_errors():
 def test_an_artifact_nested_100000_deep_is_an_artifact_error():
     from vyre_xdsl.megakernel.artifact import (
         ARTIFACT_MAGIC,
+        ARTIFACT_SCHEMA_VERSION,
         Artifact,
         ArtifactError,
         _framed_digest,
     )
 
     body = b"[" * 100000 + b"]" * 100000
-    data = ARTIFACT_MAGIC + struct.pack("<HI", 1, len(body)) + body + _framed_digest(1, body)
+    schema = ARTIFACT_SCHEMA_VERSION
+    header = ARTIFACT_MAGIC + struct.pack("<HI", schema, len(body))
+    data = header + body + _framed_digest(schema, body)
     with pytest.raises(ArtifactError, match="nested too deeply"):
         Artifact.from_bytes(data)

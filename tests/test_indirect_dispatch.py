@@ -145,3 +145,75 @@ vyre.program @p {{indirect = @grid}} workgroup_size [64, 1, 1] {{
     with pytest.raises(VyreDiagnostic) as caught:
         verify_module(parse_module(text))
     assert message in str(caught.value)
+
+
+# ------------------------------------------------ a grid at a byte offset
+
+# @plan writes two grids into one buffer: a decoy (1, 1, 1) at words 0..2 and
+# the real one at words 3..5; @consume reads from byte 12 (upstream's
+# `count_offset`), so reading at the wrong offset gives the decoy's result.
+AT_OFFSET = """
+vyre.program @plan workgroup_size [1, 1, 1] {
+  vyre.buffer @n binding 0 read_only : ui32[3]
+  vyre.buffer @grids binding 1 read_write : ui32[7]
+  %i = vyre.invocation_id x
+  %three = vyre.const 3 : ui32
+  %axis = vyre.lt %i, %three : ui32
+  vyre.if %axis {
+    %v = vyre.load @n[%i] : ui32
+    %one = vyre.const 1 : ui32
+    %j = vyre.add %i, %three : ui32
+    vyre.store @grids[%i] = %one : ui32
+    vyre.store @grids[%j] = %v : ui32
+  }
+}
+vyre.program @consume {indirect = @grids, indirect_offset = 12} workgroup_size [4, 1, 1] {
+  vyre.buffer @grids binding 1 read_write : ui32[7]
+  vyre.buffer @out binding 2 write_only output : ui32[64]
+  %i = vyre.invocation_id x
+  %w = vyre.workgroup_id x
+  %c = vyre.const 100 : ui32
+  %m = vyre.mul %w, %c : ui32
+  %s = vyre.add %m, %i : ui32
+  vyre.store @out[%i] = %s : ui32
+}
+"""
+
+
+@pytest.mark.parametrize("backend,fuse", MODES)
+@pytest.mark.parametrize("grid", [(5, 1, 1), (2, 2, 2)])
+def test_grid_at_a_byte_offset(backend: str, fuse: bool, grid) -> None:
+    n = np.array(grid, np.uint32)
+    grids = np.full(7, 77, np.uint32)
+    result = run(AT_OFFSET, {"n": n, "grids": grids}, backend=backend, fuse=fuse)
+    np.testing.assert_array_equal(result["out"], _expected(grid))
+    np.testing.assert_array_equal(result["grids"], [1, 1, 1, *grid, 77])
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_an_axis_over_the_limit_at_an_offset_is_refused(backend: str) -> None:
+    n = np.array([2, 70000, 1], np.uint32)
+    with pytest.raises(IndirectGridError) as caught:
+        run(AT_OFFSET, {"n": n, "grids": np.zeros(7, np.uint32)}, backend=backend)
+    assert "@consume" in str(caught.value) and "70000" in str(caught.value)
+
+
+@pytest.mark.parametrize(
+    "attributes, count, message",
+    [
+        ("indirect = @grid, indirect_offset = 6", 6, "not a non-negative multiple of 4 bytes"),
+        ("indirect = @grid, indirect_offset = -4", 6, "not a non-negative multiple of 4 bytes"),
+        ("indirect = @grid, indirect_offset = 16", 6, "static count of at least 7"),
+        ("indirect_offset = 4", 6, "'indirect_offset' needs an indirect grid"),
+    ],
+)
+def test_verifier_checks_the_offset(attributes: str, count: int, message: str) -> None:
+    text = f"""
+vyre.program @p {{{attributes}}} workgroup_size [64, 1, 1] {{
+  vyre.buffer @grid binding 0 read_only : ui32[{count}]
+  vyre.buffer @out binding 1 write_only : ui32[64]
+}}
+"""
+    with pytest.raises(VyreDiagnostic) as caught:
+        verify_module(parse_module(text))
+    assert message in str(caught.value)

@@ -157,11 +157,14 @@ def gpu_subgroup_size() -> int:
 
 
 @pytest.mark.parametrize("fuse", [False, True], ids=["unfused", "fused"])
-def test_gpu_subgroups_match_numpy(fuse):
+@pytest.mark.parametrize("backend", ["wgpu", "reference"])
+def test_subgroups_match_numpy(backend, fuse):
+    """Every subgroup op, alone and fused with a later program; the reference at 8 lanes."""
     from vyre_xdsl.runtime.device import gpu_device
 
-    if "subgroup" not in gpu_device().features:
+    if backend == "wgpu" and "subgroup" not in gpu_device().features:
         pytest.fail("this test expects an adapter with subgroups (lavapipe has them)")
+    options = {"subgroup_size": 8} if backend == "reference" else {}
     inputs = make_inputs()
     text = reduce_module()
     if fuse:  # a second program that reads what the first wrote
@@ -174,7 +177,7 @@ vyre.program @after workgroup_size [{WG}, 1, 1] {{
   %r = vyre.subgroup_reduce max %v : ui32
   vyre.store @total[%i] = %r : ui32
 }}"""
-    got = vyre_xdsl.run(text, inputs, backend="wgpu", fuse=fuse)
+    got = vyre_xdsl.run(text, inputs, backend=backend, fuse=fuse, **options)
     size = int(got["size"][0])
     assert size in (1, 2, 4, 8, 16, 32, 64, 128)
     want = expected(inputs, size)

@@ -30,11 +30,12 @@ class IndirectGridError(VyreError):
 
 
 def checked_indirect_grid(
-    program: str, buffer: str, words, limit: int = MAX_WORKGROUPS_PER_DIM
+    program: str, buffer: str, words, limit: int = MAX_WORKGROUPS_PER_DIM, offset: int = 0
 ) -> tuple[int, int, int]:
-    """The grid in words 0..2 of an indirect grid buffer; an axis over `limit`
-    raises `IndirectGridError` (an axis of 0 launches nothing)."""
-    grid = tuple(int(w) for w in words[:3])
+    """The grid in the three words of an indirect grid buffer from byte `offset`;
+    an axis over `limit` raises `IndirectGridError` (an axis of 0 launches nothing)."""
+    first = offset // 4
+    grid = tuple(int(w) for w in words[first : first + 3])
     if len(grid) != 3:
         raise IndirectGridError(
             f"indirect grid buffer @{buffer} of @{program} holds {len(grid)} words; it needs 3"

@@ -175,3 +175,13 @@ kernel.descriptor @indirect id "0" entry "main" {
   kernel.dispatch workgroup_size [64, 1, 1] program_workgroup_size [64, 1, 1] grid indirect @nowhere count [@y]
   kernel.binding @y slot 0 group 0 global read_write : f32[64]
 }
+
+// -----
+
+// An indirect grid at a byte offset needs its three words inside the binding.
+kernel.descriptor @indirect_offset id "0" entry "main" {
+// CHECK: kernel-verify.mlir:[[# @LINE + 1]]:3: error: indirect grid buffer @grid has no 3 words from byte 16
+  kernel.dispatch workgroup_size [64, 1, 1] program_workgroup_size [64, 1, 1] grid indirect @grid offset 16 count [@y]
+  kernel.binding @grid slot 1 group 0 constant read_only : ui32[6]
+  kernel.binding @y slot 0 group 0 global read_write : f32[64]
+}

@@ -320,6 +320,18 @@ vyre.program @consume {indirect = @grid} workgroup_size [1, 1, 1] {
 
 // -----
 
+// An indirect grid at a byte offset (upstream's count_offset): the dispatch keeps it.
+vyre.program @at_offset {indirect = @grid, indirect_offset = 12} workgroup_size [8, 1, 1] {
+  vyre.buffer @grid binding 3 read_only : ui32[6]
+  vyre.buffer @out binding 1 write_only : ui32[64]
+  %i = vyre.invocation_id x
+  vyre.store @out[%i] = %i : ui32
+}
+// CHECK-LABEL: kernel.descriptor @at_offset
+// CHECK-NEXT:   kernel.dispatch workgroup_size [8, 1, 1] program_workgroup_size [8, 1, 1] grid indirect @grid offset 12 count [@out]
+
+// -----
+
 // A part whose only effect is under `workgroup_id x < 3` launches 3 workgroups,
 // not the program's 16 (the part after the grid_sync of a fused 3-workgroup arm).
 vyre.program @parts workgroup_size [64, 1, 1] {

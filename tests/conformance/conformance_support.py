@@ -44,6 +44,7 @@ class Case:
     # zero, where they differ from `expected`; accepted element by element on every
     # backend but the reference (SPEC 3.4)
     flushed: dict[str, np.ndarray] | None = None
+    fuse: bool = False  # run with `fuse=True` (a module of several programs)
 
     def __str__(self) -> str:
         return self.name
@@ -67,13 +68,13 @@ def check(case: Case, backend: str) -> None:
     inputs = {name: np.array(array, copy=True) for name, array in case.inputs.items()}
     if case.trap is not None:
         try:
-            vyre_xdsl.run(case.text, inputs, backend=backend)
+            vyre_xdsl.run(case.text, inputs, backend=backend, fuse=case.fuse)
         except VyreTrap as trap:
             assert (trap.tag, trap.address, trap.invocation) == case.trap, str(trap)
         else:
             raise AssertionError(f"{case.name}: expected trap {case.trap}, none raised")
         return
-    outputs = vyre_xdsl.run(case.text, inputs, backend=backend)
+    outputs = vyre_xdsl.run(case.text, inputs, backend=backend, fuse=case.fuse)
     ulp = case.ulp if backend == "reference" or case.device_ulp is None else case.device_ulp
     if case.exact_outputs:
         assert sorted(outputs) == sorted(case.expected), f"outputs {sorted(outputs)}"

@@ -350,13 +350,15 @@ class DispatchOp(IRDLOperation):
     `grid` is the static number of workgroups per axis, or `?` when a count
     buffer is runtime-sized, or `indirect @buf` when the runtime reads it from
     words 0..2 of that host binding when the kernel is launched
-    (`dispatch_workgroups_indirect`); `count` names the buffers whose element
+    (`dispatch_workgroups_indirect`; `indirect @buf offset B`: the three words
+    from byte B, a multiple of 4); `count` names the buffers whose element
     counts decide the logical element count (their maximum, at least 1).
 
     ```mlir
     kernel.dispatch workgroup_size [64, 1, 1] program_workgroup_size [64, 1, 1] grid [16, 1, 1] count [@y]
     kernel.dispatch workgroup_size [128, 1, 1] program_workgroup_size [1, 1, 1] grid ? count [@x, @out]
     kernel.dispatch workgroup_size [64, 1, 1] program_workgroup_size [64, 1, 1] grid indirect @grid count [@out]
+    kernel.dispatch workgroup_size [64, 1, 1] program_workgroup_size [64, 1, 1] grid indirect @grid offset 12 count [@out]
     ```
     """
 
@@ -367,6 +369,7 @@ class DispatchOp(IRDLOperation):
     grid = opt_prop_def(DenseArrayBase)
     count_buffers = prop_def(ArrayAttr)
     indirect = opt_prop_def(StringAttr)
+    indirect_offset = opt_prop_def(IntegerAttr)
 
     traits = traits_def(HasParent(DescriptorOp))
 
@@ -377,6 +380,7 @@ class DispatchOp(IRDLOperation):
         grid: Sequence[int] | None,
         count_buffers: Sequence[str],
         indirect: str | None = None,
+        indirect_offset: int = 0,
     ):
         properties: dict[str, Attribute] = {
             "workgroup_size": _dense(workgroup_size),
@@ -387,12 +391,19 @@ class DispatchOp(IRDLOperation):
             properties["grid"] = _dense(grid)
         if indirect is not None:
             properties["indirect"] = StringAttr(indirect)
+        if indirect_offset:
+            properties["indirect_offset"] = IntegerAttr(indirect_offset, i64)
         super().__init__(properties=properties)
 
     @property
     def indirect_buffer(self) -> str | None:
         """The binding whose words 0..2 are the grid, or None."""
         return None if self.indirect is None else self.indirect.data
+
+    @property
+    def indirect_byte_offset(self) -> int:
+        """The byte offset of the indirect grid in its binding (0 by default)."""
+        return 0 if self.indirect_offset is None else self.indirect_offset.value.data
 
     @property
     def kernel_workgroup(self) -> tuple[int, ...]:
@@ -423,15 +434,18 @@ class DispatchOp(IRDLOperation):
         program = _parse_int_list(parser, "program_workgroup_size")
         parser.parse_keyword("grid")
         grid = indirect = None
+        offset = 0
         if parser.parse_optional_keyword("indirect") is not None:
             indirect = parser.parse_symbol_name().data
+            if parser.parse_optional_keyword("offset") is not None:
+                offset = parser.parse_integer(allow_boolean=False, allow_negative=False)
         elif parser.parse_optional_punctuation("?") is None:
             grid = _parse_int_list(parser, "grid")
         parser.parse_keyword("count")
         names = parser.parse_comma_separated_list(
             parser.Delimiter.SQUARE, lambda: parser.parse_symbol_name().data
         )
-        op = cls(workgroup, program, grid, names, indirect)
+        op = cls(workgroup, program, grid, names, indirect, offset)
         op.attributes.update(parser.parse_optional_attr_dict())
         return op
 
@@ -444,6 +458,8 @@ class DispatchOp(IRDLOperation):
         if self.indirect_buffer is not None:
             printer.print_string("indirect ")
             printer.print_symbol_name(self.indirect_buffer)
+            if self.indirect_byte_offset:
+                printer.print_string(f" offset {self.indirect_byte_offset}")
         elif self.static_grid is None:
             printer.print_string("?")
         else:
@@ -456,6 +472,13 @@ class DispatchOp(IRDLOperation):
     def verify_(self) -> None:
         if self.indirect is not None and self.grid is not None:
             raise VerifyException("an indirect dispatch has no static grid")
+        if self.indirect_offset is not None and self.indirect is None:
+            raise VerifyException("an indirect grid offset needs an indirect grid")
+        if self.indirect_byte_offset < 0 or self.indirect_byte_offset % 4:
+            raise VerifyException(
+                f"indirect grid offset {self.indirect_byte_offset} is not a non-negative "
+                "multiple of 4 bytes"
+            )
         for what, values in (
             ("workgroup_size", self.kernel_workgroup),
             ("program_workgroup_size", self.program_workgroup),

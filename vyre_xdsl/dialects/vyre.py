@@ -522,11 +522,22 @@ class ProgramOp(IRDLOperation):
     dictionary after the name carries flags such as `non_composable`, and
     `indirect = @grid`: the program launches `grid[0] x grid[1] x grid[2]`
     workgroups, read from that ui32 buffer when the program starts (after the
-    programs before it ran), instead of a grid derived from buffer lengths.
+    programs before it ran), instead of a grid derived from buffer lengths;
+    `indirect_offset = B` reads the three words from byte `B` of the buffer
+    (a multiple of 4; upstream's `count_offset`).
 
     ```mlir
     vyre.program @consume {indirect = @grid} workgroup_size [64, 1, 1] {
       vyre.buffer @grid binding 2 read_only : ui32[3]
+      vyre.buffer @out binding 1 read_write : ui32[?]
+      %i = vyre.invocation_id x
+      vyre.store @out[%i] = %i : ui32
+    }
+    ```
+
+    ```mlir
+    vyre.program @second {indirect = @grid, indirect_offset = 12} workgroup_size [64, 1, 1] {
+      vyre.buffer @grid binding 2 read_only : ui32[6]
       vyre.buffer @out binding 1 read_write : ui32[?]
       %i = vyre.invocation_id x
       vyre.store @out[%i] = %i : ui32
@@ -582,6 +593,12 @@ class ProgramOp(IRDLOperation):
         """The buffer whose words 0..2 are the grid (`{indirect = @grid}`), or None."""
         attr = self.attributes.get("indirect")
         return attr.root_reference.data if isinstance(attr, SymbolRefAttr) else None
+
+    @property
+    def indirect_offset(self) -> int:
+        """The byte offset of the indirect grid in its buffer (`indirect_offset = B`), 0 by default."""
+        attr = self.attributes.get("indirect_offset")
+        return attr.value.data if isinstance(attr, IntegerAttr) else 0
 
     def buffers(self) -> Iterator[BufferOp]:
         """The buffer declarations, in order."""
@@ -674,9 +691,25 @@ class ProgramOp(IRDLOperation):
                 )
 
     def _verify_indirect(self) -> None:
-        """`{indirect = @grid}`: @grid is a declared host `ui32` buffer of at least 3 elements."""
+        """`{indirect = @grid}`: @grid is a declared host `ui32` buffer of at least 3
+        elements (`indirect_offset / 4 + 3` with an offset)."""
         if "indirect" not in self.attributes:
+            if "indirect_offset" in self.attributes:
+                raise VerifyException(
+                    "'indirect_offset' needs an indirect grid, e.g. "
+                    "{indirect = @grid, indirect_offset = 12}"
+                )
             return
+        offset = self.attributes.get("indirect_offset")
+        if offset is not None and not (
+            isinstance(offset, IntegerAttr)
+            and offset.value.data >= 0
+            and offset.value.data % 4 == 0
+        ):
+            raise VerifyException(
+                f"indirect grid offset {offset} is not a non-negative multiple of 4 bytes "
+                "(the grid is three ui32 words); e.g. indirect_offset = 12"
+            )
         name = self.indirect_buffer
         if name is None:
             raise VerifyException(
@@ -689,10 +722,17 @@ class ProgramOp(IRDLOperation):
                 f"Fix: declare it, e.g. 'vyre.buffer @{name} binding 3 read_only : ui32[3]'"
             )
         count = buffer.static_count
-        if buffer.is_workgroup or buffer.element != "ui32" or count is None or count < 3:
+        if buffer.is_workgroup or buffer.element != "ui32":
             raise VerifyException(
                 f"indirect grid buffer @{name} must be a host ui32 buffer with a static "
                 "count of at least 3 (the workgroups on x, y and z)"
+            )
+        needed = self.indirect_offset // 4 + 3
+        if count is None or count < needed:
+            at = f" from byte {self.indirect_offset}" if self.indirect_offset else ""
+            raise VerifyException(
+                f"indirect grid buffer @{name} must be a host ui32 buffer with a static "
+                f"count of at least {needed} (the workgroups on x, y and z{at})"
             )
 
 

@@ -186,7 +186,9 @@ def _launch(
     name = program.indirect_buffer
     if name is None:
         return Launch(n, program.workgroup)
-    grid = checked_indirect_grid(program.sym_name.data, name, host[name])
+    grid = checked_indirect_grid(
+        program.sym_name.data, name, host[name], offset=program.indirect_offset
+    )
     threads = program.workgroup[0] * program.workgroup[1] * program.workgroup[2]
     return Launch(grid[0] * grid[1] * grid[2] * threads, program.workgroup, grid)
 

@@ -116,7 +116,9 @@ def lower_program(
             attributes["part"] = IntegerAttr(index, i64)
         indirect = program.indirect_buffer
         grid = None if indirect or n is None else _part_grid(part, n, workgroup)
-        dispatch = k.DispatchOp(workgroup, program.workgroup, grid, counts, indirect)
+        dispatch = k.DispatchOp(
+            workgroup, program.workgroup, grid, counts, indirect, program.indirect_offset
+        )
         dispatch.location = program.location
         descriptor = k.DescriptorOp(symbol, descriptor_id(part), [dispatch], attributes=attributes)
         descriptor.location = program.location

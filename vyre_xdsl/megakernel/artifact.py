@@ -31,8 +31,8 @@ from vyre_xdsl.megakernel.planner import Plan
 from vyre_xdsl.megakernel.records import RecordShapeError, from_json, to_json
 
 ARTIFACT_MAGIC = b"VMK0"
-ARTIFACT_SCHEMA_VERSION = 1
-ARTIFACT_DOMAIN = b"vyre-xdsl-megakernel-artifact-v1\0"
+ARTIFACT_SCHEMA_VERSION = 2
+ARTIFACT_DOMAIN = b"vyre-xdsl-megakernel-artifact-v2\0"
 GRAPH_DOMAIN = b"vyre-xdsl-program-graph-v1\0"
 ELEMENT_BYTES = 4  # every element type is one 32-bit word in a buffer
 
@@ -71,6 +71,19 @@ class ResourceRecord:
     first_stage: int
     last_stage: int
     materialized: bool  # False: an intermediate that never leaves its fusion group
+
+
+@attrs.frozen
+class ScratchRecord:
+    """Per-invocation device memory a fusion group's dispatches need: the values a
+    `grid_sync` split spills (`docs/kernel-dialect.md`). No program declares it
+    and it never leaves the device; `per_invocation` elements of `element` for
+    every invocation the group launches."""
+
+    group: int
+    name: str
+    element: str
+    per_invocation: int
 
 
 @attrs.frozen
@@ -202,6 +215,7 @@ class Artifact:
     dependences: tuple[DependenceRecord, ...]
     materialization_edges: tuple[MaterializationEdge, ...]
     plan: PlanRecord
+    scratch: tuple[ScratchRecord, ...]
     abi: AbiRecord
     signature: tuple[SignatureBuffer, ...]
     envelope: ResourceEnvelope
@@ -304,6 +318,21 @@ class Artifact:
                 "artifact resources are not the values of its node programs"
             )
         self._validate_plan()
+        self._validate_scratch(graph)
+
+    def _validate_scratch(self, graph: ProgramGraph) -> None:
+        """The scratch records are those the plan's groups need (re-derived)."""
+        groups = [(g.id, g.members) for g in self.plan.fusion]
+        try:
+            derived = scratch_records(graph, groups)
+        except VyreError as error:
+            raise ArtifactPlanError(
+                f"artifact fusion groups do not fuse and split: {error}"
+            ) from None
+        if self.scratch != derived:
+            raise ArtifactPlanError(
+                "artifact scratch resources are not the ones its fusion groups need"
+            )
 
     def _validate_plan(self) -> None:
         groups = self.plan.fusion
@@ -370,11 +399,34 @@ def build_artifact(graph: ProgramGraph, plan: Plan) -> Artifact:
             MaterializationEdge(m.producer, m.value) for m in graph.materializations
         ),
         plan=_plan_record(plan),
+        scratch=scratch_records(graph, [(g.id, g.members) for g in plan.groups]),
         abi=_abi(graph),
         signature=signature_records(graph.signature),
         envelope=_envelope(resources, plan.stages),
         provenance=Provenance(compiler_version(), _graph_digest(nodes)),
     )
+
+
+def scratch_records(
+    graph: ProgramGraph, groups: list[tuple[int, tuple[int, ...]]]
+) -> tuple[ScratchRecord, ...]:
+    """The scratch each group's fused program needs once split at its grid_syncs,
+    by (group, name)."""
+    from vyre_xdsl.lowering.split import is_scratch_buffer, split_program
+    from vyre_xdsl.megakernel.planner import fuse_group
+
+    records = []
+    for group, members in sorted(groups):
+        need: dict[str, ScratchRecord] = {}
+        for part in split_program(fuse_group(graph, sorted(members))):
+            for buffer in filter(is_scratch_buffer, part.buffers()):
+                name = buffer.buffer_name
+                count = max(
+                    buffer.static_count or 0, need[name].per_invocation if name in need else 0
+                )
+                need[name] = ScratchRecord(group, name, buffer.element, count)
+        records += [need[name] for name in sorted(need)]
+    return tuple(records)
 
 
 def _plan_record(plan: Plan) -> PlanRecord:

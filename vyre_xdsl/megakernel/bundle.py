@@ -25,8 +25,8 @@ JSON). `from_bytes()` checks, in order, each failure its own `BundleError`:
 | `NonCanonicalEncodingError` | the body is not the canonical JSON of what it decodes to |
 | `InvalidProfileError` | the profile is not a WGSL generation-2 profile within the hard limits below |
 | `InvalidSignatureError` | a run-signature entry has a bad name, element type, count or flags |
-| `InvalidBindingError` | a kernel's bindings: bad or repeated slots, visibility, memory class, element type, count, sidecar |
-| `InvalidLaunchError` | a workgroup size or grid outside the profile (or WGSL's 65535 workgroups per axis) |
+| `InvalidBindingError` | a kernel's bindings: bad or repeated slots, visibility, memory class, element type, count, sidecar, scratch |
+| `InvalidLaunchError` | a workgroup size or grid outside the profile (or WGSL's 65535 workgroups per axis), an indirect grid that is no ui32 buffer of the run or whose offset leaves no 3 words |
 | `InvalidElementCountError` | count buffers that are not bindings, counts that disagree with the bindings |
 | `InvalidWgslError` | a WGSL module larger than 32 MiB, or one without its entry point |
 | `InvalidArtifactDigestError` | the artifact digest is not 64 lowercase hex digits |
@@ -178,6 +178,7 @@ MAX_WGSL_BYTES = 32 << 20
 ELEMENT_TYPES = ELEMENT_TYPE_NAMES
 VISIBILITIES = ("read_only", "write_only", "read_write")
 MEMORY_CLASSES = ("global", "constant", "uniform")
+SCRATCH_ELEMENT_TYPES = ("ui32", "si32", "f32")  # an i1 spills as a ui32
 
 
 @attrs.frozen
@@ -329,7 +330,7 @@ class TargetModuleBundle:
             for index, kernel in enumerate(module.kernels):
                 where = f"fusion group {module.group} kernel {index}"
                 _check_bindings(kernel, signature, self.profile, where)
-                _check_launch(kernel, self.profile, where)
+                _check_launch(kernel, self.profile, signature, where)
                 _check_element_counts(kernel, module, signature, where)
                 _check_wgsl(kernel, where)
         _check_rederived(self)
@@ -487,6 +488,13 @@ def _check_bindings(
             raise bad(f"{this} has group {binding.group} slot {binding.slot}")
         if binding.visibility not in VISIBILITIES:
             raise bad(f"{this} has visibility {binding.visibility!r:.40}")
+        if binding.is_scratch:
+            _check_scratch(binding, signature, bad)
+            continue
+        if binding.per_invocation:
+            raise bad(
+                f"{this} is not scratch but has {binding.per_invocation} elements per invocation"
+            )
         if binding.memory_class not in MEMORY_CLASSES:
             raise bad(f"{this} has memory class {binding.memory_class!r:.40}")
         if binding.element not in ELEMENT_TYPES:
@@ -511,6 +519,46 @@ def _check_bindings(
         )
 
 
+def _check_scratch(binding, signature: dict, bad) -> None:
+    """A `scratch` binding: device memory of the kernel's own (grid_sync spills)."""
+    this = f"scratch binding '{binding.name:.60}'"
+    if binding.name in signature:
+        raise bad(f"{this} has the name of a buffer of the run")
+    if binding.group != 0 or binding.visibility != "read_write" or binding.is_trap_sidecar:
+        raise bad(f"{this} must be read_write in bind group 0")
+    if binding.element not in SCRATCH_ELEMENT_TYPES:
+        raise bad(f"{this} has element type {binding.element!r:.40}")
+    if binding.count is not None or not 1 <= binding.per_invocation < MAX_COUNT:
+        raise bad(
+            f"{this} needs no element count and 1 to 2^32 - 1 elements per invocation "
+            f"(has {binding.count} and {binding.per_invocation})"
+        )
+
+
+def _check_indirect(kernel: WgslKernel, signature: dict, where: str) -> None:
+    """An indirect kernel reads its grid from a ui32 buffer of the run that it binds."""
+    offset = kernel.indirect_offset
+    if kernel.indirect is None:
+        if offset:
+            raise InvalidLaunchError(f"{where}: an indirect grid offset without an indirect grid")
+        return
+    if kernel.static_grid is not None:
+        raise InvalidLaunchError(f"{where}: both a static grid and an indirect one")
+    bound = [b for b in kernel.bindings if b.name == kernel.indirect and not b.is_scratch]
+    declared = signature.get(kernel.indirect)
+    if not bound or declared is None or declared.element != "ui32" or bound[0].is_trap_sidecar:
+        raise InvalidLaunchError(
+            f"{where}: the indirect grid '{kernel.indirect:.60}' is no ui32 buffer of the run "
+            "bound by the kernel"
+        )
+    count = bound[0].count
+    if offset < 0 or offset % 4 or count is None or offset // 4 + 3 > count:
+        raise InvalidLaunchError(
+            f"{where}: indirect grid offset {offset} bytes does not leave 3 words in "
+            f"'{kernel.indirect}' ({count} elements)"
+        )
+
+
 def _fits(size: tuple[int, int, int], profile: ProfileRecord) -> bool:
     x, y, z = size
     return (
@@ -520,7 +568,7 @@ def _fits(size: tuple[int, int, int], profile: ProfileRecord) -> bool:
     )
 
 
-def _check_launch(kernel: WgslKernel, profile: ProfileRecord, where: str) -> None:
+def _check_launch(kernel: WgslKernel, profile: ProfileRecord, signature: dict, where: str) -> None:
     limits = f"the profile allows {list(profile.max_workgroup_size)}, {profile.max_invocations} invocations"
     if not _fits(kernel.workgroup_size, profile):
         raise InvalidLaunchError(
@@ -536,6 +584,7 @@ def _check_launch(kernel: WgslKernel, profile: ProfileRecord, where: str) -> Non
         raise InvalidLaunchError(
             f"{where}: grid {list(grid)} is outside [1, {MAX_WORKGROUPS_PER_AXIS}] workgroups per axis"
         )
+    _check_indirect(kernel, signature, where)
     if kernel.elements_per_invocation not in (1, 4) or kernel.part < 0:
         raise InvalidLaunchError(
             f"{where}: elements per invocation {kernel.elements_per_invocation}, part {kernel.part}"

@@ -49,6 +49,7 @@ from vyre_xdsl.megakernel.envelope import (
     TargetPayload,
     TargetPayloadFormat,
     TargetResourceBinding,
+    TargetScratchBinding,
 )
 from vyre_xdsl.megakernel.graph import ProgramGraph
 from vyre_xdsl.megakernel.planner import fuse_group, plan
@@ -228,7 +229,7 @@ def selected_resource_bindings(
     by_name = {r.name: r for r in artifact.resources if r.value in used}
     bindings = []
     for binding in kernel.bindings:
-        if binding.is_trap_sidecar:
+        if binding.is_trap_sidecar or binding.is_scratch:
             continue
         resource = by_name.get(binding.name)
         if resource is None:
@@ -249,6 +250,45 @@ def selected_resource_bindings(
             )
         )
     return tuple(bindings)
+
+
+def selected_scratch_bindings(
+    artifact: Artifact, module: SelectedModule, kernel: WgslKernel
+) -> tuple[TargetScratchBinding, ...]:
+    """Each `scratch` binding of the kernel, tied to the artifact's scratch record
+    of its group (`InvalidArtifactError` when the artifact has none like it)."""
+    records = {(r.group, r.name): (k, r) for k, r in enumerate(artifact.scratch)}
+    bindings = []
+    for binding in kernel.bindings:
+        if not binding.is_scratch:
+            continue
+        index, record = records.get((module.group, binding.name), (None, None))
+        if record is None or (record.element, record.per_invocation) != (
+            "ui32" if binding.element == "i1" else binding.element,
+            binding.per_invocation,
+        ):
+            raise InvalidArtifactError(
+                f"fusion group {module.group} descriptor binding `{binding.name}` has no scratch "
+                "resource in the artifact"
+            )
+        bindings.append(TargetScratchBinding(scratch=index, group=0, slot=binding.slot))
+    return tuple(bindings)
+
+
+def selected_indirect_resource(
+    artifact: Artifact, module: SelectedModule, kernel: WgslKernel
+) -> int | None:
+    """The artifact value whose words hold the kernel's indirect grid, or None."""
+    if kernel.indirect is None:
+        return None
+    used, _ = _group_values(artifact, module)
+    for resource in artifact.resources:
+        if resource.value in used and resource.name == kernel.indirect:
+            return resource.value
+    raise InvalidArtifactError(
+        f"fusion group {module.group} reads its indirect grid from `{kernel.indirect}`, which "
+        "is no resource of its nodes in the artifact"
+    )
 
 
 def selected_logical_element_count(
@@ -283,6 +323,9 @@ def _entries(
             grid_size=kernel.static_grid,
             dynamic_shared_bytes=shared,
             resource_bindings=selected_resource_bindings(artifact, module, kernel),
+            scratch_bindings=selected_scratch_bindings(artifact, module, kernel),
+            indirect=selected_indirect_resource(artifact, module, kernel),
+            indirect_offset=kernel.indirect_offset,
         )
         for part, (_, kernel) in enumerate(kernels)
     ]

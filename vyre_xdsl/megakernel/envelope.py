@@ -25,8 +25,8 @@ from vyre_xdsl.megakernel.artifact import Artifact
 from vyre_xdsl.megakernel.bundle import ProfileRecord
 from vyre_xdsl.megakernel.records import to_json
 
-PAYLOAD_SCHEMA_VERSION = 3
-PAYLOAD_DOMAIN = b"vyre-xdsl-target-payload-v3\0"
+PAYLOAD_SCHEMA_VERSION = 4
+PAYLOAD_DOMAIN = b"vyre-xdsl-target-payload-v4\0"
 
 
 class PayloadError(VyreError):
@@ -72,14 +72,25 @@ class TargetResourceBinding:
 
 
 @attrs.frozen
+class TargetScratchBinding:
+    scratch: int  # index of the artifact's scratch record
+    group: int
+    slot: int
+
+
+@attrs.frozen
 class TargetEntryPoint:
     name: str
     node: int  # the group's first node
     group: int
     workgroup_size: tuple[int, int, int]
-    grid_size: tuple[int, int, int] | None  # None: decided by runtime-sized buffers
+    # None: decided by runtime-sized buffers, or read from `indirect` at launch
+    grid_size: tuple[int, int, int] | None
     dynamic_shared_bytes: int
     resource_bindings: tuple[TargetResourceBinding, ...]
+    scratch_bindings: tuple[TargetScratchBinding, ...] = ()
+    indirect: int | None = None  # artifact value holding the grid (dispatch_workgroups_indirect)
+    indirect_offset: int = 0  # byte offset of the grid in it
 
 
 @attrs.frozen
@@ -106,6 +117,7 @@ class TargetPayload:
                 resource_bindings=tuple(
                     sorted(e.resource_bindings, key=lambda b: (b.group, b.slot))
                 ),
+                scratch_bindings=tuple(sorted(e.scratch_bindings, key=lambda b: (b.group, b.slot))),
             )
             for e in sorted(entries, key=lambda e: e.name)
         )
@@ -143,6 +155,36 @@ def _validate(
     values = {r.value for r in artifact.resources}
     for entry in entries:
         _validate_entry(entry, node_ids, values, profile)
+        _validate_scratch_and_indirect(entry, artifact)
+
+
+def _validate_scratch_and_indirect(entry: TargetEntryPoint, artifact: Artifact) -> None:
+    where = f"entry point {entry.name}"
+    for binding in entry.scratch_bindings:
+        if not 0 <= binding.scratch < len(artifact.scratch):
+            raise PayloadError(
+                f"{where} binds scratch {binding.scratch}, which the artifact does not have"
+            )
+        if artifact.scratch[binding.scratch].group != entry.group:
+            raise PayloadError(f"{where} binds the scratch of another fusion group")
+    scratch = [b.scratch for b in entry.scratch_bindings]
+    if len(set(scratch)) != len(scratch):
+        raise PayloadError(f"{where} binds one scratch resource twice")
+    slots = [(b.group, b.slot) for b in entry.resource_bindings + entry.scratch_bindings]
+    if len(set(slots)) != len(slots):
+        raise PayloadError(f"{where} binds one (group, slot) twice")
+    if entry.indirect is None:
+        if entry.indirect_offset:
+            raise PayloadError(f"{where} has an indirect grid offset but no indirect grid")
+        return
+    if entry.grid_size is not None:
+        raise PayloadError(f"{where} has both a static grid and an indirect one")
+    if entry.indirect not in {b.resource for b in entry.resource_bindings}:
+        raise PayloadError(f"{where} reads its indirect grid from a resource it does not bind")
+    if entry.indirect_offset < 0 or entry.indirect_offset % 4:
+        raise PayloadError(
+            f"{where}: indirect grid offset {entry.indirect_offset} is not a multiple of 4 bytes"
+        )
 
 
 def _validate_entry(

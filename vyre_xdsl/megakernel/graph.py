@@ -166,6 +166,8 @@ def count_ops(program: ProgramOp) -> int:
 
 def _node(index: int, program: ProgramOp) -> GraphNode:
     reads, writes = buffers_read_and_written(program)
+    if program.indirect_buffer is not None:
+        reads.add(program.indirect_buffer)  # its launch reads the grid
     return GraphNode(
         id=index,
         name=program.sym_name.data,

@@ -227,6 +227,14 @@ def _dispatch_violations(descriptor: k.DescriptorOp, profile: TargetProfile) -> 
                     f"indirect grid buffer @{indirect} is not a ui32 host binding of this descriptor",
                 )
             )
+        elif (binding.static_count or 0) < dispatch.indirect_byte_offset // 4 + 3:
+            errors.append(
+                (
+                    dispatch,
+                    f"indirect grid buffer @{indirect} has no 3 words from byte "
+                    f"{dispatch.indirect_byte_offset}",
+                )
+            )
     for name in dispatch.count_names:
         binding = descriptor.binding_named(name)
         if binding is None or binding.mem_class not in k.HOST_CLASSES:

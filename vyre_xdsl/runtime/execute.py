@@ -359,7 +359,7 @@ def _dispatch(
         lib.wgpuComputePassEncoderDispatchWorkgroups(raw, *grid)
 
 
-#: copies an indirect grid (words 0..2 of the program's grid buffer) into a
+#: copies an indirect grid (words FIRST..FIRST+2 of the program's grid buffer) into a
 #: private INDIRECT buffer: as is when every axis is within the device limit
 #: LIMIT, else (0, 0, 0) (the program runs nothing) with word 6 set, which the
 #: run turns into `IndirectGridError` after the submit. Words 3..5: the grid read.
@@ -369,7 +369,7 @@ _GUARD_WGSL = """
 
 @compute @workgroup_size(1, 1, 1)
 fn main() {
-  let g = vec3<u32>(grid[0], grid[1], grid[2]);
+  let g = vec3<u32>(grid[FIRSTu], grid[FIRSTu + 1u], grid[FIRSTu + 2u]);
   let bad = any(g > vec3<u32>(LIMITu));
   let launched = select(g, vec3<u32>(0u), bad);
   guarded[0] = launched.x;
@@ -393,13 +393,13 @@ class _IndirectGrid:
 
         self.kernel = step.kernel
         self.limit = int(gpu.limits.get("max-compute-workgroups-per-dimension", 65535))
+        first = self.kernel.indirect_offset // 4
         bindings = (
-            WgslBinding("grid", 0, 0, "ui32", 3, "constant", "read_only"),
+            WgslBinding("grid", 0, 0, "ui32", first + 3, "constant", "read_only"),
             WgslBinding("guarded", 0, 1, "ui32", 8, "global", "read_write"),
         )
-        self.pipeline = gpu.pipeline(
-            _GUARD_WGSL.replace("LIMIT", str(self.limit)), "main", bindings
-        )
+        wgsl = _GUARD_WGSL.replace("LIMIT", str(self.limit)).replace("FIRST", str(first))
+        self.pipeline = gpu.pipeline(wgsl, "main", bindings)
         self.guarded = gpu.device.create_buffer(
             size=self.BYTES,
             usage=wgpu.BufferUsage.STORAGE | wgpu.BufferUsage.INDIRECT | wgpu.BufferUsage.COPY_SRC,
@@ -408,7 +408,10 @@ class _IndirectGrid:
         self.group = gpu.device.create_bind_group(
             layout=self.pipeline.layouts[0],
             entries=[
-                {"binding": 0, "resource": {"buffer": buffer, "offset": offset, "size": 12}},
+                {
+                    "binding": 0,
+                    "resource": {"buffer": buffer, "offset": offset, "size": 4 * (first + 3)},
+                },
                 {
                     "binding": 1,
                     "resource": {"buffer": self.guarded, "offset": 0, "size": self.BYTES},

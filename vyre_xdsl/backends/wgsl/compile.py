@@ -88,6 +88,7 @@ def compile_descriptor(descriptor: k.DescriptorOp, max_bytes: int = MAX_WGSL_BYT
         bindings=bindings,
         count_buffers=dispatch.count_names,
         indirect=dispatch.indirect_buffer,
+        indirect_offset=dispatch.indirect_byte_offset,
         static_grid=static_grid,  # type: ignore[arg-type]
         trap_tags=printed.trap_tags,
         program_workgroup_size=dispatch.program_workgroup,  # type: ignore[arg-type]

@@ -61,12 +61,14 @@ class WgslKernel:
     part: int = 0
     # The declared element count of each of `count_buffers` (None: runtime-sized).
     count_declared: tuple[int | None, ...] = ()
-    # The binding whose words 0..2 are the grid (`dispatch_workgroups_indirect`);
-    # then `dispatch_grid` is not used.
+    # The binding whose words 0..2 (counted from `indirect_offset` bytes) are the
+    # grid (`dispatch_workgroups_indirect`); then `dispatch_grid` is not used.
     indirect: str | None = None
     # 4 for a kernel printed in vec4 form (each invocation runs four consecutive
     # logical invocations; `static_grid` already covers n / 4 invocations).
     elements_per_invocation: int = 1
+    # Byte offset of the indirect grid in `indirect` (a multiple of 4).
+    indirect_offset: int = 0
 
     def element_count(self, lengths: Mapping[str, int]) -> int:
         """The logical element count n: the largest count among `count_buffers`
