@@ -1979,10 +1979,12 @@ class _ProgramGen:
             info = F32(fd.EXACT, 0.0, 1.0, 0, 0.0, 1.0)
         else:
             x = self.integer(source, depth - 1)
-            if self.d.chance(50):
+            # a 64-bit value may lie beyond the magnitudes f32_domain tracks (fd.BIG):
+            # then only its low 16 bits go through the cast
+            if self.d.chance(50) or max(abs(x.lo), abs(x.hi)) > fd.BIG:
                 x = self.mask(x, 0xFFFF)
             info = fd.from_int(x.lo, x.hi)
-        if not info.satisfies(need):
+        if info is None or not info.satisfies(need):
             return None
         self.feature(f"cast:{source}:f32")
         return self.value(v.CastOp(x.ssa, "f32"), "f32", info)
