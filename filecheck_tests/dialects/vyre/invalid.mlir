@@ -3,7 +3,7 @@
 
 vyre.program @p workgroup_size [64, 1, 1] {
   %t = vyre.const true : i1
-// CHECK: invalid.mlir:[[# @LINE + 1]]:3: error: 'vyre.add' does not accept i1; it takes ui32, si32, f32
+// CHECK: invalid.mlir:[[# @LINE + 1]]:3: error: 'vyre.add' does not accept i1; it takes ui8, ui16, ui32, ui64, si8, si16, si32, si64, f32, f16, bf16, f64, vector<2xui32>, vector<4xui32>, vector<4xf32>{{$}}
   %r = vyre.add %t, %t : i1
 }
 
@@ -28,7 +28,7 @@ vyre.program @p workgroup_size [64, 1, 1] {
 
 vyre.program @p workgroup_size [64, 1, 1] {
   %a = vyre.const 1.0 : f32
-// CHECK: invalid.mlir:[[# @LINE + 1]]:3: error: 'vyre.popcount' does not accept f32; it takes ui32, si32
+// CHECK: invalid.mlir:[[# @LINE + 1]]:3: error: 'vyre.popcount' does not accept f32; it takes ui8, ui16, ui32, ui64, si8, si16, si32, si64, vector<2xui32>, vector<4xui32>{{$}}
   %r = vyre.popcount %a : f32
 }
 
@@ -315,7 +315,7 @@ vyre.program @bad workgroup_size [1, 1, 1] {
 
 vyre.program @bad2 workgroup_size [1, 1, 1] {
   %x = vyre.const 1 : si32
-// CHECK: invalid.mlir:[[# @LINE + 1]]:3: error: 'vyre.saturating_mul' does not accept si32; it takes ui32
+// CHECK: invalid.mlir:[[# @LINE + 1]]:3: error: 'vyre.saturating_mul' does not accept si32; it takes ui8, ui16, ui32, ui64, vector<2xui32>, vector<4xui32>{{$}}
   %r = vyre.saturating_mul %x, %x : si32
 }
 
