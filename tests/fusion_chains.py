@@ -39,6 +39,7 @@ from vyre_xdsl.dialects.vyre import BarrierOp, programs
 from vyre_xdsl.interpreter.lanes import Frame
 from vyre_xdsl.interpreter.machine import HANDLERS, Machine, Scope
 from vyre_xdsl.interpreter.trap import VyreTrap
+from vyre_xdsl.semantics import ELEMENTS
 
 COUNTS = (16, 24, 32, 40, 64)
 INPUT_DTYPES = {"ui32": np.uint32, "si32": np.int32, "f32": np.float32, "i1": np.uint32}
@@ -433,6 +434,12 @@ def random_inputs(sig, seed: int, lengths: dict[str, int] | None = None) -> dict
             inputs[name] = rng.integers(-40, 40, length).astype(np.int32)
         elif buffer.element == "f32":
             inputs[name] = (rng.integers(-64, 64, length) / 8).astype(np.float32)
+        elif ELEMENTS[buffer.element].family == "vector":  # (n, lanes) of small values
+            info = ELEMENTS[buffer.element]
+            lanes = rng.integers(0, 40, (length, info.lanes))
+            inputs[name] = lanes.astype(ELEMENTS[info.lane].host)
+        elif ELEMENTS[buffer.element].is_float:  # f16, bf16, f64: eighths, exact in each
+            inputs[name] = (rng.integers(-64, 64, length) / 8).astype(buffer.host_dtype)
         else:
             inputs[name] = rng.integers(0, 2, length).astype(np.uint32)
     return inputs

@@ -257,9 +257,9 @@ FORGERIES = {
         "generation 2",
     ),
     "signature-element": (
-        lambda d: d["signature"][0].update(element="f64"),
+        lambda d: d["signature"][0].update(element="i64"),
         B.InvalidSignatureError,
-        "element type 'f64'",
+        "element type 'i64'",
     ),
     "signature-count": (
         lambda d: d["signature"][0].update(count=1 << 32),

@@ -115,8 +115,8 @@ def test_an_empty_array_round_trips():
 
 
 def test_unsupported_dtypes_are_refused_with_the_supported_ones_named():
-    with pytest.raises(DeviceDtypeError, match="float32, int32 or uint32 elements, not float64"):
-        vyre_xdsl.to_device(np.zeros(4))
+    with pytest.raises(DeviceDtypeError, match="holds .*float32.* elements, not complex128"):
+        vyre_xdsl.to_device(np.zeros(4, np.complex128))
     with pytest.raises(TypeError, match=r"uint32 words \(x.astype\(np.uint32\)\)"):
         vyre_xdsl.to_device(np.zeros(4, np.bool_))
 

@@ -8,11 +8,11 @@ import re
 import numpy as np
 
 from vyre_xdsl.dialects.vyre import Vyre
-from vyre_xdsl.semantics import OPS
+from vyre_xdsl.semantics import ELEMENT_TYPE_NAMES, OPS
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 LANGUAGE = open(os.path.join(ROOT, "docs", "language.md"), encoding="utf-8").read()
-TYPE_NAMES = {"ui32", "si32", "f32", "i1"}
+TYPE_NAMES = set(ELEMENT_TYPE_NAMES)
 
 
 def test_every_registered_vyre_op_is_documented():
@@ -41,8 +41,10 @@ def test_documented_types_match_the_semantics_table():
         )
         if documented is None:  # the predicate/logic tables have no type column
             continue
-        if documented != set(semantics.types):
-            wrong[name] = (sorted(documented), sorted(semantics.types))
+        # vector types follow a rule stated once, in the section on vectors
+        scalar_types = {t for t in semantics.types if not t.startswith("vector<")}
+        if documented != scalar_types:
+            wrong[name] = (sorted(documented), sorted(scalar_types))
     assert wrong == {}, f"docs/language.md types differ from vyre_xdsl/semantics.py: {wrong}"
 
 

@@ -43,7 +43,11 @@ def device():
     return adapter.request_device_sync(
         required_limits={"max-storage-buffers-per-shader-stage": limit},
         # the runtime requests it too: kernels with subgroup ops need it
-        required_features=[f for f in ("subgroup",) if f in adapter.features],
+        required_features=[
+            f
+            for f in ("subgroup", "shader-f16", "shader-f64", "shader-int64")
+            if f in adapter.features
+        ],
     )
 
 

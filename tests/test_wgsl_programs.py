@@ -24,14 +24,23 @@ from vyre_xdsl.builder import ProgramBuilder, module_of
 from vyre_xdsl.dialects import vyre
 from vyre_xdsl.dialects.vyre import type_name
 
-TYPES = ("ui32", "si32", "f32", "i1")
+TYPES = ("ui32", "si32", "f32", "i1", "f16", "bf16", "f64")
+VECTORS = ("vector<2xui32>", "vector<4xui32>", "vector<4xf32>")
 WORKGROUPS = [(64, 1, 1), (1, 1, 1), (8, 8, 1), (4, 2, 2), (256, 1, 1), (16, 1, 1), (2, 1, 1)]
 CONSTANTS = {
     "ui32": [0, 1, 7, 31, 32, 255, 4294967295],
     "si32": [0, 1, -1, 7, -2147483648, 2147483647],
     "f32": [0.0, -0.0, 1.5, -2.25, 1e-40, 3.0e38, float("inf"), float("nan")],
     "i1": [True, False],
+    "f16": [0.0, -0.0, 1.5, 65504.0, 6e-08, float("inf"), float("nan")],
+    "bf16": [0.0, -0.0, 1.5, 3.0e38, 1e-40, float("-inf"), float("nan")],
+    "f64": [0.0, -0.0, 1.5, 1e300, 5e-324, float("inf"), float("nan")],
 }
+
+
+def _ident(ty: str) -> str:
+    """A type name usable in a buffer name (`vector<2xui32>` -> `vector_2xui32_`)."""
+    return ty.replace("<", "_").replace(">", "_")
 
 
 class _Gen:
@@ -40,19 +49,19 @@ class _Gen:
         workgroup = rng.choice(WORKGROUPS)
         self.b = ProgramBuilder(name, workgroup)
         self.one_dimensional = workgroup[1:] == (1, 1)  # subgroup ops need it
-        self.pools: list[dict[str, list[SSAValue]]] = [{t: [] for t in TYPES}]
+        self.pools: list[dict[str, list[SSAValue]]] = [{t: [] for t in TYPES + VECTORS}]
         self.locals: list[list[tuple[str, str]]] = [[]]
         self.counter = 0
         self.has_barrier = False
         self.may_return = False
-        self.buffers: dict[str, list[str]] = {t: [] for t in TYPES}
-        self.writable: dict[str, list[str]] = {t: [] for t in TYPES}
+        self.buffers: dict[str, list[str]] = {t: [] for t in TYPES + VECTORS}
+        self.writable: dict[str, list[str]] = {t: [] for t in TYPES + VECTORS}
 
     # -------------------------------------------------------------- scopes
 
     @contextmanager
     def scope(self):
-        self.pools.append({t: [] for t in TYPES})
+        self.pools.append({t: [] for t in TYPES + VECTORS})
         self.locals.append([])
         try:
             yield
@@ -72,6 +81,13 @@ class _Gen:
         return f"{prefix}{self.counter}"
 
     def value(self, ty: str) -> SSAValue:
+        info = semantics.ELEMENTS[ty]
+        if info.family == "vector":  # no vector constants: a vector of lane values
+            choices = self.values(ty)
+            if choices and self.rng.random() < 0.7:
+                return self.rng.choice(choices)
+            lanes = [self.value(info.lane) for _ in range(info.lanes)]
+            return self.add(self.b.from_elements(lanes, ty))
         choices = self.values(ty)
         if not choices or self.rng.random() < 0.15:
             return self.add(self.b.const(self.rng.choice(CONSTANTS[ty]), ty))
@@ -86,15 +102,15 @@ class _Gen:
 
     def declare_buffers(self) -> None:
         binding = 0
-        for ty in TYPES:
+        for ty in TYPES + VECTORS:
             count = self.rng.choice([None, 1, 64, 1000])
-            name = f"in_{ty}"
+            name = f"in_{_ident(ty)}"
             self.b.buffer(
                 name, self.rng.choice(["read_only", "uniform"]), ty, count, binding=binding
             )
             self.buffers[ty].append(name)
             binding += 1
-            name = f"out_{ty}"
+            name = f"out_{_ident(ty)}"
             access = self.rng.choice(["write_only", "read_write"])
             self.b.buffer(
                 name,
@@ -117,7 +133,7 @@ class _Gen:
         self.buffers["ui32"].append("counters")
         self.writable["ui32"].append("counters")
         if self.rng.random() < 0.5:
-            ty = self.rng.choice(("ui32", "f32", "i1"))
+            ty = self.rng.choice(("ui32", "f32", "i1", "f16", "bf16", "f64"))
             self.b.buffer("tile", "workgroup", ty, 64)
             self.buffers[ty].append("tile")
             self.writable[ty].append("tile")
@@ -142,32 +158,38 @@ class _Gen:
         if roll < 0.7:
             name = self.rng.choice(list(semantics.OPS))
             sem = semantics.OPS[name]
-            ty = self.rng.choice(sem.types)
+            ty = self.rng.choice([t for t in sem.types if t in TYPES])  # this file's types
             arity = 2 if sem.kind in ("binary", "compare", "logic") else 1
             self.add(self.b.op(name, *[self.value(ty) for _ in range(arity)]))
-        elif roll < 0.8:
-            ty = self.rng.choice(TYPES)
+        elif roll < 0.75:
+            ty = self.rng.choice(TYPES + VECTORS)
             self.add(self.b.select(self.value("i1"), self.value(ty), self.value(ty)))
+        elif roll < 0.8:
+            ty = self.rng.choice(VECTORS)
+            lane = self.rng.randrange(semantics.ELEMENTS[ty].lanes)
+            self.add(self.b.extract(self.value(ty), lane))
         elif roll < 0.85:
-            self.add(self.b.fma(self.value("f32"), self.value("f32"), self.value("f32")))
+            ty = self.rng.choice(semantics.FLOATS)
+            self.add(self.b.fma(self.value(ty), self.value(ty), self.value(ty)))
         elif roll < 0.95:
             source, target = self.rng.choice(TYPES), self.rng.choice(TYPES)
             self.add(self.b.cast(self.value(source), target))
         else:
-            source, target = (
-                self.rng.choice(semantics.SCALAR_32_TYPES),
-                self.rng.choice(semantics.SCALAR_32_TYPES),
+            source, target = self.rng.choice(
+                [(s, t) for s in semantics.SCALAR_32_TYPES for t in semantics.SCALAR_32_TYPES]
+                + [("f16", "bf16"), ("bf16", "f16"), ("f64", "vector<2xui32>")]
+                + [("vector<2xui32>", "f64"), ("vector<4xf32>", "vector<4xui32>")]
             )
             self.add(self.b.bitcast(self.value(source), target))
 
     def _load(self, depth: int) -> None:
-        ty = self.rng.choice(TYPES)
+        ty = self.rng.choice(TYPES + VECTORS)
         self.add(self.b.load(self.rng.choice(self.buffers[ty]), self.index()))
         if self.rng.random() < 0.3:
             self.add(self.b.buf_len(self.rng.choice(self.buffers[ty])))
 
     def _store(self, depth: int) -> None:
-        ty = self.rng.choice(TYPES)
+        ty = self.rng.choice(TYPES + VECTORS)
         self.b.store(self.rng.choice(self.writable[ty]), self.index(), self.value(ty))
 
     def _atomic(self, depth: int) -> None:
@@ -228,7 +250,7 @@ class _Gen:
     def _grid_sync(self, depth: int) -> None:
         self.b.barrier("grid_sync")
         # nothing computed before the split may be used after it
-        self.pools = [{t: [] for t in TYPES}]
+        self.pools = [{t: [] for t in TYPES + VECTORS}]
         self.locals = [[]]
 
     def _subgroup(self, depth: int) -> None:

@@ -32,7 +32,7 @@ from xdsl.dialects.builtin import ModuleOp
 
 from vyre_xdsl.diagnostics import VyreDiagnostic, VyreError
 from vyre_xdsl.dialects.vyre import BufferOp, ProgramOp, programs
-from vyre_xdsl.semantics import HOST_DTYPES
+from vyre_xdsl.semantics import ELEMENTS, HOST_DTYPES, vector_lanes, vector_records
 
 
 class RunInputError(VyreError, ValueError):
@@ -86,7 +86,7 @@ class BufferSignature:
     """One host-visible buffer of a module, merged over all programs by name."""
 
     name: str
-    element: str  # ui32, si32, f32, i1
+    element: str  # an IR element type name (`semantics.ELEMENTS`)
     count: int | None  # largest static count; None when runtime-sized anywhere
     min_count: int  # largest static count among all declarations (0 if none)
     requires_input: bool
@@ -159,6 +159,13 @@ class RunSignature:
             array = np.asarray(final[name]).reshape(-1)
             if self[name].element == "i1":
                 array = array != 0
+            if array.dtype.names is not None:  # vectors: (n, lanes) of the lane type
+                array = vector_lanes(array)
+                shape = _shape_of(given[name]) if name in given else None
+                if shape is not None and int(np.prod(shape)) == array.size:
+                    array = array.reshape(shape)
+                result[name] = array
+                continue
             shape = _shape_of(given[name]) if name in given else None
             if shape is not None and int(np.prod(shape)) == array.size:
                 array = array.reshape(shape)
@@ -235,9 +242,13 @@ def _host_array(buffer: BufferSignature, value: object) -> np.ndarray:
     """`value` as an array of the buffer's host dtype; refuses a conversion that
     would change a value (see `_converted`)."""
     where = f"input for buffer '{buffer.name}'"
+    if ELEMENTS[buffer.element].family == "vector":
+        return _vector_records(buffer, value, where)
     if isinstance(value, np.ndarray):
         if buffer.element == "i1" and value.dtype == np.bool_:
             return value.astype(np.uint32)
+        if value.dtype == np.dtype("V2") and buffer.element == "bf16":
+            return value.view(buffer.host_dtype)  # a bfloat16 array saved by numpy as .npy
         if value.dtype != buffer.host_dtype:
             raise InputDtypeError(f"{where} has dtype {value.dtype}; expected {_describe(buffer)}")
         return value
@@ -257,19 +268,43 @@ def _host_array(buffer: BufferSignature, value: object) -> np.ndarray:
     return _converted(buffer, source, where)
 
 
+def _vector_records(buffer: BufferSignature, value: object, where: str) -> np.ndarray:
+    """A vector buffer's input: an array of the lane type whose last axis (or whole
+    length) holds whole vectors, e.g. `(n, 4)` float32 for `vector<4xf32>[n]`, as
+    one record per vector."""
+    info = ELEMENTS[buffer.element]
+    record = buffer.host_dtype
+    if isinstance(value, np.ndarray) and value.dtype == record:
+        return value
+    lane = ELEMENTS[info.lane]
+    lanes = _host_array(BufferSignature(buffer.name, info.lane, None, 0, True, False, False), value)
+    if lanes.dtype != lane.host:
+        raise InputDtypeError(f"{where} has dtype {lanes.dtype}; expected {_describe(buffer)}")
+    flat = np.ascontiguousarray(lanes).reshape(-1)
+    if flat.size % info.lanes:
+        raise InputShapeError(
+            f"{where} has {flat.size} {info.lane} values, not a whole number of "
+            f"{info.name} vectors ({info.lanes} lanes each); expected {_describe(buffer)}"
+        )
+    return vector_records(flat.reshape(-1, info.lanes), record)
+
+
 def _converted(buffer: BufferSignature, source: np.ndarray, where: str) -> np.ndarray:
     """Python numbers to the buffer's dtype, only when no value changes: integers
     and bools in range, floats that are whole and in range for ui32/si32 and i1
-    (an i1 word: non-zero is true); for f32, a float rounds to the nearest f32 (as `np.float32`
-    does) but must not overflow to infinity."""
+    (an i1 word: non-zero is true); for a float type, a float rounds to the nearest value
+    of the type (as `np.float32` does) but must not overflow to infinity."""
     dtype = buffer.host_dtype
+    info = ELEMENTS[buffer.element]
+    lane = ELEMENTS[info.lane] if info.lane is not None else info
     with np.errstate(all="ignore"):
-        if buffer.element == "f32":
-            converted = source.astype(np.float32)
+        if lane.is_float:
+            converted = source.astype(dtype)
             if source.dtype.kind == "f":
                 changed = np.isfinite(source) & ~np.isfinite(converted)
             else:
                 changed = converted.astype(np.float64) != source.astype(np.float64)
+                converted = np.where(changed, 0, converted).astype(dtype)
         else:
             low, high = np.iinfo(dtype).min, np.iinfo(dtype).max
             wide = source.astype(np.float64) if source.dtype.kind == "f" else source
@@ -291,6 +326,10 @@ def _converted(buffer: BufferSignature, source: np.ndarray, where: str) -> np.nd
 def _describe(buffer: BufferSignature) -> str:
     count = "any number of" if buffer.count is None else str(buffer.count)
     kind = "bool or uint32" if buffer.element == "i1" else str(buffer.host_dtype)
+    info = ELEMENTS[buffer.element]
+    if info.family == "vector":
+        lane = ELEMENTS[info.lane].host
+        return f"{count} vectors of {info.lanes} {lane} lanes (an (n, {info.lanes}) {lane} array; {buffer.element})"
     return f"{count} {kind} elements ({buffer.element})"
 
 

@@ -207,6 +207,16 @@ class ProgramBuilder:
     def fma(self, a: SSAValue, b: SSAValue, c: SSAValue, name: str | None = None) -> SSAValue:
         return self._value(vyre.FmaOp(a, b, c), name)
 
+    def from_elements(
+        self, lanes: list[SSAValue], ty: Attribute | str, name: str | None = None
+    ) -> SSAValue:
+        """A vector from its lanes: `b.from_elements([lo, hi], "vector<2xui32>")`."""
+        return self._value(vyre.FromElementsOp(lanes, _type(ty)), name)
+
+    def extract(self, vector: SSAValue, lane: int, name: str | None = None) -> SSAValue:
+        """Lane `lane` of a vector: `b.extract(v, 1)`."""
+        return self._value(vyre.ExtractOp(vector, lane), name)
+
     def cast(self, value: SSAValue, ty: Attribute | str, name: str | None = None) -> SSAValue:
         return self._value(vyre.CastOp(value, _type(ty)), name)
 

@@ -31,9 +31,10 @@ from xdsl.utils.lexer import Input, Position, Span
 from xdsl.utils.mlir_lexer import MLIRLexer, MLIRTokenKind
 
 from vyre_xdsl.dialects.verify import MAX_NESTING_DEPTH, nesting_message
+from vyre_xdsl.semantics import ELEMENT_TYPE_NAMES
 
 #: the element types, as the parser's hint lists them
-TYPE_HINT = "vyre element types are ui32, si32, f32 and i1"
+TYPE_HINT = "vyre element types are " + ", ".join(ELEMENT_TYPE_NAMES)
 
 
 def vyre_context() -> Context:

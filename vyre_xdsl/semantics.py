@@ -21,42 +21,195 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+import ml_dtypes
 import numpy as np
+
+#: the float dtypes of registers: f16, bf16, f32, f64
+FLOAT_DTYPES = frozenset(
+    np.dtype(t) for t in (np.float16, ml_dtypes.bfloat16, np.float32, np.float64)
+)
 
 U32_MAX = 0xFFFFFFFF
 I32_MIN = -(2**31)
 
+
+@dataclass(frozen=True)
+class ElementType:
+    """One element type of the IR: everything the layers above need to know about it.
+
+    ``family`` is ``uint``, ``sint``, ``float``, ``bool`` or ``vector``; ``bits`` is the
+    width of one lane; a vector has ``lanes`` lanes of the element type ``lane``.
+    ``dtype`` is the numpy dtype of a value in registers (of one lane, for a vector),
+    ``host`` the numpy dtype of the host array of a buffer. ``wgsl`` and
+    ``wgsl_storage`` are the WGSL types in registers and in a storage buffer; None
+    means the WGSL backend cannot lower the type (yet), and it says so with a
+    located error. ``wgsl_feature`` names the wgpu device feature the type needs.
+    """
+
+    name: str
+    family: str
+    bits: int
+    dtype: np.dtype
+    host: np.dtype
+    wgsl: str | None = None
+    wgsl_storage: str | None = None
+    wgsl_feature: str | None = None
+    lanes: int = 1
+    lane: str | None = None
+
+    @property
+    def is_int(self) -> bool:
+        return self.family in ("uint", "sint")
+
+    @property
+    def is_float(self) -> bool:
+        return self.family == "float"
+
+    @property
+    def is_signed(self) -> bool:
+        return self.family == "sint"
+
+    @property
+    def storage_bytes(self) -> int:
+        """Bytes one element takes in a storage buffer (a Bool is one u32 word)."""
+        return 4 if self.family == "bool" else self.bits * self.lanes // 8
+
+    @property
+    def int_range(self) -> tuple[int, int]:
+        """The smallest and largest value of an integer (or i1) type."""
+        if self.family == "bool":
+            return (0, 1)
+        if self.family == "sint":
+            return (-(2 ** (self.bits - 1)), 2 ** (self.bits - 1) - 1)
+        return (0, 2**self.bits - 1)
+
+
+def _scalar(name, family, bits, dtype, host=None, wgsl=None, storage=None, feature=None):
+    host = dtype if host is None else host
+    storage = wgsl if storage is None else storage
+    return ElementType(name, family, bits, np.dtype(dtype), np.dtype(host), wgsl, storage, feature)
+
+
+def _vector(lane: ElementType, lanes: int) -> ElementType:
+    """A vector type: registers and host buffers hold one numpy record per vector,
+    with one field per lane (`x`, `y`, `z`, `w`), so that arrays of vectors are
+    one-dimensional like arrays of scalars (the run API takes `(n, lanes)` arrays of
+    the lane type and returns them so)."""
+    record = np.dtype([(LANE_NAMES[k], lane.dtype) for k in range(lanes)])
+    wgsl = f"vec{lanes}<{lane.wgsl}>"
+    return ElementType(
+        f"vector<{lanes}x{lane.name}>", "vector", lane.bits, record, record,
+        wgsl=wgsl, wgsl_storage=wgsl, lanes=lanes, lane=lane.name,
+    )  # fmt: skip
+
+
+#: the lanes of a vector, in order: fields of its numpy record, components in WGSL
+LANE_NAMES = "xyzw"
+
+
+def vector_lanes(values: np.ndarray) -> np.ndarray:
+    """An array of vector records as a `(n, lanes)` array of the lane type."""
+    values = np.ascontiguousarray(values)
+    lane = values.dtype[0]
+    return values.view(lane).reshape(values.shape[0], len(values.dtype.names))
+
+
+def vector_records(lanes: np.ndarray, record: np.dtype) -> np.ndarray:
+    """A `(n, lanes)` array of the lane type as an array of vector records."""
+    lanes = np.ascontiguousarray(lanes, dtype=record[0])
+    return lanes.view(record).reshape(lanes.shape[0])
+
+
+def _element_types() -> dict[str, ElementType]:
+    ui32 = _scalar("ui32", "uint", 32, np.uint32, wgsl="u32")
+    f32 = _scalar("f32", "float", 32, np.float32, wgsl="f32")
+    scalars = [
+        # 8/16-bit integers: 32-bit registers, packed into u32 words in a buffer
+        _scalar("ui8", "uint", 8, np.uint8, wgsl="u32", storage="u32"),
+        _scalar("ui16", "uint", 16, np.uint16, wgsl="u32", storage="u32"),
+        ui32,
+        # 64-bit integers: emulated on vec2<u32> (low word, high word)
+        _scalar("ui64", "uint", 64, np.uint64, wgsl="vec2<u32>"),
+        _scalar("si8", "sint", 8, np.int8, wgsl="i32", storage="u32"),
+        _scalar("si16", "sint", 16, np.int16, wgsl="i32", storage="u32"),
+        _scalar("si32", "sint", 32, np.int32, wgsl="i32"),
+        _scalar("si64", "sint", 64, np.int64, wgsl="vec2<u32>"),
+        _scalar("f16", "float", 16, np.float16, wgsl="f16", feature="shader-f16"),
+        # bf16: an f32 holding a bf16 value in registers; two halves per u32 word in a buffer
+        _scalar("bf16", "float", 16, ml_dtypes.bfloat16, wgsl="f32", storage="u32"),
+        f32,
+        _scalar("f64", "float", 64, np.float64, wgsl="f64", feature="shader-f64"),
+        # Bool: one u32 word per element in a buffer
+        _scalar("i1", "bool", 1, np.bool_, host=np.uint32, wgsl="bool", storage="u32"),
+    ]
+    vectors = [_vector(ui32, 2), _vector(ui32, 4), _vector(f32, 4)]
+    return {t.name: t for t in scalars + vectors}
+
+
+#: IR type name -> its `ElementType`: the one table of element types; every other
+#: per-type table below is derived from it
+ELEMENTS: dict[str, ElementType] = _element_types()
+
 #: IR type name -> numpy dtype used for values in registers.
-NUMPY_DTYPES: dict[str, type[np.generic]] = {
-    "ui32": np.uint32,
-    "si32": np.int32,
-    "f32": np.float32,
-    "i1": np.bool_,
-}
+NUMPY_DTYPES: dict[str, np.dtype] = {n: t.dtype for n, t in ELEMENTS.items()}
 
 #: IR type name -> numpy dtype of the host array of a buffer (Bool is one u32 word).
-HOST_DTYPES: dict[str, type[np.generic]] = {
-    "ui32": np.uint32,
-    "si32": np.int32,
-    "f32": np.float32,
-    "i1": np.uint32,
-}
+HOST_DTYPES: dict[str, np.dtype] = {n: t.host for n, t in ELEMENTS.items()}
 
-#: IR type name -> WGSL type in registers.
-WGSL_TYPES: dict[str, str] = {"ui32": "u32", "si32": "i32", "f32": "f32", "i1": "bool"}
+#: IR type name -> WGSL type in registers (only the types the WGSL backend lowers).
+WGSL_TYPES: dict[str, str] = {n: t.wgsl for n, t in ELEMENTS.items() if t.wgsl}
 
 #: IR type name -> WGSL element type of a storage buffer (Bool is one u32 word).
 WGSL_STORAGE_TYPES: dict[str, str] = {
-    "ui32": "u32",
-    "si32": "i32",
-    "f32": "f32",
-    "i1": "u32",
+    n: t.wgsl_storage for n, t in ELEMENTS.items() if t.wgsl_storage
 }
 
-INT_TYPES = ("ui32", "si32")
-NUMERIC_TYPES = ("ui32", "si32", "f32")
-ALL_TYPES = ("ui32", "si32", "f32", "i1")
+#: every element type, in the table's order
+ELEMENT_TYPE_NAMES = tuple(ELEMENTS)
+#: the scalar (non-vector) types
+SCALAR_TYPES = tuple(n for n, t in ELEMENTS.items() if t.family != "vector")
+#: every integer type (i1 is not one)
+ALL_INT_TYPES = tuple(n for n, t in ELEMENTS.items() if t.is_int)
+#: every float type
+ALL_FLOAT_TYPES = tuple(n for n, t in ELEMENTS.items() if t.is_float)
+
+# The types each op family accepts today (per-op legality is the `types` of each
+# entry of `OPS`, built from these).
+#: the unsigned and signed integer types
+UNSIGNED_TYPES = ("ui8", "ui16", "ui32", "ui64")
+SIGNED_TYPES = ("si8", "si16", "si32", "si64")
+INT_TYPES = ("ui8", "ui16", "ui32", "ui64", "si8", "si16", "si32", "si64")
+#: the integers of at most 32 bits (`abs_diff`, whose result is a `ui32`)
+INT_UP_TO_32_TYPES = ("ui8", "ui16", "ui32", "si8", "si16", "si32")
+#: the 32-bit integers (`mul_high` and the `unpack` ops, upstream's 32-bit ops)
+INT32_TYPES = ("ui32", "si32")
+#: the integers packed into 32-bit words in a WGSL buffer
+PACKED_TYPES = ("ui8", "ui16", "si8", "si16")
+#: the integers emulated on `vec2<u32>` in WGSL
+WIDE_INT_TYPES = ("ui64", "si64")
+NUMERIC_TYPES = (*INT_TYPES, "f32")
+ALL_TYPES = (*NUMERIC_TYPES, "i1")
 SCALAR_32_TYPES = ("ui32", "si32", "f32")
+#: the float types beyond f32: every op that takes f32 takes them, but for the
+#: approximate ones on f64 (Vulkan defines no 64-bit sin, exp, log, ...)
+WIDE_FLOATS = ("f16", "bf16", "f64")
+#: the types of the approximate float ops (sin, exp, log, ...)
+APPROX_FLOATS = ("f16", "bf16", "f32")
+#: every float type
+FLOATS = ("f16", "bf16", "f32", "f64")
+
+
+def storage_bytes(tname: str, count: int) -> int:
+    """Bytes of a storage buffer of `count` elements of `tname`, in whole u32 words."""
+    return (ELEMENTS[tname].storage_bytes * count + 3) // 4 * 4
+
+
+def wgsl_unsupported(tname: str) -> str | None:
+    """Why the WGSL backend cannot lower element type `tname`, or None when it can."""
+    if tname in WGSL_TYPES:
+        return None
+    return f"element type {tname} is not supported by the wgpu backend yet"
+
 
 TRAP_SI32_DIV = "si32.div"
 TRAP_SI32_MOD = "si32.mod"
@@ -93,6 +246,10 @@ class OpSemantics:
     def result_is_bool(self) -> bool:
         return self.kind in ("compare", "logic", "predicate") or self.result == "i1"
 
+    def trap_tag_for(self, tname: str) -> str:
+        """The tag a trap of this op records on operands of type `tname` (`si8.div`)."""
+        return f"{tname}.{self.name}"
+
     def result_type(self, operand_type: str) -> str:
         if self.result is not None:
             return self.result
@@ -116,61 +273,89 @@ def _as_i64(a: np.ndarray) -> np.ndarray:
 
 
 def _is_float(a: np.ndarray) -> bool:
-    return _dtype(a) == np.float32
+    return _dtype(a) in FLOAT_DTYPES
 
 
 def _is_signed(a: np.ndarray) -> bool:
-    return _dtype(a) == np.int32
+    return _dtype(a).kind == "i"
+
+
+def _width(a: np.ndarray) -> int:
+    """The width in bits of an integer operand."""
+    return _dtype(a).itemsize * 8
+
+
+def _unsigned(a: np.ndarray) -> np.ndarray:
+    """The bits of an integer operand as the unsigned dtype of its width."""
+    a = np.asarray(a)
+    return a.view(f"u{a.dtype.itemsize}") if a.dtype.kind == "i" else a
 
 
 def _f32(x: np.ndarray) -> np.ndarray:
     return np.asarray(x, dtype=np.float32)
 
 
+def _float_like(x: np.ndarray, a: np.ndarray) -> np.ndarray:
+    """`x` in the float dtype of the operand `a` (f16, bf16, f32 or f64)."""
+    return np.asarray(x).astype(_dtype(a), copy=False)
+
+
 def _shift_amount(b: np.ndarray) -> np.ndarray:
-    return (np.asarray(b).view(np.uint32) if _is_signed(b) else np.asarray(b)).astype(np.int64) & 31
+    """The shift amount masked to the operand width (31 for 32-bit, 7 for 8-bit)."""
+    return _unsigned(b).astype(np.int64) & (_width(b) - 1)
 
 
 def _add(a, b):
-    return _f32(a + b) if _is_float(a) else _wrap(_as_i64(a) + _as_i64(b), a)
+    return _float_like(a + b, a) if _is_float(a) else _wrap(_as_i64(a) + _as_i64(b), a)
 
 
 def _sub(a, b):
-    return _f32(a - b) if _is_float(a) else _wrap(_as_i64(a) - _as_i64(b), a)
+    return _float_like(a - b, a) if _is_float(a) else _wrap(_as_i64(a) - _as_i64(b), a)
 
 
 def _mul(a, b):
     if _is_float(a):
-        return _f32(a * b)
-    return _wrap((_as_i64(a) * _as_i64(b)) & U32_MAX, a)
+        return _float_like(a * b, a)
+    # the int64 product wraps modulo 2^64: its low bits are the wrapped product
+    return _wrap(_as_i64(a) * _as_i64(b), a)
 
 
-def _si32_div_traps(a, b):
-    a, b = _as_i64(a), _as_i64(b)
-    return (b == 0) | ((a == I32_MIN) & (b == -1))
+def _signed_div_traps(a, b):
+    """Signed division by 0, or the minimum by -1 (the quotient does not fit)."""
+    a, b = np.asarray(a), np.asarray(b)
+    return (b == 0) | ((a == np.iinfo(a.dtype).min) & (b == -1))
+
+
+def _truncated_quotient(a, b):
+    """Signed `a / b` rounded toward zero, for divisors that do not trap."""
+    q = a // b
+    return q + ((a % b != 0) & ((a < 0) != (b < 0))).astype(a.dtype)
 
 
 def _div(a, b):
     if _is_float(a):
         with np.errstate(all="ignore"):
-            return _f32(np.divide(a, b))
-    a64, b64 = _as_i64(a), _as_i64(b)
+            return _float_like(np.divide(a, b), a)
+    a, b = np.broadcast_arrays(np.asarray(a), np.asarray(b))
+    dtype = a.dtype
     if _is_signed(a):
-        safe = np.where(_si32_div_traps(a, b), 1, b64)
-        q = np.abs(a64) // np.abs(safe) * np.sign(a64) * np.sign(safe)
-        return _wrap(np.where(_si32_div_traps(a, b), a64, q), a)
-    safe = np.where(b64 == 0, 1, b64)
-    return _wrap(np.where(b64 == 0, U32_MAX, a64 // safe), a)
+        traps = _signed_div_traps(a, b)
+        safe = np.where(traps, 1, b).astype(dtype)
+        return np.where(traps, a, _truncated_quotient(a, safe)).astype(dtype)
+    # unsigned division by 0 gives all ones (the type's maximum)
+    safe = np.where(b == 0, 1, b).astype(dtype)
+    return np.where(b == 0, np.iinfo(dtype).max, a // safe).astype(dtype)
 
 
 def _mod(a, b):
-    a64, b64 = _as_i64(a), _as_i64(b)
+    a, b = np.broadcast_arrays(np.asarray(a), np.asarray(b))
+    dtype = a.dtype
     if _is_signed(a):
-        safe = np.where(_si32_div_traps(a, b), 1, b64)
-        r = np.fmod(a64, safe)
-        return _wrap(np.where(_si32_div_traps(a, b), 0, r), a)
-    safe = np.where(b64 == 0, 1, b64)
-    return _wrap(np.where(b64 == 0, 0, a64 % safe), a)
+        traps = _signed_div_traps(a, b)
+        safe = np.where(traps, 1, b).astype(dtype)
+        return np.where(traps, 0, np.fmod(a, safe)).astype(dtype)
+    safe = np.where(b == 0, 1, b).astype(dtype)
+    return np.where(b == 0, 0, a % safe).astype(dtype)
 
 
 def _min(a, b):
@@ -178,54 +363,70 @@ def _min(a, b):
         return np.minimum(a, b)
     # numpy's fmin picks either zero for min(+0, -0) depending on the array length
     # (SIMD vs scalar loop); -0 is the answer, whatever the number of lanes.
-    return _f32(np.where(a == b, np.where(np.signbit(a), a, b), np.fmin(a, b)))
+    return _float_like(np.where(a == b, np.where(np.signbit(a), a, b), np.fmin(a, b)), a)
 
 
 def _max(a, b):
     if not _is_float(a):
         return np.maximum(a, b)
     # max(+0, -0) is +0, whatever the number of lanes (see _min).
-    return _f32(np.where(a == b, np.where(np.signbit(a), b, a), np.fmax(a, b)))
+    return _float_like(np.where(a == b, np.where(np.signbit(a), b, a), np.fmax(a, b)), a)
 
 
 def _shl(a, b):
-    bits = np.asarray(a).view(np.uint32).astype(np.int64)
-    r = (bits << _shift_amount(b)) & U32_MAX
-    return r.astype(np.uint32).view(_dtype(a))
+    bits = _unsigned(a).astype(np.uint64)
+    r = bits << _shift_amount(b).astype(np.uint64)
+    return r.astype(_unsigned(a).dtype).view(_dtype(a))
 
 
 def _shr(a, b):
-    if _is_signed(a):
-        return (_as_i64(a) >> _shift_amount(b)).astype(np.int32)
-    return (_as_i64(a) >> _shift_amount(b)).astype(np.uint32)
+    """Arithmetic on a signed operand, logical on an unsigned one."""
+    wide = np.int64 if _is_signed(a) else np.uint64
+    amount = _shift_amount(b).astype(wide)
+    return (np.asarray(a).astype(wide) >> amount).astype(_dtype(a))
 
 
 def _rotate(a, b, left: bool):
-    x = _as_i64(a)
-    s = _shift_amount(b)
+    width = _width(a)
+    x = _unsigned(a).astype(np.uint64)
+    s = _shift_amount(b).astype(np.uint64)
     if not left:
-        s = (32 - s) & 31
-    r = ((x << s) | (x >> ((32 - s) & 31))) & U32_MAX
-    return r.astype(np.uint32)
+        s = (np.uint64(width) - s) & np.uint64(width - 1)
+    back = (np.uint64(width) - s) & np.uint64(width - 1)
+    mask = np.uint64((1 << width) - 1)
+    r = ((x << s) | np.where(s == 0, np.uint64(0), x >> back)) & mask
+    return r.astype(_unsigned(a).dtype).view(_dtype(a))
 
 
 def _abs_diff(a, b):
-    """|a - b| as a ui32 (exact for si32 too: the difference is below 2^32)."""
+    """|a - b| as a ui32 (exact for operands of at most 32 bits: the difference is
+    below 2^32)."""
     a64, b64 = _as_i64(a), _as_i64(b)
     return np.abs(a64 - b64).astype(np.uint32)
 
 
+def _type_max(a) -> np.generic:
+    return np.iinfo(_dtype(a)).max
+
+
 def _sat_mul(a, b):
-    product = np.asarray(a).astype(np.uint64) * np.asarray(b).astype(np.uint64)
-    return np.minimum(product, np.uint64(U32_MAX)).astype(np.uint32)
+    """Unsigned multiplication clamped to the type's maximum."""
+    a, b = np.broadcast_arrays(np.asarray(a), np.asarray(b))
+    top = _type_max(a)
+    safe = np.where(b == 0, 1, b).astype(a.dtype)
+    over = (b != 0) & (a > top // safe)
+    return np.where(over, top, a * b).astype(a.dtype)
 
 
 def _sat_add(a, b):
-    return np.minimum(_as_i64(a) + _as_i64(b), U32_MAX).astype(np.uint32)
+    a, b = np.broadcast_arrays(np.asarray(a), np.asarray(b))
+    total = (a + b).astype(a.dtype)  # wraps
+    return np.where(total < a, _type_max(a), total).astype(a.dtype)
 
 
 def _sat_sub(a, b):
-    return np.maximum(_as_i64(a) - _as_i64(b), 0).astype(np.uint32)
+    a, b = np.broadcast_arrays(np.asarray(a), np.asarray(b))
+    return np.where(b > a, 0, a - b).astype(a.dtype)
 
 
 def _mul_high(a, b):
@@ -265,41 +466,48 @@ def _unpack(shift: int, mask: int) -> Callable[[np.ndarray], np.ndarray]:
 
 
 def _bits(a) -> np.ndarray:
-    return np.asarray(a).view(np.uint32) if _dtype(a) != np.uint32 else np.asarray(a)
+    return _unsigned(a)
 
 
 def _popcount(a):
     x = _bits(a)
-    return np.bitwise_count(x).astype(np.uint32).view(_dtype(a))
+    return np.bitwise_count(x).astype(x.dtype).view(_dtype(a))
+
+
+def _bit_length(x: np.ndarray) -> np.ndarray:
+    """The number of significant bits of each unsigned value (0 for 0), exactly."""
+    y = np.asarray(x).astype(np.uint64)
+    n = np.zeros(y.shape, dtype=np.int64)
+    for step in (32, 16, 8, 4, 2, 1):
+        big = y >= np.uint64(1 << step)
+        n += np.where(big, step, 0)
+        y = np.where(big, y >> np.uint64(step), y)
+    return n + (y > 0)
 
 
 def _clz(a):
-    x = _bits(a).astype(np.uint64)
-    n = np.full(x.shape, 32, dtype=np.int64)
-    nz = x != 0
-    n[nz] = 31 - np.floor(np.log2(x[nz].astype(np.float64))).astype(np.int64)
-    return n.astype(np.uint32).view(_dtype(a))
+    x = _bits(a)
+    return (_width(a) - _bit_length(x)).astype(x.dtype).view(_dtype(a))
 
 
 def _ctz(a):
-    x = _bits(a).astype(np.int64)
-    low = x & -x
-    n = np.full(x.shape, 32, dtype=np.int64)
-    nz = x != 0
-    n[nz] = np.log2(low[nz].astype(np.float64)).astype(np.int64)
-    return n.astype(np.uint32).view(_dtype(a))
+    x = _bits(a).astype(np.uint64)
+    low = x & (~x + np.uint64(1))
+    n = np.where(x == 0, _width(a), _bit_length(low) - 1)
+    return n.astype(_bits(a).dtype).view(_dtype(a))
 
 
 def _reverse_bits(a):
-    x = _bits(a).astype(np.uint32)
-    as_bytes = x.astype("<u4").view(np.uint8).reshape(-1, 4)
+    x = _bits(a)
+    size = x.dtype.itemsize
+    as_bytes = x.astype(f"<u{size}").reshape(-1).view(np.uint8).reshape(-1, size)
     rev = np.unpackbits(as_bytes, axis=1, bitorder="little")[:, ::-1]
     packed = np.packbits(rev, axis=1, bitorder="little").reshape(-1)
-    return packed.view("<u4").astype(np.uint32).reshape(x.shape).view(_dtype(a))
+    return packed.view(f"<u{size}").astype(x.dtype).reshape(x.shape).view(_dtype(a))
 
 
 def _neg(a):
-    return _f32(-np.asarray(a)) if _is_float(a) else _wrap(-_as_i64(a), a)
+    return _float_like(-np.asarray(a), a) if _is_float(a) else _wrap(-_as_i64(a), a)
 
 
 def _wgsl_neg(ty, a):
@@ -312,17 +520,23 @@ def _bit_not(a):
 
 
 def _abs(a):
-    return _f32(np.abs(a)) if _is_float(a) else _wrap(np.abs(_as_i64(a)), a)
+    if _is_float(a):
+        return _float_like(np.abs(a), a)
+    if not _is_signed(a):  # an unsigned value is its own absolute value
+        return np.array(a, copy=True)
+    return _wrap(np.abs(_as_i64(a)), a)
 
 
 def _sign(a):
-    return _f32(np.sign(a)) if _is_float(a) else np.sign(a).astype(_dtype(a))
+    return _float_like(np.sign(a), a) if _is_float(a) else np.sign(a).astype(_dtype(a))
 
 
 def _float_unary(fn: Callable[[np.ndarray], np.ndarray]) -> Callable[[np.ndarray], np.ndarray]:
     def evaluate(a):
+        # f16 and bf16 compute in f32 and round once, as their WGSL does; f64 in f64
+        wide = np.float64 if _dtype(a) == np.float64 else np.float32
         with np.errstate(all="ignore"):
-            return _f32(fn(np.asarray(a, dtype=np.float32)))
+            return _float_like(fn(np.asarray(a, dtype=wide)), a)
 
     return evaluate
 
@@ -442,17 +656,31 @@ MUL_HIGH_HELPER = """fn vyre_mul_high_u32(a: u32, b: u32) -> u32 {
 def _make_table() -> dict[str, OpSemantics]:
     ops: list[OpSemantics] = [
         # ----------------------------------------------------------- binary
-        OpSemantics("add", "binary", NUMERIC_TYPES, _add, _bin("({a} + {b})"), commutative=True),
-        OpSemantics("sub", "binary", NUMERIC_TYPES, _sub, _bin("({a} - {b})")),
-        OpSemantics("mul", "binary", NUMERIC_TYPES, _mul, _bin("({a} * {b})"), commutative=True),
+        OpSemantics(
+            "add",
+            "binary",
+            NUMERIC_TYPES + WIDE_FLOATS,
+            _add,
+            _bin("({a} + {b})"),
+            commutative=True,
+        ),
+        OpSemantics("sub", "binary", NUMERIC_TYPES + WIDE_FLOATS, _sub, _bin("({a} - {b})")),
+        OpSemantics(
+            "mul",
+            "binary",
+            NUMERIC_TYPES + WIDE_FLOATS,
+            _mul,
+            _bin("({a} * {b})"),
+            commutative=True,
+        ),
         OpSemantics(
             "div",
             "binary",
-            NUMERIC_TYPES,
+            NUMERIC_TYPES + WIDE_FLOATS,
             _div,
             _wgsl_div,
             ulp=3.0,
-            traps=lambda a, b: _si32_div_traps(a, b) if _is_signed(a) else None,
+            traps=lambda a, b: _signed_div_traps(a, b) if _is_signed(a) else None,
             wgsl_trap=lambda ty, a, b: _wgsl_si32_trap(ty, a, b) if ty == "i32" else None,
             trap_tag=TRAP_SI32_DIV,
         ),
@@ -462,12 +690,26 @@ def _make_table() -> dict[str, OpSemantics]:
             INT_TYPES,
             _mod,
             _wgsl_mod,
-            traps=lambda a, b: _si32_div_traps(a, b) if _is_signed(a) else None,
+            traps=lambda a, b: _signed_div_traps(a, b) if _is_signed(a) else None,
             wgsl_trap=lambda ty, a, b: _wgsl_si32_trap(ty, a, b) if ty == "i32" else None,
             trap_tag=TRAP_SI32_MOD,
         ),
-        OpSemantics("min", "binary", NUMERIC_TYPES, _min, _bin("min({a}, {b})"), commutative=True),
-        OpSemantics("max", "binary", NUMERIC_TYPES, _max, _bin("max({a}, {b})"), commutative=True),
+        OpSemantics(
+            "min",
+            "binary",
+            NUMERIC_TYPES + WIDE_FLOATS,
+            _min,
+            _bin("min({a}, {b})"),
+            commutative=True,
+        ),
+        OpSemantics(
+            "max",
+            "binary",
+            NUMERIC_TYPES + WIDE_FLOATS,
+            _max,
+            _bin("max({a}, {b})"),
+            commutative=True,
+        ),
         OpSemantics(
             "bit_and", "binary", INT_TYPES, np.bitwise_and, _bin("({a} & {b})"), commutative=True
         ),
@@ -482,7 +724,7 @@ def _make_table() -> dict[str, OpSemantics]:
         OpSemantics(
             "abs_diff",
             "binary",
-            INT_TYPES,
+            INT_UP_TO_32_TYPES,
             _abs_diff,
             _wgsl_abs_diff,
             commutative=True,
@@ -491,7 +733,7 @@ def _make_table() -> dict[str, OpSemantics]:
         OpSemantics(
             "saturating_add",
             "binary",
-            ("ui32",),
+            UNSIGNED_TYPES,
             _sat_add,
             _bin("select({a} + {b}, 4294967295u, {a} > (4294967295u - {b}))"),
             commutative=True,
@@ -499,14 +741,14 @@ def _make_table() -> dict[str, OpSemantics]:
         OpSemantics(
             "saturating_sub",
             "binary",
-            ("ui32",),
+            UNSIGNED_TYPES,
             _sat_sub,
             _bin("select({a} - {b}, 0u, {b} > {a})"),
         ),
         OpSemantics(
             "saturating_mul",
             "binary",
-            ("ui32",),
+            UNSIGNED_TYPES,
             _sat_mul,
             _bin("select({a} * {b}, 4294967295u, vyre_mul_high_u32({a}, {b}) != 0u)"),
             commutative=True,
@@ -515,7 +757,7 @@ def _make_table() -> dict[str, OpSemantics]:
         OpSemantics(
             "mul_high",
             "binary",
-            INT_TYPES,
+            INT32_TYPES,
             _mul_high,
             _wgsl_mul_high,
             commutative=True,
@@ -523,26 +765,46 @@ def _make_table() -> dict[str, OpSemantics]:
             result="ui32",
         ),
         OpSemantics(
-            "rotate_left", "binary", ("ui32",), lambda a, b: _rotate(a, b, True), _wgsl_rotate(True)
+            "rotate_left",
+            "binary",
+            UNSIGNED_TYPES,
+            lambda a, b: _rotate(a, b, True),
+            _wgsl_rotate(True),
         ),
         OpSemantics(
             "rotate_right",
             "binary",
-            ("ui32",),
+            UNSIGNED_TYPES,
             lambda a, b: _rotate(a, b, False),
             _wgsl_rotate(False),
         ),
         # ----------------------------------------------------------- compare
-        OpSemantics("eq", "compare", ALL_TYPES, np.equal, _bin("({a} == {b})"), commutative=True),
+        OpSemantics(
+            "eq",
+            "compare",
+            ALL_TYPES + WIDE_FLOATS,
+            np.equal,
+            _bin("({a} == {b})"),
+            commutative=True,
+        ),
         # `!(a == b)`: naga emits an *ordered* not-equal for `!=` on f32, which is
         # false when an operand is NaN (measured on lavapipe); IEEE says true.
         OpSemantics(
-            "ne", "compare", ALL_TYPES, np.not_equal, _bin("(!({a} == {b}))"), commutative=True
+            "ne",
+            "compare",
+            ALL_TYPES + WIDE_FLOATS,
+            np.not_equal,
+            _bin("(!({a} == {b}))"),
+            commutative=True,
         ),
-        OpSemantics("lt", "compare", NUMERIC_TYPES, np.less, _bin("({a} < {b})")),
-        OpSemantics("le", "compare", NUMERIC_TYPES, np.less_equal, _bin("({a} <= {b})")),
-        OpSemantics("gt", "compare", NUMERIC_TYPES, np.greater, _bin("({a} > {b})")),
-        OpSemantics("ge", "compare", NUMERIC_TYPES, np.greater_equal, _bin("({a} >= {b})")),
+        OpSemantics("lt", "compare", NUMERIC_TYPES + WIDE_FLOATS, np.less, _bin("({a} < {b})")),
+        OpSemantics(
+            "le", "compare", NUMERIC_TYPES + WIDE_FLOATS, np.less_equal, _bin("({a} <= {b})")
+        ),
+        OpSemantics("gt", "compare", NUMERIC_TYPES + WIDE_FLOATS, np.greater, _bin("({a} > {b})")),
+        OpSemantics(
+            "ge", "compare", NUMERIC_TYPES + WIDE_FLOATS, np.greater_equal, _bin("({a} >= {b})")
+        ),
         # ----------------------------------------------------------- logic
         # on ui32, upstream's truthiness: non-zero is true; the result is i1
         OpSemantics(
@@ -551,59 +813,73 @@ def _make_table() -> dict[str, OpSemantics]:
         OpSemantics("or", "logic", ("i1", "ui32"), _logical_or, _wgsl_logic("|"), commutative=True),
         # ----------------------------------------------------------- unary
         OpSemantics("not", "unary", ("i1", "ui32"), _logical_not, _wgsl_not, result="i1"),
-        OpSemantics("neg", "unary", NUMERIC_TYPES, _neg, _wgsl_neg),
+        OpSemantics("neg", "unary", NUMERIC_TYPES + WIDE_FLOATS, _neg, _wgsl_neg),
         OpSemantics("bit_not", "unary", INT_TYPES, _bit_not, _un("(~{a})")),
         OpSemantics("popcount", "unary", INT_TYPES, _popcount, _un("countOneBits({a})")),
         OpSemantics("clz", "unary", INT_TYPES, _clz, _un("countLeadingZeros({a})")),
         OpSemantics("ctz", "unary", INT_TYPES, _ctz, _un("countTrailingZeros({a})")),
         OpSemantics("reverse_bits", "unary", INT_TYPES, _reverse_bits, _un("reverseBits({a})")),
-        OpSemantics("abs", "unary", NUMERIC_TYPES, _abs, _un("abs({a})")),
-        OpSemantics("sign", "unary", ("si32", "f32"), _sign, _wgsl_sign),
-        OpSemantics("sqrt", "unary", ("f32",), _float_unary(np.sqrt), _un("sqrt({a})"), ulp=3.0),
+        OpSemantics("abs", "unary", NUMERIC_TYPES + WIDE_FLOATS, _abs, _un("abs({a})")),
+        OpSemantics("sign", "unary", (*SIGNED_TYPES, *FLOATS), _sign, _wgsl_sign),
+        OpSemantics("sqrt", "unary", FLOATS, _float_unary(np.sqrt), _un("sqrt({a})"), ulp=3.0),
         OpSemantics(
             "inverse_sqrt",
             "unary",
-            ("f32",),
+            FLOATS,
             _float_unary(lambda x: 1.0 / np.sqrt(x)),
             _un("inverseSqrt({a})"),
             ulp=3.0,
         ),
-        OpSemantics("floor", "unary", ("f32",), _float_unary(np.floor), _un("floor({a})")),
-        OpSemantics("ceil", "unary", ("f32",), _float_unary(np.ceil), _un("ceil({a})")),
-        OpSemantics("round", "unary", ("f32",), _float_unary(np.rint), _un("round({a})")),
-        OpSemantics("trunc", "unary", ("f32",), _float_unary(np.trunc), _un("trunc({a})")),
-        OpSemantics("exp", "unary", ("f32",), _float_unary(np.exp), _un("exp({a})"), ulp=64.0),
-        OpSemantics("exp2", "unary", ("f32",), _float_unary(np.exp2), _un("exp2({a})"), ulp=64.0),
-        OpSemantics("log", "unary", ("f32",), _float_unary(np.log), _un("log({a})"), ulp=16.0),
-        OpSemantics("log2", "unary", ("f32",), _float_unary(np.log2), _un("log2({a})"), ulp=16.0),
-        OpSemantics("sin", "unary", ("f32",), _float_unary(np.sin), _un("sin({a})"), ulp=4096.0),
-        OpSemantics("cos", "unary", ("f32",), _float_unary(np.cos), _un("cos({a})"), ulp=4096.0),
-        OpSemantics("tan", "unary", ("f32",), _float_unary(np.tan), _un("tan({a})"), ulp=8192.0),
-        OpSemantics("tanh", "unary", ("f32",), _float_unary(np.tanh), _wgsl_tanh, ulp=8192.0),
+        OpSemantics("floor", "unary", FLOATS, _float_unary(np.floor), _un("floor({a})")),
+        OpSemantics("ceil", "unary", FLOATS, _float_unary(np.ceil), _un("ceil({a})")),
+        OpSemantics("round", "unary", FLOATS, _float_unary(np.rint), _un("round({a})")),
+        OpSemantics("trunc", "unary", FLOATS, _float_unary(np.trunc), _un("trunc({a})")),
+        OpSemantics("exp", "unary", APPROX_FLOATS, _float_unary(np.exp), _un("exp({a})"), ulp=64.0),
+        OpSemantics(
+            "exp2", "unary", APPROX_FLOATS, _float_unary(np.exp2), _un("exp2({a})"), ulp=64.0
+        ),
+        OpSemantics("log", "unary", APPROX_FLOATS, _float_unary(np.log), _un("log({a})"), ulp=16.0),
+        OpSemantics(
+            "log2", "unary", APPROX_FLOATS, _float_unary(np.log2), _un("log2({a})"), ulp=16.0
+        ),
+        OpSemantics(
+            "sin", "unary", APPROX_FLOATS, _float_unary(np.sin), _un("sin({a})"), ulp=4096.0
+        ),
+        OpSemantics(
+            "cos", "unary", APPROX_FLOATS, _float_unary(np.cos), _un("cos({a})"), ulp=4096.0
+        ),
+        OpSemantics(
+            "tan", "unary", APPROX_FLOATS, _float_unary(np.tan), _un("tan({a})"), ulp=8192.0
+        ),
+        OpSemantics("tanh", "unary", APPROX_FLOATS, _float_unary(np.tanh), _wgsl_tanh, ulp=8192.0),
         OpSemantics(
             "reciprocal",
             "unary",
-            ("f32",),
+            FLOATS,
             _float_unary(lambda x: 1.0 / x),
             _un("(1.0 / {a})"),
             ulp=3.0,
         ),
         OpSemantics(
-            "acos", "unary", ("f32",), _float_unary(np.arccos), _un("acos({a})"), ulp=8192.0
+            "acos", "unary", APPROX_FLOATS, _float_unary(np.arccos), _un("acos({a})"), ulp=8192.0
         ),
         OpSemantics(
-            "asin", "unary", ("f32",), _float_unary(np.arcsin), _un("asin({a})"), ulp=8192.0
+            "asin", "unary", APPROX_FLOATS, _float_unary(np.arcsin), _un("asin({a})"), ulp=8192.0
         ),
         OpSemantics(
-            "atan", "unary", ("f32",), _float_unary(np.arctan), _un("atan({a})"), ulp=4096.0
+            "atan", "unary", APPROX_FLOATS, _float_unary(np.arctan), _un("atan({a})"), ulp=4096.0
         ),
-        OpSemantics("sinh", "unary", ("f32",), _float_unary(np.sinh), _un("sinh({a})"), ulp=8192.0),
-        OpSemantics("cosh", "unary", ("f32",), _float_unary(np.cosh), _un("cosh({a})"), ulp=8192.0),
+        OpSemantics(
+            "sinh", "unary", APPROX_FLOATS, _float_unary(np.sinh), _un("sinh({a})"), ulp=8192.0
+        ),
+        OpSemantics(
+            "cosh", "unary", APPROX_FLOATS, _float_unary(np.cosh), _un("cosh({a})"), ulp=8192.0
+        ),
         # upstream's bit unpacking: a nibble or byte of a 32-bit integer, as a ui32
         OpSemantics(
             "unpack4_low",
             "unary",
-            INT_TYPES,
+            INT32_TYPES,
             _unpack(0, 0x0F),
             _wgsl_unpack(0, 0x0F),
             result="ui32",
@@ -611,7 +887,7 @@ def _make_table() -> dict[str, OpSemantics]:
         OpSemantics(
             "unpack4_high",
             "unary",
-            INT_TYPES,
+            INT32_TYPES,
             _unpack(4, 0x0F),
             _wgsl_unpack(4, 0x0F),
             result="ui32",
@@ -619,7 +895,7 @@ def _make_table() -> dict[str, OpSemantics]:
         OpSemantics(
             "unpack8_low",
             "unary",
-            INT_TYPES,
+            INT32_TYPES,
             _unpack(0, 0xFF),
             _wgsl_unpack(0, 0xFF),
             result="ui32",
@@ -627,7 +903,7 @@ def _make_table() -> dict[str, OpSemantics]:
         OpSemantics(
             "unpack8_high",
             "unary",
-            INT_TYPES,
+            INT32_TYPES,
             _unpack(24, 0xFF),
             _wgsl_unpack(24, 0xFF),
             result="ui32",
@@ -636,21 +912,21 @@ def _make_table() -> dict[str, OpSemantics]:
         OpSemantics(
             "is_nan",
             "predicate",
-            ("f32",),
+            FLOATS,
             np.isnan,
             _un("((bitcast<u32>({a}) & 0x7fffffffu) > 0x7f800000u)"),
         ),
         OpSemantics(
             "is_inf",
             "predicate",
-            ("f32",),
+            FLOATS,
             np.isinf,
             _un("((bitcast<u32>({a}) & 0x7fffffffu) == 0x7f800000u)"),
         ),
         OpSemantics(
             "is_finite",
             "predicate",
-            ("f32",),
+            FLOATS,
             np.isfinite,
             _un("((bitcast<u32>({a}) & 0x7f800000u) != 0x7f800000u)"),
         ),
@@ -658,8 +934,52 @@ def _make_table() -> dict[str, OpSemantics]:
     return {op.name: op for op in ops}
 
 
+def _vector_types(op: OpSemantics) -> tuple[str, ...]:
+    """The vector types an op takes, lane by lane: those whose lane type it takes,
+    when its result has the operand type (a binary or unary op), and `eq`/`ne`."""
+    if op.kind not in ("binary", "unary", "compare") or op.result is not None:
+        return ()
+    if op.kind == "compare" and op.name not in ("eq", "ne"):
+        return ()
+    return tuple(
+        name for name, t in ELEMENTS.items() if t.family == "vector" and t.lane in op.types
+    )
+
+
+def _lane_by_lane(op: OpSemantics) -> Callable[..., np.ndarray]:
+    """`op.evaluate` extended to vector records: applied to every lane; `eq` is
+    true when every lane is equal, `ne` when any lane differs."""
+    scalar = op.evaluate
+
+    def evaluate(*args):
+        first = np.asarray(args[0])
+        if first.dtype.names is None:
+            return scalar(*args)
+        lanes = [vector_lanes(np.asarray(a).reshape(-1)) for a in args]
+        shape = np.broadcast_shapes(*(x.shape for x in lanes))
+        flat = [np.broadcast_to(x, shape).reshape(-1) for x in lanes]
+        result = np.asarray(scalar(*flat)).reshape(shape)
+        if op.kind == "compare":
+            return result.all(axis=1) if op.name == "eq" else result.any(axis=1)
+        return vector_records(result, first.dtype)
+
+    return evaluate
+
+
+def _with_vectors(ops: dict[str, OpSemantics]) -> dict[str, OpSemantics]:
+    import dataclasses
+
+    extended = {}
+    for name, op in ops.items():
+        vectors = _vector_types(op)
+        if vectors:
+            op = dataclasses.replace(op, types=op.types + vectors, evaluate=_lane_by_lane(op))
+        extended[name] = op
+    return extended
+
+
 #: op mnemonic (without the ``vyre.`` prefix) -> semantics
-OPS: dict[str, OpSemantics] = _make_table()
+OPS: dict[str, OpSemantics] = _with_vectors(_make_table())
 
 BINARY_OPS = tuple(n for n, s in OPS.items() if s.kind == "binary")
 COMPARE_OPS = tuple(n for n, s in OPS.items() if s.kind == "compare")
@@ -682,8 +1002,40 @@ FMA_ULP = 2.0
 
 
 def evaluate_fma(a, b, c):
-    exact = np.asarray(a, np.float64) * np.asarray(b, np.float64) + np.asarray(c, np.float64)
-    return _f32(exact)
+    """a * b + c rounded once. f32 products and sums are exact enough in f64 (the
+    established f32 reference); f16, bf16 and f64 go through exact rational
+    arithmetic, rounded once to the operand type."""
+    a, b, c = np.asarray(a), np.asarray(b), np.asarray(c)
+    if _dtype(a) == np.float32:
+        exact = np.asarray(a, np.float64) * np.asarray(b, np.float64) + np.asarray(c, np.float64)
+        return _f32(exact)
+    odd = _dtype(a) != np.float64  # round to odd in f64, then once more to the narrow type
+    wide = [np.broadcast_to(np.asarray(x, np.float64), a.shape).ravel() for x in (a, b, c)]
+    fused = [_fma64(x, y, z, odd) for x, y, z in zip(*wide)]
+    with np.errstate(all="ignore"):
+        return np.array(fused, np.float64).reshape(a.shape).astype(_dtype(a))
+
+
+def _fma64(a: float, b: float, c: float, odd: bool) -> float:
+    """The exact a * b + c as a double: rounded to nearest even, or to odd (an
+    inexact result gets an odd last bit, so one more rounding is still exact)."""
+    from fractions import Fraction
+
+    with np.errstate(all="ignore"):
+        approximate = float(np.float64(a) * np.float64(b) + np.float64(c))
+    if not all(np.isfinite(v) for v in (a, b, c, approximate)):
+        return approximate
+    exact = Fraction(a) * Fraction(b) + Fraction(c)
+    if exact == 0:
+        return approximate  # the sign of an exact zero follows IEEE's rule
+    nearest = exact.numerator / exact.denominator  # Python rounds this division correctly
+    if not odd or Fraction(nearest) == exact or np.isinf(nearest):
+        return nearest
+    bits = np.float64(nearest).view(np.int64)
+    if bits & 1:
+        return nearest
+    toward = np.inf if exact > Fraction(nearest) else -np.inf
+    return float(np.nextafter(nearest, toward))
 
 
 def wgsl_fma(ty, a, b, c) -> str:
@@ -692,15 +1044,25 @@ def wgsl_fma(ty, a, b, c) -> str:
 
 # --------------------------------------------------------------------------- casts
 
-#: Legal numeric cast pairs (source, target). ``bitcast`` is legal between any two
-#: 32-bit types of :data:`SCALAR_32_TYPES`.
+#: Legal cast pairs (source, target): any two scalar types (and a type to itself).
 CAST_PAIRS: frozenset[tuple[str, str]] = frozenset(
-    (s, t) for s in ALL_TYPES for t in ALL_TYPES if s != t
-) | frozenset((t, t) for t in ALL_TYPES)
+    (s, t) for s in SCALAR_TYPES for t in SCALAR_TYPES
+)
 
-#: target -> (minimum, maximum) of the integer type: f32 -> integer casts
-#: saturate to these, like Rust's `as` (SPEC 3.4)
-_INT_RANGE = {"ui32": (0, U32_MAX), "si32": (I32_MIN, 2**31 - 1)}
+
+def _total_bits(tname: str) -> int:
+    t = ELEMENTS[tname]
+    return t.bits * t.lanes
+
+
+#: Legal bitcast pairs (source, target): two non-Bool types of the same total width
+#: (`f32` and `ui32`, `f64` and `vector<2xui32>`, `vector<4xf32>` and `vector<4xui32>`)
+BITCAST_PAIRS: frozenset[tuple[str, str]] = frozenset(
+    (s, t)
+    for s in ELEMENT_TYPE_NAMES
+    for t in ELEMENT_TYPE_NAMES
+    if s != "i1" and t != "i1" and _total_bits(s) == _total_bits(t)
+)
 
 #: target -> the largest f32 inside the range, used to clamp before WGSL's own
 #: conversion (whose result is only defined inside the range)
@@ -710,26 +1072,43 @@ _F32_INSIDE_RANGE = {"ui32": (0.0, 4294967040.0), "si32": (-2147483648.0, 214748
 _F32_OVERFLOW = {"ui32": 4294967296.0, "si32": 2147483648.0}
 
 
+def _saturating_float_to_int(x: np.ndarray, target: ElementType) -> np.ndarray:
+    """Rust's `as` from a float to an integer: truncate toward zero, NaN -> 0,
+    beyond the range -> the type's minimum or maximum (exact for 64-bit targets:
+    every f16/bf16/f32/f64 value is exact in f64, and so are both bounds' powers of 2)."""
+    lo, hi = target.int_range
+    with np.errstate(all="ignore"):
+        wide = np.trunc(x.astype(np.float64))
+        below = wide <= float(lo)
+        above = wide >= float(hi + 1)
+        inside = ~(below | above | np.isnan(wide))
+        out = np.zeros(wide.shape, dtype=target.dtype)
+        out[inside] = wide[inside].astype(target.dtype)
+    out[below] = lo
+    out[above] = hi
+    return out
+
+
 def evaluate_cast(x, source: str, target: str) -> np.ndarray:
-    """Numeric conversion. f32 -> integer is Rust's saturating `as`: truncate
+    """Numeric conversion. A float -> integer is Rust's saturating `as`: truncate
     toward zero, NaN -> 0, beyond the range -> the type's minimum or maximum;
-    integer <-> integer keeps the bits (two's complement); anything -> i1 is
-    `!= 0`; i1 -> number is 0 or 1."""
+    integer -> integer is Rust's `as` too (two's complement: truncate to the target
+    width, sign-extend a signed source, zero-extend an unsigned one); anything -> i1
+    is `!= 0`; i1 -> number is 0 or 1; to a float rounds to nearest even."""
     x = np.asarray(x)
     if source == target:
         return x.copy()
     if target == "i1":
         return x != 0
+    dtype = NUMPY_DTYPES[target]
     if source == "i1":
-        return x.astype(NUMPY_DTYPES[target])
-    if source == "f32":
-        lo, hi = _INT_RANGE[target]
-        with np.errstate(all="ignore"):
-            wide = np.nan_to_num(x.astype(np.float64), nan=0.0, posinf=hi, neginf=lo)
-            return np.clip(np.trunc(wide), lo, hi).astype(np.int64).astype(NUMPY_DTYPES[target])
-    if target == "f32":
-        return x.astype(np.float32)
-    return x.astype(np.int64).astype(NUMPY_DTYPES[target], casting="unsafe")
+        return x.astype(dtype)
+    src, dst = ELEMENTS[source], ELEMENTS[target]
+    if src.is_float and dst.is_int:
+        return _saturating_float_to_int(x, dst)
+    if dst.is_float and src.is_int and target == "bf16":
+        return x.astype(np.float64).astype(dtype)  # ml_dtypes converts from floats
+    return x.astype(dtype, casting="unsafe")
 
 
 def _wgsl_saturating_cast(x: str, target: str) -> str:
@@ -745,6 +1124,9 @@ def _wgsl_saturating_cast(x: str, target: str) -> str:
     # NaN by its bits: drivers may assume no NaN and fold `x == x` to true
     is_nan = f"((bitcast<u32>({x}) & 0x7fffffffu) > 0x7f800000u)"
     return f"select({saturated}, {zero}, {is_nan})"
+
+
+wgsl_saturating_cast = _wgsl_saturating_cast
 
 
 def wgsl_cast(x: str, source: str, target: str) -> str:
@@ -765,6 +1147,7 @@ def wgsl_cast(x: str, source: str, target: str) -> str:
 
 
 def evaluate_bitcast(x, source: str, target: str) -> np.ndarray:
+    """The same bits read as another type of the same width (scalars only for now)."""
     return np.asarray(x).astype(NUMPY_DTYPES[source]).view(NUMPY_DTYPES[target])
 
 
@@ -841,18 +1224,25 @@ DEFAULT_SUBGROUP_SIZE = 32
 
 
 def ulp_distance(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """Distance in units of least precision between two float32 arrays.
+    """Distance in units of least precision between two float arrays of one
+    dtype (float32 unless they are f16, bf16 or f64).
 
     Equal values (including two NaNs and +0/-0) are 0 apart.
     """
-    a = np.asarray(a, np.float32)
-    b = np.asarray(b, np.float32)
+    a, b = np.asarray(a), np.asarray(b)
+    if a.dtype not in FLOAT_DTYPES or b.dtype != a.dtype:
+        a, b = np.asarray(a, np.float32), np.asarray(b, np.float32)
+    view = {1: np.int8, 2: np.int16, 4: np.int32, 8: np.int64}[a.dtype.itemsize]
+    sign_mask = np.iinfo(view).max
 
     def ordered(x):
-        i = x.view(np.int32).astype(np.int64)
-        return np.where(i < 0, -(i & 0x7FFFFFFF), i)
+        i = x.view(view).astype(np.int64)
+        return np.where(i < 0, -(i & sign_mask), i)
 
-    d = np.abs(ordered(a) - ordered(b))
-    both_nan = np.isnan(a) & np.isnan(b)
-    same = (a == b) | both_nan
-    return np.where(same, 0, np.where(np.isnan(a) | np.isnan(b), np.iinfo(np.int64).max, d))
+    with np.errstate(over="ignore"):
+        d = np.abs(ordered(a) - ordered(b))
+    wide_a, wide_b = a.astype(np.float64), b.astype(np.float64)
+    both_nan = np.isnan(wide_a) & np.isnan(wide_b)
+    same = (wide_a == wide_b) | both_nan
+    far = np.isnan(wide_a) | np.isnan(wide_b)
+    return np.where(same, 0, np.where(far, np.iinfo(np.int64).max, d))

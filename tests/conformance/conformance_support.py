@@ -15,6 +15,7 @@ import math
 import os
 from dataclasses import dataclass, field
 
+import ml_dtypes
 import numpy as np
 
 import vyre_xdsl
@@ -121,23 +122,43 @@ def assert_within_wgsl_accuracy(case: Case, got: np.ndarray, what: str) -> None:
     )
 
 
-def f32_ulps(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """ULP distance between float32 arrays; NaN matches NaN only, +0 matches -0."""
-    a = np.asarray(a, np.float32)
-    b = np.asarray(b, np.float32)
+#: float dtype -> (signed integer view of the same width, smallest normal value)
+FLOAT_VIEWS = {
+    np.dtype(np.float16): (np.int16, float(np.finfo(np.float16).tiny)),
+    np.dtype(ml_dtypes.bfloat16): (np.int16, float(ml_dtypes.finfo(ml_dtypes.bfloat16).tiny)),
+    np.dtype(np.float32): (np.int32, float(np.finfo(np.float32).tiny)),
+    np.dtype(np.float64): (np.int64, float(np.finfo(np.float64).tiny)),
+}
+
+
+def float_ulps(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """ULP distance between two float arrays of one dtype (f16, bf16, f32, f64);
+    NaN matches NaN only, +0 matches -0."""
+    a, b = np.asarray(a), np.asarray(b)
+    view, _ = FLOAT_VIEWS[a.dtype]
+    bits = np.iinfo(view).bits
 
     def ordered(x: np.ndarray) -> np.ndarray:
-        bits = x.view(np.int32).astype(np.int64)
-        return np.where(bits < 0, -(bits & 0x7FFFFFFF), bits)
+        i = x.view(view).astype(object if bits == 64 else np.int64)
+        return np.where(i < 0, -(i & (2 ** (bits - 1) - 1)), i)
 
+    wide_a, wide_b = a.astype(np.float64), b.astype(np.float64)
     distance = np.abs(ordered(a) - ordered(b))
-    distance = np.where((a == b) | (np.isnan(a) & np.isnan(b)), 0, distance)
-    return np.where(np.isnan(a) != np.isnan(b), 2**40, distance)
+    distance = np.where((wide_a == wide_b) | (np.isnan(wide_a) & np.isnan(wide_b)), 0, distance)
+    return np.where(np.isnan(wide_a) != np.isnan(wide_b), 2**40, distance)
+
+
+def f32_ulps(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """ULP distance between float32 arrays; NaN matches NaN only, +0 matches -0."""
+    return float_ulps(np.asarray(a, np.float32), np.asarray(b, np.float32))
 
 
 def subnormal(x: np.ndarray) -> np.ndarray:
-    x = np.asarray(x, np.float32)
-    return (x != 0) & (np.abs(x) < np.finfo(np.float32).tiny)
+    x = np.asarray(x)
+    if x.dtype not in FLOAT_VIEWS:
+        x = x.astype(np.float32)
+    wide = x.astype(np.float64)
+    return (wide != 0) & (np.abs(wide) < FLOAT_VIEWS[x.dtype][1])
 
 
 def flush(values) -> list:
@@ -160,10 +181,11 @@ def assert_matches(
     assert got.dtype == want.dtype, f"{what}: dtype {got.dtype}, expected {want.dtype}"
     assert got.shape == want.shape, f"{what}: shape {got.shape}, expected {want.shape}"
     alternative = np.asarray(want if flushed is None else flushed)
-    if got.dtype == np.float32:
+    if got.dtype in FLOAT_VIEWS:
 
         def close(expected):
-            return (f32_ulps(got, expected) <= ulp) | (device & subnormal(expected) & (got == 0))
+            flushed_zero = device & subnormal(expected) & (got.astype(np.float64) == 0)
+            return (float_ulps(got, expected) <= ulp) | flushed_zero
 
         far = ~(close(want) | close(alternative))
         assert not far.any(), (

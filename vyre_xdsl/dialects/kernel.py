@@ -92,7 +92,7 @@ from vyre_xdsl.dialects.syntax import (
     print_shaped_type,
 )
 from vyre_xdsl.dialects.verify import body_errors, raise_body_errors
-from vyre_xdsl.dialects.vyre import ELEMENT_TYPES, type_name, ui32
+from vyre_xdsl.dialects.vyre import ELEMENT_TYPES, SUPPORTED_TYPES, type_name, ui32
 
 #: slots at and above this are workgroup (`shared`) slots
 WORKGROUP_SLOT_BASE = 1 << 24
@@ -154,7 +154,7 @@ def _require_element_type(ty: Attribute, what: str) -> str:
     name = type_name(ty)
     if name is None:
         raise VerifyException(
-            f"unsupported element type {ty} for {what}; kernels support ui32, si32, f32 and i1"
+            f"unsupported element type {ty} for {what}; kernels support {SUPPORTED_TYPES}"
         )
     return name
 

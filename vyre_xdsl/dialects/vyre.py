@@ -32,7 +32,10 @@ from xdsl.dialect_interfaces.constant_materialization import (
 )
 from xdsl.dialects.builtin import (
     ArrayAttr,
+    BFloat16Type,
     DenseArrayBase,
+    Float16Type,
+    Float64Type,
     FloatAttr,
     FunctionType,
     IntegerAttr,
@@ -42,6 +45,7 @@ from xdsl.dialects.builtin import (
     StringAttr,
     SymbolRefAttr,
     UnitAttr,
+    VectorType,
     f32,
     i1,
     i32,
@@ -115,8 +119,34 @@ from vyre_xdsl.semantics import OPS
 ui32 = IntegerType(32, Signedness.UNSIGNED)
 si32 = IntegerType(32, Signedness.SIGNED)
 
-#: IR type name -> type attribute
-ELEMENT_TYPES: dict[str, TypeAttribute] = {"ui32": ui32, "si32": si32, "f32": f32, "i1": i1}
+_FLOAT_ATTRIBUTES: dict[str, TypeAttribute] = {
+    "f16": Float16Type(),
+    "bf16": BFloat16Type(),
+    "f32": f32,
+    "f64": Float64Type(),
+}
+
+
+def _type_attribute(t: semantics.ElementType) -> TypeAttribute:
+    """The xDSL builtin type that spells element type `t` in the IR."""
+    if t.family == "bool":
+        return i1
+    if t.family == "float":
+        return _FLOAT_ATTRIBUTES[t.name]
+    if t.family == "vector":
+        assert t.lane is not None
+        return VectorType(_type_attribute(semantics.ELEMENTS[t.lane]), [t.lanes])
+    signedness = Signedness.SIGNED if t.is_signed else Signedness.UNSIGNED
+    return IntegerType(t.bits, signedness)
+
+
+#: IR type name -> type attribute, for every element type of `semantics.ELEMENTS`
+ELEMENT_TYPES: dict[str, TypeAttribute] = {
+    name: _type_attribute(t) for name, t in semantics.ELEMENTS.items()
+}
+_TYPE_NAMES: dict[Attribute, str] = {ty: name for name, ty in ELEMENT_TYPES.items()}
+#: the element types as an error message lists them
+SUPPORTED_TYPES = ", ".join(semantics.ELEMENT_TYPE_NAMES)
 
 ACCESS_MODES = ("read_only", "read_write", "write_only", "uniform", "workgroup")
 MAX_WORKGROUP = (1024, 1024, 64)
@@ -126,18 +156,27 @@ MAX_BINDING = 2**24 - 1
 
 
 def type_name(t: Attribute) -> str | None:
-    """The IR spelling (`ui32`, `si32`, `f32`, `i1`) of a vyre element type, else None."""
-    for name, ty in ELEMENT_TYPES.items():
-        if t == ty:
-            return name
-    return None
+    """The IR spelling (`ui32`, `si8`, `bf16`, `vector<4xf32>`, ...) of a vyre element
+    type, else None."""
+    return _TYPE_NAMES.get(t)
+
+
+def element_info(t: Attribute) -> semantics.ElementType | None:
+    """The `semantics.ElementType` of a vyre element type, else None."""
+    name = _TYPE_NAMES.get(t)
+    return None if name is None else semantics.ELEMENTS[name]
+
+
+def is_float_type(t: Attribute) -> bool:
+    info = element_info(t)
+    return info is not None and info.is_float
 
 
 def _require_element_type(t: Attribute, what: str) -> str:
     name = type_name(t)
     if name is None:
         raise VerifyException(
-            f"unsupported element type {t} for {what}; vyre supports ui32, si32, f32 and i1"
+            f"unsupported element type {t} for {what}; vyre supports {SUPPORTED_TYPES}"
         )
     return name
 
@@ -1263,13 +1302,25 @@ class TrapOp(TrapOpBase):
 # ============================================================================ expressions
 
 
-def _format_float(value: float) -> str:
-    as_f32 = np.float32(value)
-    if not np.isfinite(as_f32):
-        return f"0x{int(as_f32.view(np.uint32)):08X}"
-    text = repr(float(as_f32))
-    if np.float32(float(text)) != as_f32:  # pragma: no cover - repr of a float32 round-trips
-        text = f"{float(as_f32):.9g}"
+def _bits_dtype(info: semantics.ElementType) -> np.dtype:
+    """The unsigned integer dtype as wide as one value of float type `info`."""
+    return np.dtype(f"uint{info.bits}")
+
+
+def _format_float(value: float, tname: str = "f32") -> str:
+    """A float literal of type `tname` that parses back to the same value: the
+    shortest decimal, or the hex bit pattern for an infinity or a NaN."""
+    info = semantics.ELEMENTS[tname]
+    typed = np.array(value, dtype=info.dtype)
+    if not np.isfinite(typed.astype(np.float64)):
+        digits = info.bits // 4
+        return f"0x{int(typed.view(_bits_dtype(info))):0{digits}X}"
+    text = repr(float(typed))
+    if np.array(float(text), dtype=info.dtype) != typed:  # pragma: no cover - repr round-trips
+        text = f"{float(typed):.17g}"
+    mantissa, e, exponent = text.partition("e")
+    if e and "." not in mantissa:  # an MLIR float literal needs the point: 1.0e+300
+        text = f"{mantissa}.0e{exponent}"
     return text
 
 
@@ -1277,11 +1328,16 @@ def _format_float(value: float) -> str:
 class ConstOp(IRDLOperation, HasFolderInterface):
     """A literal. An f32 may be written as a hex bit pattern (`0x7FC00000 : f32`).
 
+    A float of any width may be written as a hex bit pattern of its width
+    (`0x7E00 : f16`).
+
     ```mlir
     %a = vyre.const 7 : ui32
     %b = vyre.const -3 : si32
     %c = vyre.const 1.5 : f32
     %d = vyre.const true : i1
+    %e = vyre.const 255 : ui8
+    %f = vyre.const 0.5 : bf16
     ```
     """
 
@@ -1298,8 +1354,10 @@ class ConstOp(IRDLOperation, HasFolderInterface):
         if isinstance(value, IntegerAttr | FloatAttr):
             attr = value
             ty = value.type
-        elif ty == f32:
-            attr = FloatAttr(float(np.float32(value)), f32)
+        elif is_float_type(ty):
+            info = element_info(ty)
+            assert info is not None
+            attr = FloatAttr(float(np.array(value, dtype=info.dtype)), ty)
         elif ty == i1:
             attr = IntegerAttr(-1 if value else 0, i1)
         else:
@@ -1328,24 +1386,29 @@ class ConstOp(IRDLOperation, HasFolderInterface):
         parser.parse_punctuation(":")
         type_start = parser.pos
         ty = parser.parse_type()
-        if type_name(ty) is None:
+        info = element_info(ty)
+        if info is None:
             parser.raise_error(
-                f"unsupported element type {ty}; vyre supports ui32, si32, f32 and i1",
+                f"unsupported element type {ty}; vyre supports {SUPPORTED_TYPES}",
                 type_start,
                 parser.pos,
             )
         if boolean is not None and ty != i1:
             parser.raise_error(f"'true'/'false' are i1 literals, not {ty}", start, end)
+        if info.family == "vector":
+            parser.raise_error(f"there are no {ty} literals", type_start, parser.pos)
         if boolean is not None:
             value: int | float | bool = boolean
-        elif ty == f32:
-            value = _parse_f32(number, is_hex)
+        elif info.is_float:
+            value = _parse_float(number, is_hex, info)
             if value is None:
-                parser.raise_error("hex literal out of range for an f32 bit pattern", start, end)
+                parser.raise_error(
+                    f"hex literal out of range for a {info.name} bit pattern", start, end
+                )
         else:
             if not isinstance(number, int):
                 parser.raise_error(f"expected an integer literal for {ty}", start, end)
-            lo, hi = _INT_RANGES[type_name(ty)]
+            lo, hi = info.int_range
             if not lo <= number <= hi:
                 parser.raise_error(
                     f"literal {number} is out of range for {ty} [{lo}, {hi}]", start, end
@@ -1360,7 +1423,7 @@ class ConstOp(IRDLOperation, HasFolderInterface):
         if isinstance(literal, bool):
             text = "true" if literal else "false"
         elif isinstance(literal, float):
-            text = _format_float(literal)
+            text = _format_float(literal, type_name(self.result.type) or "f32")
         else:
             text = str(literal)
         printer.print_string(f" {text} : ")
@@ -1375,16 +1438,14 @@ class ConstOp(IRDLOperation, HasFolderInterface):
             )
 
 
-_INT_RANGES = {"ui32": (0, 2**32 - 1), "si32": (-(2**31), 2**31 - 1), "i1": (0, 1)}
-
-
-def _parse_f32(number: int | float, is_hex: bool) -> float | None:
-    """An f32 literal: a decimal number, or a hex bit pattern such as 0x7F800000."""
+def _parse_float(number: int | float, is_hex: bool, info: semantics.ElementType) -> float | None:
+    """A float literal: a decimal number, or a hex bit pattern of the type's width
+    such as 0x7F800000 (f32) or 0x7C00 (f16)."""
     if not is_hex:
         return float(number)
-    if not 0 <= number <= 0xFFFFFFFF:
+    if not 0 <= number < 2**info.bits:
         return None
-    return float(np.uint32(number).view(np.float32))
+    return float(np.array(number, dtype=_bits_dtype(info)).view(info.dtype))
 
 
 @irdl_op_definition
@@ -1525,8 +1586,8 @@ def _constant_array(value: SSAValue) -> np.ndarray | None:
 
 def _attribute_for(array: np.ndarray, ty: Attribute) -> Attribute:
     scalar = array.reshape(-1)[0]
-    if ty == f32:
-        return FloatAttr(float(scalar), f32)
+    if is_float_type(ty):
+        return FloatAttr(float(scalar), ty)
     if ty == i1:
         return IntegerAttr(-1 if bool(scalar) else 0, i1)
     return IntegerAttr(int(scalar), ty)
@@ -1549,7 +1610,7 @@ class _TableOp(IRDLOperation, HasFolderInterface):
 
     def fold(self) -> Sequence[SSAValue | Attribute] | None:
         sem = self.semantics()
-        if sem.ulp and f32 in (v.type for v in self.operands):
+        if sem.ulp and any(is_float_type(v.type) for v in self.operands):
             return None  # approximate on the GPU: leave it to the device
         args = [_constant_array(v) for v in self.operands]
         if any(a is None for a in args):
@@ -2537,23 +2598,32 @@ class SelectOp(IRDLOperation):
 
 @irdl_op_definition
 class FmaOp(IRDLOperation):
-    """Fused multiply-add `a * b + c` on f32.
+    """Fused multiply-add `a * b + c`, rounded once, on a float type (f16, bf16,
+    f32, f64).
 
     ```mlir
     %r = vyre.fma %a, %b, %c : f32
+    %h = vyre.fma %x, %y, %z : f16
     ```
     """
 
     name = "vyre.fma"
-    a = operand_def(f32)
-    b = operand_def(f32)
-    c = operand_def(f32)
-    result = result_def(f32)
+    T: ClassVar = VarConstraint("T", AnyAttr())
+    a = operand_def(T)
+    b = operand_def(T)
+    c = operand_def(T)
+    result = result_def(T)
     traits = traits_def(Pure())
     assembly_format = "$a `,` $b `,` $c attr-dict `:` type($result)"
 
     def __init__(self, a, b, c):
-        super().__init__(operands=[a, b, c], result_types=[f32])
+        super().__init__(operands=[a, b, c], result_types=[SSAValue.get(a).type])
+
+    def verify_(self) -> None:
+        if not is_float_type(self.result.type):
+            raise VerifyException(
+                f"'vyre.fma' takes a float type (f16, bf16, f32, f64), not {self.result.type}"
+            )
 
 
 class _ConversionOp(IRDLOperation):
@@ -2580,13 +2650,16 @@ class _ConversionOp(IRDLOperation):
 
 @irdl_op_definition
 class CastOp(_ConversionOp):
-    """Numeric conversion between ui32, si32, f32 and i1.
+    """Numeric conversion between any two scalar element types.
 
-    f32 to an integer truncates toward zero and saturates (NaN gives 0);
-    ui32 and si32 convert bit-preserving; to i1 is `!= 0`; from i1 is 0 or 1.
+    A float to an integer truncates toward zero and saturates (NaN gives 0);
+    integer to integer is two's complement (truncate to the target width,
+    sign-extend a signed source, zero-extend an unsigned one); to i1 is `!= 0`;
+    from i1 is 0 or 1; to a float rounds to nearest even.
 
     ```mlir
     %r = vyre.cast %x : si32 to f32
+    %b = vyre.cast %w : ui32 to ui8
     ```
     """
 
@@ -2595,12 +2668,17 @@ class CastOp(_ConversionOp):
     def verify_(self) -> None:
         pair = (type_name(self.input.type), type_name(self.result.type))
         if pair not in semantics.CAST_PAIRS:
-            raise VerifyException(f"no cast from {self.input.type} to {self.result.type}")
+            raise VerifyException(
+                f"no cast from {self.input.type} to {self.result.type}; casts are between "
+                "scalar element types (a vector is reinterpreted with 'vyre.bitcast')"
+            )
 
 
 @irdl_op_definition
 class BitcastOp(_ConversionOp):
-    """Reinterprets the 32 bits of a ui32, si32 or f32.
+    """Reinterprets the bits of a value as another type of the same width
+    (not i1): `f32`/`ui32`/`si32`, `f16`/`bf16`/`ui16`/`si16`, `ui8`/`si8`,
+    `f64`/`ui64`/`si64`/`vector<2xui32>`, `vector<4xui32>`/`vector<4xf32>`.
 
     ```mlir
     %bits = vyre.bitcast %x : f32 to ui32
@@ -2611,10 +2689,13 @@ class BitcastOp(_ConversionOp):
 
     def verify_(self) -> None:
         for ty in (self.input.type, self.result.type):
-            if type_name(ty) not in semantics.SCALAR_32_TYPES:
-                raise VerifyException(
-                    f"bitcast is between 32-bit types ui32, si32 and f32, not {ty}"
-                )
+            _require_element_type(ty, "'vyre.bitcast'")
+        pair = (type_name(self.input.type), type_name(self.result.type))
+        if pair not in semantics.BITCAST_PAIRS:
+            raise VerifyException(
+                f"no bitcast from {self.input.type} to {self.result.type}: a bitcast is "
+                "between two non-i1 types of the same width"
+            )
 
 
 @irdl_op_definition
@@ -3347,6 +3428,142 @@ class CallOp(IRDLOperation):
             )
 
 
+# ============================================================================ vectors
+
+
+def _vector_info(ty: Attribute, what: str) -> semantics.ElementType:
+    info = element_info(ty)
+    if info is None or info.family != "vector":
+        names = ", ".join(n for n, t in semantics.ELEMENTS.items() if t.family == "vector")
+        raise VerifyException(f"'{what}' builds or reads a vector type ({names}), not {ty}")
+    return info
+
+
+@irdl_op_definition
+class FromElementsOp(IRDLOperation):
+    """A vector from its lanes, in order (lane 0 first); each operand has the
+    lane type.
+
+    ```mlir
+    %v = vyre.from_elements %lo, %hi : vector<2xui32>
+    %q = vyre.from_elements %a, %b, %c, %d : vector<4xf32>
+    ```
+    """
+
+    name = "vyre.from_elements"
+    elements = var_operand_def()
+    result = result_def()
+    traits = traits_def(Pure())
+
+    def __init__(self, elements: Sequence[SSAValue | Operation], ty: Attribute | str):
+        if isinstance(ty, str):
+            ty = ELEMENT_TYPES[ty]
+        super().__init__(operands=[list(elements)], result_types=[ty])
+
+    @classmethod
+    def parse(cls, parser: Parser) -> FromElementsOp:
+        unresolved = parser.parse_comma_separated_list(
+            parser.Delimiter.NONE, parser.parse_unresolved_operand
+        )
+        parser.parse_punctuation(":")
+        start = parser.pos
+        ty = parser.parse_type()
+        info = element_info(ty)
+        if info is None or info.family != "vector":
+            parser.raise_error(f"'vyre.from_elements' builds a vector type, not {ty}", start)
+        lane = ELEMENT_TYPES[info.lane]
+        op = cls([parser.resolve_operand(u, lane) for u in unresolved], ty)
+        op.attributes.update(parser.parse_optional_attr_dict())
+        return op
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        printer.print_list(self.elements, printer.print_operand)
+        printer.print_string(" : ")
+        printer.print_attribute(self.result.type)
+        _print_attrs(printer, self)
+
+    def verify_(self) -> None:
+        info = _vector_info(self.result.type, self.name)
+        if len(self.elements) != info.lanes:
+            raise VerifyException(
+                f"'vyre.from_elements' needs {info.lanes} lanes for {info.name}, got {len(self.elements)}"
+            )
+        lane = ELEMENT_TYPES[info.lane]
+        for index, element in enumerate(self.elements):
+            if element.type != lane:
+                raise VerifyException(
+                    f"lane {index} of 'vyre.from_elements' is a {element.type}; {info.name} has {info.lane} lanes"
+                )
+
+
+@irdl_op_definition
+class ExtractOp(IRDLOperation):
+    """Lane `LANE` (a constant, from 0) of a vector, as the lane type.
+
+    ```mlir
+    %hi = vyre.extract %v[1] : vector<2xui32>
+    ```
+    """
+
+    name = "vyre.extract"
+    vector = operand_def()
+    lane = prop_def(IntegerAttr)
+    result = result_def()
+    traits = traits_def(Pure())
+
+    def __init__(self, vector: SSAValue | Operation, lane: int):
+        ty = SSAValue.get(vector).type
+        info = element_info(ty)
+        lane_type = ELEMENT_TYPES[info.lane] if info is not None and info.lane else ty
+        super().__init__(
+            operands=[vector],
+            properties={"lane": IntegerAttr(lane, i32)},
+            result_types=[lane_type],
+        )
+
+    @property
+    def lane_index(self) -> int:
+        return self.lane.value.data
+
+    @classmethod
+    def parse(cls, parser: Parser) -> ExtractOp:
+        unresolved = parser.parse_unresolved_operand()
+        parser.parse_punctuation("[")
+        start = parser.pos
+        lane = parser.parse_integer()
+        parser.parse_punctuation("]")
+        parser.parse_punctuation(":")
+        type_start = parser.pos
+        ty = parser.parse_type()
+        info = element_info(ty)
+        if info is None or info.family != "vector":
+            parser.raise_error(f"'vyre.extract' reads a vector type, not {ty}", type_start)
+        if not 0 <= lane < info.lanes:
+            parser.raise_error(
+                f"lane {lane} is out of range for {info.name} (0 to {info.lanes - 1})", start
+            )
+        op = cls(parser.resolve_operand(unresolved, ty), lane)
+        op.attributes.update(parser.parse_optional_attr_dict())
+        return op
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        printer.print_operand(self.vector)
+        printer.print_string(f"[{self.lane_index}] : ")
+        printer.print_attribute(self.vector.type)
+        _print_attrs(printer, self)
+
+    def verify_(self) -> None:
+        info = _vector_info(self.vector.type, self.name)
+        if not 0 <= self.lane_index < info.lanes:
+            raise VerifyException(
+                f"lane {self.lane_index} is out of range for {info.name} (0 to {info.lanes - 1})"
+            )
+        if self.result.type != ELEMENT_TYPES[info.lane]:
+            raise VerifyException(f"'vyre.extract' of {info.name} gives a {info.lane}")
+
+
 class VyreConstantMaterialization(ConstantMaterializationInterface):
     def materialize_constant(self, value: Attribute, type: Attribute) -> Operation:
         assert isinstance(value, IntegerAttr | FloatAttr)
@@ -3378,6 +3595,8 @@ Vyre = Dialect(
         *TABLE_OPS.values(),
         SelectOp,
         FmaOp,
+        FromElementsOp,
+        ExtractOp,
         CastOp,
         BitcastOp,
         AtomicOp,

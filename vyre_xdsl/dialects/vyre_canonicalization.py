@@ -98,7 +98,7 @@ ABSORBING: dict[str, dict[str, int]] = {
     "or": {"i1": 1},
 }
 
-#: shifts and rotates use the low 5 bits of the amount: `x OP c` is `x` when c & 31 == 0
+#: shifts and rotates mask the amount to the width: `x OP c` is `x` when c & (width - 1) == 0
 SHIFTS = ("shl", "shr", "rotate_left", "rotate_right")
 
 #: `x OP x` is `x`
@@ -176,11 +176,13 @@ class ModOne(RewritePattern):
 
 
 class ShiftByZero(RewritePattern):
-    """`x << c` → `x` when `c & 31 == 0` (likewise `>>` and rotates)."""
+    """`x << c` → `x` when `c & 31 == 0` (likewise `>>` and rotates; the amount is
+    masked to the operand's width: `c & 7` for 8-bit, `c & 63` for 64-bit)."""
 
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter, /):
         amount = literal(op.operands[1])
-        if amount is None or int(amount) & 31:
+        info = v.element_info(op.operands[0].type)
+        if amount is None or info is None or int(amount) & (info.bits - 1):
             return
         rewriter.replace(op, [], [op.operands[0]])
 

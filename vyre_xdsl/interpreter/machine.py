@@ -28,7 +28,9 @@ from vyre_xdsl.dialects.vyre import (
     BufLenOp,
     CastOp,
     ConstOp,
+    ExtractOp,
     FmaOp,
+    FromElementsOp,
     IfOp,
     InvocationIdOp,
     LetOp,
@@ -363,7 +365,8 @@ def _table_op(m: Machine, op: Operation, frame: Frame, scope: Scope) -> None:
         if trapping is not None and trapping.any():
             trapping = broadcast(np.asarray(trapping), frame.size)
             lanes = frame.lanes[trapping]
-            m.record_trap(sem.trap_tag, 0, int(lanes.min()))
+            tag = sem.trap_tag_for(type_name(op.operands[0].type))
+            m.record_trap(tag, 0, int(lanes.min()))
             m.end_lanes(lanes)
     _set(frame, op, sem.evaluate(*args))
 
@@ -381,6 +384,18 @@ def _select(m: Machine, op: SelectOp, frame: Frame, scope: Scope) -> None:
 @handles(FmaOp)
 def _fma(m: Machine, op: FmaOp, frame: Frame, scope: Scope) -> None:
     _set(frame, op, semantics.evaluate_fma(*(frame.lookup(v) for v in op.operands)))
+
+
+@handles(FromElementsOp)
+def _from_elements(m: Machine, op: FromElementsOp, frame: Frame, scope: Scope) -> None:
+    lanes = [broadcast(frame.lookup(v), frame.size) for v in op.elements]
+    record = NUMPY_DTYPES[type_name(op.result.type)]
+    _set(frame, op, semantics.vector_records(np.stack(lanes, axis=1), record))
+
+
+@handles(ExtractOp)
+def _extract(m: Machine, op: ExtractOp, frame: Frame, scope: Scope) -> None:
+    _set(frame, op, semantics.vector_lanes(frame.lookup(op.vector))[:, op.lane_index].copy())
 
 
 @handles(CastOp)

@@ -56,7 +56,7 @@ class Memory:
             raw = np.zeros(addr.shape, dtype=self.data.dtype)
         else:
             raw = np.where(
-                in_bounds, self.data[np.where(in_bounds, addr, 0)], self.data.dtype.type(0)
+                in_bounds, self.data[np.where(in_bounds, addr, 0)], np.zeros((), self.data.dtype)
             )
         return raw != 0 if self.element == "i1" else raw
 

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from xdsl.dialects.builtin import IntegerAttr, StringAttr, i64
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 
+from vyre_xdsl import semantics
 from vyre_xdsl.analysis import atomic_buffers, contains_trap, declaration_of, is_expression
 from vyre_xdsl.diagnostics import VyreDiagnostic
 from vyre_xdsl.dialects import kernel as k
@@ -70,13 +71,16 @@ def assign_slots(program: v.ProgramOp) -> dict[str, int]:
 
 def needs_sidecar(program: v.ProgramOp) -> bool:
     """Whether the kernel needs the trap sidecar: it may trap, or it has a loop
-    (in WGSL: `vyre.loop` and `compare_exchange`), where a driver that leaves
-    loops early (Mesa's lavapipe, after 65535 iterations) is detected and
-    reported through the sidecar."""
+    (in WGSL: `vyre.loop`, `compare_exchange`, and a store of a value packed
+    with its neighbours into a 32-bit word), where a driver that leaves loops
+    early (Mesa's lavapipe, after 65535 iterations) is detected and reported
+    through the sidecar."""
     if contains_trap(program):
         return True
     for op in program.walk():
         if isinstance(op, v.LoopOp):
+            return True
+        if isinstance(op, v.StoreOp) and v.type_name(op.value.type) in semantics.PACKED_TYPES:
             return True
         if isinstance(op, v.AtomicOp) and op.kind.data in ("compare_exchange", "fetch_nand"):
             return True

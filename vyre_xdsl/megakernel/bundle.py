@@ -62,6 +62,7 @@ from vyre_xdsl.canonical import ProgramTextError, canonical_json, parse_program_
 from vyre_xdsl.diagnostics import VyreDiagnostic, VyreError
 from vyre_xdsl.megakernel.artifact import SignatureBuffer, run_signature
 from vyre_xdsl.megakernel.records import RecordShapeError, from_json, to_json
+from vyre_xdsl.semantics import ELEMENT_TYPE_NAMES
 
 TARGET_MODULE_BUNDLE_SCHEMA_VERSION = 2
 DIGEST_BYTES = 32
@@ -174,7 +175,7 @@ MAX_WORKGROUPS_PER_AXIS = 65535
 MAX_HOST_SLOT = 1 << 24
 MAX_COUNT = 1 << 32  # element counts are u32 in WGSL
 MAX_WGSL_BYTES = 32 << 20
-ELEMENT_TYPES = ("ui32", "si32", "f32", "i1")
+ELEMENT_TYPES = ELEMENT_TYPE_NAMES
 VISIBILITIES = ("read_only", "write_only", "read_write")
 MEMORY_CLASSES = ("global", "constant", "uniform")
 SCRATCH_ELEMENT_TYPES = ("ui32", "si32", "f32")  # an i1 spills as a ui32

@@ -22,6 +22,7 @@ import numpy as np
 from vyre_xdsl.canonical import parse_program_text
 from vyre_xdsl.diagnostics import VyreError
 from vyre_xdsl.megakernel.bundle import TargetModuleBundle
+from vyre_xdsl.semantics import storage_bytes
 
 BUNDLE_BACKENDS = ("wgpu", "reference")
 
@@ -71,7 +72,11 @@ def check_device_fits(bundle: TargetModuleBundle, limits: Mapping[str, int]) -> 
 
     for module in bundle.modules:
         program = parse_program_text(module.program, f"fusion group {module.group}")
-        shared = sum(4 * (b.static_count or 0) for b in program.buffers() if b.is_workgroup)
+        shared = sum(
+            storage_bytes(b.element, b.static_count or 0)
+            for b in program.buffers()
+            if b.is_workgroup
+        )
         for kernel in module.kernels:
             x, y, z = kernel.workgroup_size
             wanted = {

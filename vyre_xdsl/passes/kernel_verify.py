@@ -36,6 +36,7 @@ from vyre_xdsl.diagnostics import VyreDiagnostic
 from vyre_xdsl.dialects import kernel as k
 from vyre_xdsl.dialects import vyre as v
 from vyre_xdsl.lowering.profile import ProfilePass, TargetProfile
+from vyre_xdsl.semantics import storage_bytes
 
 Violation = tuple[Operation, str]
 
@@ -114,7 +115,7 @@ def _binding_violations(descriptor: k.DescriptorOp, profile: TargetProfile) -> l
                 )
         else:
             before = workgroup_bytes
-            workgroup_bytes += 4 * (binding.static_count or 0)
+            workgroup_bytes += storage_bytes(binding.element, binding.static_count or 0)
             limit = profile.max_workgroup_storage_bytes
             if before <= limit < workgroup_bytes:
                 errors.append(

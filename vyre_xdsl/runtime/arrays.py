@@ -24,9 +24,11 @@ import numpy as np
 
 from vyre_xdsl.diagnostics import VyreError
 from vyre_xdsl.runtime.device import MAPPABLE_STORAGE_USAGE, STORAGE_USAGE, GpuDevice, gpu_device
+from vyre_xdsl.semantics import HOST_DTYPES, WGSL_TYPES
 
-#: host dtypes a device array can hold: the 32-bit words of vyre's buffers
-DEVICE_DTYPES = (np.dtype(np.float32), np.dtype(np.int32), np.dtype(np.uint32))
+#: host dtypes a device array can hold: those of the element types the wgpu backend
+#: lowers (Bool buffers are uint32 words)
+DEVICE_DTYPES = tuple(dict.fromkeys(HOST_DTYPES[name] for name in WGSL_TYPES))
 
 
 class DeviceArrayError(VyreError):
@@ -140,9 +142,8 @@ def to_device(
             if host.dtype == np.bool_
             else ""
         )
-        raise DeviceDtypeError(
-            f"a device array holds float32, int32 or uint32 elements, not {host.dtype}{hint}"
-        )
+        held = ", ".join(str(dtype) for dtype in DEVICE_DTYPES)
+        raise DeviceDtypeError(f"a device array holds {held} elements, not {host.dtype}{hint}")
     gpu = device or gpu_device(adapter)
     return upload(gpu, np.ascontiguousarray(host).reshape(-1), host.shape)
 

@@ -45,11 +45,20 @@ REQUESTED_LIMITS = (
 OPTIONAL_FEATURES = (
     "timestamp-query",
     "shader-f16",
+    "shader-f64",
     "subgroup",
-    # lock-free trap records (`backends.wgsl.printer.for_device`)
+    # 64-bit integers for f64 bit patterns, and lock-free trap records
+    # (`backends.wgsl.printer.for_device`)
     "shader-int64",
     "shader-int64-atomic-min-max",
 )
+
+#: device feature -> what in a kernel needs it (for the error when it is missing)
+FEATURE_USES = {
+    "shader-f16": "the element type f16",
+    "shader-f64": "the element type f64",
+    "shader-int64": "the bits of an f64 (a bitcast to or from f64)",
+}
 
 #: adapters whose memory is the host's: there storage buffers are mapped
 #: directly (no staging copies) when "mappable-primary-buffers" is available
@@ -354,6 +363,7 @@ class GpuDevice:
         cached = self.pipelines.get(key)
         if cached is not None:
             return cached
+        self.check_features(wgsl)
         if needs_subgroups(wgsl) and "subgroup" not in self.features:
             name = self.adapter.info.get("device", "?")
             raise MissingFeatureError(
@@ -381,6 +391,21 @@ class GpuDevice:
         from vyre_xdsl.backends.wgsl.printer import for_device
 
         return for_device(wgsl, self.features)
+
+    def check_features(self, wgsl: str) -> None:
+        """Raise `MissingFeatureError` when the module needs a feature (f16, f64,
+        64-bit integers) that this device lacks."""
+        from vyre_xdsl.backends.wgsl.floats import required_features
+
+        for feature in required_features(wgsl):
+            if feature in self.features:
+                continue
+            name = self.adapter.info.get("device", "?")
+            raise MissingFeatureError(
+                f"this kernel uses {FEATURE_USES[feature]}, which needs the adapter feature "
+                f"'{feature}'; adapter '{name}' does not offer it. Run on an adapter that has "
+                "it, on the reference backend, or cast to a type the adapter supports"
+            )
 
     def _bind_group_layouts(self, bindings: Sequence) -> dict[int, object]:
         import wgpu

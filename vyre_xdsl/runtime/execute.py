@@ -43,6 +43,7 @@ from dataclasses import dataclass
 import numpy as np
 from xdsl.dialects.builtin import ModuleOp
 
+from vyre_xdsl import semantics
 from vyre_xdsl.backends.wgsl.kernel_module import WgslBinding, WgslKernel
 from vyre_xdsl.diagnostics import VyreError
 from vyre_xdsl.dialects.kernel import TRAP_SIDECAR_WORDS
@@ -58,6 +59,7 @@ from vyre_xdsl.runtime.device import (
     Pipeline,
     gpu_device,
 )
+from vyre_xdsl.semantics import storage_bytes
 
 SIDECAR_WORDS = TRAP_SIDECAR_WORDS
 COMPILE_CACHE_SIZE = 64
@@ -289,7 +291,7 @@ def _sized(gpu: GpuDevice, plan: _Plan, host: Mapping[str, np.ndarray]) -> _Size
             size = (
                 SIDECAR_WORDS * 4
                 if binding.is_trap_sidecar
-                else 4 * max(1, _binding_count(binding, lengths))
+                else storage_bytes(binding.element, max(1, _binding_count(binding, lengths)))
             )
             sizes.setdefault(binding.group, []).append(size)
         binding_bytes.append(sizes)
@@ -637,7 +639,7 @@ def _storage(
             return [source, 0]
         buffer = run.storage(nbytes, kept)
         if array.nbytes:
-            encoder.copy_buffer_to_buffer(source, 0, buffer, 0, array.nbytes)
+            encoder.copy_buffer_to_buffer(source, 0, buffer, 0, _whole_words(array.nbytes))
         return [buffer, 0]
     zero = isinstance(array, ZeroFilled) or not upload
     if zero and not output and not kept:
@@ -690,6 +692,12 @@ def _kept(run: _Run, array, buffer) -> DeviceArray:
     if isinstance(array, DeviceArray) and buffer is array.buffer():
         return array
     return DeviceArray(run.gpu, buffer, run.usage, array.dtype, (array.size,))
+
+
+def _whole_words(nbytes: int) -> int:
+    """`nbytes` rounded up to whole 4-byte words (wgpu copies whole words; a buffer
+    of 2-byte elements may end in the middle of one)."""
+    return (nbytes + 3) // 4 * 4
 
 
 def write_buffer(gpu: GpuDevice, buffer, flat: np.ndarray) -> None:
@@ -752,10 +760,13 @@ def _binding_count(binding: WgslBinding, lengths: Mapping[str, int]) -> int:
 
 
 def _buffer_bytes(name: str, array: np.ndarray, kernels: Sequence[WgslKernel]) -> int:
-    counts = [
-        b.count for k in kernels for b in k.bindings if b.name == name and b.count is not None
+    sizes = [  # a binding is never empty: a count of 0 binds one element
+        storage_bytes(b.element, max(1, b.count))
+        for k in kernels
+        for b in k.bindings
+        if b.name == name and b.count is not None
     ]
-    return max([array.nbytes, 4] + [4 * c for c in counts])
+    return max([(array.nbytes + 3) // 4 * 4, 4] + sizes)
 
 
 #: WebGPU's default `maxBindingsPerBindGroup` (the device is created with it)
@@ -792,9 +803,18 @@ def _check_limits(gpu: GpuDevice, kernel: WgslKernel, lengths: Mapping[str, int]
                 f"runtime-sized buffer '{binding.name}' has no elements; wgpu cannot bind an "
                 "empty buffer (pass at least one element, or declare a static count of 0)"
             )
-        if 4 * count > limit:
+        if binding.count is None and count * semantics.ELEMENTS[binding.element].storage_bytes % 4:
             raise DeviceLimitError(
-                f"buffer '{binding.name}' of {where} needs {4 * count} bytes; this device binds "
+                f"runtime-sized buffer '{binding.name}' of {where} has {count} {binding.element} "
+                "elements, which end inside a 32-bit word; the wgpu backend binds whole words, so "
+                "its length would be wrong: pad the array to a whole number of words "
+                f"({4 // semantics.ELEMENTS[binding.element].storage_bytes} elements per word) "
+                "or declare a static count"
+            )
+        needed = storage_bytes(binding.element, count)
+        if needed > limit:
+            raise DeviceLimitError(
+                f"buffer '{binding.name}' of {where} needs {needed} bytes; this device binds "
                 f"at most {limit} bytes per storage buffer; partition the data"
             )
 
@@ -911,6 +931,10 @@ class _Run:
 
         if not array.nbytes:
             return
+        # as bytes: wgpu takes buffer-protocol data, which ml_dtypes' bfloat16 is not
+        array = np.ascontiguousarray(array).reshape(-1).view(np.uint8)
+        if array.nbytes % 4:  # copies are whole 4-byte words (2-byte elements: a half)
+            array = np.concatenate([array, np.zeros(4 - array.nbytes % 4, np.uint8)])
         if not self.mappable or array.nbytes < MAP_UPLOAD_MIN_BYTES:
             self.gpu.device.queue.write_buffer(buffer, 0, array)
             return
@@ -925,11 +949,11 @@ class _Run:
         on unified memory, else a staging copy recorded in `encoder`."""
         if mappable and self.mappable:
             return _Staged(name, source, nbytes)
-        size = max(4, nbytes)
-        staging = self.gpu.pool.acquire(size, STAGING_USAGE)
+        words = _whole_words(nbytes)
+        staging = self.gpu.pool.acquire(max(4, words), STAGING_USAGE)
         self.held.append((staging, STAGING_USAGE))
         if nbytes:
-            encoder.copy_buffer_to_buffer(source, 0, staging, 0, nbytes)
+            encoder.copy_buffer_to_buffer(source, 0, staging, 0, words)
         return _Staged(name, staging, nbytes)
 
     def read(self, stage: _Staged, dtype) -> np.ndarray:
@@ -940,8 +964,8 @@ class _Run:
             return np.zeros(0, dtype)
         stage.staging.map_sync(wgpu.MapMode.READ, 0, stage.staging.size)
         try:
-            mapped = stage.staging.read_mapped(0, stage.nbytes, copy=False)
-            return np.frombuffer(mapped, dtype).copy()
+            mapped = stage.staging.read_mapped(0, _whole_words(stage.nbytes), copy=False)
+            return np.frombuffer(mapped, np.uint8)[: stage.nbytes].copy().view(dtype)
         finally:
             stage.staging.unmap()
 

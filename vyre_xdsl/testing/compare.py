@@ -26,7 +26,7 @@ from dataclasses import dataclass
 import numpy as np
 from xdsl.dialects.builtin import ModuleOp
 
-from vyre_xdsl.semantics import ulp_distance
+from vyre_xdsl.semantics import FLOAT_DTYPES, ulp_distance
 
 
 @dataclass(frozen=True)
@@ -141,14 +141,16 @@ def buffer_difference(
         return (
             f"{name}: {expected.dtype}{list(expected.shape)} vs {actual.dtype}{list(actual.shape)}"
         )
-    if expected.dtype == np.float32:
-        distance = np.where(flushed_zero(expected, actual), 0, ulp_distance(expected, actual))
+    if expected.dtype in FLOAT_DTYPES:  # f16, bf16, f32, f64: +0 matches -0, NaN matches NaN
+        distance = ulp_distance(expected, actual)
+        if expected.dtype == np.float32:
+            distance = np.where(flushed_zero(expected, actual), 0, distance)
         bad = np.flatnonzero(distance > tolerance)
         if bad.size == 0:
             return None
         i = int(bad[0])
         return (
-            f"{name}: {bad.size} f32 elements beyond {tolerance:g} ULP, first [{i}] "
+            f"{name}: {bad.size} {expected.dtype} elements beyond {tolerance:g} ULP, first [{i}] "
             f"expected {expected[i]!r} got {actual[i]!r} ({int(distance[i])} ULP)"
         )
     if expected.tobytes() == actual.tobytes():

@@ -329,8 +329,9 @@ def transcendental(name: str, a: F32) -> F32 | None:
     return _checked(F32(APPROX, lo, hi, 0, op_error(name), nz))
 
 
-def from_int(lo: int, hi: int) -> F32:
-    """cast of an integer in [lo, hi] to f32 (exact below 2**24, else one rounding)."""
+def from_int(lo: int, hi: int) -> F32 | None:
+    """cast of an integer in [lo, hi] to f32 (exact below 2**24, else one rounding),
+    or None beyond `BIG` (a 64-bit integer's range)."""
     if max(abs(lo), abs(hi)) <= 2**24:
         return F32(EXACT, float(lo), float(hi), 0, 0.0, 1.0)
-    return F32(APPROX, float(lo), float(hi), 0, 2.0, 1.0)
+    return _checked(F32(APPROX, float(lo), float(hi), 0, 2.0, 1.0))

@@ -971,7 +971,11 @@ def _device():
         adapter = wgpu.gpu.request_adapter_sync(power_preference="high-performance")
         limit = adapter.limits["max-storage-buffers-per-shader-stage"]
         # the features the runtime asks for, so naga validates what the runtime would run
-        features = [f for f in ("subgroup",) if f in adapter.features]
+        from vyre_xdsl.runtime.device import OPTIONAL_FEATURES
+
+        features = [
+            f for f in OPTIONAL_FEATURES if f in adapter.features and f != "timestamp-query"
+        ]
         _DEVICE = adapter.request_device_sync(
             required_features=features,
             required_limits={"max-storage-buffers-per-shader-stage": limit},

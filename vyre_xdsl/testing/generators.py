@@ -42,7 +42,7 @@ them), the outputs are the same. The rules that guarantee it:
 * workgroup memory is used in phases separated by top-level barriers: in a
   write phase each lane writes (and reads) only its own slot; in a read phase
   lanes read any slot and nobody writes;
-* si32 divisors are made non-zero and not -1 with a `select`, except at one
+* signed divisors are made non-zero and not -1 with a `select`, except at one
   chosen invocation where the divisor is 0 (a division trap); `trap`
   statements fire for one invocation (`own == k`) or several (`own & m == k`),
   with an address computed from the invocation. Which of several trapping
@@ -100,8 +100,12 @@ from vyre_xdsl.testing.f32_domain import F32, NEED_ANY, NEED_EXACT, NEED_FINITE
 T = TypeVar("T")
 
 U32_MAX = 0xFFFFFFFF
-INT_RANGE = {"ui32": (0, U32_MAX), "si32": (-(2**31), 2**31 - 1), "i1": (0, 1)}
-TYPES = ("ui32", "si32", "f32", "i1")
+#: the integer types the generator uses (with f32 and i1, all of `TYPES`)
+INT_TYPES = ("ui32", "si32", "ui8", "ui16", "si8", "si16", "ui64", "si64")
+INT_RANGE = {t: semantics.ELEMENTS[t].int_range for t in (*INT_TYPES, "i1")}
+TYPES = ("ui32", "si32", "f32", "i1", *INT_TYPES[2:])
+#: how often each type is picked for a buffer, a local or a comparison
+TYPE_WEIGHTS = [(t, 3 if t in ("ui32", "si32", "f32", "i1") else 2) for t in TYPES]
 TRAP_TAGS = ("bad_index", "assert", "overflow")
 
 # ============================================================================ choices
@@ -178,6 +182,14 @@ class BufferPlan:
 
 READ, OWN, ATOMIC = "read", "own", "atomic"
 TICKET_COUNTER, TICKET, IEEE = "ticket_counter", "ticket", "ieee"
+#: a pair of dedicated buffers of one of `WIDE_TYPES`: read anywhere / written at own
+WIDE = "wide"
+#: the element types beyond ui32/si32/f32/i1 the generator uses, in their own buffers
+WIDE_TYPES = ("f16", "bf16", "f64", "vector<2xui32>", "vector<4xui32>", "vector<4xf32>")
+#: ops computed bit for bit on every backend for the values of a wide buffer (small
+#: quarter-grid floats; any words for ui32 lanes): no mul, so no contraction into fma
+WIDE_FLOAT_OPS = ("add", "sub", "min", "max", "neg", "abs", "floor", "ceil", "trunc", "round")
+WIDE_UINT_OPS = ("add", "sub", "mul", "min", "max", "bit_xor", "bit_and", "shl", "rotate_left")
 #: f32 bit patterns of IEEE special values (NaN, infinities, subnormals, extremes)
 SPECIAL_BITS = (
     0x7FC00000,
@@ -275,6 +287,8 @@ class GeneratorOptions:
     tickets: int = 15
     # percent of modules where NaN / infinity / subnormal reach arithmetic and comparisons
     ieee_specials: int = 20
+    # per cent of modules with a pair of buffers of one of WIDE_TYPES
+    wide_types: int = 30
     # percent of modules whose grid exceeds 65535 workgroups (workgroup size 2)
     big_grid: int = 3
     # trap statements and trapping divisions per module (when `traps`)
@@ -446,6 +460,17 @@ class _ModuleGen:
                 Use(tickets, TICKET, "write_only", loadable=False),
             ]
             self.multisets.add(tickets.name)
+        if d.chance(self.options.wide_types):
+            index = len(self.buffers)
+            element = d.pick(WIDE_TYPES)
+            count = d.int(1, self.options.max_count)
+            source = BufferPlan(f"wide{index}", element, count, count, None)
+            sink = BufferPlan(f"wideo{index}", element, count, count, None)
+            self.buffers += [source, sink]
+            d.pick(plans).extend(
+                [Use(source, WIDE, "read_only"), Use(sink, WIDE, "write_only", loadable=False)]
+            )
+            self.features.add(f"type:{element}")
         if d.chance(self.options.ieee_specials):
             index = len(self.buffers)
             count = d.int(1, self.options.max_count)
@@ -476,14 +501,20 @@ class _ModuleGen:
 
     def _buffer(self, index: int) -> BufferPlan:
         d = self.dice
-        element = d.pick(TYPES)
+        element = d.weighted(TYPE_WEIGHTS)
         count = d.weighted([("small", 6), ("zero", 1), ("large", 2)])
         length = {"small": d.int(1, self.options.max_count), "zero": 0}.get(
             count, d.int(self.options.max_count, 4 * self.options.max_count)
         )
         if self.elementwise:
             length = 4 * max(1, length // 4)
-        runtime = self.options.runtime_sized and length > 0 and d.chance(15)
+        # the wgpu backend needs the count of a buffer of 8/16-bit values (it packs them)
+        runtime = (
+            self.options.runtime_sized
+            and length > 0
+            and element not in semantics.PACKED_TYPES
+            and d.chance(15)
+        )
         contract = None
         if element == "f32":
             kind = d.weighted([(fd.EXACT, 6), (fd.APPROX, 3), (fd.SPECIAL, 1)])
@@ -587,6 +618,18 @@ class _ModuleGen:
         if buffer.element == "i1":
             words = np.array([0, 1, 0, 1, 2, U32_MAX], dtype=np.uint32)
             return words[rng.integers(0, len(words), n)]
+        info = semantics.ELEMENTS[buffer.element]
+        if info.family == "vector":
+            lanes = info.lanes * n
+            if info.lane == "f32":
+                values = (rng.integers(-256, 257, lanes) / 4.0).astype(np.float32)
+            else:
+                values = rng.integers(0, 2**32, lanes, dtype=np.uint64).astype(np.uint32)
+            return semantics.vector_records(values.reshape(n, info.lanes), info.host)
+        if info.is_float:  # quarters in [-64, 64]: exact in f16, bf16 and f64
+            return (rng.integers(-256, 257, n) / 4.0).astype(info.host)
+        if buffer.element not in ("ui32", "si32"):
+            return _narrow_data(rng, buffer.element, n)
         small = rng.integers(0, 11, n)
         wide = rng.integers(0, 2**32, n, dtype=np.uint64)
         edges = np.array([0, 1, 2**31 - 1, 2**31, U32_MAX, 31, 32], dtype=np.uint64)[
@@ -693,7 +736,7 @@ class _ProgramGen:
         self.wg = wg
         self.threads = wg[0] * wg[1] * wg[2]
         if uses_tile:
-            element = d.pick(TYPES)
+            element = d.weighted(TYPE_WEIGHTS)
             contract = Contract(d.pick((fd.EXACT, fd.APPROX)), 512.0) if element == "f32" else None
             self.tile = Tile(
                 f"tile_{self.name}", element, self.threads + d.pick((0, 0, 3)), contract
@@ -710,6 +753,7 @@ class _ProgramGen:
         self._finish()
         self._tickets()
         self._ieee_specials()
+        self._wide_types()
         if self.grid_sync:
             self._grid_sync_phase()
         declarations = [self._declaration(slot, use) for slot, use in enumerate(self.uses)]
@@ -794,6 +838,47 @@ class _ProgramGen:
         self.emit(v.StoreOp(flags.buffer.name, self.own.ssa, flag.ssa))
         self.feature(f"ieee:{name}")
         self.feature(f"ieee:{compare}")
+
+    def _wide_types(self) -> None:
+        """A chain of ops on a type beyond ui32/si32/f32/i1 (f16, bf16, f64, a vector):
+        loaded from its own read-only buffer at the own index and at a fixed one,
+        stored at the own index of its own output buffer. The ops give the same
+        bits on every backend (`WIDE_FLOAT_OPS`, `WIDE_UINT_OPS`)."""
+        source = next((u for u in self.uses if u.mode == WIDE and u.access == "read_only"), None)
+        sink = next((u for u in self.uses if u.mode == WIDE and u.access == "write_only"), None)
+        if source is None or sink is None:
+            return
+        d = self.d
+        ty = source.buffer.element
+        info = semantics.ELEMENTS[ty]
+        fixed = self.value(v.ConstOp(d.int(0, source.buffer.count - 1), "ui32"), "ui32", keep=False)
+        a = self.value(v.LoadOp(source.buffer.name, self.own.ssa, ty), ty, keep=False)
+        b = self.value(v.LoadOp(source.buffer.name, fixed.ssa, ty), ty, keep=False)
+        lane = info.lane or ty
+        ops = WIDE_FLOAT_OPS if semantics.ELEMENTS[lane].is_float else WIDE_UINT_OPS
+        result = a
+        names = [n for n in ops if ty in OPS[n].types]
+        for k in range(len(names) - 1, 0, -1):  # every op once, in a random order
+            j = d.int(0, k)
+            names[k], names[j] = names[j], names[k]
+        for name in names:
+            operands = [result] if OPS[name].kind == "unary" else [result, d.pick((a, b, result))]
+            result = self.value(TABLE(name)(*(x.ssa for x in operands)), ty, keep=False)
+            self.feature(f"{name}:{ty}")
+        if info.family == "vector" and d.chance(50):  # lanes out and back, rotated
+            parts = [
+                self.value(v.ExtractOp(result.ssa, k), lane, keep=False) for k in range(info.lanes)
+            ]
+            parts = parts[1:] + parts[:1]
+            result = self.value(v.FromElementsOp([p.ssa for p in parts], ty), ty, keep=False)
+            self.feature(f"from_elements:{ty}")
+        elif info.is_float and d.chance(50):  # through f32 and back (exact both ways)
+            wide = self.value(v.CastOp(result.ssa, "f32"), "f32", keep=False)
+            result = self.value(v.CastOp(wide.ssa, ty), ty, keep=False)
+            self.feature(f"cast:{ty}:f32")
+        same = self.value(TABLE(d.pick(("eq", "ne")))(result.ssa, a.ssa), "i1", keep=False)
+        result = self.value(v.SelectOp(same.ssa, b.ssa, result.ssa), ty, keep=False)
+        self.emit(v.StoreOp(sink.buffer.name, self.own.ssa, result.ssa))
 
     def _special_value(self) -> Value:
         """An f32 that is NaN, an infinity, a subnormal or an extreme for some
@@ -1028,7 +1113,7 @@ class _ProgramGen:
             self.mod.stored_k[name] = max(self.mod.stored_k.get(name, 0.0), value.f.k)
 
     def stmt_let(self, nesting: int) -> None:
-        ty = self.d.pick(TYPES)
+        ty = self.d.weighted(TYPE_WEIGHTS)
         contract = self._contract() if ty == "f32" else None
         self.let(ty, contract)
 
@@ -1100,7 +1185,7 @@ class _ProgramGen:
         d = self.d
         acc = None
         if d.chance(70):
-            ty = d.pick(TYPES)
+            ty = d.weighted(TYPE_WEIGHTS)
             acc_contract = self._contract() if ty == "f32" else None
             acc = (self.let(ty, acc_contract), Local(ty, acc_contract))
             self.feature("accumulator")
@@ -1421,6 +1506,10 @@ class _ProgramGen:
 
     def mask(self, value: Value, mask: int) -> Value:
         ty = value.ty
+        lo, hi = INT_RANGE[ty]
+        if mask > hi:  # wider than an 8/16-bit type: all its bits
+            m = self.const_int(ty, -1 if lo < 0 else hi)
+            return self.value(TABLE("bit_and")(value.ssa, m.ssa), ty)
         m = self.const_int(ty, mask)
         return self.value(TABLE("bit_and")(value.ssa, m.ssa), ty, lo=0, hi=mask)
 
@@ -1546,7 +1635,7 @@ class _ProgramGen:
             [
                 (d.int(0, 10), 5),
                 (d.int(lo, hi), 2),
-                (d.pick((lo, hi, 31, 32, -1 if ty == "si32" else 2**31)), 1),
+                (d.pick(_edge_constants(ty)), 1),
             ]
         )
         self.feature("const")
@@ -1561,16 +1650,14 @@ class _ProgramGen:
             (n, t)
             for n in semantics.BINARY_OPS
             for t in OPS[n].types
-            if t in ("ui32", "si32") and OPS[n].result_type(t) == ty
+            if t in INT_TYPES and OPS[n].result_type(t) == ty
         ]
         if self.mod.elementwise:
-            pairs = [
-                (n, t) for n, t in pairs if not (t == "si32" and n in ("div", "mod"))
-            ]  # they may trap
+            pairs = [(n, t) for n, t in pairs if not _may_trap(n, t)]
         name, operand = self.d.pick(pairs)
         a = self.integer(operand, depth - 1)
         b = self.integer(operand, depth - 1)
-        if operand == "si32" and name in ("div", "mod"):
+        if _may_trap(name, operand):
             b = self.safe_divisor(b)
             if self.can_trap() and self.d.chance(35):
                 b = self.trapping_divisor(b, name)
@@ -1587,24 +1674,25 @@ class _ProgramGen:
         return self.value(v.CallOp(helper_name(ty), [a.ssa, b.ssa], v.ELEMENT_TYPES[ty]), ty)
 
     def safe_divisor(self, b: Value) -> Value:
-        """`b`, or 3 where `b` is 0 or -1 (no si32 division trap)."""
-        zero = self.const_int("si32", 0)
-        minus_one = self.const_int("si32", -1)
+        """`b`, or 3 where `b` is 0 or -1 (no signed division trap)."""
+        ty = b.ty
+        zero = self.const_int(ty, 0)
+        minus_one = self.const_int(ty, -1)
         is_zero = self.value(TABLE("eq")(b.ssa, zero.ssa), "i1", keep=False)
         is_minus_one = self.value(TABLE("eq")(b.ssa, minus_one.ssa), "i1", keep=False)
         bad = self.value(TABLE("or")(is_zero.ssa, is_minus_one.ssa), "i1", keep=False)
-        three = self.const_int("si32", 3)
-        return self.value(v.SelectOp(bad.ssa, three.ssa, b.ssa), "si32", keep=False)
+        three = self.const_int(ty, 3)
+        return self.value(v.SelectOp(bad.ssa, three.ssa, b.ssa), ty, keep=False)
 
     def trapping_divisor(self, b: Value, name: str) -> Value:
-        """`b`, or 0 at one invocation k: si32 division traps there (address 0)."""
+        """`b`, or 0 at one invocation k: signed division traps there (address 0)."""
         k = self.d.int(0, 40)
         at = self.value(TABLE("eq")(self.own.ssa, self.const_int("ui32", k).ssa), "i1", keep=False)
-        zero = self.const_int("si32", 0)
-        self.mod.trap_patterns.append((OPS[name].trap_tag, U32_MAX, k, 0, 0))
+        zero = self.const_int(b.ty, 0)
+        self.mod.trap_patterns.append((OPS[name].trap_tag_for(b.ty), U32_MAX, k, 0, 0))
         self.mod.has_trap = True
         self.feature(f"trap_{name}")
-        return self.value(v.SelectOp(at.ssa, zero.ssa, b.ssa), "si32", keep=False)
+        return self.value(v.SelectOp(at.ssa, zero.ssa, b.ssa), b.ty, keep=False)
 
     def int_unary(self, ty: str, depth: int) -> Value:
         # (op, operand type) pairs giving a `ty`; unpack* on si32 give a ui32
@@ -1612,15 +1700,16 @@ class _ProgramGen:
             (n, t)
             for n in semantics.UNARY_OPS
             for t in OPS[n].types
-            if t in ("ui32", "si32") and OPS[n].kind == "unary" and OPS[n].result_type(t) == ty
+            if t in INT_TYPES and OPS[n].kind == "unary" and OPS[n].result_type(t) == ty
         ]
         name, operand = self.d.pick(pairs)
         a = self.integer(operand, depth - 1)
         self.feature(f"{name}:{operand}")
+        bits = semantics.ELEMENTS[operand].bits
         lo, hi = {
-            "popcount": (0, 32),
-            "clz": (0, 32),
-            "ctz": (0, 32),
+            "popcount": (0, bits),
+            "clz": (0, bits),
+            "ctz": (0, bits),
             "sign": (-1, 1),
             "unpack4_low": (0, 15),
             "unpack4_high": (0, 15),
@@ -1651,7 +1740,8 @@ class _ProgramGen:
         return self.value(v.CastOp(x.ssa, ty), ty, lo=lo, hi=hi)
 
     def int_bitcast(self, ty: str, depth: int) -> Value:
-        source = self.d.pick([t for t in ("ui32", "si32", "f32") if t != ty])
+        partners = [t for t in TYPES if t != ty and (t, ty) in semantics.BITCAST_PAIRS]
+        source = self.d.pick(partners)
         if source == "f32":
             x = self.f32(NEED_ANY, depth - 1)
             if not fd.bit_exact(x.f):
@@ -1721,7 +1811,7 @@ class _ProgramGen:
         return getattr(self, f"bool_{kind}")(depth)
 
     def bool_compare(self, depth: int) -> Value:
-        ty = self.d.pick(TYPES)
+        ty = self.d.weighted(TYPE_WEIGHTS)
         names = [n for n in semantics.COMPARE_OPS if ty in OPS[n].types]
         name = self.d.pick(names)
         if ty == "f32":
@@ -1750,7 +1840,7 @@ class _ProgramGen:
         return self.value(TABLE(name)(x.ssa), "i1")
 
     def bool_cast(self, depth: int) -> Value:
-        source = self.d.pick(("ui32", "si32", "f32"))
+        source = self.d.pick(("ui32", "si32", "f32", *INT_TYPES[2:]))
         x = self.f32(NEED_EXACT, depth - 1) if source == "f32" else self.integer(source, depth - 1)
         self.feature(f"cast:{source}:i1")
         return self.value(v.CastOp(x.ssa, "i1"), "i1")
@@ -1883,16 +1973,18 @@ class _ProgramGen:
         return self.value(v.FmaOp(a.ssa, b.ssa, c.ssa), "f32", info)
 
     def f32_cast(self, need: int, depth: int) -> Value | None:
-        source = self.d.pick(("ui32", "si32", "i1"))
+        source = self.d.pick(("ui32", "si32", "i1", *INT_TYPES[2:]))
         if source == "i1":
             x = self.boolean(depth - 1)
             info = F32(fd.EXACT, 0.0, 1.0, 0, 0.0, 1.0)
         else:
             x = self.integer(source, depth - 1)
-            if self.d.chance(50):
+            # a 64-bit value may lie beyond the magnitudes f32_domain tracks (fd.BIG):
+            # then only its low 16 bits go through the cast
+            if self.d.chance(50) or max(abs(x.lo), abs(x.hi)) > fd.BIG:
                 x = self.mask(x, 0xFFFF)
             info = fd.from_int(x.lo, x.hi)
-        if not info.satisfies(need):
+        if info is None or not info.satisfies(need):
             return None
         self.feature(f"cast:{source}:f32")
         return self.value(v.CastOp(x.ssa, "f32"), "f32", info)
@@ -1923,6 +2015,34 @@ class _ProgramGen:
 
 def TABLE(name: str):  # noqa: N802 - reads like an op constructor
     return v.TABLE_OPS[name]
+
+
+def _narrow_data(rng: np.random.Generator, ty: str, n: int) -> np.ndarray:
+    """Host data of an integer type other than ui32/si32: small values, any value,
+    or an edge of the type, a third each."""
+    info = semantics.ELEMENTS[ty]
+    unsigned = np.dtype(f"uint{info.bits}")
+    small = rng.integers(0, 11, n).astype(unsigned)
+    anything = rng.integers(0, 2**info.bits - 1, n, dtype=np.uint64, endpoint=True)
+    anything = anything.astype(unsigned)
+    edges = np.array([x & (2**info.bits - 1) for x in _edge_constants(ty)], dtype=unsigned)
+    edge = edges[rng.integers(0, len(edges), n)]
+    pick = rng.integers(0, 3, n)
+    words = np.where(pick == 0, small, np.where(pick == 1, anything, edge)).astype(unsigned)
+    return words.view(info.host)
+
+
+def _may_trap(name: str, ty: str) -> bool:
+    """Whether op `name` on `ty` may trap (signed division)."""
+    return OPS[name].trap_tag is not None and semantics.ELEMENTS[ty].is_signed
+
+
+def _edge_constants(ty: str) -> tuple[int, ...]:
+    """The type's extremes and the values around its shift width and sign bit."""
+    lo, hi = INT_RANGE[ty]
+    bits = semantics.ELEMENTS[ty].bits
+    near = (bits - 1, bits, -1) if lo < 0 else (bits - 1, bits, 1 << (bits - 1))
+    return (lo, hi, *(x for x in near if lo <= x <= hi))
 
 
 def _int_range(name: str, ty: str, a: Value, b: Value) -> tuple[int, int]:
@@ -1967,12 +2087,14 @@ def helper_func(ty: str) -> v.FuncOp:
     three = add(v.ConstOp(3, ty))
     mask = add(TABLE("bit_and")(b, three))
     zero = add(v.ConstOp(0, "ui32"))
-    upper = add(v.BitcastOp(mask, "ui32")) if ty == "si32" else mask
+    # (a bitcast for si32, the first helper type; a cast, which keeps 0 .. 3, for the others)
+    convert = v.BitcastOp if ty == "si32" else v.CastOp
+    upper = add(convert(mask, "ui32")) if ty != "ui32" else mask
     body: list[Operation] = []
     acc = v.VarOp("acc", t)
     times = TABLE("mul")(acc.result, three)
     k = v.VarOp("k", "ui32")
-    step = v.BitcastOp(k.result, ty) if ty == "si32" else None
+    step = convert(k.result, ty) if ty != "ui32" else None
     plus = TABLE("add")(times.results[0], (step or k).results[0])
     body += [acc, times, k, *([step] if step else []), plus, v.AssignOp("acc", plus.results[0])]
     add(v.LoopOp("k", zero, upper, body))

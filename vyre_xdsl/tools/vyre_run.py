@@ -32,6 +32,7 @@ from xdsl.dialects.builtin import ModuleOp
 
 from vyre_xdsl.abi import RunSignature, signature
 from vyre_xdsl.api import BACKENDS, cached_executable, default_backend
+from vyre_xdsl.semantics import ELEMENTS
 from vyre_xdsl.tools.common import (
     UsageError,
     load_module_text,
@@ -123,8 +124,9 @@ def random_inputs(
 ) -> dict[str, np.ndarray]:
     """Deterministic random data for every required input not given explicitly.
 
-    ui32 in [0, 1024), si32 in [1, 1024) (never a zero divisor nor INT_MIN),
-    f32 in [-1, 1), i1 as 0/1 words. A runtime-sized buffer gets the largest
+    Unsigned integers in [0, 1024), signed ones in [1, 1024) (never a zero divisor
+    nor the minimum; both capped at the type's maximum), floats in [-1, 1), i1 as
+    0/1 words. A runtime-sized buffer gets the largest
     static count other programs declare for it, else 1024 elements.
     """
     rng = np.random.default_rng(seed)
@@ -138,15 +140,22 @@ def random_inputs(
             if buffer.count is not None
             else (buffer.min_count or DEFAULT_RUNTIME_COUNT)
         )
-        if buffer.element == "f32":
-            filled[name] = rng.uniform(-1.0, 1.0, count).astype(np.float32)
-        elif buffer.element == "si32":
-            filled[name] = rng.integers(1, 1024, count, dtype=np.int32)
-        elif buffer.element == "i1":
-            filled[name] = rng.integers(0, 2, count, dtype=np.uint32)
-        else:
-            filled[name] = rng.integers(0, 1024, count, dtype=np.uint32)
+        filled[name] = _random_array(rng, buffer.element, count, buffer.host_dtype)
     return filled
+
+
+def _random_array(rng, element: str, count: int, dtype: np.dtype) -> np.ndarray:
+    info = ELEMENTS[element]
+    lanes = count * info.lanes
+    lane = ELEMENTS[info.lane] if info.lane is not None else info
+    if info.family == "vector":  # an (n, lanes) array of the lane type
+        return _random_array(rng, lane.name, lanes, lane.host).reshape(count, info.lanes)
+    if lane.is_float:
+        return rng.uniform(-1.0, 1.0, lanes).astype(dtype)
+    if lane.family == "bool":
+        return rng.integers(0, 2, lanes, dtype=np.uint32)
+    low = 1 if lane.is_signed else 0
+    return rng.integers(low, min(1024, lane.int_range[1] + 1), lanes, dtype=dtype)
 
 
 def check_backend(name: str) -> None:

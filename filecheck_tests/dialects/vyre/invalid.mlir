@@ -3,7 +3,7 @@
 
 vyre.program @p workgroup_size [64, 1, 1] {
   %t = vyre.const true : i1
-// CHECK: invalid.mlir:[[# @LINE + 1]]:3: error: 'vyre.add' does not accept i1; it takes ui32, si32, f32
+// CHECK: invalid.mlir:[[# @LINE + 1]]:3: error: 'vyre.add' does not accept i1; it takes ui8, ui16, ui32, ui64, si8, si16, si32, si64, f32, f16, bf16, f64, vector<2xui32>, vector<4xui32>, vector<4xf32>{{$}}
   %r = vyre.add %t, %t : i1
 }
 
@@ -28,7 +28,7 @@ vyre.program @p workgroup_size [64, 1, 1] {
 
 vyre.program @p workgroup_size [64, 1, 1] {
   %a = vyre.const 1.0 : f32
-// CHECK: invalid.mlir:[[# @LINE + 1]]:3: error: 'vyre.popcount' does not accept f32; it takes ui32, si32
+// CHECK: invalid.mlir:[[# @LINE + 1]]:3: error: 'vyre.popcount' does not accept f32; it takes ui8, ui16, ui32, ui64, si8, si16, si32, si64, vector<2xui32>, vector<4xui32>{{$}}
   %r = vyre.popcount %a : f32
 }
 
@@ -36,7 +36,7 @@ vyre.program @p workgroup_size [64, 1, 1] {
 
 vyre.program @p workgroup_size [64, 1, 1] {
   %t = vyre.const true : i1
-// CHECK: invalid.mlir:[[# @LINE + 1]]:3: error: bitcast is between 32-bit types ui32, si32 and f32, not i1
+// CHECK: invalid.mlir:[[# @LINE + 1]]:3: error: no bitcast from i1 to ui32: a bitcast is between two non-i1 types of the same width
   %r = vyre.bitcast %t : i1 to ui32
 }
 
@@ -261,8 +261,8 @@ vyre.program @p workgroup_size [64, 1, 1] {
 // -----
 
 vyre.program @p workgroup_size [64, 1, 1] {
-// CHECK: invalid.mlir:[[# @LINE + 1]]:3: error: unsupported element type f64 for buffer @x; vyre supports ui32, si32, f32 and i1
-  vyre.buffer @x binding 0 read_only : f64[4]
+// CHECK: invalid.mlir:[[# @LINE + 1]]:3: error: unsupported element type i64 for buffer @x; vyre supports ui8, ui16, ui32, ui64, si8, si16, si32, si64, f16, bf16, f32, f64, i1, vector<2xui32>, vector<4xui32>, vector<4xf32>
+  vyre.buffer @x binding 0 read_only : i64[4]
 }
 
 // -----
@@ -289,8 +289,8 @@ vyre.program @p workgroup_size [64, 1, 1] {
 // -----
 
 vyre.program @p workgroup_size [64, 1, 1] {
-// CHECK: invalid.mlir:[[# @LINE + 1]]:25: error: unsupported element type f64; vyre supports ui32, si32, f32 and i1
-  %a = vyre.const 1.0 : f64
+// CHECK: invalid.mlir:[[# @LINE + 1]]:23: error: unsupported element type i64; vyre supports ui8, ui16, ui32, ui64, si8, si16, si32, si64, f16, bf16, f32, f64, i1, vector<2xui32>, vector<4xui32>, vector<4xf32>
+  %a = vyre.const 1 : i64
 }
 
 // -----
@@ -315,7 +315,7 @@ vyre.program @bad workgroup_size [1, 1, 1] {
 
 vyre.program @bad2 workgroup_size [1, 1, 1] {
   %x = vyre.const 1 : si32
-// CHECK: invalid.mlir:[[# @LINE + 1]]:3: error: 'vyre.saturating_mul' does not accept si32; it takes ui32
+// CHECK: invalid.mlir:[[# @LINE + 1]]:3: error: 'vyre.saturating_mul' does not accept si32; it takes ui8, ui16, ui32, ui64, vector<2xui32>, vector<4xui32>{{$}}
   %r = vyre.saturating_mul %x, %x : si32
 }
 
@@ -335,4 +335,39 @@ vyre.program @weak workgroup_size [1, 1, 1] {
   %z = vyre.const 0 : ui32
 // CHECK: invalid.mlir:[[# @LINE + 1]]:3: error: 'compare_exchange' and 'compare_exchange_weak' take an expected value, and only they
   %o = "vyre.atomic"(%z, %z) <{kind = "compare_exchange_weak", buffer = @c, operandSegmentSizes = array<i32: 1, 0, 1>}> : (ui32, ui32) -> ui32
+}
+
+// -----
+
+// Vulkan has no 64-bit sin, exp, log...: f64 is not among their types.
+vyre.program @p workgroup_size [64, 1, 1] {
+  %a = vyre.const 1.5 : f64
+// CHECK: invalid.mlir:[[# @LINE + 1]]:3: error: 'vyre.sin' does not accept f64; it takes f16, bf16, f32, vector<4xf32>
+  %r = vyre.sin %a : f64
+}
+
+// -----
+
+vyre.program @p workgroup_size [64, 1, 1] {
+  %a = vyre.const 3 : ui32
+// CHECK: invalid.mlir:[[# @LINE + 1]]:3: error: 'vyre.fma' takes a float type (f16, bf16, f32, f64), not ui32
+  %r = vyre.fma %a, %a, %a : ui32
+}
+
+// -----
+
+vyre.program @p workgroup_size [64, 1, 1] {
+  %a = vyre.const 3 : ui32
+// CHECK: invalid.mlir:[[# @LINE + 1]]:3: error: 'vyre.from_elements' needs 4 lanes for vector<4xui32>, got 2
+  %v = vyre.from_elements %a, %a : vector<4xui32>
+}
+
+// -----
+
+vyre.program @p workgroup_size [64, 1, 1] {
+  vyre.buffer @x binding 0 read_only : vector<2xui32>[4]
+  %i = vyre.invocation_id x
+  %v = vyre.load @x[%i] : vector<2xui32>
+// CHECK: invalid.mlir:[[# @LINE + 1]]:24: error: lane 2 is out of range for vector<2xui32> (0 to 1)
+  %r = vyre.extract %v[2] : vector<2xui32>
 }

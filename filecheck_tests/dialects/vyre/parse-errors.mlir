@@ -18,7 +18,7 @@ vyre.program @p {
 // -----
 
 vyre.program @p workgroup_size [64, 1, 1] {
-// CHECK: parse-errors.mlir:[[# @LINE + 1]]:41: error: unknown type 'u32'; vyre element types are ui32, si32, f32 and i1
+// CHECK: parse-errors.mlir:[[# @LINE + 1]]:41: error: unknown type 'u32'; vyre element types are ui8, ui16, ui32, ui64, si8, si16, si32, si64, f16, bf16, f32, f64, i1, vector<2xui32>, vector<4xui32>, vector<4xf32>
   vyre.buffer @x binding 0 read_write : u32[64]
 }
 
@@ -62,7 +62,7 @@ vyre.program @p workgroup_size [64, 1, 1] {
 // A type an op's format constrains, checked while parsing.
 vyre.program @p workgroup_size [64, 1, 1] {
   %a = vyre.const 1.5 : f32
-// CHECK: parse-errors.mlir:[[# @LINE + 1]]:3: error: Expected attribute f32 but got i1
+// CHECK: parse-errors.mlir:[[# @LINE + 1]]:17: error: operand is used with type i1, but has been previously used or defined with type f32
   %r = vyre.fma %a, %a, %a : i1
 }
 

@@ -36,6 +36,7 @@ import numpy as np
 from xdsl.ir import Operation, SSAValue
 
 from vyre_xdsl import semantics
+from vyre_xdsl.backends.wgsl import floats, int64, packed
 from vyre_xdsl.diagnostics import VyreDiagnostic, VyreError
 from vyre_xdsl.dialects import kernel as k
 from vyre_xdsl.dialects import vyre as v
@@ -220,6 +221,14 @@ def wgsl_literal(value: int | float | bool, tname: str) -> str:
     """A WGSL literal of IR type `tname` with exactly `value`'s bits."""
     if tname == "i1":
         return "true" if value else "false"
+    if packed.is_packed(tname):
+        return packed.literal(int(value), tname)
+    if int64.is_wide(tname):
+        return int64.literal(int(value), tname)
+    if tname in floats.REGISTER_TYPES:
+        return floats.literal(value, tname)
+    if semantics.ELEMENTS[tname].family == "vector":  # only zeros: there are no vector literals
+        return f"{semantics.WGSL_TYPES[tname]}()"
     if tname == "ui32":
         return f"{int(value)}u"
     if tname == "si32":
@@ -407,6 +416,8 @@ class _Printer:
         body = self.lines + statements
         header = self._header()
         wgsl = "\n".join(header + body + ["}", ""])
+        if floats.mentions_f16(wgsl):
+            wgsl = f"{floats.F16_ENABLE}\n{wgsl}"
         return PrintedKernel(
             wgsl, tuple(sorted(self.used_slots)), tuple(self.trap_tags), self.width, self.groups
         )
@@ -451,8 +462,18 @@ class _Printer:
         element = (
             "atomic<u32>" if binding.is_atomic else semantics.WGSL_STORAGE_TYPES[binding.element]
         )
+        if _packed_atomic(binding):
+            element = "atomic<u32>"
+        if _packed_bf16(binding):
+            # two halves per word; a written buffer stores halves with atomics
+            element = "u32" if binding.access == "read_only" else "atomic<u32>"
         if not binding.is_host:
-            return f"var<workgroup> {name}: array<{element}, {binding.static_count}>;"
+            length = binding.static_count
+            if packed.is_packed(binding.element):
+                length = packed.words(binding.element, binding.static_count)
+            if binding.element == "bf16":  # workgroup memory: one f32 per element
+                element = "f32"
+            return f"var<workgroup> {name}: array<{element}, {length}>;"
         access = "read" if binding.access == "read_only" else "read_write"
         if self.width > 1 and not binding.is_trap_sidecar:
             element = f"vec{self.width}<{element}>"
@@ -530,14 +551,20 @@ class _Printer:
         for binding in shared:
             name = self.binding_names[binding.slot_number]
             zero = zero_literal(binding.element if binding.element != "i1" else "ui32")
+            if binding.element == "bf16":
+                zero = "0.0f"
+            count = binding.static_count
+            store = f"{name}[vyre_z] = {zero};"
+            if binding.is_atomic:
+                store = f"atomicStore(&{name}[vyre_z], {zero});"
+            if packed.is_packed(binding.element):
+                count = packed.words(binding.element, count)
+                store = f"atomicStore(&{name}[vyre_z], 0u);"
             self.emit(
-                f"for (var vyre_z: u32 = vyre_local; vyre_z < {binding.static_count}u; "
+                f"for (var vyre_z: u32 = vyre_local; vyre_z < {count}u; "
                 f"vyre_z = vyre_z + {threads}u) {{"
             )
-            if binding.is_atomic:
-                self.emit(f"  atomicStore(&{name}[vyre_z], {zero});")
-            else:
-                self.emit(f"  {name}[vyre_z] = {zero};")
+            self.emit(f"  {store}")
             self.emit("}")
         self.emit("workgroupBarrier();")
 
@@ -593,7 +620,8 @@ class _Printer:
         if binding.static_count is not None and not binding.is_scratch:
             return f"{binding.static_count}u"
         self.used_slots.add(binding.slot_number)
-        return f"arrayLength(&{self.binding_names[binding.slot_number]})"
+        words = f"arrayLength(&{self.binding_names[binding.slot_number]})"
+        return f"({words} * 2u)" if _packed_bf16(binding) else words
 
     def _helper(self, text: str) -> None:
         if text not in self.helpers:
@@ -722,15 +750,38 @@ class _Printer:
         operand_type = v.type_name(op.operands[0].type)
         wgsl_type = semantics.WGSL_TYPES[operand_type]
         args = [self.name(x) for x in op.operands]
-        for helper in sem.helpers:
-            self._helper(helper)
-        if sem.wgsl_trap is not None and (condition := sem.wgsl_trap(wgsl_type, *args)):
+        if packed.is_packed(operand_type):
+            condition = packed.trap_condition(sem, operand_type, args)
+            expression = packed.expression(sem, operand_type, args)
+        elif int64.is_wide(operand_type):
+            wide = self._wide()
+            condition = wide.trap_condition(sem, operand_type, args)
+            expression = wide.expression(sem, operand_type, args)
+        else:
+            for helper in sem.helpers:
+                self._helper(helper)
+            condition = sem.wgsl_trap(wgsl_type, *args) if sem.wgsl_trap is not None else None
+            expression = sem.wgsl(wgsl_type, *args)
+        if condition:
             self.emit(f"if {condition} {{")
             self.depth += 1
-            self.trap("0u", sem.trap_tag or sem.name)
+            self.trap("0u", sem.trap_tag_for(operand_type))
             self.depth -= 1
             self.emit("}")
-        self.let(op.results[0], sem.wgsl(wgsl_type, *args))
+        info = semantics.ELEMENTS[operand_type]
+        if info.family == "vector":
+            self.let(op.results[0], _lane_by_lane(sem, info, args))
+            return
+        if operand_type in floats.REGISTER_TYPES:
+            expression = floats.op_expression(sem.wgsl, sem.name, sem.kind, operand_type, args)
+            self._float_helpers(expression)
+        self.let(op.results[0], expression)
+
+    def _float_helpers(self, expression: str) -> None:
+        """The helper functions of the float types that `expression` calls."""
+        for name, helper in floats.HELPERS.items():
+            if f"{name}(" in expression:
+                self._helper(helper)
 
     def _const(self, op: v.ConstOp) -> None:
         self.let(op.result, wgsl_literal(op.literal(), v.type_name(op.result.type)))
@@ -745,19 +796,72 @@ class _Printer:
         )
 
     def _fma(self, op: v.FmaOp) -> None:
-        self.let(
-            op.result, semantics.wgsl_fma("f32", self.name(op.a), self.name(op.b), self.name(op.c))
-        )
+        tname = v.type_name(op.result.type)
+        args = (self.name(op.a), self.name(op.b), self.name(op.c))
+        if tname in floats.REGISTER_TYPES:
+            expression = floats.fma(tname, *args)
+            self._float_helpers(expression)
+            self.let(op.result, expression)
+            return
+        self.let(op.result, semantics.wgsl_fma("f32", *args))
+
+    def _from_elements(self, op: v.FromElementsOp) -> None:
+        ty = semantics.WGSL_TYPES[v.type_name(op.result.type)]
+        self.let(op.result, f"{ty}({', '.join(self.name(e) for e in op.elements)})")
+
+    def _extract(self, op: v.ExtractOp) -> None:
+        self.let(op.result, f"{self.name(op.vector)}.{semantics.LANE_NAMES[op.lane_index]}")
+
+    def _wide(self) -> int64.Emitter:
+        """The 64-bit emitter, printing the helpers it calls (once each)."""
+
+        def use(helper: str) -> None:
+            for text in int64.helper_texts([helper]):
+                self._helper(text)
+
+        return int64.Emitter(use)
 
     def _cast(self, op: v.CastOp) -> None:
-        self.let(
-            op.result, semantics.wgsl_cast(self.name(op.input), op.source_name, op.target_name)
-        )
+        source, target = op.source_name, op.target_name
+        integers = (*semantics.PACKED_TYPES, *semantics.WIDE_INT_TYPES)
+        if {source, target} & floats.REGISTER_TYPES.keys() and {source, target} & set(integers):
+            raise VyreDiagnostic(
+                [
+                    (
+                        op,
+                        f"a cast from {source} to {target} is not supported by the wgpu backend "
+                        "yet; cast through f32, si32 or ui32",
+                    )
+                ]
+            )
+        if int64.is_wide(source) or int64.is_wide(target):
+            cast = self._wide().cast(self.name(op.input), source, target, _wrap_packed)
+            self.let(op.result, cast)
+            return
+        if packed.is_packed(source) or packed.is_packed(target):
+            self.let(op.result, packed.cast(self.name(op.input), source, target))
+            return
+        if {source, target} & floats.REGISTER_TYPES.keys():
+            expression = floats.cast(
+                self.name(op.input), source, target, semantics.wgsl_saturating_cast
+            )
+            self._float_helpers(expression)
+            self.let(op.result, expression)
+            return
+        self.let(op.result, semantics.wgsl_cast(self.name(op.input), source, target))
 
     def _bitcast(self, op: v.BitcastOp) -> None:
-        self.let(
-            op.result, semantics.wgsl_bitcast(self.name(op.input), op.source_name, op.target_name)
-        )
+        source, target = op.source_name, op.target_name
+        if {source, target} & floats.REGISTER_TYPES.keys():
+            self.let(op.result, floats.bitcast(self.name(op.input), source, target))
+            return
+        if int64.is_wide(source) and int64.is_wide(target):  # ui64/si64: the same words
+            self.let(op.result, self.name(op.input))
+            return
+        if packed.is_packed(source) and packed.is_packed(target):  # ui8/si8, ui16/si16
+            self.let(op.result, packed.cast(self.name(op.input), source, target))
+            return
+        self.let(op.result, semantics.wgsl_bitcast(self.name(op.input), source, target))
 
     def _id_statement(self, op: k._IdOp) -> None:  # noqa: SLF001
         self.let(op.result, self._id(op))
@@ -785,6 +889,17 @@ class _Printer:
             self.let(op.result, zero)
             return
         index = self.name(op.index)
+        if packed.is_packed(tname):
+            length = self._length(binding)
+            position = f"min({index}, {length} - 1u)"
+            ref = self._element_ref(binding, packed.word_index(tname, position))
+            word = f"atomicLoad(&{ref})" if _packed_atomic(binding) else ref
+            element = packed.load(tname, word, position)
+            self.let(op.result, f"select({zero}, {element}, {index} < {length})")
+            return
+        if _packed_bf16(binding):
+            self.let(op.result, self._bf16_load(binding, index, self._length(binding), zero))
+            return
         if self._in_bounds(binding, op.index):
             ref = self._element_ref(binding, index)
             element = f"atomicLoad(&{ref})" if binding.is_atomic else ref
@@ -797,6 +912,13 @@ class _Printer:
             element = f"({element} != 0u)"
         self.let(op.result, f"select({zero}, {element}, {index} < {length})")
 
+    def _bf16_load(self, binding: k.BindingOp, index: str, length: str, zero: str) -> str:
+        clamped = f"min({index}, {length} - 1u)"
+        word = self._element_ref(binding, floats.bf16_word_index(clamped))
+        if binding.access != "read_only":
+            word = f"atomicLoad(&{word})"
+        return f"select({zero}, {floats.bf16_from_word(word, clamped)}, {index} < {length})"
+
     def _store(self, op: k._StoreOp) -> None:  # noqa: SLF001
         binding = self.binding(op)
         if binding.static_count == 0:
@@ -806,6 +928,15 @@ class _Printer:
         value = self.name(op.value)
         if v.type_name(op.value.type) == "i1":
             value = f"select(0u, 1u, {value})"
+        tname = v.type_name(op.value.type)
+        if _packed_bf16(binding):
+            self._bf16_store(binding, index, value)
+            return
+        if packed.is_packed(tname):
+            length = self._length(binding)
+            position = self._guarded_position(binding, index, length)
+            self._packed_store(binding, tname, index, position, value, length)
+            return
         if self._in_bounds(binding, op.index):
             ref = self._element_ref(binding, index)
             self.emit(
@@ -825,6 +956,30 @@ class _Printer:
         arrays have a fixed size: naga rejects a constant index past it even under
         the guard, so it is clamped there too (a no-op at run time)."""
         return index if binding.is_host else f"min({index}, {length} - 1u)"
+
+    def _bf16_store(self, binding: k.BindingOp, index: str, value: str) -> None:
+        """A store into a bf16 buffer (two elements per word), rounded to nearest even."""
+        length = self._length(binding)
+        word = self._element_ref(binding, floats.bf16_word_index(index))
+        self.emit(f"if ({index} < {length}) {{")
+        for line in floats.bf16_store(word, index, value):
+            self.emit(f"  {line}")
+        self.emit("}")
+
+    def _packed_store(
+        self, binding: k.BindingOp, tname: str, index: str, position: str, value: str, length: str
+    ) -> None:
+        """A store into a packed buffer: only this element's bits of its word change,
+        by compare-exchange on the word (checked like every loop)."""
+        ref = self._element_ref(binding, packed.word_index(tname, position))
+        done = self.names.fresh("store_done")
+        self.emit(f"if ({index} < {length}) {{")
+        for line in packed.store(tname, ref, position, value, done):
+            self.emit(f"  {line}")
+        self.depth += 1
+        self.loop_exit_check(f"!{done}", "a packed store")
+        self.depth -= 1
+        self.emit("}")
 
     def _atomic(self, op: k.AtomicOp) -> None:
         binding = self.binding(op)
@@ -1004,6 +1159,8 @@ _STATEMENTS: dict[type[Operation], Callable[[_Printer, Operation], None]] = {
     v.ConstOp: _Printer._const,
     v.SelectOp: _Printer._select,
     v.FmaOp: _Printer._fma,
+    v.FromElementsOp: _Printer._from_elements,
+    v.ExtractOp: _Printer._extract,
     v.CastOp: _Printer._cast,
     v.BitcastOp: _Printer._bitcast,
     v.SubgroupSizeOp: _Printer._subgroup_size,
@@ -1044,6 +1201,17 @@ VECTOR_WIDTH = 4
 #: rejects it as not yet implemented, and accepts the builtins once the device
 #: has the feature.
 SUBGROUP_SIZE_BUILTIN = "@builtin(subgroup_size) vyre_sg_size: u32"
+
+
+def _wrap_packed(tname: str, expression: str) -> str:
+    """A 32-bit register value wrapped to `tname` when it is an 8/16-bit type."""
+    return packed.normalize(tname, expression) if packed.is_packed(tname) else expression
+
+
+def _packed_atomic(binding: k.BindingOp) -> bool:
+    """Whether a binding is an array of `atomic<u32>` words holding packed 8/16-bit
+    values: every writable one (stores are compare-exchanges on the word)."""
+    return packed.is_packed(binding.element) and binding.access != "read_only"
 
 
 def uses_subgroups(descriptor: k.DescriptorOp) -> bool:
@@ -1208,13 +1376,67 @@ def _elementwise_access(descriptor: k.DescriptorOp, op: Operation) -> bool:
     ):
         return False
     binding = descriptor.binding_at(op.slot_number)
-    if binding is None or not binding.is_host or binding.is_atomic:
+    if binding is None or not binding.is_host or binding.is_atomic or _packed_bf16(binding):
+        return False
+    if semantics.ELEMENTS[binding.element].family == "vector":
+        return False
+    if semantics.storage_bytes(binding.element, VECTOR_WIDTH) != 4 * VECTOR_WIDTH:  # packed, wide
         return False
     return bool(binding.static_count) and binding.static_count % VECTOR_WIDTH == 0
 
 
+def _lane_by_lane(sem: semantics.OpSemantics, info: semantics.ElementType, args) -> str:
+    """A table op on vectors: the lane type's WGSL on each lane; `eq` holds when
+    every lane is equal, `ne` when any differs."""
+    lane_type = semantics.WGSL_TYPES[info.lane]
+    lanes = [
+        sem.wgsl(lane_type, *[f"{a}.{semantics.LANE_NAMES[k]}" for a in args])
+        for k in range(info.lanes)
+    ]
+    if sem.kind == "compare":
+        return "(" + (" && " if sem.name == "eq" else " || ").join(lanes) + ")"
+    return f"{info.wgsl}({', '.join(lanes)})"
+
+
+def _packed_bf16(binding: k.BindingOp) -> bool:
+    """A host bf16 buffer: two 16-bit halves per u32 word."""
+    return binding.is_host and binding.element == "bf16"
+
+
+def _unsupported_type(op: Operation) -> str | None:
+    """Why the WGSL backend cannot lower an element type that `op` uses, or None."""
+    types = [r.type for r in op.results] + [o.type for o in op.operands]
+    if isinstance(op, k.BindingOp):
+        types.append(op.element_type)
+    for ty in types:
+        tname = v.type_name(ty)
+        if tname is not None and (why := semantics.wgsl_unsupported(tname)) is not None:
+            return why
+    return None
+
+
+def check_types(descriptor: k.DescriptorOp) -> None:
+    """Raise a located error on the first op whose element type the WGSL backend
+    cannot lower."""
+    for op in descriptor.walk():
+        if (why := _unsupported_type(op)) is not None:
+            raise VyreDiagnostic([(op, why)])
+        if isinstance(op, k.BindingOp) and packed.is_packed(op.element) and op.static_count is None:
+            raise VyreDiagnostic(
+                [
+                    (
+                        op,
+                        f"the wgpu backend packs {op.element} values into 32-bit words and needs "
+                        f"the element count of @{op.buffer_name}: declare a static count "
+                        f"({op.element}[N]) instead of {op.element}[?]",
+                    )
+                ]
+            )
+
+
 def print_descriptor(descriptor: k.DescriptorOp, max_bytes: int = MAX_WGSL_BYTES) -> PrintedKernel:
     """The WGSL module of one descriptor."""
+    check_types(descriptor)
     printed = _Printer(descriptor).print()
     size = len(printed.wgsl.encode())
     if size > max_bytes:
