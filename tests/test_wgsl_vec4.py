@@ -117,3 +117,58 @@ def test_fused_chain_is_vec4_and_equals_the_reference():
     gpu = vyre_xdsl.run(text, {"x": x}, backend="wgpu", fuse=True)
     ref = vyre_xdsl.run(text, {"x": x}, backend="reference")
     np.testing.assert_allclose(gpu["out"], ref["out"], rtol=1e-6)
+
+
+NARROW = """
+vyre.program @p workgroup_size [16, 1, 1] {{
+  vyre.buffer @x binding 0 read_only : {t}[{n}]
+  vyre.buffer @y binding 1 write_only : {t}[{n}]
+  %i = vyre.invocation_id x
+  %c1 = vyre.const 1 : ui32
+  %j = vyre.add %i, %c1 : ui32
+  %a = vyre.load @x[%i] : {t}
+  %b = vyre.load @x[%j] : {t}
+  %s = vyre.add %a, %b : {t}
+  %r = vyre.mul %s, %a : {t}
+  vyre.store @y[%i] = %r : {t}
+}}
+"""
+
+NARROW_TYPES = {"ui8": np.uint8, "si8": np.int8, "ui16": np.uint16, "si16": np.int16}
+
+
+@pytest.mark.parametrize("tname", sorted(NARROW_TYPES))
+@pytest.mark.parametrize("n", [64, 68])
+def test_narrow_integers_take_whole_words_in_the_vec4_form(tname, n):
+    """Four 8-bit values are one u32 word, four 16-bit values two: each invocation
+    of the vec4 form loads and stores whole words, so no compare-exchange on a
+    word that neighbouring invocations share (the scalar form needs one per
+    store). Expectations: numpy's wrapping arithmetic; y[i] reads x[i + 1], which
+    past the end is 0 (SPEC: out-of-bounds loads give zero)."""
+    dtype = NARROW_TYPES[tname]
+    text = NARROW.format(t=tname, n=n)
+    (kernel,) = compile_module(parse_module(text))
+    assert "vec4 form" in kernel.wgsl
+    assert "atomicCompareExchangeWeak" not in kernel.wgsl
+    info = np.iinfo(dtype)
+    x = np.random.default_rng(n).integers(info.min, info.max + 1, n).astype(dtype)
+    wide = x.astype(np.int64)
+    after = np.append(wide[1:], 0)
+    expected = ((wide + after) * wide).astype(dtype)
+    got = vyre_xdsl.run(parse_module(text), {"x": x}, backend="wgpu")["y"]
+    np.testing.assert_array_equal(got, expected)
+
+
+def test_f16_takes_the_vec4_form_where_the_adapter_has_it():
+    from vyre_xdsl.runtime.device import gpu_device
+
+    if "shader-f16" not in gpu_device().features:
+        pytest.fail("this adapter has no shader-f16; the test needs one that has it")
+    text = NARROW.format(t="f16", n=64)
+    (kernel,) = compile_module(parse_module(text))
+    assert "vec4 form" in kernel.wgsl and "vec4<f16>" in kernel.wgsl
+    x = np.random.default_rng(3).standard_normal(64).astype(np.float16)
+    after = np.append(x[1:], np.float16(0))
+    expected = (x + after) * x  # numpy rounds each f16 op, as WGSL's f16 does
+    got = vyre_xdsl.run(parse_module(text), {"x": x}, backend="wgpu")["y"]
+    np.testing.assert_array_equal(got, expected)

@@ -218,6 +218,26 @@ def load(tname: str, word: str, index: str) -> str:
     return _as_type(tname, f"(({word} >> {shift}) & {_mask(tname)})")
 
 
+def pack_words(tname: str, values: list[str]) -> list[str]:
+    """The `u32` words holding `values` (consecutive elements from the start of a
+    word, a whole number of words' worth), each value's low bits in its place."""
+    per_word = WORD_BITS // _bits(tname)
+    assert len(values) % per_word == 0, "whole words only"
+    words = []
+    for first in range(0, len(values), per_word):
+        parts = [
+            f"((bitcast<u32>({value}) & {_mask(tname)}) << {k * _bits(tname)}u)"
+            for k, value in enumerate(values[first : first + per_word])
+        ]
+        words.append("(" + " | ".join(parts) + ")")
+    return words
+
+
+def per_word(tname: str) -> int:
+    """How many values of `tname` one `u32` word holds."""
+    return WORD_BITS // _bits(tname)
+
+
 def word_index(tname: str, index: str) -> str:
     return _position(tname, index)[0]
 

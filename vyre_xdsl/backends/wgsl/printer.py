@@ -476,7 +476,7 @@ class _Printer:
             return f"var<workgroup> {name}: array<{element}, {length}>;"
         access = "read" if binding.access == "read_only" else "read_write"
         if self.width > 1 and not binding.is_trap_sidecar:
-            element = f"vec{self.width}<{element}>"
+            element = vector_storage(binding.element)
         return (
             f"@group({binding.group_number}) @binding({binding.slot_number}) "
             f"var<storage, {access}> {name}: array<{element}>;"
@@ -691,7 +691,7 @@ class _Printer:
         for copy in range(self.width):
             self.copy = copy
             lane = remainder + copy
-            element = f"{vectors[lane // self.width]}[{lane % self.width}]"
+            element = _vector_lane(tname, vectors[lane // self.width], lane % self.width)
             self.let(op.result, f"({element} != 0u)" if tname == "i1" else element)
         self.copy = 0
 
@@ -703,8 +703,7 @@ class _Printer:
         cacheable = binding.slot_number not in self.stored_slots
         if cacheable and key in self.wide_vectors:
             return self.wide_vectors[key]
-        storage = semantics.WGSL_STORAGE_TYPES[v.type_name(op.result.type)]
-        vector = f"vec{self.width}<{storage}>"
+        vector = vector_storage(v.type_name(op.result.type))
         lanes = binding.static_count // self.width
         block = "vyre_invocation"
         if quotient:
@@ -720,17 +719,20 @@ class _Printer:
     def _vector_store(self, op: k._StoreOp) -> None:  # noqa: SLF001
         binding = self.binding(op)
         tname = v.type_name(op.value.type)
-        storage = semantics.WGSL_STORAGE_TYPES[tname]
         parts = []
         for copy in range(self.width):
             self.copy = copy
             value = self.name(op.value)
             parts.append(f"select(0u, 1u, {value})" if tname == "i1" else value)
         self.copy = 0
+        if packed.is_packed(tname):  # whole words: no other invocation shares them
+            parts = packed.pack_words(tname, parts)
+        vector = vector_storage(tname)
+        wide = parts[0] if len(parts) == 1 else f"{vector}({', '.join(parts)})"
         lanes = binding.static_count // self.width
         ref = self._element_ref(binding, "vyre_invocation")
         self.emit(f"if (vyre_invocation < {lanes}u) {{")
-        self.emit(f"  {ref} = vec{self.width}<{storage}>({', '.join(parts)});")
+        self.emit(f"  {ref} = {wide};")
         self.emit("}")
 
     # ------------------------------------------------------------------ statements
@@ -1265,7 +1267,7 @@ def vectorizable(descriptor: k.DescriptorOp) -> bool:
         if isinstance(op, k._IdOp) and op.axis_index != 0:  # noqa: SLF001
             return False
         if isinstance(op, v._TableOp) and op.semantics().trap_tag is not None:  # noqa: SLF001
-            if v.type_name(op.operands[0].type) == "si32":
+            if semantics.ELEMENTS[v.type_name(op.operands[0].type)].is_signed:
                 return False
         if isinstance(op, k._LoadOp | k._StoreOp):  # noqa: SLF001
             if not _elementwise_access(descriptor, op):
@@ -1380,9 +1382,31 @@ def _elementwise_access(descriptor: k.DescriptorOp, op: Operation) -> bool:
         return False
     if semantics.ELEMENTS[binding.element].family == "vector":
         return False
-    if semantics.storage_bytes(binding.element, VECTOR_WIDTH) != 4 * VECTOR_WIDTH:  # packed, wide
+    if vector_storage(binding.element) is None:
         return False
     return bool(binding.static_count) and binding.static_count % VECTOR_WIDTH == 0
+
+
+def vector_storage(tname: str) -> str | None:
+    """The WGSL storage type of four consecutive elements of `tname` in vec4
+    form, or None when that form does not handle the type: `vec4<T>` for the
+    32-bit types and f16, the whole `u32` word of four 8-bit values, the two
+    words of four 16-bit values."""
+    if packed.is_packed(tname):
+        words = VECTOR_WIDTH // packed.per_word(tname)
+        return "u32" if words == 1 else f"vec{words}<u32>"
+    if tname == "f16" or semantics.storage_bytes(tname, VECTOR_WIDTH) == 4 * VECTOR_WIDTH:
+        return f"vec{VECTOR_WIDTH}<{semantics.WGSL_STORAGE_TYPES[tname]}>"
+    return None
+
+
+def _vector_lane(tname: str, wide: str, lane: int) -> str:
+    """Element `lane` (0..3) of the four consecutive elements `wide` holds."""
+    if not packed.is_packed(tname):
+        return f"{wide}[{lane}]"
+    per_word = packed.per_word(tname)
+    word = wide if per_word == VECTOR_WIDTH else f"{wide}[{lane // per_word}]"
+    return packed.load(tname, word, f"{lane % per_word}u")
 
 
 def _lane_by_lane(sem: semantics.OpSemantics, info: semantics.ElementType, args) -> str:
