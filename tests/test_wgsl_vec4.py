@@ -140,15 +140,19 @@ NARROW_TYPES = {"ui8": np.uint8, "si8": np.int8, "ui16": np.uint16, "si16": np.i
 @pytest.mark.parametrize("tname", sorted(NARROW_TYPES))
 @pytest.mark.parametrize("n", [64, 68])
 def test_narrow_integers_take_whole_words_in_the_vec4_form(tname, n):
-    """Four 8-bit values are one u32 word, four 16-bit values two: each invocation
-    of the vec4 form loads and stores whole words, so no compare-exchange on a
+    """Sixteen 8-bit or eight 16-bit values are four u32 words (four values: one
+    or two words when the count is not a multiple of 16 or 8): each invocation
+    of the vector form loads and stores whole words, so no compare-exchange on a
     word that neighbouring invocations share (the scalar form needs one per
     store). Expectations: numpy's wrapping arithmetic; y[i] reads x[i + 1], which
     past the end is 0 (SPEC: out-of-bounds loads give zero)."""
     dtype = NARROW_TYPES[tname]
     text = NARROW.format(t=tname, n=n)
     (kernel,) = compile_module(parse_module(text))
-    assert "vec4 form" in kernel.wgsl
+    # 16 bytes per buffer and invocation where the count allows, else 4 values
+    width = 16 // dtype().itemsize if n % (16 // dtype().itemsize) == 0 else 4
+    assert f"runs logical invocations {width}i .. {width}i+{width - 1}" in kernel.wgsl
+    assert kernel.elements_per_invocation == width
     assert "atomicCompareExchangeWeak" not in kernel.wgsl
     info = np.iinfo(dtype)
     x = np.random.default_rng(n).integers(info.min, info.max + 1, n).astype(dtype)
@@ -172,3 +176,23 @@ def test_f16_takes_the_vec4_form_where_the_adapter_has_it():
     expected = (x + after) * x  # numpy rounds each f16 op, as WGSL's f16 does
     got = vyre_xdsl.run(parse_module(text), {"x": x}, backend="wgpu")["y"]
     np.testing.assert_array_equal(got, expected)
+
+
+def test_a_kernel_mixing_widths_takes_four_values_per_invocation():
+    """ui8 in, f32 out: 16 values would be 64 bytes of f32, so each invocation
+    runs four (one u32 word of ui8, one vec4<f32>). Expectation: numpy."""
+    text = """
+vyre.program @widen workgroup_size [16, 1, 1] {
+  vyre.buffer @x binding 0 read_only : ui8[64]
+  vyre.buffer @y binding 1 write_only : f32[64]
+  %i = vyre.invocation_id x
+  %a = vyre.load @x[%i] : ui8
+  %f = vyre.cast %a : ui8 to f32
+  vyre.store @y[%i] = %f : f32
+}
+"""
+    (kernel,) = compile_module(parse_module(text))
+    assert kernel.elements_per_invocation == 4
+    x = np.arange(64, dtype=np.uint8) * 4
+    got = vyre_xdsl.run(parse_module(text), {"x": x}, backend="wgpu")["y"]
+    np.testing.assert_array_equal(got, x.astype(np.float32))

@@ -585,7 +585,7 @@ def _check_launch(kernel: WgslKernel, profile: ProfileRecord, signature: dict, w
             f"{where}: grid {list(grid)} is outside [1, {MAX_WORKGROUPS_PER_AXIS}] workgroups per axis"
         )
     _check_indirect(kernel, signature, where)
-    if kernel.elements_per_invocation not in (1, 4) or kernel.part < 0:
+    if kernel.elements_per_invocation not in (1, 4, 8, 16) or kernel.part < 0:
         raise InvalidLaunchError(
             f"{where}: elements per invocation {kernel.elements_per_invocation}, part {kernel.part}"
         )

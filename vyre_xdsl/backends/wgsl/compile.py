@@ -84,7 +84,7 @@ def compile_descriptor(descriptor: k.DescriptorOp, max_bytes: int = MAX_WGSL_BYT
     # vec4 form: n is a multiple of 4 and each invocation covers four elements
     static_grid = dispatch.static_grid
     if printed.elements_per_invocation > 1:
-        static_grid = vector_grid(descriptor)
+        static_grid = vector_grid(descriptor, printed.elements_per_invocation)
     elif printed.groups_per_workgroup > 1:
         static_grid = coarsened_grid(descriptor, printed.groups_per_workgroup)
     kernel = WgslKernel(

@@ -380,7 +380,7 @@ class _Printer:
         self.helpers: list[str] = []
         self.has_barrier = any(isinstance(op, k.BarrierOp) for op in descriptor.walk())
         self.barrier_orders_storage = storage_shared_across_barriers(descriptor)
-        self.width = VECTOR_WIDTH if vectorizable(descriptor) else 1
+        self.width = kernel_width(descriptor)
         self.groups = 1 if self.width > 1 else groups_per_workgroup(descriptor)
         self.copy = 0
         # vec4 form: the vectors already loaded, by (slot, offset in vectors), of
@@ -434,8 +434,8 @@ class _Printer:
         ]
         if self.width > 1:
             out.append(
-                f"// vec{self.width} form: invocation i runs logical invocations "
-                f"{self.width}i .. {self.width}i+{self.width - 1}; launch grid {list(vector_grid(self.descriptor))}"
+                f"// vec4 form: invocation i runs logical invocations "
+                f"{self.width}i .. {self.width}i+{self.width - 1}; launch grid {list(vector_grid(self.descriptor, self.width))}"
             )
         if self.groups > 1:
             out.append(
@@ -476,7 +476,7 @@ class _Printer:
             return f"var<workgroup> {name}: array<{element}, {length}>;"
         access = "read" if binding.access == "read_only" else "read_write"
         if self.width > 1 and not binding.is_trap_sidecar:
-            element = vector_storage(binding.element)
+            element = vector_storage(binding.element, self.width)
         return (
             f"@group({binding.group_number}) @binding({binding.slot_number}) "
             f"var<storage, {access}> {name}: array<{element}>;"
@@ -683,7 +683,7 @@ class _Printer:
         binding = self.binding(op)
         tname = v.type_name(op.result.type)
         offset = _index_offset(op.index)
-        assert offset is not None, "vectorizable() accepts only constant offsets"
+        assert offset is not None, "kernel_width() accepts only constant offsets"
         quotient, remainder = divmod(offset, self.width)
         vectors = [self._wide_vector(binding, quotient, op)]
         if remainder:
@@ -691,24 +691,27 @@ class _Printer:
         for copy in range(self.width):
             self.copy = copy
             lane = remainder + copy
-            element = _vector_lane(tname, vectors[lane // self.width], lane % self.width)
+            element = _vector_lane(
+                tname, self.width, vectors[lane // self.width], lane % self.width
+            )
             self.let(op.result, f"({element} != 0u)" if tname == "i1" else element)
         self.copy = 0
 
     def _wide_vector(self, binding: k.BindingOp, quotient: int, op: Operation) -> str:
         """The name of vector `vyre_invocation + quotient` (mod 2^30) of `binding`,
         or the zero vector when it is out of bounds; loaded here unless cached."""
-        quotient %= 1 << 30
+        quotient %= (1 << 32) // self.width
         key = (binding.slot_number, quotient)
         cacheable = binding.slot_number not in self.stored_slots
         if cacheable and key in self.wide_vectors:
             return self.wide_vectors[key]
-        vector = vector_storage(v.type_name(op.result.type))
+        vector = vector_storage(v.type_name(op.result.type), self.width)
         lanes = binding.static_count // self.width
         block = "vyre_invocation"
         if quotient:
             block = self.names.fresh("vyre_vector")
-            self.emit(f"let {block} = (vyre_invocation + {quotient}u) & 0x3fffffffu;")
+            wrap = (1 << 32) // self.width - 1
+            self.emit(f"let {block} = (vyre_invocation + {quotient}u) & {wrap:#x}u;")
         wide = self.names.fresh("w_" + _sanitize(op.result.name_hint or "load"))
         ref = self._element_ref(binding, f"min({block}, {lanes - 1}u)")
         self.emit(f"let {wide} = select({vector}(), {ref}, {block} < {lanes}u);")
@@ -725,10 +728,8 @@ class _Printer:
             value = self.name(op.value)
             parts.append(f"select(0u, 1u, {value})" if tname == "i1" else value)
         self.copy = 0
-        if packed.is_packed(tname):  # whole words: no other invocation shares them
-            parts = packed.pack_words(tname, parts)
-        vector = vector_storage(tname)
-        wide = parts[0] if len(parts) == 1 else f"{vector}({', '.join(parts)})"
+        vector = vector_storage(tname, self.width)
+        wide = _vector_value(tname, vector, parts)
         lanes = binding.static_count // self.width
         ref = self._element_ref(binding, "vyre_invocation")
         self.emit(f"if (vyre_invocation < {lanes}u) {{")
@@ -1196,6 +1197,8 @@ _STATEMENTS: dict[type[Operation], Callable[[_Printer, Operation], None]] = {
 
 
 VECTOR_WIDTH = 4
+#: bytes each invocation of a vector form loads or stores per buffer, at most
+VECTOR_BYTES = 16
 
 #: the entry-point parameter a kernel that uses subgroup ops has (and no other
 #: kernel): how the runtime tells that a WGSL module needs the "subgroup" feature.
@@ -1234,20 +1237,21 @@ _NOT_ELEMENTWISE = (
 )
 
 
-def vectorizable(descriptor: k.DescriptorOp) -> bool:
-    """Whether the kernel can be printed in vec4 form: each invocation runs four
-    consecutive logical invocations with one 16-byte access per buffer.
+def _elementwise(descriptor: k.DescriptorOp) -> bool:
+    """Whether the kernel can be printed in a vector form (`kernel_width`): each
+    invocation runs several consecutive logical invocations with one wide access
+    per buffer.
 
     That is exact when the program is purely elementwise: every load and store
-    is at the top level and indexed by `invocation_id x` itself, every buffer it
-    touches has a static count that is a multiple of 4 (so element j is in
-    bounds exactly when its vec4 is), the counts that decide the launch are
-    multiples of 4 too, and nothing observes the workgroup (barriers, workgroup
-    memory, local/workgroup ids, atomics) or ends an invocation early (return,
-    traps, si32 div/mod). Logical invocations past the element count n are
-    skipped; their only effects would be out-of-bounds stores, which do nothing.
-    On the H200 this is the difference between 3.3 and 4.4 TB/s
-    (docs/performance.md).
+    is at the top level and indexed by `invocation_id x` (plus a constant, for
+    loads of buffers the kernel never stores to), and nothing observes the
+    workgroup (barriers, workgroup memory, local/workgroup ids, atomics) or ends
+    an invocation early (return, traps, signed div/mod). `kernel_width` adds
+    that every count involved is a multiple of the width, so an element is in
+    bounds exactly when its vector is. Logical invocations past the element
+    count n are skipped; their only effects would be out-of-bounds stores, which
+    do nothing. On the H200 this is the difference between 3.3 and 4.4 TB/s for
+    f32 (docs/performance.md).
     """
     d = descriptor.dispatch()
     if d is None or d.is_widened or d.static_grid is None:
@@ -1256,10 +1260,6 @@ def vectorizable(descriptor: k.DescriptorOp) -> bool:
         d.kernel_workgroup
     ):
         return False
-    for name in d.count_names:
-        binding = descriptor.binding_named(name)
-        if binding is None or not binding.static_count or binding.static_count % VECTOR_WIDTH:
-            return False
     memory_ops = 0
     for op in descriptor.walk():
         if isinstance(op, _NOT_ELEMENTWISE):
@@ -1274,6 +1274,37 @@ def vectorizable(descriptor: k.DescriptorOp) -> bool:
                 return False
             memory_ops += 1
     return memory_ops > 0
+
+
+def kernel_width(descriptor: k.DescriptorOp) -> int:
+    """How many consecutive logical invocations each invocation of the kernel
+    runs: 1 (the scalar form) unless the kernel is elementwise (`_elementwise`);
+    then 16 bytes of its narrowest element type (16 for 8-bit kernels, 8 for
+    16-bit ones) when every buffer it touches has a storage type at that width
+    and every count it touches or launches by is a multiple of it, else 4 under
+    the same rule, else 1."""
+    if not _elementwise(descriptor):
+        return 1
+    d = descriptor.dispatch()
+    touched = {
+        descriptor.binding_at(op.slot_number)
+        for op in descriptor.walk()
+        if isinstance(op, k._LoadOp | k._StoreOp)  # noqa: SLF001
+    }
+    counted = [descriptor.binding_named(name) for name in d.count_names]
+    narrowest = min(semantics.ELEMENTS[b.element].storage_bytes for b in touched)
+    for width in dict.fromkeys((VECTOR_BYTES // narrowest, VECTOR_WIDTH)):
+        if all(vector_storage(b.element, width) for b in touched) and all(
+            b is not None and b.static_count and b.static_count % width == 0
+            for b in [*touched, *counted]
+        ):
+            return width
+    return 1
+
+
+def vectorizable(descriptor: k.DescriptorOp) -> bool:
+    """Whether the kernel is printed in a vector form (`kernel_width` above 1)."""
+    return kernel_width(descriptor) > 1
 
 
 #: Coarsening of privatized kernels: each launched workgroup runs up to this many
@@ -1322,8 +1353,8 @@ def coarsened_grid(descriptor: k.DescriptorOp, groups_per: int) -> tuple[int, in
     return fold_grid(math.ceil(math.prod(d.static_grid) / groups_per))
 
 
-def vector_grid(descriptor: k.DescriptorOp) -> tuple[int, int, int]:
-    """The launch grid of a kernel in vec4 form: n / 4 invocations."""
+def vector_grid(descriptor: k.DescriptorOp, width: int) -> tuple[int, int, int]:
+    """The launch grid of a kernel in a vector form: n / width invocations."""
     from vyre_xdsl.dispatch import dispatch_grid
 
     d = descriptor.dispatch()
@@ -1334,7 +1365,7 @@ def vector_grid(descriptor: k.DescriptorOp) -> tuple[int, int, int]:
     # a part cut down to the workgroups of its guarded arms (lowering) launches fewer
     assert d.static_grid is not None
     n = min(n, math.prod(d.static_grid) * d.kernel_workgroup[0])
-    return dispatch_grid(-(-n // VECTOR_WIDTH), tuple(d.kernel_workgroup))
+    return dispatch_grid(-(-n // width), tuple(d.kernel_workgroup))
 
 
 def _index_offset(index: SSAValue) -> int | None:
@@ -1382,31 +1413,40 @@ def _elementwise_access(descriptor: k.DescriptorOp, op: Operation) -> bool:
         return False
     if semantics.ELEMENTS[binding.element].family == "vector":
         return False
-    if vector_storage(binding.element) is None:
-        return False
-    return bool(binding.static_count) and binding.static_count % VECTOR_WIDTH == 0
+    return True
 
 
-def vector_storage(tname: str) -> str | None:
-    """The WGSL storage type of four consecutive elements of `tname` in vec4
-    form, or None when that form does not handle the type: `vec4<T>` for the
-    32-bit types and f16, the whole `u32` word of four 8-bit values, the two
-    words of four 16-bit values."""
+def vector_storage(tname: str, width: int) -> str | None:
+    """The WGSL storage type of `width` consecutive elements of `tname` in a
+    vector form, or None when that form does not handle the type at that width:
+    `vec4<T>` for four 32-bit or f16 values, whole `u32` words for 8/16-bit
+    integers (one, two or four words). (Eight f16 values in four words would need
+    a bitcast between `u32` and `vec2<f16>`, which the WGSL compiler of wgpu 0.32
+    rejects, or `pack2x16float`, whose result WGSL leaves indeterminate for an
+    infinity; f16 stays at `vec4<f16>`.)"""
+    nbytes = semantics.ELEMENTS[tname].storage_bytes * width
     if packed.is_packed(tname):
-        words = VECTOR_WIDTH // packed.per_word(tname)
-        return "u32" if words == 1 else f"vec{words}<u32>"
-    if tname == "f16" or semantics.storage_bytes(tname, VECTOR_WIDTH) == 4 * VECTOR_WIDTH:
+        return {4: "u32", 8: "vec2<u32>", 16: "vec4<u32>"}.get(nbytes)
+    if width == VECTOR_WIDTH and nbytes in (8, 16) and (tname == "f16" or nbytes == 16):
         return f"vec{VECTOR_WIDTH}<{semantics.WGSL_STORAGE_TYPES[tname]}>"
     return None
 
 
-def _vector_lane(tname: str, wide: str, lane: int) -> str:
-    """Element `lane` (0..3) of the four consecutive elements `wide` holds."""
+def _vector_lane(tname: str, width: int, wide: str, lane: int) -> str:
+    """Element `lane` of the `width` consecutive elements that `wide` holds."""
     if not packed.is_packed(tname):
         return f"{wide}[{lane}]"
     per_word = packed.per_word(tname)
-    word = wide if per_word == VECTOR_WIDTH else f"{wide}[{lane // per_word}]"
+    word = wide if width == per_word else f"{wide}[{lane // per_word}]"
     return packed.load(tname, word, f"{lane % per_word}u")
+
+
+def _vector_value(tname: str, vector: str, parts: list[str]) -> str:
+    """The WGSL value of type `vector` holding the consecutive elements `parts`."""
+    if packed.is_packed(tname):  # whole words: no other invocation shares them
+        words = packed.pack_words(tname, parts)
+        return words[0] if len(words) == 1 else f"{vector}({', '.join(words)})"
+    return f"{vector}({', '.join(parts)})"
 
 
 def _lane_by_lane(sem: semantics.OpSemantics, info: semantics.ElementType, args) -> str:
