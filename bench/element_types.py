@@ -73,7 +73,7 @@ def expected(x: np.ndarray) -> np.ndarray:
 
 
 def same(got: np.ndarray, want: np.ndarray) -> bool:
-    """Integers exactly; floats within 2 ULP of the largest term (SPEC 3.4 lets a
+    """Integers exactly; floats within 2 ULP of the largest term (the language lets a
     GPU compiler contract `x * 3 + 7` into one fused multiply-add, which differs
     from two roundings by up to an ULP of `x * 3`, however small the result)."""
     if not np.issubdtype(want.dtype, np.floating):
