@@ -32,7 +32,7 @@ from xdsl.dialects.builtin import ModuleOp
 
 from vyre_xdsl.diagnostics import VyreDiagnostic, VyreError
 from vyre_xdsl.dialects.vyre import BufferOp, ProgramOp, programs
-from vyre_xdsl.semantics import ELEMENTS, HOST_DTYPES, vector_lanes, vector_records
+from vyre_xdsl.semantics import ELEMENTS, HOST_DTYPES, to_float, vector_lanes, vector_records
 
 
 class RunInputError(VyreError, ValueError):
@@ -299,7 +299,7 @@ def _converted(buffer: BufferSignature, source: np.ndarray, where: str) -> np.nd
     lane = ELEMENTS[info.lane] if info.lane is not None else info
     with np.errstate(all="ignore"):
         if lane.is_float:
-            converted = source.astype(dtype)
+            converted = to_float(source, dtype)
             if source.dtype.kind == "f":
                 changed = np.isfinite(source) & ~np.isfinite(converted)
             else:

@@ -295,9 +295,87 @@ def _f32(x: np.ndarray) -> np.ndarray:
     return np.asarray(x, dtype=np.float32)
 
 
+BF16 = np.dtype(ml_dtypes.bfloat16)
+
+
+def _f64_to_f32_odd(x: np.ndarray) -> np.ndarray:
+    """float64 -> float32 rounded to odd: an inexact result gets an odd last bit
+    (past the largest finite f32: the largest, whose last bit is odd), so rounding it
+    once more to a type of at most 22 significand bits (bf16) rounds `x` correctly."""
+    x = np.asarray(x, np.float64)
+    with np.errstate(all="ignore"):
+        near = x.astype(np.float32)
+        inexact = (near.astype(np.float64) != x) & ~np.isnan(x)
+        even = (near.view(np.uint32) & np.uint32(1)) == 0
+        up = x > near.astype(np.float64)
+        other = np.nextafter(near, np.where(up, np.float32(np.inf), np.float32(-np.inf)))
+    return np.where(inexact & even, other, near).astype(np.float32)
+
+
+def _int_to_f64_odd(x: np.ndarray) -> np.ndarray:
+    """An integer array as float64, rounded to odd where it is inexact (64-bit
+    magnitudes of 2^53 and above: the 11 bits shifted out leave a sticky last bit)."""
+    x = np.asarray(x)
+    if x.dtype.itemsize < 8:
+        return x.astype(np.float64)  # exact
+    bits = x.view(np.uint64)
+    negative = x < 0 if x.dtype.kind == "i" else np.zeros(x.shape, bool)
+    magnitude = np.where(negative, ~bits + np.uint64(1), bits)  # |INT64_MIN| = 2^63 too
+    sticky = ((magnitude & np.uint64(0x7FF)) != 0).astype(np.uint64)
+    odd = ((magnitude >> np.uint64(11)) | sticky).astype(np.float64) * 2048.0
+    wide = np.where(magnitude < np.uint64(2**53), magnitude.astype(np.float64), odd)
+    return np.where(negative, -wide, wide)
+
+
+def to_bf16(x) -> np.ndarray:
+    """Any real array (float or integer) rounded once to the nearest bfloat16, ties to
+    even; NaN -> the quiet NaN of its sign; beyond the range -> inf. Computed on bits
+    here, not by ml_dtypes' conversions (some versions convert float64 through float32
+    and so round twice)."""
+    x = np.asarray(x)
+    if x.dtype == BF16:
+        return x.copy()
+    if x.dtype.kind in "iu":
+        x = _int_to_f64_odd(x)
+    elif x.dtype.kind == "b":
+        x = x.astype(np.float32)
+    single = _f64_to_f32_odd(x) if x.dtype == np.float64 else x.astype(np.float32)
+    bits = single.view(np.uint32).astype(np.uint64)
+    nan = (bits & 0x7FFFFFFF) > 0x7F800000
+    rounded = (bits + 0x7FFF + ((bits >> 16) & 1)) >> 16
+    quiet = ((bits >> 16) & 0x8000) | 0x7FC0
+    return np.where(nan, quiet, rounded).astype(np.uint16).view(BF16)
+
+
+def to_float(x, dtype) -> np.ndarray:
+    """`x` rounded once to the float `dtype` (to nearest, ties to even); bf16 by
+    `to_bf16`, the others by numpy (whose conversions round once)."""
+    if np.dtype(dtype) == BF16:
+        return to_bf16(x)
+    return np.asarray(x).astype(dtype, copy=False)
+
+
+def literal_array(value, tname: str) -> np.ndarray:
+    """A one-element register of type `tname` holding the constant `value` (a float
+    constant rounded once to a float type)."""
+    dtype = NUMPY_DTYPES[tname]
+    if np.dtype(dtype) in FLOAT_DTYPES:
+        return to_float(np.array([value], np.float64), dtype)
+    return np.array([value], dtype=dtype)
+
+
 def _float_like(x: np.ndarray, a: np.ndarray) -> np.ndarray:
     """`x` in the float dtype of the operand `a` (f16, bf16, f32 or f64)."""
-    return np.asarray(x).astype(_dtype(a), copy=False)
+    x = np.asarray(x)
+    return x if x.dtype == _dtype(a) else to_float(x, _dtype(a))
+
+
+def _wide(a: np.ndarray) -> np.ndarray:
+    """The operand as arithmetic computes it: bf16 in float32 (exact), rounded once
+    by `_float_like` afterwards (f32's 24 bits make that single rounding of a bf16
+    sum, difference, product or quotient the correct one); others in their type."""
+    a = np.asarray(a)
+    return a.astype(np.float32) if a.dtype == BF16 else a
 
 
 def _shift_amount(b: np.ndarray) -> np.ndarray:
@@ -306,16 +384,20 @@ def _shift_amount(b: np.ndarray) -> np.ndarray:
 
 
 def _add(a, b):
-    return _float_like(a + b, a) if _is_float(a) else _wrap(_as_i64(a) + _as_i64(b), a)
+    return (
+        _float_like(_wide(a) + _wide(b), a) if _is_float(a) else _wrap(_as_i64(a) + _as_i64(b), a)
+    )
 
 
 def _sub(a, b):
-    return _float_like(a - b, a) if _is_float(a) else _wrap(_as_i64(a) - _as_i64(b), a)
+    return (
+        _float_like(_wide(a) - _wide(b), a) if _is_float(a) else _wrap(_as_i64(a) - _as_i64(b), a)
+    )
 
 
 def _mul(a, b):
     if _is_float(a):
-        return _float_like(a * b, a)
+        return _float_like(_wide(a) * _wide(b), a)
     # the int64 product wraps modulo 2^64: its low bits are the wrapped product
     return _wrap(_as_i64(a) * _as_i64(b), a)
 
@@ -335,7 +417,7 @@ def _truncated_quotient(a, b):
 def _div(a, b):
     if _is_float(a):
         with np.errstate(all="ignore"):
-            return _float_like(np.divide(a, b), a)
+            return _float_like(np.divide(_wide(a), _wide(b)), a)
     a, b = np.broadcast_arrays(np.asarray(a), np.asarray(b))
     dtype = a.dtype
     if _is_signed(a):
@@ -1013,7 +1095,7 @@ def evaluate_fma(a, b, c):
     wide = [np.broadcast_to(np.asarray(x, np.float64), a.shape).ravel() for x in (a, b, c)]
     fused = [_fma64(x, y, z, odd) for x, y, z in zip(*wide)]
     with np.errstate(all="ignore"):
-        return np.array(fused, np.float64).reshape(a.shape).astype(_dtype(a))
+        return to_float(np.array(fused, np.float64).reshape(a.shape), _dtype(a))
 
 
 def _fma64(a: float, b: float, c: float, odd: bool) -> float:
@@ -1106,8 +1188,8 @@ def evaluate_cast(x, source: str, target: str) -> np.ndarray:
     src, dst = ELEMENTS[source], ELEMENTS[target]
     if src.is_float and dst.is_int:
         return _saturating_float_to_int(x, dst)
-    if dst.is_float and src.is_int and target == "bf16":
-        return x.astype(np.float64).astype(dtype)  # ml_dtypes converts from floats
+    if target == "bf16":  # rounded once, whatever ml_dtypes' own conversions do
+        return to_bf16(x)
     return x.astype(dtype, casting="unsafe")
 
 

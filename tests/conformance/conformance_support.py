@@ -92,7 +92,22 @@ def check(case: Case, backend: str) -> None:
             device=backend != "reference",
         )
     for name, array in case.inputs.items():  # inputs are never modified
-        np.testing.assert_array_equal(inputs[name], array)
+        assert_same_bits(inputs[name], array, f"{case.name}: input {name}")
+
+
+def assert_same_bits(got: np.ndarray, want: np.ndarray, what: str) -> None:
+    """`got` is bit for bit `want` (dtype, shape and bytes): NaNs compare by their
+    bits, whatever numpy's and ml_dtypes' versions think of NaN == NaN."""
+    got, want = np.asarray(got), np.asarray(want)
+    assert got.dtype == want.dtype, f"{what}: dtype {got.dtype}, expected {want.dtype}"
+    assert got.shape == want.shape, f"{what}: shape {got.shape}, expected {want.shape}"
+    bytes_got = np.ascontiguousarray(got).reshape(-1).view(np.uint8).reshape(got.size, -1)
+    bytes_want = np.ascontiguousarray(want).reshape(-1).view(np.uint8).reshape(want.size, -1)
+    bad = np.flatnonzero(np.any(bytes_got != bytes_want, axis=1))
+    assert not bad.size, (
+        f"{what}: {bad.size} elements differ in their bits, first at {int(bad[0])}: "
+        f"got {got.reshape(-1)[bad[:4]]}, expected {want.reshape(-1)[bad[:4]]}"
+    )
 
 
 def expected_outputs(case: Case) -> dict[str, np.ndarray]:
@@ -108,13 +123,15 @@ def assert_within_wgsl_accuracy(case: Case, got: np.ndarray, what: str) -> None:
     """`got` within the accuracy WGSL states for `case.accuracy` on the case's inputs."""
     from vyre_xdsl.testing.wgsl_accuracy import bounds, outside
 
-    operands = list(case.inputs.values())
-    far = outside(case.accuracy, got, *operands)
+    got = np.asarray(got).reshape(-1)  # vector outputs: lane by lane
+    ty = ACCURACY_TYPES[got.dtype]
+    operands = [np.asarray(o).reshape(-1) for o in case.inputs.values()]
+    far = outside(case.accuracy, got, *operands, ty=ty)
     if case.flushed is not None:  # a device may flush subnormal operands and results (SPEC 3.4)
-        far &= outside(case.accuracy, got, *[flush_array(o) for o in operands])
-        lo, hi, _ = bounds(case.accuracy, *operands)
-        tiny = float(np.finfo(np.float32).tiny)
-        far &= ~((np.asarray(got) == 0) & (lo < tiny) & (hi > -tiny))
+        far &= outside(case.accuracy, got, *[flush_array(o) for o in operands], ty=ty)
+        lo, hi, _ = bounds(case.accuracy, *operands, ty=ty)
+        tiny = FLOAT_VIEWS[got.dtype][1]
+        far &= ~((got.astype(np.float64) == 0) & (lo < tiny) & (hi > -tiny))
     bad = np.flatnonzero(far)
     assert not bad.size, (
         f"{what}: {bad.size} elements beyond WGSL's accuracy for {case.accuracy}, first at {int(bad[0])}: "
@@ -128,6 +145,13 @@ FLOAT_VIEWS = {
     np.dtype(ml_dtypes.bfloat16): (np.int16, float(ml_dtypes.finfo(ml_dtypes.bfloat16).tiny)),
     np.dtype(np.float32): (np.int32, float(np.finfo(np.float32).tiny)),
     np.dtype(np.float64): (np.int64, float(np.finfo(np.float64).tiny)),
+}
+
+#: output dtype -> the type `vyre_xdsl.testing.wgsl_accuracy` holds it to
+ACCURACY_TYPES = {
+    np.dtype(np.float32): "f32",
+    np.dtype(np.float16): "f16",
+    np.dtype(ml_dtypes.bfloat16): "bf16",
 }
 
 
@@ -167,9 +191,16 @@ def flush(values) -> list:
 
 
 def flush_array(x: np.ndarray) -> np.ndarray:
-    """An f32 array with subnormals replaced by a zero of the same sign."""
-    x = np.asarray(x, np.float32)
-    return np.where(subnormal(x), np.copysign(np.float32(0), x), x).astype(np.float32)
+    """A float array (f16, bf16, f32, f64; anything else as f32) with the subnormals
+    of its own type replaced by a zero of the same sign (f16 below 2^-14, bf16 and
+    f32 below 2^-126), in its dtype; done on the bits, not by float arithmetic."""
+    x = np.asarray(x)
+    if x.dtype not in FLOAT_VIEWS:
+        x = x.astype(np.float32)
+    view, _ = FLOAT_VIEWS[x.dtype]
+    bits = x.view(view)
+    sign = bits & np.array(np.iinfo(view).min, view)  # the sign bit alone: a signed zero
+    return np.where(subnormal(x), sign, bits).astype(view).view(x.dtype)
 
 
 def assert_matches(

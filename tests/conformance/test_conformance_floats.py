@@ -278,6 +278,10 @@ def binary_cases(ty: str) -> list[Case]:
                 ulp=reference_ulp,
                 device_ulp=device_ulp,
                 flushed={"out": host(flushed, ty)},
+                # a GPU's division: WGSL's 2.5 ULP for f16 divisors in [2^-14, 2^14],
+                # f32's for bf16 (computed in f32) in [2^-126, 2^126], nothing stated
+                # outside (NVIDIA: x / x is inf for the largest f16); exact on the reference
+                accuracy="div" if op == "div" and ty in ("f16", "bf16") else None,
             )
         )
         nan_ref = table[op]
@@ -571,3 +575,105 @@ def test_the_references_round_correctly():
     assert round_to(2.0**-25, "f16") == 0.0 and round_to(3 * 2.0**-26, "f16") == 2.0**-24
     assert _f16_bits(round_to(0.1, "f16")) == 0x2E66
     assert round_to(Fraction(1, 3), "f64") == 1 / 3
+
+
+# ----------------------------------------------------------------- the helpers
+
+
+def _bits(array: np.ndarray) -> list[int]:
+    return array.view(f"u{array.dtype.itemsize}").tolist()
+
+
+def test_unchanged_inputs_compare_by_their_bits():
+    """A bf16 array with NaNs is the same as its copy whatever numpy and ml_dtypes
+    think of NaN == NaN; a different NaN payload or the other zero is a change."""
+    from conformance_support import assert_same_bits
+
+    a = host([math.nan, 1.0, -math.nan, 0.0], "bf16")
+    assert_same_bits(np.array(a, copy=True), a, "copy")
+    for index, bits in ((0, 0x7FC1), (3, 0x8000)):
+        changed = a.copy()
+        changed.view(np.uint16)[index] = bits
+        with pytest.raises(AssertionError, match="differ in their bits"):
+            assert_same_bits(changed, a, "changed")
+
+
+@pytest.mark.parametrize("ty", ["f16", "bf16"])
+def test_flush_acceptance_at_the_types_own_subnormals(ty):
+    """A device may flush the subnormals of f16 (below 2^-14) and bf16 (below
+    2^-126) to zero: `flush_array` flushes them (keeping the sign and the type), and
+    a zero where a subnormal is expected passes on a device, not on the reference;
+    a wrong normal value fails either way."""
+    from conformance_support import assert_matches, flush_array
+
+    tiny, normal = smallest_subnormal(ty), smallest_normal(ty)
+    values = host([tiny, -(normal - tiny), normal, 1.5], ty)
+    flushed = flush_array(values)
+    assert flushed.dtype == values.dtype
+    assert _bits(flushed) == _bits(host([0.0, -0.0, normal, 1.5], ty))
+    assert_matches(flushed, values, 0, "flushed", device=True)
+    with pytest.raises(AssertionError):
+        assert_matches(flushed, values, 0, "flushed on the reference")
+    wrong = host([0.0, -0.0, normal, 1.75], ty)
+    with pytest.raises(AssertionError, match="more than 0 ULP"):
+        assert_matches(wrong, values, 0, "wrong", device=True)
+    if ty == "f16":  # an f32 subnormal is a normal f16 value: not flushed
+        assert _bits(flush_array(host([2.0**-14], ty))) == _bits(host([2.0**-14], ty))
+
+
+@pytest.mark.parametrize("ty", ["f16", "bf16"])
+def test_device_division_of_the_type_is_held_to_wgsl_accuracy(ty):
+    """`div-f16`/`div-bf16` on a GPU: anything where WGSL states no accuracy (the
+    divisor outside [2^-14, 2^14] for f16, [2^-126, 2^126] for bf16 computed in f32,
+    e.g. x / x = inf for the largest f16 or a flushed 1.5 / 1.1e38), flushed
+    subnormal operands, and inside: f16 within 2.5 ULP (2 ULP off passes, 3 fail);
+    bf16 is the nearest bf16 of an f32 quotient within 2.5 f32 ULP, so a whole bf16
+    ULP off fails (1 / 1 must be 1)."""
+    from conformance_support import assert_within_wgsl_accuracy
+
+    case = next(c for c in CASES if c.name == f"div-{ty}")
+    a, b = (case.inputs[k].astype(np.float64) for k in ("a", "b"))
+    want = case.expected["out"]
+    p, emin, _ = FORMATS[ty]
+    low, high = 2.0**emin, 2.0**-emin
+    inside = np.isfinite(a) & (np.abs(b) >= low) & (np.abs(b) <= high)
+    inside &= np.isfinite(want.astype(np.float64)) & (np.abs(want.astype(np.float64)) >= 1.0)
+
+    def moved(ulps: int) -> np.ndarray:
+        """`want` `ulps` ULPs away from zero where `inside` (|want| >= 1: normal)."""
+        values = [
+            math.copysign(abs(w) + ulps * 2.0 ** (math.frexp(w)[1] - p), w) if keep else w
+            for w, keep in zip(want.astype(np.float64).tolist(), inside.tolist())
+        ]
+        return host([round_to(v, ty) for v in values], ty)
+
+    outside_range = (np.abs(b) > high) | ((np.abs(b) < low) & (b != 0))
+    anything = np.where(outside_range, np.float64(math.inf), want.astype(np.float64))
+    near = 2 if ty == "f16" else 0
+    for allowed in (want, case.flushed["out"], host(anything.tolist(), ty), moved(near)):
+        assert_within_wgsl_accuracy(case, allowed, "allowed")
+    with pytest.raises(AssertionError, match="beyond WGSL's accuracy"):
+        assert_within_wgsl_accuracy(case, moved(near + 1), "wrong")
+
+
+def test_the_reference_rounds_to_bf16_once():
+    """`semantics.to_bf16` (the reference's rounding to bf16, also of fma and casts)
+    against the exact rounding here, on values that round twice through f32: a
+    double just past a bf16 tie that f32 rounds onto the tie, and 64-bit integers
+    past ties that float64 rounds onto them."""
+    from vyre_xdsl.semantics import to_bf16
+
+    doubles = [1 + 2.0**-8 + 2.0**-40, -(1 + 2.0**-8 + 2.0**-40), 1.26953125 + 2.0**-40]
+    doubles += [largest("bf16") * (1 + 2.0**-9), 2.0**-134 * (1 + 2.0**-30), 3e38, 1e300]
+    got = to_bf16(np.array(doubles)).astype(np.float64).tolist()
+    assert got == [round_to(x, "bf16", negative_zero=x < 0) for x in doubles]
+    ints = [2**60 + 2**52 + 1, -(2**60 + 2**52 + 1), 2**63 - 1, -(2**63), 2**24 + 2**16 + 1]
+    assert to_bf16(np.array(ints, np.int64)).astype(np.float64).tolist() == [
+        round_to(v, "bf16") for v in ints
+    ]
+    unsigned = [2**64 - 1, 2**63 + 2**55 + 1, 2**32 - 1]
+    assert to_bf16(np.array(unsigned, np.uint64)).astype(np.float64).tolist() == [
+        round_to(v, "bf16") for v in unsigned
+    ]
+    nans = to_bf16(np.array([math.nan, -math.nan]))
+    assert _bits(nans) == [0x7FC0, 0xFFC0]  # the quiet NaN of its sign

@@ -107,25 +107,31 @@ def uint_cases(ty: str, lanes: int) -> list[Case]:
     return cases
 
 
-def compare_cases(ty: str, a: np.ndarray, b: np.ndarray) -> list[Case]:
+def compare_cases(ty: str, a: np.ndarray, b: np.ndarray, flushed: bool = False) -> list[Case]:
     """eq: every lane equal; ne: some lane differs. Half the vectors are made equal
-    to their partner so that both outcomes occur."""
+    to their partner so that both outcomes occur. `flushed` (f32 lanes): a device
+    may compare the lanes with their subnormals flushed to zero (SPEC 3.4)."""
     b = b.copy()
     b[::2] = a[::2]
     n = a.shape[0]
-    want_eq = [
-        all(COMPARE["eq"](x, y) for x, y in zip(p, q)) for p, q in zip(a.tolist(), b.tolist())
-    ]
-    want_ne = [
-        any(COMPARE["ne"](x, y) for x, y in zip(p, q)) for p, q in zip(a.tolist(), b.tolist())
-    ]
+
+    def want(op: str, x: np.ndarray, y: np.ndarray) -> np.ndarray:
+        every = all if op == "eq" else any
+        pairs = zip(x.tolist(), y.tolist())
+        return words(every(COMPARE[op](s, t) for s, t in zip(p, q)) for p, q in pairs)
+
+    def lanes_flushed(v: np.ndarray) -> np.ndarray:
+        return vectors(flush(v.reshape(-1).tolist()), "f32", 4)
+
     return [
         Case(
-            f"eq-{ty}", binary_program("eq", ty, "i1", n), {"a": a, "b": b}, {"out": words(want_eq)}
-        ),
-        Case(
-            f"ne-{ty}", binary_program("ne", ty, "i1", n), {"a": a, "b": b}, {"out": words(want_ne)}
-        ),
+            f"{op}-{ty}",
+            binary_program(op, ty, "i1", n),
+            {"a": a, "b": b},
+            {"out": want(op, a, b)},
+            flushed={"out": want(op, lanes_flushed(a), lanes_flushed(b))} if flushed else None,
+        )
+        for op in ("eq", "ne")
     ]
 
 
@@ -147,13 +153,25 @@ def float_cases(ty: str) -> list[Case]:
                 {"a": a, "b": b},
                 {"out": want},
                 flushed={"out": flushed},
+                # WGSL's division accuracy lane by lane, as for `div-f32`
+                accuracy="div" if op == "div" else None,
             )
         )
     single = vectors(edges, "f32", 4)
+    flushed_single = vectors(flush(single.reshape(-1).tolist()), "f32", 4)
     for op, ref in F32_EXACT_UNARY.items():
         want = vectors([f32(v) for v in _lanes(ref, single)], "f32", 4)
+        flushed = vectors([f32(v) for v in _lanes(ref, flushed_single)], "f32", 4)
         program_text = unary_program(op, ty, single.shape[0])
-        cases.append(Case(f"{op}-{ty}", program_text, {"a": single}, {"out": want}))
+        cases.append(
+            Case(
+                f"{op}-{ty}",
+                program_text,
+                {"a": single},
+                {"out": want},
+                flushed={"out": flushed},
+            )
+        )
     rng = np.random.default_rng(4)
     for op, (ref, budget, (lo, hi)) in F32_APPROX.items():
         values = rng.uniform(lo, hi, 64).astype(np.float32).reshape(-1, 4)
@@ -169,7 +187,7 @@ def float_cases(ty: str) -> list[Case]:
                 accuracy=op,
             )
         )
-    cases += compare_cases(ty, a, b)
+    cases += compare_cases(ty, a, b, flushed=True)
     return cases
 
 
@@ -280,3 +298,27 @@ def test_the_ops_that_take_vectors_are_the_documented_ones():
     }
     for ty, (lane, _) in VECTORS.items():
         assert {name for name, op in OPS.items() if ty in op.types} == takes[lane], ty
+
+
+def test_device_vector_division_and_flushes_are_accepted_lane_by_lane():
+    """`div-vector<4xf32>` on a GPU is held to WGSL's 2.5 ULP lane by lane (2 ULP
+    pass, 3 fail); `sign-vector<4xf32>` accepts 0 for a flushed subnormal lane and
+    still rejects a wrong lane."""
+    from conformance_support import assert_matches, assert_within_wgsl_accuracy
+
+    case = next(c for c in CASES if c.name == "div-vector<4xf32>")
+    want = case.expected["out"]
+    up = np.float32(np.inf)
+    two_ulp = np.nextafter(np.nextafter(want, up), up)
+    for allowed in (want, case.flushed["out"], two_ulp):
+        assert_within_wgsl_accuracy(case, allowed, "allowed")
+    with pytest.raises(AssertionError, match="beyond WGSL's accuracy"):
+        assert_within_wgsl_accuracy(case, np.nextafter(two_ulp, up), "wrong")
+    sign = next(c for c in CASES if c.name == "sign-vector<4xf32>")
+    want, flushed = sign.expected["out"], sign.flushed["out"]
+    assert (flushed != want).any()  # the subnormal lanes
+    assert_matches(flushed, want, 0, "flushed", flushed, device=True)
+    wrong = flushed.copy()
+    wrong[0, 2] = -wrong[0, 2] if wrong[0, 2] != 0 else 1.0
+    with pytest.raises(AssertionError, match="more than 0 ULP"):
+        assert_matches(wrong, want, 0, "wrong", flushed, device=True)

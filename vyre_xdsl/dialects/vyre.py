@@ -1581,7 +1581,7 @@ def _constant_array(value: SSAValue) -> np.ndarray | None:
     if not isinstance(owner, ConstOp):
         return None
     tname = type_name(owner.result.type)
-    return np.array([owner.literal()], dtype=semantics.NUMPY_DTYPES[tname])
+    return semantics.literal_array(owner.literal(), tname)
 
 
 def _attribute_for(array: np.ndarray, ty: Attribute) -> Attribute:

@@ -58,7 +58,7 @@ from vyre_xdsl.interpreter.atomics import atomic
 from vyre_xdsl.interpreter.lanes import Frame, Launch, broadcast
 from vyre_xdsl.interpreter.memory import Memory
 from vyre_xdsl.interpreter.trap import VyreTrap
-from vyre_xdsl.semantics import HOST_DTYPES, NUMPY_DTYPES
+from vyre_xdsl.semantics import HOST_DTYPES, NUMPY_DTYPES, literal_array
 
 
 class InterpreterError(VyreError):
@@ -325,7 +325,7 @@ def _set(frame: Frame, op: Operation, value: np.ndarray) -> None:
 @handles(ConstOp)
 def _const(m: Machine, op: ConstOp, frame: Frame, scope: Scope) -> None:
     ty = type_name(op.result.type)
-    _set(frame, op, np.array([op.literal()], dtype=NUMPY_DTYPES[ty]))
+    _set(frame, op, literal_array(op.literal(), ty))
 
 
 @handles(InvocationIdOp, WorkgroupIdOp, LocalIdOp)

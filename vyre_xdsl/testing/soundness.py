@@ -25,6 +25,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from functools import cache
 
+import ml_dtypes
 import numpy as np
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.universe import Universe
@@ -73,13 +74,19 @@ def outcome(
 
 
 def same_values(a: np.ndarray, b: np.ndarray, multiset: bool = False) -> bool:
-    """Equal arrays: f32 bit for bit, any two NaNs equal; `multiset` ignores order."""
+    """Equal arrays: floats (f16, bf16, f32, f64, and the lanes of float vectors)
+    bit for bit, any two NaNs equal (found on float64 values, whatever numpy's and
+    ml_dtypes' versions do with NaN); `multiset` ignores order."""
     if multiset:
         a, b = np.sort(a), np.sort(b)
     if a.shape != b.shape or a.dtype != b.dtype:
         return False
-    if a.dtype == np.float32:
-        return bool(np.all((np.isnan(a) & np.isnan(b)) | (a.view(np.uint32) == b.view(np.uint32))))
+    if a.dtype.names:  # vector records: lane by lane
+        return all(same_values(a[lane], b[lane]) for lane in a.dtype.names)
+    if a.dtype.kind == "f" or a.dtype == np.dtype(ml_dtypes.bfloat16):
+        unsigned = f"u{a.dtype.itemsize}"
+        nan = np.isnan(a.astype(np.float64)) & np.isnan(b.astype(np.float64))
+        return bool(np.all(nan | (a.view(unsigned) == b.view(unsigned))))
     return bool(np.array_equal(a, b))
 
 

@@ -30,8 +30,9 @@ from __future__ import annotations
 
 import re
 
-import ml_dtypes
 import numpy as np
+
+from vyre_xdsl.semantics import to_bf16
 
 #: the directive every module that mentions f16 starts with
 F16_ENABLE = "enable f16;"
@@ -103,7 +104,7 @@ def literal(value: float, tname: str) -> str:
     """A WGSL expression of IR float type `tname` with exactly `value`'s value
     (NaN: a quiet NaN of the same sign)."""
     if tname == "bf16":
-        return _f32_literal(float(np.array(value).astype(ml_dtypes.bfloat16).astype(np.float32)))
+        return _f32_literal(float(to_bf16(np.array(value, np.float64)).astype(np.float32)))
     if tname == "f16":
         half = np.float16(value)
         if np.isfinite(half):
