@@ -32,7 +32,14 @@ from xdsl.dialects.builtin import ModuleOp
 
 from vyre_xdsl.diagnostics import VyreDiagnostic, VyreError
 from vyre_xdsl.dialects.vyre import BufferOp, ProgramOp, programs
-from vyre_xdsl.semantics import ELEMENTS, HOST_DTYPES, to_float, vector_lanes, vector_records
+from vyre_xdsl.semantics import (
+    ELEMENTS,
+    HOST_DTYPES,
+    PACKED_TYPES,
+    to_float,
+    vector_lanes,
+    vector_records,
+)
 
 
 class RunInputError(VyreError, ValueError):
@@ -235,7 +242,20 @@ def _checked_input(buffer: BufferSignature, inputs: Mapping[str, object]) -> np.
             "one element (a GPU cannot bind an empty buffer)"
         )
     _check_host_bytes(buffer, flat.size)
-    return flat
+    return _padded_to_words(buffer, flat)
+
+
+def _padded_to_words(buffer: BufferSignature, flat: np.ndarray) -> np.ndarray:
+    """A runtime-sized buffer of 8/16-bit integers holds whole 32-bit words (upstream
+    vyre's rule): its input is padded with zeros to a whole number of words, so
+    every backend sees the same elements and `vyre.buf_len` is that capacity."""
+    if buffer.count is not None or buffer.element not in PACKED_TYPES:
+        return flat
+    per_word = 4 // ELEMENTS[buffer.element].storage_bytes
+    spare = -flat.size % per_word
+    if not spare:
+        return flat
+    return np.concatenate([flat, np.zeros(spare, dtype=flat.dtype)])
 
 
 def _host_array(buffer: BufferSignature, value: object) -> np.ndarray:

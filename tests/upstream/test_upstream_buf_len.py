@@ -11,9 +11,7 @@
   invocation 0, a loop bounded by `buf_len` whose body loads the input and
   assigns an outer local, a store after the loop), through the optimizer.
 
-The U8 cases (`basic_len_contracts.rs` byte capacity and byte packing,
-`dynamic_pack_contracts.rs`, `scatter_contracts.rs`) wait for the u8 element
-type; README.md lists them.
+The U8 cases are in test_upstream_buf_len_u8.py.
 """
 
 from __future__ import annotations

@@ -621,7 +621,11 @@ class _Printer:
             return f"{binding.static_count}u"
         self.used_slots.add(binding.slot_number)
         words = f"arrayLength(&{self.binding_names[binding.slot_number]})"
-        return f"({words} * 2u)" if _packed_bf16(binding) else words
+        if _packed_bf16(binding):
+            return f"({words} * 2u)"
+        if packed.is_packed(binding.element):
+            return f"({words} * {packed.per_word(binding.element)}u)"
+        return words
 
     def _helper(self, text: str) -> None:
         if text not in self.helpers:
@@ -1485,17 +1489,6 @@ def check_types(descriptor: k.DescriptorOp) -> None:
     for op in descriptor.walk():
         if (why := _unsupported_type(op)) is not None:
             raise VyreDiagnostic([(op, why)])
-        if isinstance(op, k.BindingOp) and packed.is_packed(op.element) and op.static_count is None:
-            raise VyreDiagnostic(
-                [
-                    (
-                        op,
-                        f"the wgpu backend packs {op.element} values into 32-bit words and needs "
-                        f"the element count of @{op.buffer_name}: declare a static count "
-                        f"({op.element}[N]) instead of {op.element}[?]",
-                    )
-                ]
-            )
 
 
 def print_descriptor(descriptor: k.DescriptorOp, max_bytes: int = MAX_WGSL_BYTES) -> PrintedKernel:
