@@ -503,3 +503,44 @@ def test_a_runtime_sized_packed_buffer_holds_whole_words(backend, ty):
     got = vyre_xdsl.run(text, {"x": x}, backend=backend)
     assert got["n"].tolist() == [padded.size]
     assert got["x"].tolist() == (padded.astype(np.int64) * 2).astype(dtype).tolist()
+
+
+INTEGER_PIPELINE = """
+vyre.program @widen workgroup_size [8, 1, 1] {
+  vyre.buffer @x binding 0 read_only : ui8[16]
+  vyre.buffer @t binding 1 read_write : si64[16]
+  %i = vyre.invocation_id x
+  %v = vyre.load @x[%i] : ui8
+  %w = vyre.cast %v : ui8 to si64
+  %k = vyre.const -1000000000000 : si64
+  %s = vyre.mul %w, %k : si64
+  vyre.store @t[%i] = %s : si64
+}
+vyre.program @narrow workgroup_size [8, 1, 1] {
+  vyre.buffer @t binding 0 read_only : si64[16]
+  vyre.buffer @y binding 1 write_only : si16[16]
+  vyre.buffer @z binding 2 write_only : si64[16]
+  %i = vyre.invocation_id x
+  %v = vyre.load @t[%i] : si64
+  %n = vyre.cast %v : si64 to si16
+  vyre.store @y[%i] = %n : si16
+  vyre.store @z[%i] = %v : si64
+}
+"""
+
+
+def test_a_bundle_carries_the_integer_types():
+    """A megakernel bundle of ui8, si64 and si16 buffers runs like the source on both
+    backends. Expectations: numpy's wrapping int64 arithmetic and int16 truncation."""
+    from vyre_xdsl.megakernel.bundle import TargetModuleBundle
+    from vyre_xdsl.megakernel.compile import compile_module
+    from vyre_xdsl.megakernel.run import run_bundle
+
+    x = np.array([0, 1, 2, 255, 128, 7, 9, 200, 3, 4, 5, 6, 77, 88, 99, 254], dtype=np.uint8)
+    data = compile_module(vyre_xdsl.parse(INTEGER_PIPELINE)).bundle_bytes()
+    assert TargetModuleBundle.from_bytes(data).modules
+    wide = x.astype(np.int64) * np.int64(-1000000000000)
+    for backend in ("wgpu", "reference"):
+        got = run_bundle(data, {"x": x, "t": np.zeros(16, np.int64)}, backend=backend)
+        np.testing.assert_array_equal(got["z"], wide)
+        np.testing.assert_array_equal(got["y"], wide.astype(np.int16))
