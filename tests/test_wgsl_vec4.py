@@ -170,7 +170,7 @@ def test_f16_takes_the_vec4_form_where_the_adapter_has_it():
         pytest.fail("this adapter has no shader-f16; the test needs one that has it")
     text = NARROW.format(t="f16", n=64)
     (kernel,) = compile_module(parse_module(text))
-    assert "vec4 form" in kernel.wgsl and "vec4<f16>" in kernel.wgsl
+    assert "vec4 form" in kernel.wgsl and kernel.elements_per_invocation == 8
     x = np.random.default_rng(3).standard_normal(64).astype(np.float16)
     after = np.append(x[1:], np.float16(0))
     expected = (x + after) * x  # numpy rounds each f16 op, as WGSL's f16 does
@@ -196,3 +196,33 @@ vyre.program @widen workgroup_size [16, 1, 1] {
     x = np.arange(64, dtype=np.uint8) * 4
     got = vyre_xdsl.run(parse_module(text), {"x": x}, backend="wgpu")["y"]
     np.testing.assert_array_equal(got, x.astype(np.float32))
+
+
+def test_f16_halves_are_written_bit_exactly_in_the_vector_form():
+    """Eight f16 values per invocation are read with unpack2x16float and written
+    with the printer's own f16 bit conversion: zeros, subnormals, the largest
+    finite value, infinities and a quiet NaN keep their bits through `neg`
+    (expected: the input bits with the sign bit flipped, plain numpy)."""
+    from vyre_xdsl.runtime.device import gpu_device
+
+    if "shader-f16" not in gpu_device().features:
+        pytest.fail("this adapter has no shader-f16; the test needs one that has it")
+    text = """vyre.program @negate workgroup_size [16, 1, 1] {
+  vyre.buffer @x binding 0 read_only : f16[64]
+  vyre.buffer @y binding 1 write_only : f16[64]
+  %i = vyre.invocation_id x
+  %v = vyre.load @x[%i] : f16
+  %n = vyre.neg %v : f16
+  vyre.store @y[%i] = %n : f16
+}
+"""
+    (kernel,) = compile_module(parse_module(text))
+    assert kernel.elements_per_invocation == 8
+    edges = [0x0000, 0x8000, 0x0001, 0x8001, 0x03FF, 0x0400, 0x3C00, 0x7BFF]
+    edges += [0x7C00, 0xFC00, 0x7E00, 0x0200, 0x3555, 0x1234, 0xABCD, 0xFE01]
+    bits = np.array(edges * 4, dtype=np.uint16)
+    got = vyre_xdsl.run(text, {"x": bits.view(np.float16)}, backend="wgpu")["y"]
+    flushed = (bits & 0x7C00) == 0  # a device may flush f16 subnormals to zero
+    want = bits ^ np.uint16(0x8000)
+    ok = (got.view(np.uint16) == want) | (flushed & ((got.view(np.uint16) & 0x7FFF) == 0))
+    assert ok.all(), [hex(b) for b in bits[~ok]]

@@ -733,6 +733,8 @@ class _Printer:
             parts.append(f"select(0u, 1u, {value})" if tname == "i1" else value)
         self.copy = 0
         vector = vector_storage(tname, self.width)
+        if tname == "f16" and vector == "vec4<u32>":
+            self._helper(F16_BITS_HELPER)
         wide = _vector_value(tname, vector, parts)
         lanes = binding.static_count // self.width
         ref = self._element_ref(binding, "vyre_invocation")
@@ -1424,12 +1426,12 @@ def vector_storage(tname: str, width: int) -> str | None:
     """The WGSL storage type of `width` consecutive elements of `tname` in a
     vector form, or None when that form does not handle the type at that width:
     `vec4<T>` for four 32-bit or f16 values, whole `u32` words for 8/16-bit
-    integers (one, two or four words). (Eight f16 values in four words would need
-    a bitcast between `u32` and `vec2<f16>`, which the WGSL compiler of wgpu 0.32
-    rejects, or `pack2x16float`, whose result WGSL leaves indeterminate for an
-    infinity; f16 stays at `vec4<f16>`.)"""
+    integers (one, two or four words) and for eight f16 values (four words; WGSL
+    compiled by wgpu 0.32 rejects bitcasts between `u32` and `vec2<f16>`, so the
+    halves are read with `unpack2x16float` and written with `F16_BITS_HELPER`,
+    both exact)."""
     nbytes = semantics.ELEMENTS[tname].storage_bytes * width
-    if packed.is_packed(tname):
+    if packed.is_packed(tname) or (tname == "f16" and width == 2 * VECTOR_WIDTH):
         return {4: "u32", 8: "vec2<u32>", 16: "vec4<u32>"}.get(nbytes)
     if width == VECTOR_WIDTH and nbytes in (8, 16) and (tname == "f16" or nbytes == 16):
         return f"vec{VECTOR_WIDTH}<{semantics.WGSL_STORAGE_TYPES[tname]}>"
@@ -1438,6 +1440,8 @@ def vector_storage(tname: str, width: int) -> str | None:
 
 def _vector_lane(tname: str, width: int, wide: str, lane: int) -> str:
     """Element `lane` of the `width` consecutive elements that `wide` holds."""
+    if tname == "f16" and width == 2 * VECTOR_WIDTH:  # two halves per word, exact
+        return f"f16(unpack2x16float({wide}[{lane // 2}]).{'xy'[lane % 2]})"
     if not packed.is_packed(tname):
         return f"{wide}[{lane}]"
     per_word = packed.per_word(tname)
@@ -1445,8 +1449,35 @@ def _vector_lane(tname: str, width: int, wide: str, lane: int) -> str:
     return packed.load(tname, word, f"{lane % per_word}u")
 
 
+#: The binary16 bits of an f16 value, exactly (through its f32 bits: every f16
+#: value is an f32 value), infinities and NaNs included; WGSL's `pack2x16float`
+#: leaves infinities indeterminate, and naga rejects `bitcast<u32>(vec2<f16>)`.
+F16_BITS_HELPER = """fn vyre_f16_bits(h: f16) -> u32 {
+  let b = bitcast<u32>(f32(h));
+  let sign = (b >> 16u) & 0x8000u;
+  let e = (b >> 23u) & 0xffu;
+  let m = b & 0x7fffffu;
+  if (e == 0xffu) {
+    return sign | 0x7c00u | select(0u, 0x200u | (m >> 13u), m != 0u);
+  }
+  if (e < 103u) {
+    return sign;
+  }
+  if (e < 113u) {
+    return sign | ((m | 0x800000u) >> (126u - e));
+  }
+  return sign | ((e - 112u) << 10u) | (m >> 13u);
+}"""
+
+
 def _vector_value(tname: str, vector: str, parts: list[str]) -> str:
     """The WGSL value of type `vector` holding the consecutive elements `parts`."""
+    if tname == "f16" and vector == "vec4<u32>":  # two halves per word
+        words = [
+            f"(vyre_f16_bits({a}) | (vyre_f16_bits({b}) << 16u))"
+            for a, b in zip(parts[::2], parts[1::2], strict=True)
+        ]
+        return f"{vector}({', '.join(words)})"
     if packed.is_packed(tname):  # whole words: no other invocation shares them
         words = packed.pack_words(tname, parts)
         return words[0] if len(words) == 1 else f"{vector}({', '.join(words)})"
