@@ -20,22 +20,12 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from test_upstream_buf_len import WRITER
 from upstream_support import backends, run
 
 TEXT = np.frombuffer(b"int x = 1; // trailing\n", dtype=np.uint8)
 
-BYTE_LEN = """vyre.program @len workgroup_size [1, 1, 1] {
-  vyre.buffer @input binding 0 read_only : ui8[?]
-  vyre.buffer @out binding 1 write_only : ui32[1]
-  %i = vyre.invocation_id x
-  %z = vyre.const 0 : ui32
-  %first = vyre.eq %i, %z : ui32
-  vyre.if %first {
-    %n = vyre.buf_len @input
-    vyre.store @out[%z] = %n : ui32
-  }
-}
-"""
+BYTE_LEN = WRITER.replace("ui32[?]", "ui8[?]")  # the u32 case's program on a U8 input
 
 
 def byte_load(index: int) -> str:
@@ -77,6 +67,24 @@ def four_byte_pack(start: int) -> str:
     %all = vyre.bit_or %p0, %mid : ui32
     vyre.store @out[%z] = %all : ui32
   }}
+}}
+"""
+
+
+def _per_word_program(name: str, buffers: str, words: int, lanes: str) -> str:
+    """Upstream's `Program::wrapped(..., [256, 1, 1], ...)` of these files: a
+    runtime-sized U8 `@input`, then `buffers`; invocation `w < words` runs
+    `lanes` with `%w4 = 4 w` (and `%one_c = 1`)."""
+    return f"""vyre.program @{name} workgroup_size [256, 1, 1] {{
+  vyre.buffer @input binding 0 read_only : ui8[?]
+{buffers}  %w = vyre.invocation_id x
+  %one_c = vyre.const 1 : ui32
+  %words = vyre.const {words} : ui32
+  %inside = vyre.lt %w, %words : ui32
+  vyre.if %inside {{
+      %four = vyre.const 4 : ui32
+      %w4 = vyre.mul %w, %four : ui32
+{lanes}  }}
 }}
 """
 
@@ -136,19 +144,7 @@ def dynamic_pack(kind: str) -> str:
       vyre.store @out[%w] = %all : ui32
 """
     out = "write_only" if kind == "or" else "read_write"
-    return f"""vyre.program @pack workgroup_size [256, 1, 1] {{
-  vyre.buffer @input binding 0 read_only : ui8[?]
-  vyre.buffer @out binding 1 {out} : ui32[4]
-  %w = vyre.invocation_id x
-  %one_c = vyre.const 1 : ui32
-  %words = vyre.const 4 : ui32
-  %inside = vyre.lt %w, %words : ui32
-  vyre.if %inside {{
-      %four = vyre.const 4 : ui32
-      %w4 = vyre.mul %w, %four : ui32
-{lanes}  }}
-}}
-"""
+    return _per_word_program("pack", f"  vyre.buffer @out binding 1 {out} : ui32[4]\n", 4, lanes)
 
 
 @backends
@@ -221,19 +217,11 @@ def offset_scatter(words: int) -> str:
             + _scatter_tail(k, f"%v{k}"),
             3,
         )
-    return f"""vyre.program @scatter workgroup_size [256, 1, 1] {{
-  vyre.buffer @input binding 0 read_only : ui8[?]
-  vyre.buffer @offsets binding 1 read_only : ui32[{4 * words}]
-  vyre.buffer @out binding 2 read_write : ui32[{words}]
-  %w = vyre.invocation_id x
-  %words = vyre.const {words} : ui32
-  %inside = vyre.lt %w, %words : ui32
-  vyre.if %inside {{
-      %four = vyre.const 4 : ui32
-      %w4 = vyre.mul %w, %four : ui32
-{lanes}  }}
-}}
-"""
+    buffers = (
+        f"  vyre.buffer @offsets binding 1 read_only : ui32[{4 * words}]\n"
+        f"  vyre.buffer @out binding 2 read_write : ui32[{words}]\n"
+    )
+    return _per_word_program("scatter", buffers, words, lanes)
 
 
 def masked_comment_scatter(words: int) -> str:
@@ -267,21 +255,13 @@ def masked_comment_scatter(words: int) -> str:
             f"  vyre.if %keep{k} {{\n" + _indented(kept, 2) + "  }\n}\n"
         )
         lanes += _indented(lane, 3)
-    return f"""vyre.program @scatter workgroup_size [256, 1, 1] {{
-  vyre.buffer @input binding 0 read_only : ui8[?]
-  vyre.buffer @mask binding 1 read_only : ui32[{total}]
-  vyre.buffer @comment_mask binding 2 read_only : ui32[{total}]
-  vyre.buffer @offsets binding 3 read_only : ui32[{total}]
-  vyre.buffer @out binding 4 read_write : ui32[{words}]
-  %w = vyre.invocation_id x
-  %words = vyre.const {words} : ui32
-  %inside = vyre.lt %w, %words : ui32
-  vyre.if %inside {{
-      %four = vyre.const 4 : ui32
-      %w4 = vyre.mul %w, %four : ui32
-{lanes}  }}
-}}
-"""
+    buffers = (
+        f"  vyre.buffer @mask binding 1 read_only : ui32[{total}]\n"
+        f"  vyre.buffer @comment_mask binding 2 read_only : ui32[{total}]\n"
+        f"  vyre.buffer @offsets binding 3 read_only : ui32[{total}]\n"
+        f"  vyre.buffer @out binding 4 read_write : ui32[{words}]\n"
+    )
+    return _per_word_program("scatter", buffers, words, lanes)
 
 
 @backends
