@@ -218,16 +218,21 @@ def load(tname: str, word: str, index: str) -> str:
     return _as_type(tname, f"(({word} >> {shift}) & {_mask(tname)})")
 
 
+def _placed(tname: str, value: str, shift: str) -> str:
+    """A register value's bits of `tname` moved to bit `shift` of a `u32` word."""
+    return f"((bitcast<u32>({value}) & {_mask(tname)}) << {shift})"
+
+
 def pack_words(tname: str, values: list[str]) -> list[str]:
     """The `u32` words holding `values` (consecutive elements from the start of a
     word, a whole number of words' worth), each value's low bits in its place."""
-    per_word = WORD_BITS // _bits(tname)
-    assert len(values) % per_word == 0, "whole words only"
+    count = per_word(tname)
+    assert len(values) % count == 0, "whole words only"
     words = []
-    for first in range(0, len(values), per_word):
+    for first in range(0, len(values), count):
         parts = [
-            f"((bitcast<u32>({value}) & {_mask(tname)}) << {k * _bits(tname)}u)"
-            for k, value in enumerate(values[first : first + per_word])
+            _placed(tname, value, f"{k * _bits(tname)}u")
+            for k, value in enumerate(values[first : first + count])
         ]
         words.append("(" + " | ".join(parts) + ")")
     return words
@@ -247,7 +252,7 @@ def store(tname: str, ref: str, index: str, value: str, done: str) -> list[str]:
     `atomic<u32>` lvalue) with `value`, by compare-exchange until no other
     invocation changed the word in between; `done` is set when it succeeded."""
     _, shift = _position(tname, index)
-    bits = f"((bitcast<u32>({value}) & {_mask(tname)}) << {shift})"
+    bits = _placed(tname, value, shift)
     keep = f"(~({_mask(tname)} << {shift}))"
     return [
         f"var {done} = false;",
