@@ -588,7 +588,7 @@ class _Printer:
     def _id(self, op: k._IdOp) -> str:  # noqa: SLF001
         axis = op.axis_index
         component = "xyz"[axis]
-        if self.width > 1:  # vectorizable(): only invocation_id x occurs
+        if self.width > 1:  # kernel_width(): only invocation_id x occurs
             return f"(vyre_invocation * {self.width}u + {self.copy}u)"
         if self.dispatch.is_widened:
             if isinstance(op, k.LocalIdOp) or axis != 0:
@@ -1306,11 +1306,6 @@ def kernel_width(descriptor: k.DescriptorOp) -> int:
         ):
             return width
     return 1
-
-
-def vectorizable(descriptor: k.DescriptorOp) -> bool:
-    """Whether the kernel is printed in a vector form (`kernel_width` above 1)."""
-    return kernel_width(descriptor) > 1
 
 
 #: Coarsening of privatized kernels: each launched workgroup runs up to this many
