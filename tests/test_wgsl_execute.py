@@ -321,10 +321,9 @@ def test_workgroup_reduction_example(device):
     assert out["partial"].tolist() == x.reshape(64, 64).sum(axis=1).astype(np.uint32).tolist()
 
 
-def test_workgroup_memory_starts_zeroed(device):
-    # lavapipe (through wgpu) keeps the previous workgroup's values in
-    # workgroup memory; the kernel must clear it itself.
-    text = """
+#: Leaves `12345 + local_id` in every element of its workgroup memory (lavapipe
+#: keeps such values for the next kernel's workgroups).
+DIRTY = """
 vyre.program @dirty workgroup_size [64, 1, 1] {
   vyre.buffer @sink binding 0 write_only : ui32[4096]
   vyre.buffer @tile workgroup : ui32[64]
@@ -337,7 +336,15 @@ vyre.program @dirty workgroup_size [64, 1, 1] {
   %r = vyre.load @tile[%l] : ui32
   vyre.store @sink[%i] = %r : ui32
 }
-vyre.program @fresh workgroup_size [64, 1, 1] {
+"""
+
+
+def test_workgroup_memory_starts_zeroed(device):
+    # lavapipe (through wgpu) keeps the previous workgroup's values in
+    # workgroup memory; the kernel must clear it itself.
+    text = (
+        DIRTY
+        + """vyre.program @fresh workgroup_size [64, 1, 1] {
   vyre.buffer @out binding 1 write_only : ui32[4096]
   vyre.buffer @tile workgroup : ui32[64]
   %i = vyre.invocation_id x
@@ -346,6 +353,7 @@ vyre.program @fresh workgroup_size [64, 1, 1] {
   vyre.store @out[%i] = %r : ui32
 }
 """
+    )
     arrays = {"sink": np.zeros(4096, np.uint32), "out": np.ones(4096, np.uint32)}
     out = run(device, text, arrays)
     assert out["sink"].tolist() == (np.arange(4096) % 64 + 12345).tolist()
@@ -416,3 +424,64 @@ vyre.program @tree workgroup_size [64, 1, 1] {
     out = execute(device, kernels, arrays)
     assert out["swapped"].tolist() == list(range(1, 64)) + [0]
     assert out["partial"].tolist() == x.reshape(64, 64).sum(1, dtype=np.uint64).tolist()
+
+
+def test_a_guarded_tile_skips_zeroing_only_when_the_guard_holds_every_access(device):
+    # @dirty leaves values in workgroup memory (lavapipe keeps them); @guarded
+    # stores its tile at local_id first inside an `if` on the workgroup id that
+    # holds every tile access, so it is not zeroed and the stored values are
+    # read back; @read_after reads the tile after that `if`, so it is zeroed and
+    # the workgroups whose guard is false read 0.
+    text = (
+        DIRTY
+        + """vyre.program @guarded workgroup_size [64, 1, 1] {
+  vyre.buffer @reversed binding 1 read_write : ui32[4096]
+  vyre.buffer @tile workgroup : ui32[64]
+  %i = vyre.invocation_id x
+  %l = vyre.local_id x
+  %w = vyre.workgroup_id x
+  %half = vyre.const 32 : ui32
+  %run = vyre.lt %w, %half : ui32
+  vyre.if %run {
+    %three = vyre.const 3 : ui32
+    %v = vyre.mul %l, %three : ui32
+    vyre.store @tile[%l] = %v : ui32
+    vyre.barrier
+    %last = vyre.const 63 : ui32
+    %j = vyre.sub %last, %l : ui32
+    %r = vyre.load @tile[%j] : ui32
+    vyre.store @reversed[%i] = %r : ui32
+  }
+}
+vyre.program @read_after workgroup_size [64, 1, 1] {
+  vyre.buffer @after binding 2 write_only : ui32[4096]
+  vyre.buffer @tile workgroup : ui32[64]
+  %i = vyre.invocation_id x
+  %l = vyre.local_id x
+  %w = vyre.workgroup_id x
+  %half = vyre.const 32 : ui32
+  %run = vyre.lt %w, %half : ui32
+  vyre.if %run {
+    %three = vyre.const 3 : ui32
+    %v = vyre.mul %l, %three : ui32
+    vyre.store @tile[%l] = %v : ui32
+  }
+  vyre.barrier
+  %r = vyre.load @tile[%l] : ui32
+  vyre.store @after[%i] = %r : ui32
+}
+"""
+    )
+    kernels = compile_module(parse_module(text))
+    _, guarded, read_after = (k.wgsl for k in kernels)
+    assert "vyre_z" not in guarded and "vyre_z" in read_after
+    arrays = {
+        "sink": np.zeros(4096, np.uint32),
+        "reversed": np.full(4096, 9, np.uint32),
+        "after": np.full(4096, 9, np.uint32),
+    }
+    out = execute(device, kernels, arrays)
+    i = np.arange(4096)
+    lane, group = i % 64, i // 64
+    assert out["reversed"].tolist() == np.where(group < 32, (63 - lane) * 3, 9).tolist()
+    assert out["after"].tolist() == np.where(group < 32, lane * 3, 0).tolist()

@@ -200,9 +200,11 @@ vyre.program @widen workgroup_size [16, 1, 1] {
 
 def test_f16_halves_are_written_bit_exactly_in_the_vector_form():
     """Eight f16 values per invocation are read with unpack2x16float and written
-    with the printer's own f16 bit conversion: zeros, subnormals, the largest
-    finite value, infinities and a quiet NaN keep their bits through `neg`
-    (expected: the input bits with the sign bit flipped, plain numpy)."""
+    with `pack2x16float` or, for infinities and NaNs, the printer's own f16 bit
+    conversion: zeros, subnormals, the largest finite value and infinities keep
+    their bits through `neg` (expected: the input bits with the sign bit flipped,
+    plain numpy); a NaN stays a NaN (WGSL keeps neither a NaN's payload nor its
+    sign through arithmetic: the H200 does not)."""
     from vyre_xdsl.runtime.device import gpu_device
 
     if "shader-f16" not in gpu_device().features:
@@ -224,5 +226,8 @@ def test_f16_halves_are_written_bit_exactly_in_the_vector_form():
     got = vyre_xdsl.run(text, {"x": bits.view(np.float16)}, backend="wgpu")["y"]
     flushed = (bits & 0x7C00) == 0  # a device may flush f16 subnormals to zero
     want = bits ^ np.uint16(0x8000)
-    ok = (got.view(np.uint16) == want) | (flushed & ((got.view(np.uint16) & 0x7FFF) == 0))
+    got_bits = got.view(np.uint16)
+    nan = ((bits & 0x7C00) == 0x7C00) & ((bits & 0x03FF) != 0)
+    ok = (got_bits == want) | (flushed & ((got_bits & 0x7FFF) == 0))
+    ok[nan] = np.isnan(got[nan])
     assert ok.all(), [hex(b) for b in bits[~ok]]

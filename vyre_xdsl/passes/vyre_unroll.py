@@ -53,26 +53,11 @@ from xdsl.pattern_rewriter import (
     op_type_rewrite_pattern,
 )
 
+from vyre_xdsl.analysis.loops import UNROLL_MAX_TRIPS, constant_trip_range
 from vyre_xdsl.diagnostics import VyreError
 from vyre_xdsl.dialects.vyre import BlockOp, ConstOp, LoopOp, VarOp, ui32
 
-DEFAULT_MAX_TRIP_COUNT = 16
-
-
-def constant_ui32(value: SSAValue) -> int | None:
-    """The value of a `vyre.const` of type ui32, else None."""
-    owner = value.owner
-    if isinstance(owner, ConstOp) and value.type == ui32:
-        return int(owner.literal())
-    return None
-
-
-def constant_trip_range(loop: LoopOp) -> range | None:
-    """The values the loop variable takes, when both bounds are constants."""
-    lower, upper = constant_ui32(loop.lower), constant_ui32(loop.upper)
-    if lower is None or upper is None:
-        return None
-    return range(lower, upper)
+DEFAULT_MAX_TRIP_COUNT = UNROLL_MAX_TRIPS
 
 
 def iteration_block(loop: LoopOp, k: int) -> BlockOp:

@@ -116,3 +116,101 @@ vyre.program @wide_tile workgroup_size [64, 1, 1] {
 // CHECK:        for (var vyre_z: u32 = vyre_local; vyre_z < 128u; vyre_z = vyre_z + 64u) {
 // CHECK:        workgroupBarrier();
 // CHECK-NOT:  storageBarrier
+// CHECK:      // -----
+
+// A storage buffer that each invocation writes and reads back only at its own
+// `invocation_id x` (what fusing a producer with a consumer at the same index
+// leaves) is private to the invocation: the barriers need not order it.
+vyre.program @own workgroup_size [64, 1, 1] {
+  vyre.buffer @x binding 0 read_only : f32[256]
+  vyre.buffer @p binding 1 read_write : f32[256]
+  vyre.buffer @out binding 2 write_only : f32[4]
+  vyre.buffer @tile workgroup : f32[64]
+  %i = vyre.invocation_id x
+  %l = vyre.local_id x
+  %w = vyre.workgroup_id x
+  %v = vyre.load @x[%i] : f32
+  vyre.store @p[%i] = %v : f32
+  %back = vyre.load @p[%i] : f32
+  vyre.store @tile[%l] = %back : f32
+  vyre.barrier
+  %zero = vyre.const 0 : ui32
+  %first = vyre.eq %l, %zero : ui32
+  vyre.if %first {
+    %t = vyre.load @tile[%zero] : f32
+    vyre.store @out[%w] = %t : f32
+  }
+}
+
+// CHECK:      // vyre kernel @own id
+// CHECK-NOT:  storageBarrier
+// CHECK:      // -----
+
+// The same in a two-dimensional workgroup: `invocation_id x` is shared by the
+// invocations of a column, so the buffer is not private and the barrier fences.
+vyre.program @own2d workgroup_size [32, 2, 1] {
+  vyre.buffer @x binding 0 read_only : f32[256]
+  vyre.buffer @p binding 1 read_write : f32[256]
+  vyre.buffer @out binding 2 write_only : f32[4]
+  vyre.buffer @tile workgroup : f32[64]
+  %i = vyre.invocation_id x
+  %l = vyre.local_id x
+  %w = vyre.workgroup_id x
+  %v = vyre.load @x[%i] : f32
+  vyre.store @p[%i] = %v : f32
+  vyre.barrier
+  %back = vyre.load @p[%i] : f32
+  vyre.store @tile[%l] = %back : f32
+}
+
+// CHECK:      // vyre kernel @own2d id
+// CHECK:        storageBarrier();
+// CHECK-NEXT:   workgroupBarrier();
+// CHECK:      // -----
+
+// The tile's first store is at local_id in the then-branch of an `if` on a
+// workgroup-uniform condition (a fused arm's guard) that holds every access
+// to the tile: a workgroup either stores every element first or never touches
+// it, so the prologue does not zero it.
+vyre.program @guarded workgroup_size [64, 1, 1] {
+  vyre.buffer @out binding 0 write_only : ui32[4]
+  vyre.buffer @tile workgroup : ui32[64]
+  %l = vyre.local_id x
+  %w = vyre.workgroup_id x
+  %two = vyre.const 2 : ui32
+  %run = vyre.lt %w, %two : ui32
+  vyre.if %run {
+    vyre.store @tile[%l] = %l : ui32
+    vyre.barrier
+    %zero = vyre.const 0 : ui32
+    %first = vyre.eq %l, %zero : ui32
+    vyre.if %first {
+      %t = vyre.load @tile[%two] : ui32
+      vyre.store @out[%w] = %t : ui32
+    }
+  }
+}
+
+// CHECK:      // vyre kernel @guarded id
+// CHECK-NOT:  vyre_z
+// CHECK:      // -----
+
+// The same with a read of the tile after the `if`: a workgroup whose guard is
+// false reads it unwritten, so the prologue zeroes it.
+vyre.program @read_after workgroup_size [64, 1, 1] {
+  vyre.buffer @out binding 0 write_only : ui32[4]
+  vyre.buffer @tile workgroup : ui32[64]
+  %l = vyre.local_id x
+  %w = vyre.workgroup_id x
+  %two = vyre.const 2 : ui32
+  %run = vyre.lt %w, %two : ui32
+  vyre.if %run {
+    vyre.store @tile[%l] = %l : ui32
+  }
+  vyre.barrier
+  %t = vyre.load @tile[%two] : ui32
+  vyre.store @out[%w] = %t : ui32
+}
+
+// CHECK:      // vyre kernel @read_after id
+// CHECK:        for (var vyre_z: u32 = vyre_local; vyre_z < 64u; vyre_z = vyre_z + 64u) {

@@ -36,6 +36,7 @@ import numpy as np
 from xdsl.ir import Operation, SSAValue
 
 from vyre_xdsl import semantics
+from vyre_xdsl.analysis.loops import unrolled_trips
 from vyre_xdsl.backends.wgsl import floats, int64, packed
 from vyre_xdsl.diagnostics import VyreDiagnostic, VyreError
 from vyre_xdsl.dialects import kernel as k
@@ -307,6 +308,22 @@ def _in_loop(op: Operation, descriptor: k.DescriptorOp) -> bool:
     return False
 
 
+def _invocation_private(descriptor: k.DescriptorOp) -> set[str]:
+    """The storage buffers each of whose elements only one invocation touches:
+    every access to them is a plain load or store at `invocation_id x` itself,
+    and the kernel's workgroup is one-dimensional and not widened (so
+    `invocation_id x` differs between any two invocations of the dispatch).
+    A fused producer and consumer at the same element are such a buffer."""
+    dispatch = descriptor.dispatch()
+    if dispatch is None or dispatch.is_widened or tuple(dispatch.kernel_workgroup[1:]) != (1, 1):
+        return set()
+    private: dict[str, bool] = {}
+    for op, binding in _memory_ops(descriptor):
+        own = isinstance(op, k._LoadOp | k._StoreOp) and _index_offset(op.index) == 0  # noqa: SLF001
+        private[binding.buffer_name] = private.get(binding.buffer_name, True) and own
+    return {name for name, own in private.items() if own}
+
+
 def storage_shared_across_barriers(descriptor: k.DescriptorOp) -> bool:
     """Whether a barrier must also order storage memory (`storageBarrier()`).
 
@@ -314,15 +331,20 @@ def storage_shared_across_barriers(descriptor: k.DescriptorOp) -> bool:
     storage element that another invocation of its workgroup wrote before it:
     some storage buffer (the trap sidecar aside) is written by one op and
     accessed by another, or written inside a loop (a later iteration runs
-    after the barrier). Otherwise invocations never meet in storage memory and
-    `workgroupBarrier()` alone is the whole barrier. naga prints
-    `storageBarrier()` as a device-scope memory barrier, which NVIDIA's driver
-    turns into a fence that waits for every outstanding global access: in a
-    workgroup tree that fence per step was most of the kernel's time.
+    after the barrier), unless every access to it is a load or store at
+    `invocation_id x` itself in a one-dimensional workgroup (`_invocation_private`):
+    then each element belongs to one invocation. Otherwise invocations never meet
+    in storage memory and `workgroupBarrier()` alone is the whole barrier. naga
+    prints `storageBarrier()` as a device-scope memory barrier, which NVIDIA's
+    driver turns into a fence that waits for every outstanding global access: in
+    a workgroup tree that fence per step was most of the kernel's time.
     """
     accesses: dict[str, list[tuple[bool, bool]]] = {}
+    private = _invocation_private(descriptor)
     for op, binding in _memory_ops(descriptor):
         if not binding.is_host or binding.is_trap_sidecar:
+            continue
+        if binding.buffer_name in private:
             continue
         writes = isinstance(op, (k._StoreOp, k.AtomicOp))  # noqa: SLF001
         accesses.setdefault(binding.buffer_name, []).append(
@@ -338,30 +360,62 @@ def storage_shared_across_barriers(descriptor: k.DescriptorOp) -> bool:
 def written_before_read(descriptor: k.DescriptorOp, binding: k.BindingOp) -> bool:
     """Whether every element of workgroup buffer `binding` is stored before any
     invocation can read it, so that the prologue need not zero it: the first op
-    that touches it is a store at `local_id x`, at the top level of a kernel
-    with barriers, whose one-dimensional workgroup is exactly as wide as the
-    buffer, and no `return` comes before it."""
+    that touches it is a store at `local_id x` in a kernel with barriers whose
+    one-dimensional workgroup is exactly as wide as the buffer, no `return`
+    comes before it, and the store is at the top level of the kernel or of the
+    then-branch of a top-level `kernel.if` on a workgroup-uniform condition that
+    holds every access to the buffer (a fused arm's guard: a workgroup either
+    runs the whole arm, its store first, or never touches the buffer)."""
     dispatch = descriptor.dispatch()
     wx, wy, wz = dispatch.kernel_workgroup
     if dispatch.is_widened or (wy, wz) != (1, 1) or binding.static_count != wx:
         return False
     if not any(isinstance(op, k.BarrierOp) for op in descriptor.walk()):
         return False
+    first = _first_access(descriptor, binding)
+    if first is None or not _stores_own_element(first):
+        return False
+    scope = first.parent_op()
+    if scope is descriptor:
+        return True
+    if not isinstance(scope, k.IfOp) or scope.parent_op() is not descriptor:
+        return False
+    if first.parent_block() is not scope.then_region.block or not _workgroup_uniform(scope.cond):
+        return False
+    inside = set(scope.then_region.walk())
+    return all(op in inside for op, b in _memory_ops(descriptor) if b is binding)
+
+
+def _first_access(descriptor: k.DescriptorOp, binding: k.BindingOp) -> Operation | None:
+    """The first op (in program order) that touches `binding`; None when there is
+    none or a `return` comes before it."""
     for op in descriptor.walk():
         if isinstance(op, k.ReturnOp):
-            return False
-        if not isinstance(op, (k._LoadOp, k._StoreOp, k.AtomicOp)):  # noqa: SLF001
-            continue
-        if op.slot_number != binding.slot_number:
-            continue
-        index = op.index.owner
-        return (
-            isinstance(op, k.StoreSharedOp)
-            and op.parent_op() is descriptor
-            and isinstance(index, k.LocalIdOp)
-            and index.axis_index == 0
-        )
-    return False
+            return None
+        if isinstance(op, k._LoadOp | k._StoreOp | k.AtomicOp):  # noqa: SLF001
+            if op.slot_number == binding.slot_number:
+                return op
+    return None
+
+
+def _stores_own_element(op: Operation) -> bool:
+    index = op.index.owner
+    return (
+        isinstance(op, k.StoreSharedOp) and isinstance(index, k.LocalIdOp) and index.axis_index == 0
+    )
+
+
+def _workgroup_uniform(value: SSAValue, depth: int = 8) -> bool:
+    """The same in every invocation of a workgroup: a constant, the workgroup id,
+    or a pure op of such values (at most `depth` ops deep)."""
+    owner = value.owner
+    if isinstance(owner, v.ConstOp | k.WorkgroupIdOp):
+        return True
+    if depth == 0 or not isinstance(owner, v._TableOp):  # noqa: SLF001
+        return False
+    if owner.semantics().trap_tag is not None:
+        return False
+    return all(_workgroup_uniform(operand, depth - 1) for operand in owner.operands)
 
 
 class _Printer:
@@ -735,6 +789,7 @@ class _Printer:
         vector = vector_storage(tname, self.width)
         if tname == "f16" and vector == "vec4<u32>":
             self._helper(F16_BITS_HELPER)
+            self._helper(F16_PAIR_HELPER)
         wide = _vector_value(tname, vector, parts)
         lanes = binding.static_count // self.width
         ref = self._element_ref(binding, "vyre_invocation")
@@ -1102,6 +1157,10 @@ class _Printer:
         self.emit("}")
 
     def _for(self, op: k.ForOp) -> None:
+        trips = unrolled_trips(op)
+        if trips is not None:
+            self._unrolled_for(op, trips)
+            return
         counter = self.names.fresh("i_" + (_sanitize(op.induction.name_hint or "k")))
         lo, hi = self.name(op.lower), self.name(op.upper)
         # the counter outlives the loop: a loop only ends (without `return`)
@@ -1114,6 +1173,19 @@ class _Printer:
         self.block(op.body.block.ops)
         self.emit("}")
         self.loop_exit_check(f"{counter} < {hi}", "a loop")
+
+    def _unrolled_for(self, op: k.ForOp, trips: range) -> None:
+        """The loop as `len(trips)` scopes in a row, each binding the induction
+        value to its constant: every iteration's loads can be in flight at once,
+        and no counter is left for a driver to stop early."""
+        self.emit(f"// for {trips.start} to {trips.stop}, unrolled")
+        for value in trips:
+            self.emit("{")
+            self.depth += 1
+            self.let(op.induction, f"{value}u")
+            self.depth -= 1
+            self.block(op.body.block.ops)
+            self.emit("}")
 
     def _coarsened_body(self, op: k.RegionOp) -> None:
         """The program's own statements (between the zeroing and the flush of its
@@ -1423,7 +1495,7 @@ def vector_storage(tname: str, width: int) -> str | None:
     `vec4<T>` for four 32-bit or f16 values, whole `u32` words for 8/16-bit
     integers (one, two or four words) and for eight f16 values (four words; WGSL
     compiled by wgpu 0.32 rejects bitcasts between `u32` and `vec2<f16>`, so the
-    halves are read with `unpack2x16float` and written with `F16_BITS_HELPER`,
+    halves are read with `unpack2x16float` and written with `F16_PAIR_HELPER`,
     both exact)."""
     nbytes = semantics.ELEMENTS[tname].storage_bytes * width
     if packed.is_packed(tname) or (tname == "f16" and width == 2 * VECTOR_WIDTH):
@@ -1464,14 +1536,25 @@ F16_BITS_HELPER = """fn vyre_f16_bits(h: f16) -> u32 {
   return sign | ((e - 112u) << 10u) | (m >> 13u);
 }"""
 
+#: Two f16 values as one `u32` word (the first in the low half): `pack2x16float`,
+#: exact for every finite f16 value, unless either is an infinity or a NaN (an
+#: all-ones f32 exponent), which `vyre_f16_bits` converts. Data without
+#: infinities and NaNs takes the first branch throughout, which costs a few
+#: instructions where `vyre_f16_bits` on every half would cost about thirty.
+F16_PAIR_HELPER = """fn vyre_f16_pair(a: f16, b: f16) -> u32 {
+  let v = vec2<f32>(f32(a), f32(b));
+  let e = (bitcast<vec2<u32>>(v) >> vec2<u32>(23u)) & vec2<u32>(0xffu);
+  if (all(e != vec2<u32>(0xffu))) {
+    return pack2x16float(v);
+  }
+  return vyre_f16_bits(a) | (vyre_f16_bits(b) << 16u);
+}"""
+
 
 def _vector_value(tname: str, vector: str, parts: list[str]) -> str:
     """The WGSL value of type `vector` holding the consecutive elements `parts`."""
     if tname == "f16" and vector == "vec4<u32>":  # two halves per word
-        words = [
-            f"(vyre_f16_bits({a}) | (vyre_f16_bits({b}) << 16u))"
-            for a, b in zip(parts[::2], parts[1::2], strict=True)
-        ]
+        words = [f"vyre_f16_pair({a}, {b})" for a, b in zip(parts[::2], parts[1::2], strict=True)]
         return f"{vector}({', '.join(words)})"
     if packed.is_packed(tname):  # whole words: no other invocation shares them
         words = packed.pack_words(tname, parts)
