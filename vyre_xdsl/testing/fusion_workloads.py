@@ -128,17 +128,19 @@ def tree_sum(n: int) -> Workload:
     return Workload("tree_sum", "".join(texts), {"x": ("f32", n)}, out, _f32_sum, rtol=1e-5)
 
 
-def presum_tree(n: int) -> Workload:
-    if n % PRESUM:
-        raise ValueError(f"presum_tree needs a multiple of {PRESUM} elements, not {n}")
-    m = n // PRESUM
+def presum_tree(n: int, presum: int = PRESUM) -> Workload:
+    """Each invocation first adds `presum` elements strided by n / presum, then
+    the tree sums those partial sums."""
+    if n % presum:
+        raise ValueError(f"presum_tree needs a multiple of {presum} elements, not {n}")
+    m = n // presum
     presum = f"""vyre.program @presum workgroup_size [{WIDTH}, 1, 1] {{
   vyre.buffer @x binding 0 read_only : f32[{n}]
   vyre.buffer @s binding 1 write_only : f32[{m}]
   %i = vyre.invocation_id x
   %zero = vyre.const 0.0 : f32
   %lo = vyre.const 0 : ui32
-  %count = vyre.const {PRESUM} : ui32
+  %count = vyre.const {presum} : ui32
   %stride = vyre.const {m} : ui32
   vyre.let @acc = %zero : f32
   vyre.loop @k = %lo to %count {{
