@@ -38,7 +38,12 @@ os.environ.setdefault("WGPU_BACKEND_TYPE", "Vulkan")
 
 import vyre_xdsl  # noqa: E402
 from vyre_xdsl.runtime import gpu_device  # noqa: E402
-from vyre_xdsl.testing.fusion_workloads import WORKLOADS  # noqa: E402
+from vyre_xdsl.testing.fusion_workloads import WORKLOADS as TESTED  # noqa: E402
+from vyre_xdsl.testing.fusion_workloads import presum_tree  # noqa: E402
+
+#: the tested workloads, and the pre-sum at 32 elements per invocation, a loop
+#: the WGSL printer leaves rolled (it unrolls at most 16 iterations)
+WORKLOADS = {**TESTED, "presum32_tree": lambda n: presum_tree(n, presum=32)}
 
 WARMUP_SECONDS = 0.5
 VARIANTS = ("unfused", "fused", "forced")

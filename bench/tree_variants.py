@@ -34,6 +34,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import statistics
 import sys
 import time
@@ -202,6 +203,16 @@ def generated(text: str):
     return kernels[0]
 
 
+def declared_roles(wgsl: str) -> dict[int, str]:
+    """Binding slot -> buffer role of the storage buffers `wgsl` declares (a
+    mutated or older text may declare other bindings than the current printer)."""
+    roles = {}
+    for slot, name in re.findall(r"@binding\((\d+)\) var<storage[^>]*> (\w+):", wgsl):
+        role = {"b_x": "x", "b_grid": "grid", "vyre_trap_sidecar": "sidecar"}.get(name, "out")
+        roles[int(slot)] = role
+    return roles
+
+
 def grid_of(groups: int) -> tuple[int, int, int]:
     x = min(groups, 32768)
     return (x, groups // x, 1)
@@ -232,11 +243,7 @@ def variants(n: int, x: np.ndarray, old_tree: str | None = None) -> list[Variant
     def gen(name, text, expected, mutate=None):
         kernel = generated(text)
         wgsl = kernel.wgsl if mutate is None else mutate(kernel.wgsl)
-        roles = {b.slot: ("sidecar" if b.is_trap_sidecar else b.name) for b in kernel.bindings}
-        roles = {
-            slot: {"x": "x", "grid": "grid", "sidecar": "sidecar"}.get(r, "out")
-            for slot, r in roles.items()
-        }
+        roles = declared_roles(wgsl)
         groups = int(np.prod(kernel.static_grid))
         out.append(
             Variant(
@@ -286,8 +293,7 @@ def hand_variants(n, m, per256, per1024, per4096, strided, reads, x) -> list[Var
     v4 = HAND_TREE_VEC4.replace("BARRIER", "workgroupBarrier();")
     out.append(Variant("hand_tree_vec4", v4, n // 1024, n // 1024, per1024, reads))
     kernel = generated(presum_program(n, "add"))
-    roles = {b.slot: ("sidecar" if b.is_trap_sidecar else b.name) for b in kernel.bindings}
-    roles = {s: {"x": "x", "sidecar": "sidecar"}.get(r, "out") for s, r in roles.items()}
+    roles = declared_roles(kernel.wgsl)
     out.append(
         Variant(
             "gen_presum", kernel.wgsl, 0, m, strided, reads, roles, grid=tuple(kernel.static_grid)
@@ -309,10 +315,7 @@ def indirect_variant(n: int, x: np.ndarray) -> Variant:
     grid covers the largest buffer); the benchmark dispatches it directly."""
     per4096 = x.astype(np.float64).reshape(-1, 4096).sum(1).astype(np.float32)
     kernel = generated(presum_tree_ir(n))
-    roles = {
-        b.slot: ("sidecar" if b.is_trap_sidecar else {"x": "x", "grid": "grid"}.get(b.name, "out"))
-        for b in kernel.bindings
-    }
+    roles = declared_roles(kernel.wgsl)
     return Variant("gen_presum_tree", kernel.wgsl, n // 4096, n // 4096, per4096, 4 * n, roles)
 
 

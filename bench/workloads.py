@@ -8,7 +8,10 @@ GPU (`vyre_xdsl.to_device`, `run(..., device=True, profile=True)`). GPU time is
 the sum of the timestamp-query deltas of the run's kernels (each kernel is
 timed in its own compute pass); every workload is first run for at least
 `--warmup` seconds (the H200 only reaches full clocks under sustained load:
-docs/performance.md). Every vyre result is checked against numpy: the first
+docs/performance.md), and its unfused and fused modules are timed interleaved
+(one run of each per round), so that a drift of the machine's speed, which on
+lavapipe moves identical kernels by up to 1.3x between two measurements, hits
+both alike. Every vyre result is checked against numpy: the first
 run and every timed run of a workload with a small output, the first and the
 last timed run otherwise. A wrong result is reported and fails the script.
 
@@ -144,9 +147,9 @@ def tree_levels(src: str, n: int, op: str, identity: str, prefix: str) -> list[s
         src, n, level = dst, m, level + 1
 
 
-def presum_program(n: int, op: str) -> str:
-    """p[i] = x[i] op x[i + m] op ... op x[i + 15m], m = n / 16."""
-    m = n // PRESUM
+def presum_program(n: int, op: str, presum: int = PRESUM) -> str:
+    """p[i] = x[i] op x[i + m] op ... op x[i + (presum - 1) m], m = n / presum."""
+    m = n // presum
     return f"""vyre.program @presum workgroup_size [{WG}, 1, 1] {{
   vyre.buffer @x binding 0 read_only : f32[{n}]
   vyre.buffer @p binding 1 write_only : f32[{m}]
@@ -155,7 +158,7 @@ def presum_program(n: int, op: str) -> str:
   %first = vyre.load @x[%i] : f32
   vyre.let @acc = %first : f32
   %one = vyre.const 1 : ui32
-  %count = vyre.const {PRESUM} : ui32
+  %count = vyre.const {presum} : ui32
   vyre.loop @k = %one to %count {{
     %k = vyre.var @k : ui32
     %off = vyre.mul %k, %m : ui32
@@ -415,7 +418,7 @@ def shifted(t: np.ndarray, by: int) -> np.ndarray:
     return out
 
 
-def make(name: str, n: int, hist_n: int) -> Workload:
+def make(name: str, n: int, hist_n: int, presum: int = PRESUM) -> Workload:
     if name.endswith("_tree") or name.endswith("_presum"):
         kind, form = name.split("_")
         op, identity, reduce = REDUCE_OPS[kind]
@@ -423,8 +426,8 @@ def make(name: str, n: int, hist_n: int) -> Workload:
         programs = []
         src, size = "x", n
         if form == "presum":
-            programs.append(presum_program(n, op))
-            src, size = "p", n // PRESUM
+            programs.append(presum_program(n, op, presum))
+            src, size = "p", n // presum
         programs += tree_levels(src, size, op, identity, "r")
         native = {"sum": "sum", "min": "amin", "max": "amax"}[kind]
         return Workload(
@@ -576,46 +579,62 @@ def spread(values: list[float]) -> dict:
     }
 
 
-def time_vyre(work: Workload, fuse: bool, args) -> dict:
-    started = time.perf_counter()
-    try:
-        exe = vyre_xdsl.compile(work.text, backend="wgpu", fuse=fuse)
-    except Exception as error:  # a fusion or compile failure is a result, not a crash
-        return {"error": f"{type(error).__name__}: {str(error).splitlines()[0][:200]}"}
-    compile_s = time.perf_counter() - started
+def time_vyre(work: Workload, modes: dict[str, bool | str], args) -> dict[str, dict]:
+    """Each variant (label -> `fuse` mode) compiled once, checked, then timed with
+    the variants interleaved: warm-up rounds for `--warmup` seconds, then `--reps`
+    rounds of one profiled run of each, so a drift of the machine's speed hits
+    every variant alike."""
+    results: dict[str, dict] = {}
+    exes = {}
+    for label, fuse in modes.items():
+        started = time.perf_counter()
+        try:
+            exes[label] = vyre_xdsl.compile(work.text, backend="wgpu", fuse=fuse)
+        except Exception as error:  # a fusion or compile failure is a result, not a crash
+            results[label] = {
+                "error": f"{type(error).__name__}: {str(error).splitlines()[0][:200]}"
+            }
+            continue
+        results[label] = {"compile_s": time.perf_counter() - started}
     x = vyre_xdsl.to_device(work.x, adapter=args.adapter)
     inputs = {"x": x}
-    checks = []
+    checks: dict[str, list[bool]] = {label: [] for label in exes}
+    totals: dict[str, list[float]] = {label: [] for label in exes}
+    kernels: dict[str, list[list[float]]] = {label: [] for label in exes}
 
-    def run(profile: bool, check: bool):
-        out = exe.run(inputs, device=True, profile=profile)["out"]
+    def run(label: str, profile: bool, check: bool):
+        out = exes[label].run(inputs, device=True, profile=profile)["out"]
         if check:
-            checks.append(work.check(out.numpy()))
+            checks[label].append(work.check(out.numpy()))
         out.free()
 
-    run(False, True)
+    for label in exes:
+        run(label, False, True)
     end = time.perf_counter() + args.warmup
     while time.perf_counter() < end:
-        run(True, False)
-    totals, kernels = [], []
+        for label in exes:
+            run(label, True, False)
     for rep in range(args.reps):
-        run(True, work.small_output or rep == args.reps - 1)
-        totals.append(exe.last_profile.total_seconds)
-        kernels.append([k.seconds for k in exe.last_profile.kernels])
+        for label, exe in exes.items():
+            run(label, True, work.small_output or rep == args.reps - 1)
+            totals[label].append(exe.last_profile.total_seconds)
+            kernels[label].append([k.seconds for k in exe.last_profile.kernels])
     x.free()
-    names = [k.name for k in exe.last_profile.kernels]
-    per_kernel = [
-        {"name": name, "median_s": statistics.median(k[i] for k in kernels)}
-        for i, name in enumerate(names)
-    ]
-    return {
-        "seconds": spread(totals),
-        "kernels": per_kernel,
-        "kernel_count": len(names),
-        "correct": all(checks),
-        "checks": len(checks),
-        "compile_s": compile_s,
-    }
+    for label, exe in exes.items():
+        names = [k.name for k in exe.last_profile.kernels]
+        results[label].update(
+            {
+                "seconds": spread(totals[label]),
+                "kernels": [
+                    {"name": name, "median_s": statistics.median(k[i] for k in kernels[label])}
+                    for i, name in enumerate(names)
+                ],
+                "kernel_count": len(names),
+                "correct": all(checks[label]),
+                "checks": len(checks[label]),
+            }
+        )
+    return results
 
 
 def torch_setup():
@@ -785,9 +804,21 @@ def main() -> int:
     )
     p.add_argument("--workloads", nargs="+", default=WORKLOADS, choices=WORKLOADS, metavar="NAME")
     p.add_argument("--reps", type=int, default=5, help="timed runs per variant")
+    p.add_argument(
+        "--presum",
+        type=int,
+        default=PRESUM,
+        help=f"elements each invocation combines in the *_presum workloads (default {PRESUM}; "
+        "above 16 the loop stays a loop in the WGSL)",
+    )
     p.add_argument("--warmup", type=float, default=0.5, help="seconds of runs before timing")
     p.add_argument("--no-torch", action="store_true")
     p.add_argument("--no-fused", action="store_true", help="time only the unfused modules")
+    p.add_argument(
+        "--force-fused",
+        action="store_true",
+        help="the fused column fuses every program into one (fuse='force'), cost model or not",
+    )
     p.add_argument("--adapter", default=None, help="adapter index or description substring")
     p.add_argument("--json", default=None)
     p.add_argument("--markdown", default=None)
@@ -809,17 +840,18 @@ def main() -> int:
         print(f"PyTorch columns skipped: {why}", flush=True)
     rows, failed = [], []
     for name in args.workloads:
-        work = make(name, n, hist_n)
+        work = make(name, n, hist_n, args.presum)
         row = {
             "workload": name,
             "log2n": args.hist_log2n if name.startswith("hist") else args.log2n,
             "bytes": work.moved,
             "adapter": adapter,
         }
-        for label, fuse in (("unfused", False), ("fused", True)):
-            if fuse and args.no_fused:
-                continue
-            row[label] = time_vyre(work, fuse, args)
+        modes: dict[str, bool | str] = {"unfused": False}
+        if not args.no_fused:
+            modes["fused"] = "force" if args.force_fused else True
+        row.update(time_vyre(work, modes, args))
+        for label in modes:
             if not row[label].get("correct", False):
                 failed.append(f"{name} {label}: {row[label].get('error', 'wrong result')}")
         if torch is not None:
