@@ -18,16 +18,38 @@ OPS["add"].wgsl("u32", "a", "b")                                        # -> "(a
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import functools
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 
-import ml_dtypes
 import numpy as np
 
-#: the float dtypes of registers: f16, bf16, f32, f64
-FLOAT_DTYPES = frozenset(
-    np.dtype(t) for t in (np.float16, ml_dtypes.bfloat16, np.float32, np.float64)
-)
+#: the name of numpy's bfloat16 dtype (from `ml_dtypes`)
+BF16_NAME = "bfloat16"
+
+
+@functools.cache
+def bf16_dtype() -> np.dtype:
+    """`ml_dtypes.bfloat16` as a numpy dtype, imported on first use: importing
+    ml_dtypes takes most of a second, which every `vyre-opt` start would pay."""
+    import ml_dtypes
+
+    return np.dtype(ml_dtypes.bfloat16)
+
+
+def is_bf16(dtype) -> bool:
+    """Whether `dtype` is bfloat16 (without importing ml_dtypes: an array can only
+    have that dtype once ml_dtypes is imported)."""
+    return np.dtype(dtype).name == BF16_NAME
+
+
+_NUMPY_FLOATS = frozenset(np.dtype(t) for t in (np.float16, np.float32, np.float64))
+
+
+def is_float_dtype(dtype) -> bool:
+    """Whether `dtype` is a float dtype of registers: f16, bf16, f32 or f64."""
+    return np.dtype(dtype) in _NUMPY_FLOATS or is_bf16(dtype)
+
 
 U32_MAX = 0xFFFFFFFF
 I32_MIN = -(2**31)
@@ -49,13 +71,21 @@ class ElementType:
     name: str
     family: str
     bits: int
-    dtype: np.dtype
-    host: np.dtype
+    dtype_spec: np.dtype | str  # a dtype, or BF16_NAME (resolved on first use)
+    host_spec: np.dtype | str
     wgsl: str | None = None
     wgsl_storage: str | None = None
     wgsl_feature: str | None = None
     lanes: int = 1
     lane: str | None = None
+
+    @property
+    def dtype(self) -> np.dtype:
+        return _resolved(self.dtype_spec)
+
+    @property
+    def host(self) -> np.dtype:
+        return _resolved(self.host_spec)
 
     @property
     def is_int(self) -> bool:
@@ -84,10 +114,18 @@ class ElementType:
         return (0, 2**self.bits - 1)
 
 
+def _resolved(spec: np.dtype | str) -> np.dtype:
+    return bf16_dtype() if isinstance(spec, str) else spec
+
+
+def _spec(dtype) -> np.dtype | str:
+    return dtype if dtype == BF16_NAME else np.dtype(dtype)
+
+
 def _scalar(name, family, bits, dtype, host=None, wgsl=None, storage=None, feature=None):
     host = dtype if host is None else host
     storage = wgsl if storage is None else storage
-    return ElementType(name, family, bits, np.dtype(dtype), np.dtype(host), wgsl, storage, feature)
+    return ElementType(name, family, bits, _spec(dtype), _spec(host), wgsl, storage, feature)
 
 
 def _vector(lane: ElementType, lanes: int) -> ElementType:
@@ -136,7 +174,7 @@ def _element_types() -> dict[str, ElementType]:
         _scalar("si64", "sint", 64, np.int64, wgsl="vec2<u32>"),
         _scalar("f16", "float", 16, np.float16, wgsl="f16", feature="shader-f16"),
         # bf16: an f32 holding a bf16 value in registers; two halves per u32 word in a buffer
-        _scalar("bf16", "float", 16, ml_dtypes.bfloat16, wgsl="f32", storage="u32"),
+        _scalar("bf16", "float", 16, BF16_NAME, wgsl="f32", storage="u32"),
         f32,
         _scalar("f64", "float", 64, np.float64, wgsl="f64", feature="shader-f64"),
         # Bool: one u32 word per element in a buffer
@@ -150,11 +188,29 @@ def _element_types() -> dict[str, ElementType]:
 #: per-type table below is derived from it
 ELEMENTS: dict[str, ElementType] = _element_types()
 
+
+class _DtypeTable(Mapping):
+    """IR type name -> one numpy dtype of its `ElementType`, looked up when asked
+    (so that bf16's dtype, and ml_dtypes with it, is only imported when used)."""
+
+    def __init__(self, attribute: str):
+        self.attribute = attribute
+
+    def __getitem__(self, name: str) -> np.dtype:
+        return getattr(ELEMENTS[name], self.attribute)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(ELEMENTS)
+
+    def __len__(self) -> int:
+        return len(ELEMENTS)
+
+
 #: IR type name -> numpy dtype used for values in registers.
-NUMPY_DTYPES: dict[str, np.dtype] = {n: t.dtype for n, t in ELEMENTS.items()}
+NUMPY_DTYPES: Mapping[str, np.dtype] = _DtypeTable("dtype")
 
 #: IR type name -> numpy dtype of the host array of a buffer (Bool is one u32 word).
-HOST_DTYPES: dict[str, np.dtype] = {n: t.host for n, t in ELEMENTS.items()}
+HOST_DTYPES: Mapping[str, np.dtype] = _DtypeTable("host")
 
 #: IR type name -> WGSL type in registers (only the types the WGSL backend lowers).
 WGSL_TYPES: dict[str, str] = {n: t.wgsl for n, t in ELEMENTS.items() if t.wgsl}
@@ -273,7 +329,7 @@ def _as_i64(a: np.ndarray) -> np.ndarray:
 
 
 def _is_float(a: np.ndarray) -> bool:
-    return _dtype(a) in FLOAT_DTYPES
+    return is_float_dtype(_dtype(a))
 
 
 def _is_signed(a: np.ndarray) -> bool:
@@ -293,9 +349,6 @@ def _unsigned(a: np.ndarray) -> np.ndarray:
 
 def _f32(x: np.ndarray) -> np.ndarray:
     return np.asarray(x, dtype=np.float32)
-
-
-BF16 = np.dtype(ml_dtypes.bfloat16)
 
 
 def _f64_to_f32_odd(x: np.ndarray) -> np.ndarray:
@@ -333,7 +386,7 @@ def to_bf16(x) -> np.ndarray:
     here, not by ml_dtypes' conversions (some versions convert float64 through float32
     and so round twice)."""
     x = np.asarray(x)
-    if x.dtype == BF16:
+    if is_bf16(x.dtype):
         return x.copy()
     if x.dtype.kind in "iu":
         x = _int_to_f64_odd(x)
@@ -344,13 +397,13 @@ def to_bf16(x) -> np.ndarray:
     nan = (bits & 0x7FFFFFFF) > 0x7F800000
     rounded = (bits + 0x7FFF + ((bits >> 16) & 1)) >> 16
     quiet = ((bits >> 16) & 0x8000) | 0x7FC0
-    return np.where(nan, quiet, rounded).astype(np.uint16).view(BF16)
+    return np.where(nan, quiet, rounded).astype(np.uint16).view(bf16_dtype())
 
 
 def to_float(x, dtype) -> np.ndarray:
     """`x` rounded once to the float `dtype` (to nearest, ties to even); bf16 by
     `to_bf16`, the others by numpy (whose conversions round once)."""
-    if np.dtype(dtype) == BF16:
+    if is_bf16(dtype):
         return to_bf16(x)
     return np.asarray(x).astype(dtype, copy=False)
 
@@ -359,7 +412,7 @@ def literal_array(value, tname: str) -> np.ndarray:
     """A one-element register of type `tname` holding the constant `value` (a float
     constant rounded once to a float type)."""
     dtype = NUMPY_DTYPES[tname]
-    if np.dtype(dtype) in FLOAT_DTYPES:
+    if is_float_dtype(dtype):
         return to_float(np.array([value], np.float64), dtype)
     return np.array([value], dtype=dtype)
 
@@ -375,7 +428,7 @@ def _wide(a: np.ndarray) -> np.ndarray:
     by `_float_like` afterwards (f32's 24 bits make that single rounding of a bf16
     sum, difference, product or quotient the correct one); others in their type."""
     a = np.asarray(a)
-    return a.astype(np.float32) if a.dtype == BF16 else a
+    return a.astype(np.float32) if is_bf16(a.dtype) else a
 
 
 def _shift_amount(b: np.ndarray) -> np.ndarray:
@@ -1312,7 +1365,7 @@ def ulp_distance(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     Equal values (including two NaNs and +0/-0) are 0 apart.
     """
     a, b = np.asarray(a), np.asarray(b)
-    if a.dtype not in FLOAT_DTYPES or b.dtype != a.dtype:
+    if not is_float_dtype(a.dtype) or b.dtype != a.dtype:
         a, b = np.asarray(a, np.float32), np.asarray(b, np.float32)
     view = {1: np.int8, 2: np.int16, 4: np.int32, 8: np.int64}[a.dtype.itemsize]
     sign_mask = np.iinfo(view).max

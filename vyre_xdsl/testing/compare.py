@@ -26,7 +26,7 @@ from dataclasses import dataclass
 import numpy as np
 from xdsl.dialects.builtin import ModuleOp
 
-from vyre_xdsl.semantics import FLOAT_DTYPES, ulp_distance
+from vyre_xdsl.semantics import is_float_dtype, ulp_distance
 
 
 @dataclass(frozen=True)
@@ -141,7 +141,7 @@ def buffer_difference(
         return (
             f"{name}: {expected.dtype}{list(expected.shape)} vs {actual.dtype}{list(actual.shape)}"
         )
-    if expected.dtype in FLOAT_DTYPES:  # f16, bf16, f32, f64: +0 matches -0, NaN matches NaN
+    if is_float_dtype(expected.dtype):  # f16, bf16, f32, f64: +0 matches -0, NaN matches NaN
         distance = ulp_distance(expected, actual)
         if expected.dtype == np.float32:
             distance = np.where(flushed_zero(expected, actual), 0, distance)

@@ -25,7 +25,6 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from functools import cache
 
-import ml_dtypes
 import numpy as np
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.universe import Universe
@@ -34,6 +33,7 @@ from vyre_xdsl.abi import RunSignature, signature
 from vyre_xdsl.context import vyre_context
 from vyre_xdsl.diagnostics import VyreDiagnostic
 from vyre_xdsl.interpreter import VyreTrap, execute
+from vyre_xdsl.semantics import is_bf16
 
 #: xDSL's passes that act on generic IR
 STOCK = ("canonicalize", "cse", "dce")
@@ -83,7 +83,7 @@ def same_values(a: np.ndarray, b: np.ndarray, multiset: bool = False) -> bool:
         return False
     if a.dtype.names:  # vector records: lane by lane
         return all(same_values(a[lane], b[lane]) for lane in a.dtype.names)
-    if a.dtype.kind == "f" or a.dtype == np.dtype(ml_dtypes.bfloat16):
+    if a.dtype.kind == "f" or is_bf16(a.dtype):
         unsigned = f"u{a.dtype.itemsize}"
         nan = np.isnan(a.astype(np.float64)) & np.isnan(b.astype(np.float64))
         return bool(np.all(nan | (a.view(unsigned) == b.view(unsigned))))
