@@ -160,6 +160,50 @@ def test_a_loop_bound_defined_inside_the_loop_is_a_located_error():
     assert error.value.errors[0][0].name == "vyre.loop"
 
 
+# a fuzz mutant (seed 1485362679) turned a mask into 0x7fffffff: the loop's
+# bound, computed by a call from constants, became about 2^31 on the reference
+LOOP_BOUND_FROM_A_CALL = """
+vyre.func @mask(%x: ui32) -> ui32 {
+  %m = vyre.const 0x7fffffff : ui32
+  %r = vyre.bit_and %x, %m : ui32
+  vyre.yield %r : ui32
+}
+vyre.program @p workgroup_size [4, 1, 1] {
+  vyre.buffer @out binding 0 write_only : ui32[4]
+  %i = vyre.invocation_id x
+  %z = vyre.const 0 : ui32
+  %big = vyre.const 4000000000 : ui32
+  %n = vyre.call @mask(%big) : ui32
+  vyre.let @acc = %z : ui32
+  vyre.loop @k = %z to %n {
+    %a = vyre.var @acc : ui32
+    %s = vyre.add %a, %i : ui32
+    vyre.assign @acc = %s : ui32
+  }
+  %r = vyre.var @acc : ui32
+  vyre.store @out[%i] = %r : ui32
+}
+"""
+
+
+def test_a_loop_too_long_to_run_here_is_large_not_a_hang():
+    """Only running tells how long a computed loop is: the reference stops at
+    MAX_RUN_ITERATIONS, at once, and the case is "large" (it hung for 5 s)."""
+    with fuzz.time_limit(5.0):  # CaseTimeout, were it to run the loop
+        outcome, detail, _ = fuzz.check_text(LOOP_BOUND_FROM_A_CALL, np.random.default_rng(0), [])
+    assert (outcome, "1852516352 iterations" in detail) == ("large", True), detail
+
+
+def test_a_bundle_too_long_to_run_here_is_large_before_the_gpu_runs_it():
+    import vyre_xdsl
+    from vyre_xdsl.megakernel.compile import compile_module
+
+    data = compile_module(vyre_xdsl.parse(LOOP_BOUND_FROM_A_CALL)).bundle_bytes()
+    with fuzz.time_limit(5.0):
+        outcome = fuzz._run_forged(data, {}, 0.0)
+    assert outcome == ("large", "loops past the iteration limit", "")
+
+
 INPUT_THEN_INTERMEDIATE = """
 vyre.program @first workgroup_size [64, 1, 1] {
   vyre.buffer @b binding 0 uniform : ui32[8]

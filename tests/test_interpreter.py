@@ -17,10 +17,12 @@ from vyre_xdsl.api import parse
 from vyre_xdsl.dialects.vyre import programs
 from vyre_xdsl.interpreter import (
     InterpreterError,
+    IterationLimitError,
     VyreTrap,
     execute,
     execute_program,
     execute_programs,
+    iteration_limit,
 )
 from vyre_xdsl.interpreter.atomics import atomic
 from vyre_xdsl.interpreter.lanes import Frame, Launch
@@ -285,3 +287,71 @@ def test_divergent_loop_runs_only_the_lanes_still_iterating():
     out = execute(module, {"trip": trip, "out": np.zeros(65536, np.uint32)})["out"]
     want = (trip.astype(np.int64) * (trip.astype(np.int64) - 1) // 2).astype(np.uint32)
     np.testing.assert_array_equal(out, want)
+
+
+SMALL_LOOPS = LONG_LANE.replace("65536", "64")
+
+
+def test_iteration_limit_counts_the_longest_lane_of_each_loop():
+    """One iteration counts once however many lanes take it: the lanes' trips
+    3, 7 and 5 cost 7 iterations, so a limit of 7 runs the module and 6 refuses it."""
+    trip = np.zeros(64, np.uint32)
+    trip[[1, 2, 3]] = [3, 7, 5]
+    buffers = {"trip": trip, "out": np.zeros(64, np.uint32)}
+    module = parse(SMALL_LOOPS)
+    with iteration_limit(7):
+        out = execute(module, buffers)["out"]
+    want = (trip.astype(np.int64) * (trip.astype(np.int64) - 1) // 2).astype(np.uint32)
+    np.testing.assert_array_equal(out, want)
+    with pytest.raises(IterationLimitError, match=r"@p would run 7 iterations with 6 left"):
+        with iteration_limit(6):
+            execute(module, buffers)
+
+
+def test_iteration_limit_covers_every_loop_of_every_program_in_the_block():
+    trip = np.zeros(64, np.uint32)
+    trip[0] = 4
+    buffers = {"trip": trip, "out": np.zeros(64, np.uint32)}
+    module = parse(SMALL_LOOPS)
+    with pytest.raises(IterationLimitError, match="4 iterations with 1 left"):
+        with iteration_limit(9):
+            execute(module, buffers)  # 4 of 9
+            execute(module, buffers)  # 4 of 5
+            execute(module, buffers)  # 4 of 1: refused before the loop starts
+    # outside the block there is no limit
+    assert execute(module, buffers)["out"][0] == 6
+
+
+NESTED_FROM_CONSTANTS = """
+vyre.program @nest workgroup_size [1, 1, 1] {
+  vyre.buffer @out binding 0 write_only : ui32[1]
+  %z = vyre.const 0 : ui32
+  %big = vyre.const 4000000000 : ui32
+  %mask = vyre.const 0x7fffffff : ui32
+  %n = vyre.bit_and %big, %mask : ui32
+  %ten = vyre.const 10 : ui32
+  vyre.let @acc = %z : ui32
+  vyre.loop @i = %z to %ten {
+    vyre.loop @j = %z to %n {
+      %a = vyre.var @acc : ui32
+      %one = vyre.const 1 : ui32
+      %s = vyre.add %a, %one : ui32
+      vyre.assign @acc = %s : ui32
+    }
+  }
+  %r = vyre.var @acc : ui32
+  vyre.store @out[%z] = %r : ui32
+}
+"""
+
+
+def test_iteration_limit_refuses_a_loop_bound_computed_from_constants_at_once():
+    """The bound (4000000000 & 0x7fffffff = 1852516352) is only known by
+    running; the inner loop is refused when it is entered, after 1 outer trip."""
+    import time
+
+    start = time.process_time()
+    with pytest.raises(IterationLimitError, match="1852516352 iterations with 4086 left"):
+        with iteration_limit(4096):
+            execute(parse(NESTED_FROM_CONSTANTS), {"out": np.zeros(1, np.uint32)})
+    assert time.process_time() - start < 2.0

@@ -23,12 +23,25 @@ import numpy as np
 from xdsl.dialects.builtin import ModuleOp
 
 from vyre_xdsl.dialects.vyre import ProgramOp, programs
-from vyre_xdsl.interpreter.machine import InterpreterError, Machine
+from vyre_xdsl.interpreter.machine import (
+    InterpreterError,
+    IterationLimitError,
+    Machine,
+    iteration_limit,
+)
 from vyre_xdsl.interpreter.trap import VyreTrap
 from vyre_xdsl.passes.vyre_inline import inlined
 from vyre_xdsl.semantics import DEFAULT_SUBGROUP_SIZE
 
-__all__ = ["InterpreterError", "VyreTrap", "execute", "execute_program", "execute_programs"]
+__all__ = [
+    "InterpreterError",
+    "IterationLimitError",
+    "VyreTrap",
+    "execute",
+    "execute_program",
+    "execute_programs",
+    "iteration_limit",
+]
 
 
 def execute(

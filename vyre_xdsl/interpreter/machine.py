@@ -9,7 +9,9 @@ lanes for the rest of the program. Op dispatch is a plain dict keyed by op class
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, MutableMapping
+import contextlib
+from collections.abc import Callable, Iterable, Iterator, MutableMapping
+from contextvars import ContextVar
 from dataclasses import dataclass
 
 import numpy as np
@@ -63,6 +65,51 @@ from vyre_xdsl.semantics import HOST_DTYPES, NUMPY_DTYPES, literal_array
 
 class InterpreterError(VyreError):
     """The interpreter cannot run this program (an unsupported op, missing host buffer...)."""
+
+
+class IterationLimitError(InterpreterError):
+    """A run inside `iteration_limit(n)` was about to go past its n loop iterations."""
+
+
+# the loop iterations left to the runs inside `iteration_limit`; None: no limit
+_ITERATIONS_LEFT: ContextVar[list[int] | None] = ContextVar("iterations_left", default=None)
+
+
+@contextlib.contextmanager
+def iteration_limit(iterations: int) -> Iterator[None]:
+    """Refuse, with `IterationLimitError`, the runs inside this block once they
+    have run `iterations` loop iterations in all (before the loop that would go
+    past the limit starts).
+
+    An iteration counts once however many lanes take it (the interpreter runs
+    them together): a `vyre.loop` entered with bounds `lo` and `hi` costs
+    `max(hi - lo)` over its lanes. A hostile or mistaken module whose loops
+    run billions of times is then refused instead of running for hours.
+
+    ```python
+    with iteration_limit(10_000):
+        vyre_xdsl.run(module, inputs, backend="reference")
+    ```
+    """
+    token = _ITERATIONS_LEFT.set([iterations])
+    try:
+        yield
+    finally:
+        _ITERATIONS_LEFT.reset(token)
+
+
+def charge_iterations(trips: int, program: str) -> None:
+    """Count `trips` iterations of a loop of `program` against the enclosing
+    `iteration_limit`."""
+    left = _ITERATIONS_LEFT.get()
+    if left is None:
+        return
+    if trips > left[0]:
+        raise IterationLimitError(
+            f"a loop of @{program} would run {trips} iterations with {left[0]} left "
+            "of the iteration limit"
+        )
+    left[0] -= trips
 
 
 @dataclass
@@ -464,7 +511,9 @@ def _loop(m: Machine, op: LoopOp, frame: Frame, scope: Scope) -> None:
     lower = frame.lookup(op.lower).astype(np.int64)
     trips = np.maximum(frame.lookup(op.upper).astype(np.int64) - lower, 0)
     start_mark = m.deaths
-    for k in range(int(trips.max())):
+    longest = int(trips.max())
+    charge_iterations(longest, m.name)
+    for k in range(longest):
         active = trips > k
         if m.deaths != start_mark:
             active = active & m.alive[frame.lanes]

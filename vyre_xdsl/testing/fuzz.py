@@ -7,7 +7,7 @@ mutant through the whole pipeline and classifies what happened:
 
 | outcome | class |
 | --- | --- |
-| accepted (ran, trapped, or too large to run here: huge buffers, loops of thousands of trips) | ok |
+| accepted (ran, trapped, or too large to run here: huge buffers, more than `MAX_RUN_ITERATIONS` loop iterations) | ok |
 | refused with the project's own error (`VyreError` and its subclasses) | ok |
 | any other Python exception (`KeyError`, `RecursionError`, ...) | `internal` |
 | a case that runs past its time limit (5 s of CPU) | `hang` |
@@ -61,6 +61,8 @@ from dataclasses import dataclass, field, replace
 
 import blake3
 import numpy as np
+
+from vyre_xdsl.interpreter import IterationLimitError, iteration_limit
 
 OK_CLASSES = ("accepted", "refused", "trapped", "large")
 FAIL_CLASSES = ("internal", "hang", "forged", "naga", "partial")
@@ -673,36 +675,12 @@ def random_inputs(sig, rng: np.random.Generator) -> dict[str, np.ndarray] | None
     return inputs
 
 
-#: loop iterations (constant trip counts multiplied through nesting) above which a
-#: module is not run here: loops are counted, so the reference always finishes,
-#: but a 65536-trip loop takes it longer than a case's time limit
+#: loop iterations (`vyre_xdsl.interpreter.iteration_limit`) after which the
+#: reference stops a run and the case counts as too large to run here: a loop's
+#: bounds may be computed, from constants or inputs, so only running it tells how
+#: long it is, and a 65536-trip loop takes the reference longer than a case's
+#: time limit
 MAX_RUN_ITERATIONS = 4096
-
-
-def loops_too_long(module) -> bool:
-    """Whether nested loops with constant bounds run more than MAX_RUN_ITERATIONS
-    iterations (bounds computed at run time stay small: the fuzzer's inputs are)."""
-    from vyre_xdsl.dialects.vyre import ConstOp, LoopOp
-
-    def trips(loop) -> int:
-        lower, upper = (
-            v.owner if isinstance(v.owner, ConstOp) else None for v in (loop.lower, loop.upper)
-        )
-        if upper is None:
-            return 1
-        low = lower.value.value.data if lower is not None else 0
-        return max(1, upper.value.value.data - low)
-
-    for op in module.walk():
-        if isinstance(op, LoopOp):
-            total, parent = trips(op), op.parent_op()
-            while parent is not None:
-                if isinstance(parent, LoopOp):
-                    total *= trips(parent)
-                parent = parent.parent_op()
-            if total > MAX_RUN_ITERATIONS:
-                return True
-    return False
 
 
 def workgroup_memory_too_large(module) -> bool:
@@ -737,6 +715,8 @@ def _guarded(stage: str, thunk):
         raise
     except RecursionError as error:  # before the generic handler: the site matters
         raise _Stage("internal", f"{stage}: RecursionError", error_site(error)) from None
+    except IterationLimitError as error:
+        raise _Stage("large", f"{stage}: {error}") from None
     except Exception as error:
         if is_project_error(error):
             from vyre_xdsl.interpreter import VyreTrap
@@ -790,11 +770,12 @@ def check_text(
         if sig is None:
             return "refused", "signature", ""
         inputs = random_inputs(sig, rng)
-        if inputs is None or workgroup_memory_too_large(module) or loops_too_long(module):
+        if inputs is None or workgroup_memory_too_large(module):
             return "large", "", ""
-        outputs = _guarded(
-            "reference run", lambda: vyre_xdsl.run(module, inputs, backend="reference")
-        )
+        with iteration_limit(MAX_RUN_ITERATIONS):
+            outputs = _guarded(
+                "reference run", lambda: vyre_xdsl.run(module, inputs, backend="reference")
+            )
         if outputs is None:
             return "refused", "reference run", ""
         if ran is not None:
@@ -1012,7 +993,10 @@ def _run_forged(
     results = {}
     for backend in ("reference", "wgpu"):
         try:
-            results[backend] = ("outputs", run_bundle(bytes(data), inputs, backend=backend))
+            with iteration_limit(MAX_RUN_ITERATIONS):
+                results[backend] = ("outputs", run_bundle(bytes(data), inputs, backend=backend))
+        except IterationLimitError:  # the reference runs first: wgpu would run as long
+            return "large", "loops past the iteration limit", ""
         except VyreTrap as trap:
             results[backend] = ("trap", trap.tag)
         except Exception as error:
@@ -1295,7 +1279,6 @@ class Campaign:
     # ------------------------------------------------------------------ bundles
 
     def _bundles(self, rng: random.Random, report: Report, worker: GpuWorker) -> None:
-        from vyre_xdsl.canonical import parse_program_text
         from vyre_xdsl.megakernel.bundle import TargetModuleBundle
 
         seeds = _seed_bundles(rng, self.generated_bundles)
@@ -1316,11 +1299,6 @@ class Campaign:
                 with time_limit(self.case_limit):
                     bundle = TargetModuleBundle.from_bytes(data)
                     inputs = random_inputs(bundle.run_signature(), np_rng)
-                    if inputs is not None and any(
-                        loops_too_long(parse_program_text(node.program, node.name))
-                        for node in bundle.nodes
-                    ):
-                        inputs = None
             except CaseTimeout:
                 case.outcome, case.detail, case.site = "hang", "from_bytes", "bundle decode"
                 continue
