@@ -82,3 +82,37 @@ def test_ruff_is_configured_once():
     assert "astral-sh/ruff-pre-commit" in pre_commit and f"rev: v{version}" in pre_commit
     lint = PROJECT["tool"]["ruff"]["lint"]
     assert {"F", "I"} <= set(lint["select"])
+
+
+def _imported_modules(path: str) -> list[tuple[str, int]]:
+    import ast
+
+    tree = ast.parse(open(path).read())
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module:
+            found.append((node.module, node.lineno))
+        elif isinstance(node, ast.Import):
+            found.extend((alias.name, node.lineno) for alias in node.names)
+    return found
+
+
+def test_only_the_tools_and_the_test_helpers_import_the_tools():
+    """Imports point down the layers: nothing below the command-line tools (the
+    compiler, the runtime, the bundles) imports them, not even inside a function."""
+    package = os.path.join(ROOT, "vyre_xdsl")
+    upward = []
+    for folder, _, files in os.walk(package):
+        part = os.path.relpath(folder, package).split(os.sep)[0]
+        if part in ("tools", "testing"):
+            continue
+        for name in files:
+            if not name.endswith(".py"):
+                continue
+            path = os.path.join(folder, name)
+            upward += [
+                f"{os.path.relpath(path, ROOT)}:{line}: {module}"
+                for module, line in _imported_modules(path)
+                if module == "vyre_xdsl.tools" or module.startswith("vyre_xdsl.tools.")
+            ]
+    assert upward == [], upward

@@ -124,23 +124,3 @@ def load_bundle(path: str) -> TargetModuleBundle:
 
 class BundleFileError(VyreError):
     pass
-
-
-def run_bundle_file(
-    path: str,
-    inputs: dict[str, np.ndarray],
-    backend: str,
-    random_seed: int | None,
-    fuse: bool = False,
-) -> dict[str, np.ndarray]:
-    """`vyre-run OUT.vkb ...`: load and check the bundle, fill random inputs, run it."""
-    if fuse:
-        raise BundleFileError(
-            "--fuse does not apply to a bundle: vyre-compile already planned and fused it"
-        )
-    bundle = load_bundle(path)
-    if random_seed is not None:
-        from vyre_xdsl.tools.vyre_run import random_inputs
-
-        inputs = random_inputs(bundle.run_signature(), random_seed, inputs)
-    return run_bundle(bundle, inputs, backend=backend)

@@ -271,10 +271,30 @@ def report_backend(backend: str, adapter: str | None, verbose: bool) -> None:
     print(f"{PROG}: backend {backend} on {where}", file=sys.stderr)
 
 
+def run_bundle_file(
+    path: str,
+    inputs: dict[str, np.ndarray],
+    backend: str,
+    random_seed: int | None,
+    fuse: bool = False,
+) -> dict[str, np.ndarray]:
+    """`vyre-run OUT.vkb ...`: load and check the bundle, fill random inputs, run it."""
+    from vyre_xdsl.megakernel.run import BundleFileError, load_bundle, run_bundle
+
+    if fuse:
+        raise BundleFileError(
+            "--fuse does not apply to a bundle: vyre-compile already planned and fused it"
+        )
+    bundle = load_bundle(path)
+    if random_seed is not None:
+        inputs = random_inputs(bundle.run_signature(), random_seed, inputs)
+    return run_bundle(bundle, inputs, backend=backend)
+
+
 def execute_command(args: argparse.Namespace) -> None:
     backend = args.backend or default_backend()
     check_backend(backend)
-    from vyre_xdsl.megakernel.run import is_bundle_file, run_bundle_file
+    from vyre_xdsl.megakernel.run import is_bundle_file
 
     if is_bundle_file(args.file):  # a target-module bundle from vyre-compile
         if args.time or args.adapter is not None:
