@@ -13,6 +13,7 @@ from vyre_xdsl.analysis import (
     hazards,
     is_dispatch_uniform,
     is_expression,
+    is_kernel_workgroup_uniform,
     is_speculatable,
     is_workgroup_uniform,
     local_reads,
@@ -120,6 +121,49 @@ def test_uniformity_of_workgroup_and_dispatch():
     assert is_dispatch_uniform(_value(program, "n"))
     assert is_workgroup_uniform(k)  # loop variable of a loop with uniform bounds
     assert not is_dispatch_uniform(k)  # a named local is not an expression
+
+
+KERNEL = """
+builtin.module {
+  kernel.descriptor @p id "0" entry "main" attributes {source = "p"} {
+    kernel.dispatch workgroup_size [64, 1, 1] program_workgroup_size [64, 1, 1] grid [4, 1, 1] count [@y]
+    kernel.binding @x slot 0 group 0 constant read_only : ui32[256]
+    kernel.binding @y slot 1 group 0 global read_write : ui32[256]
+    kernel.binding @__vyre_descriptor_trap_sidecar slot 2 group 0 global read_write atomic trap_sidecar : ui32[8]
+    %i = kernel.invocation_id x
+    %l = kernel.local_id x
+    %w = kernel.workgroup_id x
+    %n = kernel.buffer_length slot 0
+    %two = vyre.const 2 : ui32
+    %z = vyre.const 0 : ui32
+    %wn = vyre.add %w, %n : ui32
+    %c = vyre.lt %wn, %two : ui32
+    %wl = vyre.add %w, %l : ui32
+    %sa = vyre.bitcast %w : ui32 to si32
+    %sb = vyre.const 3 : si32
+    %sd = vyre.div %sa, %sb : si32
+    kernel.if %c {
+      %v = kernel.load_constant slot 0 [%i] : ui32
+      %v2 = vyre.add %v, %wl : ui32
+      %sdu = vyre.bitcast %sd : si32 to ui32
+      %v3 = vyre.add %v2, %sdu : ui32
+      kernel.store_global slot 1 [%i] = %v3 : ui32
+    }
+  }
+}
+
+"""
+
+
+def test_workgroup_uniformity_of_kernel_ir():
+    descriptor = parse_module(KERNEL).body.block.first_op
+    uniform = {"n", "two", "wn", "c", "w"}
+    varying = {"i", "l", "wl", "v", "v2", "v3"}
+    trapping = {"sd", "sdu"}  # an si32 division may trap: not counted as uniform
+    for name in uniform:
+        assert is_kernel_workgroup_uniform(_value(descriptor, name)), name
+    for name in varying | trapping:
+        assert not is_kernel_workgroup_uniform(_value(descriptor, name)), name
 
 
 def test_named_locals():

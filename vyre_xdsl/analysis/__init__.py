@@ -10,7 +10,7 @@ always those of the IR as it is now.
 | --- | --- |
 | `accesses` | each load/store/atomic with its buffer and index (`accesses`, `access_of`); the buffers an op reads and writes (`buffers_read`, `buffers_written`, `atomic_buffers`) |
 | `expressions` | which ops are expressions (`is_expression`), which may trap (`may_trap`, `contains_trap`), which may be moved or dropped freely (`is_speculatable`) |
-| `uniformity` | the same value in every invocation of a workgroup (`is_workgroup_uniform`) or of the whole dispatch (`is_dispatch_uniform`) |
+| `uniformity` | the same value in every invocation of a workgroup (`is_workgroup_uniform`, and `is_kernel_workgroup_uniform` on kernel-dialect IR) or of the whole dispatch (`is_dispatch_uniform`) |
 | `locals` | named-local declarations, reads and assignments (`declaration_of`, `locals_assigned_in`, ...) |
 | `indices` | what an index says about invocations (`structurally_equal`, `injective_in_invocation`, `in_workgroup_span`, `value_range`) |
 | `dependences` | the dependences between consecutive programs and their strength (`hazards`, `classify`) as fusion uses them |
@@ -59,7 +59,11 @@ from vyre_xdsl.analysis.locals import (
     locals_assigned_in,
     reads_loop_variable,
 )
-from vyre_xdsl.analysis.uniformity import is_dispatch_uniform, is_workgroup_uniform
+from vyre_xdsl.analysis.uniformity import (
+    is_dispatch_uniform,
+    is_kernel_workgroup_uniform,
+    is_workgroup_uniform,
+)
 
 __all__ = [
     "STRENGTHS",
@@ -86,6 +90,7 @@ __all__ = [
     "is_id_expression",
     "is_invocation_x",
     "is_speculatable",
+    "is_kernel_workgroup_uniform",
     "is_workgroup_uniform",
     "local_assignments",
     "local_declarations",

@@ -13,6 +13,10 @@ Two scopes matter:
   constants and `buf_len` only: no id at all (not even `workgroup_id`), no
   named local, no buffer contents. Fusion's index reasoning needs this one.
 
+Kernel-dialect IR has its own id ops; `is_kernel_workgroup_uniform` answers the
+first question there (the WGSL printer needs it to leave out a workgroup-memory
+clear).
+
 ```python
 from vyre_xdsl.analysis import is_dispatch_uniform, is_workgroup_uniform
 
@@ -25,7 +29,8 @@ from __future__ import annotations
 
 from xdsl.ir import Operation, SSAValue
 
-from vyre_xdsl.analysis.expressions import is_expression
+from vyre_xdsl.analysis.expressions import is_expression, is_speculatable
+from vyre_xdsl.dialects import kernel
 from vyre_xdsl.dialects.vyre import (
     InvocationIdOp,
     LocalIdOp,
@@ -34,7 +39,7 @@ from vyre_xdsl.dialects.vyre import (
     is_workgroup_uniform,
 )
 
-__all__ = ["is_dispatch_uniform", "is_workgroup_uniform"]
+__all__ = ["is_dispatch_uniform", "is_kernel_workgroup_uniform", "is_workgroup_uniform"]
 
 _ID_OPS = (InvocationIdOp, WorkgroupIdOp, LocalIdOp, SubgroupLocalIdOp)
 
@@ -46,3 +51,33 @@ def is_dispatch_uniform(value: SSAValue) -> bool:
     if not isinstance(op, Operation) or isinstance(op, _ID_OPS) or not is_expression(op):
         return False
     return all(is_dispatch_uniform(operand) for operand in op.operands)
+
+
+def is_kernel_workgroup_uniform(value: SSAValue) -> bool:
+    """Whether `value`, in kernel-dialect IR, is the same in every invocation of a
+    workgroup (conservative): constants, `kernel.workgroup_id`,
+    `kernel.buffer_length` and expressions over them that cannot trap. Named
+    locals and loop variables count as varying. Iterative, like
+    `is_workgroup_uniform`, so a long chain cannot exhaust the Python stack.
+
+    ```python
+    # %w = kernel.workgroup_id x ; %c = vyre.lt %w, %n : ui32
+    is_kernel_workgroup_uniform(c)   # True; with kernel.local_id x, False
+    ```
+    """
+    seen: set[SSAValue] = set()
+    pending = [value]
+    while pending:
+        current = pending.pop()
+        if current in seen:
+            continue
+        seen.add(current)
+        owner = current.owner
+        if isinstance(owner, kernel.WorkgroupIdOp | kernel.BufferLengthOp):
+            continue
+        if not isinstance(owner, Operation) or not is_speculatable(owner):
+            return False
+        if isinstance(owner, kernel.InvocationIdOp | kernel.LocalIdOp | kernel.LocalLoadOp):
+            return False
+        pending.extend(owner.operands)
+    return True

@@ -37,6 +37,7 @@ from xdsl.ir import Operation, SSAValue
 
 from vyre_xdsl import semantics
 from vyre_xdsl.analysis.loops import unrolled_trips
+from vyre_xdsl.analysis.uniformity import is_kernel_workgroup_uniform
 from vyre_xdsl.backends.wgsl import floats, int64, packed
 from vyre_xdsl.diagnostics import VyreDiagnostic, VyreError
 from vyre_xdsl.dialects import kernel as k
@@ -380,7 +381,9 @@ def written_before_read(descriptor: k.DescriptorOp, binding: k.BindingOp) -> boo
         return True
     if not isinstance(scope, k.IfOp) or scope.parent_op() is not descriptor:
         return False
-    if first.parent_block() is not scope.then_region.block or not _workgroup_uniform(scope.cond):
+    if first.parent_block() is not scope.then_region.block or not is_kernel_workgroup_uniform(
+        scope.cond
+    ):
         return False
     inside = set(scope.then_region.walk())
     return all(op in inside for op, b in _memory_ops(descriptor) if b is binding)
@@ -403,19 +406,6 @@ def _stores_own_element(op: Operation) -> bool:
     return (
         isinstance(op, k.StoreSharedOp) and isinstance(index, k.LocalIdOp) and index.axis_index == 0
     )
-
-
-def _workgroup_uniform(value: SSAValue, depth: int = 8) -> bool:
-    """The same in every invocation of a workgroup: a constant, the workgroup id,
-    or a pure op of such values (at most `depth` ops deep)."""
-    owner = value.owner
-    if isinstance(owner, v.ConstOp | k.WorkgroupIdOp):
-        return True
-    if depth == 0 or not isinstance(owner, v._TableOp):  # noqa: SLF001
-        return False
-    if owner.semantics().trap_tag is not None:
-        return False
-    return all(_workgroup_uniform(operand, depth - 1) for operand in owner.operands)
 
 
 class _Printer:
