@@ -328,3 +328,70 @@ def test_device_outputs_follow_the_shape_rule(axpy):
     assert square.run({"y": vyre_xdsl.to_device(y.reshape(10, 100))}, device=True)["out"].shape == (
         N,
     )
+
+
+class _FakeBuffer:
+    def __init__(self, size: int):
+        self.size, self.destroyed = size, False
+
+    def destroy(self) -> None:
+        self.destroyed = True
+
+
+class _FakeDevice:
+    def create_buffer(self, size: int, usage: int) -> _FakeBuffer:
+        return _FakeBuffer(size)
+
+
+def test_the_pool_destroys_the_oldest_free_buffers_first_never_the_one_just_returned():
+    from vyre_xdsl.runtime.device import STAGING_USAGE, BufferPool
+
+    pool = BufferPool(_FakeDevice(), limit_bytes=1024)
+    a, b, big = pool.acquire(256), pool.acquire(512, STAGING_USAGE), pool.acquire(1024)
+    pool.release(a)
+    pool.release(b, STAGING_USAGE)
+    assert pool.free_bytes == 768 and not (a.destroyed or b.destroyed)
+    pool.release(big)  # 1792 bytes free: a and then b go, oldest first
+    assert (a.destroyed, b.destroyed, big.destroyed) == (True, True, False)
+    assert pool.free_bytes == 1024
+    assert pool.acquire(1024) is big and pool.created == 3
+    c, d = pool.acquire(768), pool.acquire(512)
+    pool.release(c)
+    pool.release(d)  # 1280 bytes: c goes, d stays
+    assert (c.destroyed, d.destroyed) == (True, False)
+    huge = pool.acquire(4096)
+    pool.release(huge)  # alone over the limit: kept, d goes
+    assert d.destroyed and not huge.destroyed and pool.acquire(4096) is huge
+
+
+def test_a_repeated_run_gets_back_an_output_buffer_as_large_as_the_pool_limit(monkeypatch):
+    """A profiled run's timestamp readback buffer goes back to the pool before
+    the caller frees the output: with an output of exactly the pool's limit (a
+    benchmark at 1 GiB per buffer), the output used to be destroyed and made
+    again on every run."""
+    gpu = gpu_device()
+    gpu.pool.clear()
+    exe = vyre_xdsl.compile(AXPY, backend="wgpu")
+    x, y = _data(7)
+    dx = vyre_xdsl.to_device(x)
+    first = exe.run({"x": dx, "y": y}, device=True, profile=True)["y"]
+    monkeypatch.setattr(gpu.pool, "limit_bytes", first.buffer().size)
+    buffer = first.buffer()
+    first.free()
+    created = gpu.pool.created
+    second = exe.run({"x": dx, "y": y + 1}, device=True, profile=True)["y"]
+    assert second.buffer() is buffer
+    assert second.numpy().tolist() == (2 * x + y + 1).tolist()
+    second.free()
+    dx.free()
+    assert gpu.pool.created - created == 1  # the readback buffer, destroyed to make room
+
+
+def test_the_pool_keeps_two_buffers_of_the_largest_binding_at_least_1_gib():
+    from vyre_xdsl.runtime.device import pool_limit
+
+    assert pool_limit({"max-storage-buffer-binding-size": 128 << 20}) == 1 << 30
+    assert pool_limit({"max-storage-buffer-binding-size": 4292870144}) == 2 * 4292870144
+    gpu = gpu_device()
+    binding = gpu.limits["max-storage-buffer-binding-size"]
+    assert gpu.pool.limit_bytes == max(1 << 30, 2 * binding)

@@ -22,7 +22,7 @@ from __future__ import annotations
 import os
 import threading
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from vyre_xdsl.diagnostics import VyreError
@@ -317,7 +317,7 @@ class GpuDevice:
         )
         self.limits = dict(self.device.limits)
         self.features = frozenset(self.device.features)
-        self.pool = BufferPool(self.device)
+        self.pool = BufferPool(self.device, pool_limit(self.limits))
 
     @property
     def unified_memory(self) -> bool:
@@ -447,18 +447,31 @@ MAPPABLE_STORAGE_USAGE = "mappable-storage"  # unified memory: storage that maps
 STAGING_USAGE = "staging"
 
 
+def pool_limit(limits: Mapping[str, int]) -> int:
+    """The free bytes a device's buffer pool keeps: 1 GiB, or two buffers of the
+    largest size a kernel may bind where that is more (a repeated run of a
+    two-buffer kernel at the device's limit then allocates nothing)."""
+    binding = limits.get("max-storage-buffer-binding-size", 0)
+    return max(1 << 30, 2 * binding)
+
+
 class BufferPool:
     """GPU buffers reused across runs, keyed by (size in bytes, usage).
 
     `acquire` hands out a free buffer of exactly that size and usage (or makes
-    one); `release` returns it. At most `limit_bytes` of free buffers are kept.
-    Contents are not cleared: the runtime writes or clears every buffer it uses.
+    one); `release` returns it. At most `limit_bytes` of free buffers are kept:
+    past that, the free buffers returned longest ago are destroyed first, never
+    the one just returned, so a repeated run gets its largest buffers back even
+    when one of them alone fills the limit. Contents are not cleared: the
+    runtime writes or clears every buffer it uses.
     """
 
     def __init__(self, device, limit_bytes: int = 1 << 30):
         self.device = device
         self.limit_bytes = limit_bytes
         self.free: dict[tuple[int, str], list] = {}
+        # every free buffer, oldest release first: id(buffer) -> (key, buffer)
+        self.returned: dict[int, tuple[tuple[int, str], object]] = {}
         self.free_bytes = 0
         self.created = 0
 
@@ -466,24 +479,39 @@ class BufferPool:
         size = max(4, (size + 3) // 4 * 4)
         free = self.free.get((size, usage))
         if free:
+            buffer = free.pop()
+            del self.returned[id(buffer)]
             self.free_bytes -= size
-            return free.pop()
+            return buffer
         self.created += 1
         return self.device.create_buffer(size=size, usage=self._flags(usage))
 
     def release(self, buffer, usage: str = STORAGE_USAGE) -> None:
-        size = buffer.size
-        if self.free_bytes + size > self.limit_bytes:
+        key = (buffer.size, usage)
+        self.free.setdefault(key, []).append(buffer)
+        self.returned[id(buffer)] = (key, buffer)
+        self.free_bytes += buffer.size
+        self._evict(keep=buffer)
+
+    def _evict(self, keep) -> None:
+        """Destroy the free buffers returned longest ago, but not `keep`, until at
+        most `limit_bytes` are kept (or only `keep` is left)."""
+        for key, buffer in list(self.returned.values()):
+            if self.free_bytes <= self.limit_bytes:
+                return
+            if buffer is keep:
+                continue
+            self.free[key].remove(buffer)
+            del self.returned[id(buffer)]
+            self.free_bytes -= buffer.size
             buffer.destroy()
-            return
-        self.free.setdefault((size, usage), []).append(buffer)
-        self.free_bytes += size
 
     def clear(self) -> None:
         for buffers in self.free.values():
             for buffer in buffers:
                 buffer.destroy()
         self.free.clear()
+        self.returned.clear()
         self.free_bytes = 0
 
     @staticmethod
