@@ -160,6 +160,31 @@ def test_a_loop_bound_defined_inside_the_loop_is_a_located_error():
     assert error.value.errors[0][0].name == "vyre.loop"
 
 
+def test_a_loop_bound_defined_in_a_function_nested_in_the_loop_is_a_located_error():
+    """A fuzz mutant (seed 1124554991) moved a loop line to the top of the module,
+    above a function: the loop's bounds became placeholders the parser never
+    resolved, and xDSL's IsolatedFromAbove verifier raised ValueError on them."""
+    import vyre_xdsl
+    from vyre_xdsl.diagnostics import VyreDiagnostic
+
+    text = """builtin.module {
+  vyre.loop @k = %5 to %4 {
+    vyre.func @f(%0: ui32) -> ui32 {
+      %4 = vyre.const 3 : ui32
+      %5 = vyre.const 0 : ui32
+      vyre.yield %4 : ui32
+    }
+  }
+}
+"""
+    with pytest.raises(
+        VyreDiagnostic, match="operand #0 of 'vyre.loop' uses .* defined only later"
+    ):
+        vyre_xdsl.parse(text, "loop.mlir")
+    outcome, _, _ = fuzz.check_text(text, np.random.default_rng(0), [])
+    assert outcome == "refused"
+
+
 # a fuzz mutant (seed 1485362679) turned a mask into 0x7fffffff: the loop's
 # bound, computed by a call from constants, became about 2^31 on the reference
 LOOP_BOUND_FROM_A_CALL = """

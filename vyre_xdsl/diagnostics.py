@@ -20,7 +20,7 @@ from xdsl.dialects.builtin import FileLineColLoc, ModuleOp
 from xdsl.ir import Operation
 from xdsl.utils.exceptions import DiagnosticException, VerifyException
 
-from vyre_xdsl.dialects.verify import LocatedVerifyException
+from vyre_xdsl.dialects.verify import LocatedVerifyException, forward_reference_errors
 
 _PREFIX = "Operation does not verify: "
 
@@ -76,6 +76,9 @@ def verification_errors(module: ModuleOp) -> list[Located]:
 
 def verify_module(module: ModuleOp) -> None:
     """Verify `module`; on failure raise a :class:`VyreDiagnostic` naming every bad op."""
+    unresolved = forward_reference_errors(module)
+    if unresolved:
+        raise VyreDiagnostic(unresolved)
     try:
         module.verify()
     except LocatedVerifyException as error:

@@ -77,6 +77,29 @@ def _enclosing_ops(op: Operation, root: Operation) -> Iterator[Operation]:
         current = current.parent_op()
 
 
+def _forward_reference_message(value: ForwardDeclaredValue) -> str:
+    # xDSL's parser leaves this placeholder when a value is used by an op and
+    # defined only later inside that op's own region
+    return (
+        f"uses {_value_name(value)}, which is defined only later, inside this op's own region; "
+        "define it before the op"
+    )
+
+
+def forward_reference_errors(root: Operation) -> list[tuple[Operation, str]]:
+    """Each use under `root` of a value the parser left unresolved (a placeholder
+    that has no defining op), as (user, message). Anywhere in a module, not only
+    in program and function bodies: xDSL's own verifiers cannot handle one."""
+    errors: list[tuple[Operation, str]] = []
+    for block, _ in _blocks_in_order(root):
+        for op in block.ops:
+            for number, operand in enumerate(op.operands):
+                if isinstance(operand, ForwardDeclaredValue):
+                    message = _forward_reference_message(operand)
+                    errors.append((op, f"operand #{number} of '{op.name}' {message}"))
+    return errors
+
+
 def dominance_errors(root: Operation) -> list[tuple[Operation, str]]:
     """Each use under `root` whose value is not defined before it (MLIR dominance
     for nested single-block regions), as (user, message)."""
@@ -98,12 +121,7 @@ def _dominance_problem(
     value: SSAValue, user: Operation, root: Operation, position: dict[Operation, int]
 ) -> str | None:
     if isinstance(value, ForwardDeclaredValue):
-        # xDSL's parser leaves this placeholder when a value is used by an op and
-        # defined only later inside that op's own region
-        return (
-            f"uses {_value_name(value)}, which is defined only later, inside this op's own region; "
-            "define it before the op"
-        )
+        return _forward_reference_message(value)
     definer = value.owner
     if not isinstance(definer, Operation):  # a block argument: vyre bodies have none
         return None
