@@ -24,6 +24,7 @@ import time
 import numpy as np
 
 import vyre_xdsl
+from vyre_xdsl.runtime.device import gpu_device
 
 TYPES = {"f32": np.float32, "f16": np.float16, "ui8": np.uint8, "si8": np.int8, "ui16": np.uint16}
 
@@ -100,12 +101,16 @@ def time_vyre(tname: str, n: int, args) -> dict:
         out.free()
         if time.perf_counter() >= end:
             break
+    pool = gpu_device(args.adapter).pool
+    created = pool.created
     for _ in range(args.reps):
         out = exe.run({"x": dx}, device=True, profile=True)["y"]
         totals.append(exe.last_profile.total_seconds)
         out.free()
     dx.free()
-    return {"seconds": totals, "correct": correct}
+    # buffers the runtime made during the timed runs: 0 when the pool hands each
+    # run its output back (a freshly made output buffer costs time)
+    return {"seconds": totals, "correct": correct, "buffers_created": pool.created - created}
 
 
 def time_torch_copy(nbytes: int, args) -> list[float] | None:
@@ -158,13 +163,14 @@ def main() -> int:
     own = statistics.median(rows[COPY]["seconds"]) if "seconds" in rows[COPY] else None
     print(f"{nbytes} bytes per buffer; effective bandwidth = {moved} bytes / GPU time")
     print(
-        "| kernel | ms median (min-max) | GB/s | of torch copy_ | of vyre's copy | numpy-checked |"
+        "| kernel | ms median (min-max) | GB/s | of torch copy_ | of vyre's copy | numpy-checked "
+        "| buffers made while timing |"
     )
-    print("| --- | --- | --- | --- | --- | --- |")
+    print("| --- | --- | --- | --- | --- | --- | --- |")
     failed = False
     for name, row in rows.items():
         if "error" in row:
-            print(f"| {name} | {row['error']} | - | - | - | - |")
+            print(f"| {name} | {row['error']} | - | - | - | - | - |")
             continue
         t = row["seconds"]
         med = statistics.median(t)
@@ -174,7 +180,8 @@ def main() -> int:
         failed |= not row["correct"]
         print(
             f"| {name} | {med * 1e3:.3f} ({min(t) * 1e3:.3f}-{max(t) * 1e3:.3f}) | "
-            f"{moved / med / 1e9:.4g} | {share} | {own_share} | {ok} |"
+            f"{moved / med / 1e9:.4g} | {share} | {own_share} | {ok} | "
+            f"{row.get('buffers_created', '-')} |"
         )
     if args.json:
         with open(args.json, "w") as f:

@@ -69,6 +69,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from gpu_chains import chain_text, numpy_chain  # noqa: E402
 
 import vyre_xdsl  # noqa: E402
+from vyre_xdsl.runtime.device import gpu_device  # noqa: E402
 
 WG = 256  # workgroup width of every program here
 PRESUM = 16  # elements each invocation combines before the tree
@@ -614,11 +615,16 @@ def time_vyre(work: Workload, modes: dict[str, bool | str], args) -> dict[str, d
     while time.perf_counter() < end:
         for label in exes:
             run(label, True, False)
+    pool = gpu_device(args.adapter).pool
+    created = pool.created
     for rep in range(args.reps):
         for label, exe in exes.items():
             run(label, True, work.small_output or rep == args.reps - 1)
             totals[label].append(exe.last_profile.total_seconds)
             kernels[label].append([k.seconds for k in exe.last_profile.kernels])
+    # GPU buffers the runtime had to make during the timed rounds (0 when the
+    # pool hands every run its buffers back; a fresh 1 GiB buffer costs time)
+    created = pool.created - created
     x.free()
     for label, exe in exes.items():
         names = [k.name for k in exe.last_profile.kernels]
@@ -630,6 +636,7 @@ def time_vyre(work: Workload, modes: dict[str, bool | str], args) -> dict[str, d
                     for i, name in enumerate(names)
                 ],
                 "kernel_count": len(names),
+                "buffers_created_while_timing": created,
                 "correct": all(checks[label]),
                 "checks": len(checks[label]),
             }
@@ -831,8 +838,6 @@ def main() -> int:
     if args.hist_log2n is None:
         args.hist_log2n = args.log2n - 2
     n, hist_n = 1 << args.log2n, 1 << args.hist_log2n
-    from vyre_xdsl.runtime.device import gpu_device
-
     gpu = gpu_device(args.adapter)
     adapter = gpu.describe()
     print(f"adapter: {adapter}; n = 2^{args.log2n}, histogram 2^{args.hist_log2n}", flush=True)
