@@ -355,3 +355,24 @@ def test_iteration_limit_refuses_a_loop_bound_computed_from_constants_at_once():
         with iteration_limit(4096):
             execute(parse(NESTED_FROM_CONSTANTS), {"out": np.zeros(1, np.uint32)})
     assert time.process_time() - start < 2.0
+
+
+def test_vyre_run_max_iterations_refuses_a_run_that_would_not_end(tmp_path, capsys):
+    from vyre_xdsl.tools import vyre_run
+
+    source = tmp_path / "nest.mlir"
+    source.write_text(NESTED_FROM_CONSTANTS)
+    out = tmp_path / "out"
+    args = [str(source), "--backend", "reference", "--output-dir", str(out)]
+    with_limit = args + ["--max-iterations", "4096"]
+    assert vyre_run.main(with_limit) == 1
+    err = capsys.readouterr().err
+    assert "vyre-run: error:" in err and "1852516352 iterations with 4086 left" in err, err
+    assert "Traceback" not in err and not out.exists()
+    # a loop that ends within the limit runs: 10 x 3 trips of `acc += 1`
+    source.write_text(NESTED_FROM_CONSTANTS.replace("4000000000", "3"))
+    assert vyre_run.main(with_limit) == 0
+    assert np.load(out / "out.npy").tolist() == [30]
+    # other backends decide their own limits
+    assert vyre_run.main([str(source), "--backend", "wgpu", "--max-iterations", "9"]) == 1
+    assert "--max-iterations applies to the reference backend" in capsys.readouterr().err

@@ -243,6 +243,13 @@ def argument_parser() -> argparse.ArgumentParser:
         help="print the GPU time of every kernel (timestamp queries) on stderr",
     )
     parser.add_argument(
+        "--max-iterations",
+        metavar="N",
+        type=int,
+        help="reference backend: refuse the run once its loops would run more than N "
+        "iterations in all (for modules that may not end)",
+    )
+    parser.add_argument(
         "-v",
         "--verbose",
         action="store_true",
@@ -294,6 +301,20 @@ def run_bundle_file(
 def execute_command(args: argparse.Namespace) -> None:
     backend = args.backend or default_backend()
     check_backend(backend)
+    if args.max_iterations is None:
+        run_command(args, backend)
+        return
+    if backend != "reference":
+        raise UsageError("--max-iterations applies to the reference backend")
+    if args.max_iterations < 0:
+        raise UsageError(f"--max-iterations is {args.max_iterations}; it must be 0 or more")
+    from vyre_xdsl.interpreter import iteration_limit
+
+    with iteration_limit(args.max_iterations):
+        run_command(args, backend)
+
+
+def run_command(args: argparse.Namespace, backend: str) -> None:
     from vyre_xdsl.megakernel.run import is_bundle_file
 
     if is_bundle_file(args.file):  # a target-module bundle from vyre-compile
