@@ -27,6 +27,8 @@ is_dispatch_uniform(wid)    # False: it differs between workgroups
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from xdsl.ir import Operation, SSAValue
 
 from vyre_xdsl.analysis.expressions import is_expression, is_speculatable
@@ -37,6 +39,7 @@ from vyre_xdsl.dialects.vyre import (
     SubgroupLocalIdOp,
     WorkgroupIdOp,
     is_workgroup_uniform,
+    uniform_through,
 )
 
 __all__ = ["is_dispatch_uniform", "is_kernel_workgroup_uniform", "is_workgroup_uniform"]
@@ -65,19 +68,15 @@ def is_kernel_workgroup_uniform(value: SSAValue) -> bool:
     is_kernel_workgroup_uniform(c)   # True; with kernel.local_id x, False
     ```
     """
-    seen: set[SSAValue] = set()
-    pending = [value]
-    while pending:
-        current = pending.pop()
-        if current in seen:
-            continue
-        seen.add(current)
-        owner = current.owner
-        if isinstance(owner, kernel.WorkgroupIdOp | kernel.BufferLengthOp):
-            continue
-        if not isinstance(owner, Operation) or not is_speculatable(owner):
-            return False
-        if isinstance(owner, kernel.InvocationIdOp | kernel.LocalIdOp | kernel.LocalLoadOp):
-            return False
-        pending.extend(owner.operands)
-    return True
+    return uniform_through(value, _kernel_uniformity_step)
+
+
+def _kernel_uniformity_step(value: SSAValue) -> tuple[bool | None, Sequence[SSAValue]]:
+    owner = value.owner
+    if isinstance(owner, kernel.WorkgroupIdOp | kernel.BufferLengthOp):
+        return None, ()
+    if not isinstance(owner, Operation) or not is_speculatable(owner):
+        return False, ()
+    if isinstance(owner, kernel.InvocationIdOp | kernel.LocalIdOp | kernel.LocalLoadOp):
+        return False, ()
+    return None, tuple(owner.operands)

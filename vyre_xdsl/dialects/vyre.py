@@ -21,7 +21,7 @@ vyre.program @axpy workgroup_size [64, 1, 1] {
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from typing import ClassVar
@@ -1173,6 +1173,15 @@ def is_workgroup_uniform(value: SSAValue) -> bool:
     dispatch-wide notion. Iterative over the definitions it depends on, so a
     long chain of ops cannot exhaust the Python stack.
     """
+    return uniform_through(value, _uniformity_step)
+
+
+def uniform_through(
+    value: SSAValue, step: Callable[[SSAValue], tuple[bool | None, Sequence[SSAValue]]]
+) -> bool:
+    """Whether no value `value` depends on is varying, by `step`: (False, ()) for a
+    varying value, else (None, the values its uniformity depends on). Iterative,
+    each value visited once."""
     seen: set[SSAValue] = set()
     pending = [value]
     while pending:
@@ -1180,7 +1189,7 @@ def is_workgroup_uniform(value: SSAValue) -> bool:
         if current in seen:
             continue
         seen.add(current)
-        verdict, operands = _uniformity_step(current)
+        verdict, operands = step(current)
         if verdict is False:
             return False
         pending.extend(operands)
