@@ -496,6 +496,8 @@ class BufferPool:
     def _evict(self, keep) -> None:
         """Destroy the free buffers returned longest ago, but not `keep`, until at
         most `limit_bytes` are kept (or only `keep` is left)."""
+        if self.free_bytes <= self.limit_bytes:
+            return
         for key, buffer in list(self.returned.values()):
             if self.free_bytes <= self.limit_bytes:
                 return
