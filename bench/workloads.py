@@ -622,8 +622,9 @@ def time_vyre(work: Workload, modes: dict[str, bool | str], args) -> dict[str, d
             run(label, True, work.small_output or rep == args.reps - 1)
             totals[label].append(exe.last_profile.total_seconds)
             kernels[label].append([k.seconds for k in exe.last_profile.kernels])
-    # GPU buffers the runtime had to make during the timed rounds (0 when the
-    # pool hands every run its buffers back; a fresh 1 GiB buffer costs time)
+    # GPU buffers the runtime had to make during the timed rounds of all the
+    # variants together (0 when the pool hands every run its buffers back; a
+    # fresh 1 GiB buffer costs time)
     created = pool.created - created
     x.free()
     for label, exe in exes.items():

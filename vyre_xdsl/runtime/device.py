@@ -22,7 +22,7 @@ from __future__ import annotations
 import os
 import threading
 from collections import OrderedDict
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from vyre_xdsl.diagnostics import VyreError
@@ -317,7 +317,7 @@ class GpuDevice:
         )
         self.limits = dict(self.device.limits)
         self.features = frozenset(self.device.features)
-        self.pool = BufferPool(self.device, pool_limit(self.limits))
+        self.pool = BufferPool(self.device)
 
     @property
     def unified_memory(self) -> bool:
@@ -447,23 +447,17 @@ MAPPABLE_STORAGE_USAGE = "mappable-storage"  # unified memory: storage that maps
 STAGING_USAGE = "staging"
 
 
-def pool_limit(limits: Mapping[str, int]) -> int:
-    """The free bytes a device's buffer pool keeps: 1 GiB, or two buffers of the
-    largest size a kernel may bind where that is more (a repeated run of a
-    two-buffer kernel at the device's limit then allocates nothing)."""
-    binding = limits.get("max-storage-buffer-binding-size", 0)
-    return max(1 << 30, 2 * binding)
-
-
 class BufferPool:
     """GPU buffers reused across runs, keyed by (size in bytes, usage).
 
     `acquire` hands out a free buffer of exactly that size and usage (or makes
-    one); `release` returns it. At most `limit_bytes` of free buffers are kept:
-    past that, the free buffers returned longest ago are destroyed first, never
-    the one just returned, so a repeated run gets its largest buffers back even
-    when one of them alone fills the limit. Contents are not cleared: the
-    runtime writes or clears every buffer it uses.
+    one); `release` returns it. The pool keeps free buffers up to `limit_bytes`
+    or up to the most bytes it has had handed out at once (`peak_bytes`),
+    whichever is more: a repeated run whose buffers were all live together
+    gets every one of them back and allocates nothing, however large. Past
+    that, the free buffers returned longest ago are destroyed first, never the
+    one just returned. `clear` destroys the free buffers and forgets the peak.
+    Contents are not cleared: the runtime writes or clears every buffer it uses.
     """
 
     def __init__(self, device, limit_bytes: int = 1 << 30):
@@ -473,10 +467,18 @@ class BufferPool:
         # every free buffer, oldest release first: id(buffer) -> (key, buffer)
         self.returned: dict[int, tuple[tuple[int, str], object]] = {}
         self.free_bytes = 0
+        self.in_use_bytes = 0
+        self.peak_bytes = 0
         self.created = 0
+
+    def kept_bytes(self) -> int:
+        """The most free bytes the pool keeps."""
+        return max(self.limit_bytes, self.peak_bytes)
 
     def acquire(self, size: int, usage: str = STORAGE_USAGE):
         size = max(4, (size + 3) // 4 * 4)
+        self.in_use_bytes += size
+        self.peak_bytes = max(self.peak_bytes, self.in_use_bytes)
         free = self.free.get((size, usage))
         if free:
             buffer = free.pop()
@@ -491,15 +493,17 @@ class BufferPool:
         self.free.setdefault(key, []).append(buffer)
         self.returned[id(buffer)] = (key, buffer)
         self.free_bytes += buffer.size
+        self.in_use_bytes = max(0, self.in_use_bytes - buffer.size)
         self._evict(keep=buffer)
 
     def _evict(self, keep) -> None:
         """Destroy the free buffers returned longest ago, but not `keep`, until at
-        most `limit_bytes` are kept (or only `keep` is left)."""
-        if self.free_bytes <= self.limit_bytes:
+        most `kept_bytes()` are kept (or only `keep` is left)."""
+        kept = self.kept_bytes()
+        if self.free_bytes <= kept:
             return
         for key, buffer in list(self.returned.values()):
-            if self.free_bytes <= self.limit_bytes:
+            if self.free_bytes <= kept:
                 return
             if buffer is keep:
                 continue
@@ -515,6 +519,7 @@ class BufferPool:
         self.free.clear()
         self.returned.clear()
         self.free_bytes = 0
+        self.peak_bytes = self.in_use_bytes
 
     @staticmethod
     def _flags(usage: str) -> int:
