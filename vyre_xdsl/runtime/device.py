@@ -452,11 +452,11 @@ class BufferPool:
 
     `acquire` hands out a free buffer of exactly that size and usage (or makes
     one); `release` returns it. The pool keeps free buffers up to `limit_bytes`
-    or up to the most bytes it has had handed out at once (`peak_bytes`),
-    whichever is more: a repeated run whose buffers were all live together
-    gets every one of them back and allocates nothing, however large. Past
-    that, the free buffers returned longest ago are destroyed first, never the
-    one just returned. `clear` destroys the free buffers and forgets the peak.
+    or up to twice the most bytes it has had handed out at once (`peak_bytes`),
+    whichever is more: a run's buffers were all live together, and so were the
+    staging buffers that read its results back, so a repeated run-and-read
+    gets every buffer back and allocates nothing, however large. Past that,
+    the free buffers returned longest ago are destroyed first. `clear` destroys the free buffers and forgets the peak.
     Contents are not cleared: the runtime writes or clears every buffer it uses.
     """
 
@@ -473,7 +473,7 @@ class BufferPool:
 
     def kept_bytes(self) -> int:
         """The most free bytes the pool keeps."""
-        return max(self.limit_bytes, self.peak_bytes)
+        return max(self.limit_bytes, 2 * self.peak_bytes)
 
     def acquire(self, size: int, usage: str = STORAGE_USAGE):
         size = max(4, (size + 3) // 4 * 4)
@@ -494,19 +494,18 @@ class BufferPool:
         self.returned[id(buffer)] = (key, buffer)
         self.free_bytes += buffer.size
         self.in_use_bytes = max(0, self.in_use_bytes - buffer.size)
-        self._evict(keep=buffer)
+        self._evict()
 
-    def _evict(self, keep) -> None:
-        """Destroy the free buffers returned longest ago, but not `keep`, until at
-        most `kept_bytes()` are kept (or only `keep` is left)."""
+    def _evict(self) -> None:
+        """Destroy the free buffers returned longest ago until at most
+        `kept_bytes()` are kept. The one just returned is never among them:
+        it was live, so it is no larger than the peak."""
         kept = self.kept_bytes()
         if self.free_bytes <= kept:
             return
         for key, buffer in list(self.returned.values()):
             if self.free_bytes <= kept:
                 return
-            if buffer is keep:
-                continue
             self.free[key].remove(buffer)
             del self.returned[id(buffer)]
             self.free_bytes -= buffer.size
