@@ -24,7 +24,12 @@ of --reps batches of --batch back-to-back dispatches in one compute pass, after
 - `hand_presum_tree`: pre-sum and tree in one kernel: each invocation adds 16
   elements strided by 256 inside its workgroup's block of 4096, then the tree;
   `hand_presum_tree_vec4`: the same with four `vec4<f32>` loads;
-- `gen_presum_tree`: vyre's WGSL for that fused program written in vyre IR.
+- `gen_presum_tree`: vyre's WGSL for that fused program written in vyre IR;
+- `gen_subgroup_tree`: one element per invocation like the textbook level, but
+  combined with `vyre.subgroup_reduce add`, one partial per subgroup in
+  workgroup memory, one barrier, and invocation 0 adding the partials (vyre IR;
+  only where the adapter has subgroups). It tells how fast a first pass that
+  reads one element per invocation can be once the barrier steps are gone.
 
     python bench/tree_variants.py --log2n 28 --json tree_variants.json
 """
@@ -195,6 +200,54 @@ def presum_tree_ir(n: int) -> str:
   }}
 }}
 """
+
+
+def subgroup_tree_ir(n: int) -> str:
+    """One element per invocation, a subgroup sum, then the subgroups' partials."""
+    return f"""vyre.program @subgroup_tree workgroup_size [256, 1, 1] {{
+  vyre.buffer @x binding 0 read_only : f32[{n}]
+  vyre.buffer @p binding 1 write_only : f32[{n // 256}]
+  vyre.buffer @partials workgroup : f32[256]
+  %i = vyre.invocation_id x
+  %l = vyre.local_id x
+  %w = vyre.workgroup_id x
+  %zero = vyre.const 0 : ui32
+  %v = vyre.load @x[%i] : f32
+  %s = vyre.subgroup_reduce add %v : f32
+  %size = vyre.subgroup_size
+  %lane = vyre.subgroup_local_id
+  %lead = vyre.eq %lane, %zero : ui32
+  vyre.if %lead {{
+    %g = vyre.div %l, %size : ui32
+    vyre.store @partials[%g] = %s : f32
+  }}
+  vyre.barrier
+  %first = vyre.eq %l, %zero : ui32
+  vyre.if %first {{
+    %width = vyre.const 256 : ui32
+    %count = vyre.div %width, %size : ui32
+    %fzero = vyre.const 0.0 : f32
+    vyre.let @acc = %fzero : f32
+    vyre.loop @k = %zero to %count {{
+      %k = vyre.var @k : ui32
+      %q = vyre.load @partials[%k] : f32
+      %a = vyre.var @acc : f32
+      %t = vyre.add %a, %q : f32
+      vyre.assign @acc = %t : f32
+    }}
+    %total = vyre.var @acc : f32
+    vyre.store @p[%w] = %total : f32
+  }}
+}}
+"""
+
+
+def subgroup_variant(n: int, x: np.ndarray) -> Variant:
+    per256 = x.astype(np.float64).reshape(-1, 256).sum(1).astype(np.float32)
+    kernel = generated(subgroup_tree_ir(n))
+    roles = declared_roles(kernel.wgsl)
+    grid = tuple(kernel.static_grid)
+    return Variant("gen_subgroup_tree", kernel.wgsl, 0, n // 256, per256, 4 * n, roles, grid)
 
 
 def generated(text: str):
@@ -451,6 +504,8 @@ def main() -> int:
         with open(args.old_tree) as f:
             old_tree = f.read()
     todo = variants(n, x, old_tree) + [indirect_variant(n, x)]
+    if "subgroup" in gpu.features:
+        todo.append(subgroup_variant(n, x))
     if args.only:
         todo = [v for v in todo if v.name in args.only]
     rows = []
