@@ -59,42 +59,29 @@ vyre.program @square workgroup_size [64, 1, 1] {{
 }}
 """
 
+
+def _double_plus_one(name: str, src: str, dst: str) -> str:
+    """dst[i] = src[i] * 2 + 1 over 256 f32."""
+    return f"""
+vyre.program @{name} workgroup_size [64, 1, 1] {{
+  vyre.buffer @{src} binding 0 read_only : f32[256]
+  vyre.buffer @{dst} binding 1 write_only : f32[256]
+  %i = vyre.invocation_id x
+  %two = vyre.const 2.0 : f32
+  %one = vyre.const 1.0 : f32
+  %v = vyre.load @{src}[%i] : f32
+  %m = vyre.mul %v, %two : f32
+  %r = vyre.add %m, %one : f32
+  vyre.store @{dst}[%i] = %r : f32
+}}"""
+
+
 # out = ((x * 2 + 1) * 2 + 1) * 2 + 1, one program per stage
-CHAIN3 = """
-vyre.program @stage0 workgroup_size [64, 1, 1] {
-  vyre.buffer @x binding 0 read_only : f32[256]
-  vyre.buffer @t1 binding 1 write_only : f32[256]
-  %i = vyre.invocation_id x
-  %two = vyre.const 2.0 : f32
-  %one = vyre.const 1.0 : f32
-  %v = vyre.load @x[%i] : f32
-  %m = vyre.mul %v, %two : f32
-  %r = vyre.add %m, %one : f32
-  vyre.store @t1[%i] = %r : f32
-}
-vyre.program @stage1 workgroup_size [64, 1, 1] {
-  vyre.buffer @t1 binding 0 read_only : f32[256]
-  vyre.buffer @t2 binding 1 write_only : f32[256]
-  %i = vyre.invocation_id x
-  %two = vyre.const 2.0 : f32
-  %one = vyre.const 1.0 : f32
-  %v = vyre.load @t1[%i] : f32
-  %m = vyre.mul %v, %two : f32
-  %r = vyre.add %m, %one : f32
-  vyre.store @t2[%i] = %r : f32
-}
-vyre.program @stage2 workgroup_size [64, 1, 1] {
-  vyre.buffer @t2 binding 0 read_only : f32[256]
-  vyre.buffer @out binding 1 write_only : f32[256]
-  %i = vyre.invocation_id x
-  %two = vyre.const 2.0 : f32
-  %one = vyre.const 1.0 : f32
-  %v = vyre.load @t2[%i] : f32
-  %m = vyre.mul %v, %two : f32
-  %r = vyre.add %m, %one : f32
-  vyre.store @out[%i] = %r : f32
-}
-"""
+CHAIN3 = (
+    _double_plus_one("stage0", "x", "t1")
+    + _double_plus_one("stage1", "t1", "t2")
+    + _double_plus_one("stage2", "t2", "out")
+)
 
 TRAP = """
 vyre.program @t workgroup_size [64, 1, 1] {
