@@ -105,6 +105,22 @@ def test_wgsl_that_naga_rejects_is_reported():
     assert errors[0] is not None and errors[1] is None
 
 
+def test_a_worker_that_cannot_start_raises_its_error_and_closes_quietly(monkeypatch):
+    worker = fuzz.GpuWorker()
+
+    class Unstartable:
+        def __init__(self, **kwargs):
+            pass
+
+        def start(self):
+            raise RuntimeError("cannot spawn here")
+
+    monkeypatch.setattr(worker._context, "Process", Unstartable)
+    with pytest.raises(RuntimeError, match="cannot spawn here"):
+        worker.call(("naga", []), 5)
+    worker.close()  # nothing started: nothing to close
+
+
 def test_text_mutations_cover_every_operator():
     rng = random.Random(0)
     mutator = fuzz.TextMutator(rng)

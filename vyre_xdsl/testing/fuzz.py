@@ -1071,10 +1071,15 @@ class GpuWorker:
 
     def _start(self) -> None:
         parent, child = self._context.Pipe()
-        self._process = self._context.Process(target=_worker_main, args=(child,), daemon=True)
-        self._process.start()
-        child.close()
-        self._conn = parent
+        process = self._context.Process(target=_worker_main, args=(child,), daemon=True)
+        try:
+            process.start()
+        except BaseException:
+            parent.close()
+            raise
+        finally:
+            child.close()
+        self._process, self._conn = process, parent
 
     def call(self, message: tuple, limit: float):
         """The worker's answer, or raise `CaseTimeout` (the worker is restarted)."""
@@ -1086,7 +1091,7 @@ class GpuWorker:
             raise CaseTimeout()
         try:
             return self._conn.recv()
-        except EOFError:
+        except (EOFError, OSError):  # a dead child: EOF, or a reset connection
             self.close(kill=True)
             raise RuntimeError("the fuzz worker process died") from None
 
