@@ -17,6 +17,7 @@ failure class is recognised.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import random
 
@@ -243,6 +244,41 @@ def test_a_bundle_too_long_to_run_here_is_large_before_the_gpu_runs_it():
     with fuzz.time_limit(5.0):
         outcome = fuzz._run_forged(data, {}, 0.0)
     assert outcome == ("large", "loops past the iteration limit", "")
+
+
+def test_atomic_tickets_in_another_order_are_no_forgery(monkeypatch):
+    """Which invocation gets which atomic ticket is open: a GPU that hands them
+    out in another order than the reference computes the same bundle (seed
+    4072401974 reported that as a forgery). Other buffers, and tickets with
+    other values, still must match exactly."""
+    from vyre_xdsl.megakernel import run as megakernel_run
+
+    outputs = {
+        "reference": {"tix": np.array([4, 5, 6], np.uint32), "y": np.array([1], np.uint32)},
+        "wgpu": {"tix": np.array([5, 4, 6], np.uint32), "y": np.array([1], np.uint32)},
+    }
+    monkeypatch.setattr(
+        megakernel_run, "run_bundle", lambda data, inputs, backend: outputs[backend]
+    )
+    assert fuzz._run_forged(b"", {}, 0.0, None, frozenset({"tix"}))[0] == "accepted"
+    assert fuzz._run_forged(b"", {}, 0.0)[0] == "forged"
+    outputs["wgpu"]["tix"] = np.array([5, 4, 7], np.uint32)
+    assert fuzz._run_forged(b"", {}, 0.0, None, frozenset({"tix"}))[0] == "forged"
+    outputs["wgpu"] = {"tix": np.array([4, 5, 6], np.uint32), "y": np.array([2], np.uint32)}
+    assert fuzz._run_forged(b"", {}, 0.0, None, frozenset({"tix"}))[0] == "forged"
+
+
+def test_seed_bundles_name_their_ticket_buffers():
+    from vyre_xdsl.testing.generators import random_module
+
+    seeds = fuzz._seed_bundles(random.Random(3), 40)
+    generated = [s for s in seeds if s[0].startswith("random_module(")]
+    with_tickets = [s for s in generated if s[3]]
+    assert with_tickets, "no seed module with atomic tickets"
+    for origin, _, _, multisets in generated:
+        seed = int(origin[len("random_module(") :].split(",")[0])
+        options = dataclasses.replace(fuzz._small_modules(), traps=False)
+        assert multisets == random_module(seed, options).multisets
 
 
 INPUT_THEN_INTERMEDIATE = """

@@ -977,7 +977,11 @@ def _naga_errors(modules: list[str]) -> list[str | None]:
 
 
 def _run_forged(
-    data: bytes, inputs: dict, f32_ulp: float, original: bytes | None = None
+    data: bytes,
+    inputs: dict,
+    f32_ulp: float,
+    original: bytes | None = None,
+    multisets: frozenset[str] = frozenset(),
 ) -> tuple[str, str, str]:
     """Run an accepted bundle on wgpu and on the reference; they must agree.
 
@@ -985,7 +989,9 @@ def _run_forged(
     agreeing when it is bit for bit what the unmutated bundle `original`
     computes on the same device: approximate ops (asin, exp, ...) may be far
     from the reference within WGSL's accuracy rules, and a mutant that computes
-    exactly what the genuine bundle computes is no forgery."""
+    exactly what the genuine bundle computes is no forgery. The buffers named
+    in `multisets` hold atomic tickets (which invocation gets which old value
+    is open), so they agree when they hold the same values in any order."""
     from vyre_xdsl.interpreter import VyreTrap
     from vyre_xdsl.megakernel.run import run_bundle
     from vyre_xdsl.testing.compare import buffer_difference
@@ -1025,8 +1031,11 @@ def _run_forged(
         if name not in ref[1] or name not in gpu[1]:
             problems.append(f"{name} missing")
             continue
-        tolerance = f32_ulp if np.asarray(ref[1][name]).dtype == np.float32 else 0.0
-        problem = buffer_difference(name, ref[1][name], gpu[1][name], tolerance)
+        want, got = ref[1][name], gpu[1][name]
+        if name in multisets:
+            want, got = np.sort(np.asarray(want), axis=None), np.sort(np.asarray(got), axis=None)
+        tolerance = f32_ulp if np.asarray(want).dtype == np.float32 else 0.0
+        problem = buffer_difference(name, want, got, tolerance)
         if problem and tolerance and original is not None:
             if genuine is None:
                 try:
@@ -1139,8 +1148,11 @@ def _seed_texts(rng: random.Random, generated: int) -> list[tuple[str, bytes]]:
     return texts
 
 
-def _seed_bundles(rng: random.Random, generated: int) -> list[tuple[str, bytes, float]]:
-    """(origin, bundle bytes, f32 ULP tolerance) of the bundles to mutate."""
+def _seed_bundles(
+    rng: random.Random, generated: int
+) -> list[tuple[str, bytes, float, frozenset[str]]]:
+    """(origin, bundle bytes, f32 ULP tolerance, ticket buffers) of the bundles
+    to mutate; the ticket buffers compare as multisets."""
     from vyre_xdsl.megakernel.compile import compile_module
     from vyre_xdsl.testing.generators import random_module
 
@@ -1150,7 +1162,12 @@ def _seed_bundles(rng: random.Random, generated: int) -> list[tuple[str, bytes, 
             import vyre_xdsl
 
             bundles.append(
-                (path.name, compile_module(vyre_xdsl.parse(path.read_text())).bundle_bytes(), 64.0)
+                (
+                    path.name,
+                    compile_module(vyre_xdsl.parse(path.read_text())).bundle_bytes(),
+                    64.0,
+                    frozenset(),
+                )
             )
     options = replace(_small_modules(), traps=False)
     attempts = 0
@@ -1163,7 +1180,8 @@ def _seed_bundles(rng: random.Random, generated: int) -> list[tuple[str, bytes, 
         except Exception:
             continue  # a module the planner refuses is not a bundle to mutate
         tolerance = max(case.tolerances.values(), default=0.0)
-        bundles.append((f"random_module({seed}, SMALL_MODULES, traps=False)", data, tolerance))
+        origin = f"random_module({seed}, SMALL_MODULES, traps=False)"
+        bundles.append((origin, data, tolerance, case.multisets))
         generated -= 1
     return bundles
 
@@ -1290,7 +1308,7 @@ class Campaign:
         mutator = BundleMutator(rng)
         np_rng = np.random.default_rng(rng.randrange(2**32))
         for n in range(self.bundle_cases):
-            origin, original, tolerance = rng.choice(seeds)
+            origin, original, tolerance, multisets = rng.choice(seeds)
             rebuild = n % 2 == 0
             for _ in range(20):
                 data, what = mutator.mutate(original, rebuild)
@@ -1319,7 +1337,7 @@ class Campaign:
                 continue
             try:
                 case.outcome, case.detail, case.site = worker.call(
-                    ("bundle", data, inputs, tolerance, original), 60
+                    ("bundle", data, inputs, tolerance, original, multisets), 60
                 )
             except CaseTimeout:
                 case.outcome, case.detail, case.site = "hang", "bundle run over 60 s", "bundle run"
