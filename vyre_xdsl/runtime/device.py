@@ -456,8 +456,9 @@ class BufferPool:
     whichever is more: a run's buffers were all live together, and so were the
     staging buffers that read its results back, so a repeated run-and-read
     gets every buffer back and allocates nothing, however large. Past that,
-    the free buffers returned longest ago are destroyed first. `clear` destroys the free buffers and forgets the peak.
-    Contents are not cleared: the runtime writes or clears every buffer it uses.
+    the free buffers returned longest ago are destroyed first. `clear` destroys
+    the free buffers and forgets the peak. Contents are not cleared: the
+    runtime writes or clears every buffer it uses.
     """
 
     def __init__(self, device, limit_bytes: int = 1 << 30):

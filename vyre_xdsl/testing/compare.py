@@ -88,9 +88,8 @@ def differences(
         want, got = expected.outputs[name], actual.outputs[name]
         if name in unchecked:
             want, got = np.zeros_like(want), np.zeros_like(got)
-        elif name in multisets:
-            want, got = np.sort(want, axis=None), np.sort(got, axis=None)
-        problem = buffer_difference(name, want, got, tolerances.get(name, 0.0))
+        tolerance = tolerances.get(name, 0.0)
+        problem = buffer_difference(name, want, got, tolerance, multiset=name in multisets)
         if problem:
             problems.append(problem)
     return problems
@@ -132,11 +131,19 @@ def flushed_zero(expected: np.ndarray, actual: np.ndarray) -> np.ndarray:
 
 
 def buffer_difference(
-    name: str, expected: np.ndarray, actual: np.ndarray, tolerance: float = 0.0
+    name: str,
+    expected: np.ndarray,
+    actual: np.ndarray,
+    tolerance: float = 0.0,
+    *,
+    multiset: bool = False,
 ) -> str | None:
     """Why buffer `name` differs, or None when it matches. An f32 zero where the
-    expected value is subnormal matches (a GPU may flush subnormals)."""
+    expected value is subnormal matches (a GPU may flush subnormals). A
+    `multiset` buffer (atomic tickets) matches in any order."""
     expected, actual = np.asarray(expected).reshape(-1), np.asarray(actual).reshape(-1)
+    if multiset:
+        expected, actual = np.sort(expected), np.sort(actual)
     if expected.dtype != actual.dtype or expected.shape != actual.shape:
         return (
             f"{name}: {expected.dtype}{list(expected.shape)} vs {actual.dtype}{list(actual.shape)}"

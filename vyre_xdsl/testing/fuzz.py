@@ -1031,11 +1031,10 @@ def _run_forged(
         if name not in ref[1] or name not in gpu[1]:
             problems.append(f"{name} missing")
             continue
-        want, got = ref[1][name], gpu[1][name]
-        if name in multisets:
-            want, got = np.sort(np.asarray(want), axis=None), np.sort(np.asarray(got), axis=None)
-        tolerance = f32_ulp if np.asarray(want).dtype == np.float32 else 0.0
-        problem = buffer_difference(name, want, got, tolerance)
+        tolerance = f32_ulp if np.asarray(ref[1][name]).dtype == np.float32 else 0.0
+        problem = buffer_difference(
+            name, ref[1][name], gpu[1][name], tolerance, multiset=name in multisets
+        )
         if problem and tolerance and original is not None:
             if genuine is None:
                 try:
