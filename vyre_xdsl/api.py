@@ -47,6 +47,10 @@ class SubgroupSizeError(VyreError, ValueError):
     """`subgroup_size=` was given for a backend whose hardware decides it."""
 
 
+class MaxIterationsError(VyreError, ValueError):
+    """`max_iterations=` was given for a backend that does not count loop iterations."""
+
+
 def _check_module_type(module_or_text: object) -> None:
     if not isinstance(module_or_text, str | bytes | ModuleOp):
         raise ModuleTypeError(
@@ -121,6 +125,7 @@ def run(
     adapter: int | str | None = None,
     device: bool = False,
     subgroup_size: int | None = None,
+    max_iterations: int | None = None,
 ) -> dict[str, np.ndarray]:
     """Run a module and return its output buffers by name (SPEC section 8).
 
@@ -129,10 +134,13 @@ def run(
 
     The compiled module is cached (see `cached_executable`): a repeated run of
     the same module costs about what `Executable.run` costs. `adapter`,
-    `device` and `subgroup_size` are as for `compile` and `Executable.run`.
+    `device`, `subgroup_size` and `max_iterations` are as for `compile` and
+    `Executable.run`.
     """
     exe = cached_executable(module_or_text, backend, fuse, adapter)
-    return exe.run(inputs, device=device, subgroup_size=subgroup_size)
+    return exe.run(
+        inputs, device=device, subgroup_size=subgroup_size, max_iterations=max_iterations
+    )
 
 
 class Executable:
@@ -195,6 +203,7 @@ class Executable:
         device: bool = False,
         profile: bool = False,
         subgroup_size: int | None = None,
+        max_iterations: int | None = None,
     ) -> dict[str, object]:
         """Run on `inputs` (host arrays or `DeviceArray`s, by buffer name).
 
@@ -202,13 +211,23 @@ class Executable:
         `DeviceArray`s that stay on the GPU. With `profile=True` the GPU time
         of every kernel is in `self.last_profile` afterwards. `subgroup_size`
         is the size of the subgroups the reference backend simulates (default
-        32); on a GPU the adapter decides it.
+        32); on a GPU the adapter decides it. `max_iterations` bounds the
+        reference backend's work: the run raises `IterationLimitError` before
+        a loop that would take its loop iterations, summed over the
+        invocations that run them, past this number (from any thread).
         """
         sig = self.signature
         inputs = require_mapping({} if inputs is None else inputs)
+        if max_iterations is not None and self.backend != "reference":
+            raise MaxIterationsError(
+                f"max_iterations={max_iterations} applies to the reference backend; "
+                f"this executable runs on '{self.backend}'"
+            )
         if self._kernels is None:
             host, resident = _bind(sig, inputs, self.gpu)
-            return self._run_elsewhere(host, resident, device, profile, inputs, subgroup_size)
+            return self._run_elsewhere(
+                host, resident, device, profile, inputs, subgroup_size, max_iterations
+            )
         if subgroup_size is not None:
             raise SubgroupSizeError(
                 f"subgroup_size={subgroup_size} applies to the reference backend; on a GPU the adapter "
@@ -262,7 +281,14 @@ class Executable:
         return outputs
 
     def _run_elsewhere(
-        self, host, resident, device: bool, profile: bool, inputs, subgroup_size: int | None = None
+        self,
+        host,
+        resident,
+        device: bool,
+        profile: bool,
+        inputs,
+        subgroup_size: int | None = None,
+        max_iterations: int | None = None,
     ) -> dict[str, np.ndarray]:
         """A run on a backend other than wgpu (device arrays are copied to the host)."""
         from vyre_xdsl.runtime.arrays import DeviceArrayError
@@ -279,6 +305,8 @@ class Executable:
         host.update({name: array.numpy().reshape(-1) for name, array in resident.items()})
         sig = self.signature
         options = {} if subgroup_size is None else {"subgroup_size": subgroup_size}
+        if max_iterations is not None:
+            options["max_iterations"] = max_iterations
         final = _backend(self.backend)(self.module, host, sig, **options)
         return sig.outputs_of(final, inputs)
 

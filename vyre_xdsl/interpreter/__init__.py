@@ -25,6 +25,7 @@ from xdsl.dialects.builtin import ModuleOp
 from vyre_xdsl.dialects.vyre import ProgramOp, programs
 from vyre_xdsl.interpreter.machine import (
     InterpreterError,
+    IterationBudget,
     IterationLimitError,
     Machine,
     iteration_limit,
@@ -35,6 +36,7 @@ from vyre_xdsl.semantics import DEFAULT_SUBGROUP_SIZE
 
 __all__ = [
     "InterpreterError",
+    "IterationBudget",
     "IterationLimitError",
     "VyreTrap",
     "execute",
@@ -49,6 +51,7 @@ def execute(
     buffers: Mapping[str, np.ndarray],
     sig: object = None,
     subgroup_size: int = DEFAULT_SUBGROUP_SIZE,
+    max_iterations: int | None = None,
 ) -> dict[str, np.ndarray]:
     """Run every program of `module` in order; return the final host arrays by name.
 
@@ -61,20 +64,26 @@ def execute(
     (its `buffers` hold the host arrays at that point; later programs do not run).
     Subgroup ops see subgroups of `subgroup_size` lanes, formed by local invocation
     index within each workgroup (upstream's simulator; 32 unless told otherwise).
+    `max_iterations` bounds the run's loop iterations summed over the
+    invocations that take them (`IterationLimitError` before the loop that
+    would go past it starts); None: no bound.
     """
-    return execute_programs(programs(inlined(module)), buffers, subgroup_size)
+    return execute_programs(programs(inlined(module)), buffers, subgroup_size, max_iterations)
 
 
 def execute_programs(
     progs: Sequence[ProgramOp],
     buffers: Mapping[str, np.ndarray],
     subgroup_size: int = DEFAULT_SUBGROUP_SIZE,
+    max_iterations: int | None = None,
 ) -> dict[str, np.ndarray]:
-    """Run `progs` in order on copies of `buffers`; return the final host arrays."""
+    """Run `progs` in order on copies of `buffers`; return the final host arrays.
+    `max_iterations` is shared by all of them (see `execute`)."""
+    budget = None if max_iterations is None else IterationBudget(max_iterations)
     host = {name: np.array(array, copy=True).reshape(-1) for name, array in buffers.items()}
     for program in progs:
         try:
-            execute_program(program, host, subgroup_size)
+            Machine(program, host, subgroup_size, budget).run()
         except VyreTrap as trap:
             trap.buffers = host
             raise

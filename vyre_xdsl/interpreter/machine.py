@@ -68,7 +68,31 @@ class InterpreterError(VyreError):
 
 
 class IterationLimitError(InterpreterError):
-    """A run inside `iteration_limit(n)` was about to go past its n loop iterations."""
+    """A run was about to go past its loop iterations: those of an enclosing
+    `iteration_limit(n)`, or its own `max_iterations`."""
+
+
+class IterationBudget:
+    """The loop iterations one run may still take, summed over the invocations
+    that take them (the `max_iterations` of `execute`): a loop entered by 4096
+    invocations with 10 trips each costs 40960. It is passed down explicitly,
+    so it holds in whatever thread the run happens to be in."""
+
+    def __init__(self, limit: int):
+        if isinstance(limit, bool) or not isinstance(limit, int) or limit < 0:
+            raise InterpreterError(f"max_iterations is {limit!r}; it must be an int, 0 or more")
+        self.limit = limit
+        self.left = limit
+
+    def charge(self, iterations: int, program: str) -> None:
+        """Take `iterations` for a loop of `program` that is about to start, or
+        raise `IterationLimitError` when fewer are left."""
+        if iterations > self.left:
+            raise IterationLimitError(
+                f"a loop of @{program} would run {iterations} iterations with {self.left} left "
+                f"of max_iterations={self.limit} (summed over the invocations that run them)"
+            )
+        self.left -= iterations
 
 
 # the loop iterations left to the runs inside `iteration_limit`; None: no limit
@@ -80,6 +104,11 @@ def iteration_limit(iterations: int) -> Iterator[None]:
     """Refuse, with `IterationLimitError`, the runs inside this block once they
     have run `iterations` loop iterations in all (before the loop that would go
     past the limit starts).
+
+    The limit belongs to the current context (a `ContextVar`): a new thread or
+    a thread pool's worker does not inherit it. To bound a run from any thread,
+    and to count the work of every invocation, pass `max_iterations=` to
+    `execute`, `vyre_xdsl.run` or `Executable.run` instead.
 
     An iteration counts once however many lanes take it (the interpreter runs
     them together): a `vyre.loop` entered with bounds `lo` and `hi` costs
@@ -248,12 +277,14 @@ class Machine:
         program: ProgramOp,
         host: MutableMapping[str, np.ndarray],
         subgroup_size: int = semantics.DEFAULT_SUBGROUP_SIZE,
+        budget: IterationBudget | None = None,
     ):
         if not 1 <= subgroup_size <= 128:
             raise InterpreterError(
                 f"subgroup_size is {subgroup_size}; it must be between 1 and 128"
             )
         self.subgroup_size = subgroup_size
+        self.budget = budget
         self.program = program
         self.name = program.sym_name.data
         counts = host_counts(program, host)
@@ -513,6 +544,8 @@ def _loop(m: Machine, op: LoopOp, frame: Frame, scope: Scope) -> None:
     start_mark = m.deaths
     longest = int(trips.max())
     charge_iterations(longest, m.name)
+    if m.budget is not None:
+        m.budget.charge(lane_iterations(trips, frame.size), m.name)
     for k in range(longest):
         active = trips > k
         if m.deaths != start_mark:
@@ -526,6 +559,14 @@ def _loop(m: Machine, op: LoopOp, frame: Frame, scope: Scope) -> None:
             iteration, (value + k).astype(np.uint32), uniform=value.shape[0] == 1
         )
         m.run_ops(op.body.block.ops, iteration, body_scope)
+
+
+def lane_iterations(trips: np.ndarray, lanes: int) -> int:
+    """The iterations of a loop summed over the `lanes` invocations that enter
+    it (`trips` has one entry per lane, or one for all when the bounds are uniform)."""
+    if trips.shape[0] == lanes:
+        return int(trips.sum())
+    return int(trips[0]) * lanes
 
 
 @handles(BlockOp, RegionOp)

@@ -35,8 +35,11 @@ def run_bundle(
     bundle: TargetModuleBundle | bytes,
     inputs: Mapping[str, object] | None = None,
     backend: str = "wgpu",
+    max_iterations: int | None = None,
 ) -> dict[str, np.ndarray]:
-    """The output buffers (by name) of running `bundle` on `inputs`."""
+    """The output buffers (by name) of running `bundle` on `inputs`;
+    `max_iterations` bounds the reference backend's loop iterations (see
+    `vyre_xdsl.interpreter.execute`)."""
     if isinstance(bundle, bytes | bytearray):
         bundle = TargetModuleBundle.from_bytes(bytes(bundle))
     if backend not in BUNDLE_BACKENDS:
@@ -49,7 +52,7 @@ def run_bundle(
         from vyre_xdsl.interpreter import execute_programs
 
         programs = [parse_program_text(node.program, node.name) for node in bundle.nodes]
-        final = execute_programs(programs, buffers)
+        final = execute_programs(programs, buffers, max_iterations=max_iterations)
     else:
         from vyre_xdsl.runtime import gpu_device, run_kernels
 

@@ -247,7 +247,8 @@ def argument_parser() -> argparse.ArgumentParser:
         metavar="N",
         type=int,
         help="reference backend: refuse the run once its loops would run more than N "
-        "iterations in all (for modules that may not end)",
+        "iterations in all, summed over the invocations that run them (for modules "
+        "that may not end)",
     )
     parser.add_argument(
         "-v",
@@ -265,7 +266,7 @@ def run_module(
     the GPU time per kernel (--time) on stderr."""
     exe = cached_executable(module, backend, args.fuse, args.adapter if backend == "wgpu" else None)
     report_backend(backend, exe.adapter, args.verbose)
-    outputs = exe.run(inputs, profile=args.time)
+    outputs = exe.run(inputs, profile=args.time, max_iterations=args.max_iterations)
     if args.time:
         print(exe.last_profile, file=sys.stderr)
     return outputs
@@ -284,6 +285,7 @@ def run_bundle_file(
     backend: str,
     random_seed: int | None,
     fuse: bool = False,
+    max_iterations: int | None = None,
 ) -> dict[str, np.ndarray]:
     """`vyre-run OUT.vkb ...`: load and check the bundle, fill random inputs, run it."""
     from vyre_xdsl.megakernel.run import BundleFileError, load_bundle, run_bundle
@@ -295,23 +297,17 @@ def run_bundle_file(
     bundle = load_bundle(path)
     if random_seed is not None:
         inputs = random_inputs(bundle.run_signature(), random_seed, inputs)
-    return run_bundle(bundle, inputs, backend=backend)
+    return run_bundle(bundle, inputs, backend=backend, max_iterations=max_iterations)
 
 
 def execute_command(args: argparse.Namespace) -> None:
     backend = args.backend or default_backend()
     check_backend(backend)
-    if args.max_iterations is None:
-        run_command(args, backend)
-        return
-    if backend != "reference":
+    if args.max_iterations is not None and backend != "reference":
         raise UsageError("--max-iterations applies to the reference backend")
-    if args.max_iterations < 0:
+    if args.max_iterations is not None and args.max_iterations < 0:
         raise UsageError(f"--max-iterations is {args.max_iterations}; it must be 0 or more")
-    from vyre_xdsl.interpreter import iteration_limit
-
-    with iteration_limit(args.max_iterations):
-        run_command(args, backend)
+    run_command(args, backend)
 
 
 def run_command(args: argparse.Namespace, backend: str) -> None:
@@ -328,7 +324,12 @@ def run_command(args: argparse.Namespace, backend: str) -> None:
         else:
             report_backend(backend, None, args.verbose)
         outputs = run_bundle_file(
-            args.file, load_inputs(args.input), backend, args.random_inputs, args.fuse
+            args.file,
+            load_inputs(args.input),
+            backend,
+            args.random_inputs,
+            args.fuse,
+            args.max_iterations,
         )
     else:
         module = load_runnable(args.file)
