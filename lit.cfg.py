@@ -14,3 +14,5 @@ configure(
     excludes=["Inputs", "examples", ".venv", "docs", "tests", "bench", "vyre_xdsl"],
 )
 config.substitutions.append(("%examples", os.path.join(root, "examples")))  # noqa: F821
+# The tools' persistent compile cache stays off: lit never writes to the user's cache.
+config.environment["VYRE_CACHE_DIR"] = "off"  # noqa: F821

@@ -11,7 +11,15 @@ out = exe.run({"x": x}, device=True)                           # DeviceArray out
 ```
 """
 
-_API = ("Executable", "cache_info", "clear_cache", "compile", "parse", "run")
+_API = (
+    "Executable",
+    "cache_info",
+    "clear_cache",
+    "compile",
+    "disk_cache_info",
+    "parse",
+    "run",
+)
 
 
 def __getattr__(name: str):
@@ -43,6 +51,7 @@ __all__ = [
     "cache_info",
     "clear_cache",
     "compile",
+    "disk_cache_info",
     "parse",
     "run",
     "synchronize",

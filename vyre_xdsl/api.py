@@ -12,6 +12,7 @@ out["y"]
 from __future__ import annotations
 
 import math
+import os
 import warnings
 from collections import OrderedDict
 from collections.abc import Callable, Mapping
@@ -160,16 +161,25 @@ class Executable:
 
     def __init__(
         self,
-        module: ModuleOp,
+        module: ModuleOp | None,
         backend: str,
         fuse: bool | str,
         adapter: int | str | None = None,
         portable: bool = False,
+        artifact=None,
     ):
-        check_runnable(module)
-        self.signature: RunSignature = signature(module)
+        # `artifact`: a `disk_cache.Artifact` of this compile (then `module` is
+        # not needed: it was checked, fused and lowered when it was stored)
+        if artifact is None:
+            check_runnable(module)
+            self.signature: RunSignature = signature(module)
+            self._module = fuse_module(module, force=fuse == "force") if fuse else module
+            self._module_text = None
+        else:
+            self.signature = artifact.signature
+            self._module = None
+            self._module_text = artifact.module_text
         self.backend = backend
-        self.module = fuse_module(module, force=fuse == "force") if fuse else module
         #: GPU time per kernel of the last `run(..., profile=True)` (a `RunProfile`)
         self.last_profile = None
         self.gpu = None  # the GpuDevice the kernels run on (wgpu backend)
@@ -186,7 +196,10 @@ class Executable:
             profile = PORTABLE_PROFILE if portable else self.gpu.target_profile
             from vyre_xdsl.runtime.execute import run_kernels
 
-            self._kernels = tuple(compiled_kernels(self.module, profile))
+            kernels = None if artifact is None else artifact.kernels
+            if kernels is None:
+                kernels = tuple(compiled_kernels(self.module, profile))
+            self._kernels = kernels
             self._binder = _Binder(self.signature, self.gpu)
             self._run_kernels = run_kernels
             self._static_sizes = all(b.count is not None for b in self.signature.buffers)
@@ -195,6 +208,21 @@ class Executable:
     def adapter(self) -> str | None:
         """The adapter the kernels run on (`[index] description`), or None."""
         return None if self.gpu is None else f"[{self.gpu.index}] {self.gpu.describe()}"
+
+    @property
+    def module(self) -> ModuleOp:
+        """The module this executable runs (fused where asked). One that came
+        from the disk cache is parsed on first use."""
+        if self._module is None:
+            self._module = parse(self._module_text, "<compile cache>")
+        return self._module
+
+    def artifact(self):
+        """What the disk cache stores of this compile (a `disk_cache.Artifact`)."""
+        from vyre_xdsl.runtime.disk_cache import Artifact
+
+        text = self._module_text if self._module_text is not None else str(self._module)
+        return Artifact(self.signature, text, self._kernels)
 
     def run(
         self,
@@ -321,14 +349,75 @@ def compile(
 ) -> Executable:
     """Parse, verify, (fuse,) and compile once; see `Executable`. `adapter`
     picks the device (an index into `vyre_xdsl.runtime.adapters()` or a
-    substring of its description; default: `VYRE_ADAPTER`, else the best)."""
+    substring of its description; default: `VYRE_ADAPTER`, else the best).
+
+    The result comes from the persistent compile cache when an earlier
+    process compiled the same text (or module) with the same options for the
+    same target (docs/runtime.md, "Caches"); then nothing is parsed or lowered."""
     _check_module_type(module_or_text)
-    module = parse(module_or_text) if isinstance(module_or_text, str | bytes) else module_or_text
     if not isinstance(module_or_text, str | bytes):
-        verify_module(module)
+        verify_module(module_or_text)
     name = backend or default_backend()
     _backend(name)  # an unknown backend is an error now, not at the first run
-    return Executable(module, name, _fuse_mode(fuse), adapter, portable)
+    return compiled_executable(module_or_text, name, _fuse_mode(fuse), adapter, portable)
+
+
+def compiled_executable(
+    source: ModuleOp | str | bytes,
+    backend: str,
+    fuse: bool | str,
+    adapter: int | str | None = None,
+    portable: bool = False,
+    digest: str | None = None,
+) -> Executable:
+    """An `Executable` of `source` (text, or a verified module whose canonical
+    digest is `digest` when known), through the persistent compile cache: an
+    entry is keyed by the text's BLAKE3 (or the module's digest), the backend,
+    `fuse`, the target profile and the package build."""
+    from vyre_xdsl.backends.wgsl.compile import DUMP_ENV
+
+    if os.environ.get(DUMP_ENV):  # the dump is written while compiling: compile
+        return Executable(_parsed(source), backend, fuse, adapter, portable)
+    from vyre_xdsl.runtime import disk_cache
+
+    store = disk_cache.default_cache()
+    if store is None:
+        return Executable(_parsed(source), backend, fuse, adapter, portable)
+    options = {"fuse": fuse, "profile": _target_profile(backend, adapter, portable)}
+    key = disk_cache.artifact_key(_source_digest(source, digest), backend, options)
+    artifact = disk_cache.load_artifact(store, key)
+    if artifact is not None:
+        return Executable(None, backend, fuse, adapter, portable, artifact=artifact)
+    exe = Executable(_parsed(source), backend, fuse, adapter, portable)
+    disk_cache.store_artifact(store, key, exe.artifact())
+    return exe
+
+
+def _parsed(source: ModuleOp | str | bytes) -> ModuleOp:
+    return parse(source) if isinstance(source, str | bytes) else source
+
+
+def _source_digest(source: ModuleOp | str | bytes, digest: str | None) -> str:
+    """What names a compile's input in its disk cache key."""
+    import blake3
+
+    if isinstance(source, str):
+        source = source.encode()
+    if isinstance(source, bytes):
+        return "text:" + blake3.blake3(source).hexdigest()
+    return "module:" + (digest or module_digest(source))
+
+
+def _target_profile(backend: str, adapter: int | str | None, portable: bool) -> dict | None:
+    """The target profile a wgpu compile lowers for, as a dict; None elsewhere."""
+    if backend != "wgpu":
+        return None
+    from dataclasses import asdict
+
+    from vyre_xdsl.lowering.profile import PORTABLE_PROFILE
+    from vyre_xdsl.runtime.device import gpu_device
+
+    return asdict(PORTABLE_PROFILE if portable else gpu_device(adapter).target_profile)
 
 
 def _fuse_mode(fuse: object) -> bool | str:
@@ -503,17 +592,33 @@ def cache_info() -> CacheInfo:
     )
 
 
-def clear_cache() -> None:
+def clear_cache(disk: bool = False) -> None:
     """Empty `run()`'s executable cache (and the runtime's compiled-kernel
-    cache) and reset its statistics."""
+    cache) and reset its statistics; with `disk=True` also remove every entry
+    of the persistent compile cache (`disk_cache_info()`)."""
     _EXECUTABLES.clear()
     _TEXT_DIGESTS.clear()
     _CACHE_STATS.update(hits=0, misses=0)
+    if disk:
+        from vyre_xdsl.runtime.disk_cache import default_cache
+
+        store = default_cache()
+        if store is not None:
+            store.clear()
     try:
         from vyre_xdsl.runtime.execute import _COMPILED
     except ImportError:
         return
     _COMPILED.clear()
+
+
+def disk_cache_info():
+    """The persistent compile cache: a `DiskCacheInfo(directory, entries, bytes,
+    max_bytes)`, or None when `VYRE_CACHE_DIR=off`."""
+    from vyre_xdsl.runtime.disk_cache import default_cache
+
+    store = default_cache()
+    return None if store is None else store.info()
 
 
 def module_digest(module: ModuleOp) -> str:
@@ -575,7 +680,7 @@ def cached_executable(
     elif module is None:  # a copy: the caller may change its module after the run
         verify_module(module_or_text)
         module = module_or_text.clone()
-    exe = Executable(module, name, fuse, where)
+    exe = compiled_executable(module, name, fuse, where, digest=digest)
     return _remember(_EXECUTABLES, key, exe, RUN_CACHE_SIZE)
 
 

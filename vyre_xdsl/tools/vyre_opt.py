@@ -165,6 +165,16 @@ class VyreOptMain(xDSLOptMain):
             help="print the IR to stderr after every pass",
         )
         arg_parser.add_argument(
+            "--cache-info",
+            action="store_true",
+            help="print where the persistent compile cache is, its entries and bytes, and exit",
+        )
+        arg_parser.add_argument(
+            "--clear-cache",
+            action="store_true",
+            help="remove every entry of the persistent compile cache, and exit",
+        )
+        arg_parser.add_argument(
             "--mlir-print-ir-after-failure",
             action="store_true",
             help="print the IR to stderr after a pass that failed (or left IR that fails to verify)",
@@ -257,6 +267,9 @@ class VyreOptMain(xDSLOptMain):
     # ------------------------------------------------------------------ running
 
     def run(self) -> None:
+        if self.args.cache_info or self.args.clear_cache:
+            self._emit(compile_cache_report(self.args.clear_cache))
+            return
         chunks, file_extension = self.prepare_input()
         texts = [(chunk.read(), offset) for chunk, offset in chunks]
         for chunk, _ in chunks:
@@ -349,6 +362,22 @@ class VyreOptMain(xDSLOptMain):
             sys.stdout.write(text)
             return
         write_atomically(self.args.output_file, text)
+
+
+def compile_cache_report(clear: bool) -> str:
+    """`--cache-info` / `--clear-cache`: what the persistent compile cache holds."""
+    from vyre_xdsl.runtime.disk_cache import CACHE_ENV, default_cache
+
+    store = default_cache()
+    if store is None:
+        return f"compile cache: off ({CACHE_ENV}=off)\n"
+    if clear:
+        return f"compile cache: {store.directory}: removed {store.clear()} entries\n"
+    info = store.info()
+    return (
+        f"compile cache\ndirectory: {info.directory}\nentries: {info.entries}\n"
+        f"bytes: {info.bytes} (at most {info.max_bytes})\n"
+    )
 
 
 def _emitted(op, message: str) -> Emitted:

@@ -1,0 +1,6 @@
+"""Shared pytest setup: the tests never read or write the user's compile cache."""
+
+import os
+
+# Off for every test (and the tools they start); tests of the cache set their own directory.
+os.environ["VYRE_CACHE_DIR"] = "off"
