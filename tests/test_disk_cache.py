@@ -149,7 +149,7 @@ def test_every_example_round_trips_through_the_entry_format():
             sig = signature(module)
         except VyreError:
             continue  # an example of an error
-        artifact = disk_cache.Artifact(sig, str(module), kernels)
+        artifact = disk_cache.Artifact(sig, str(module), kernels, "d" * 64)
         back = disk_cache.decode_artifact(disk_cache.encode_artifact(artifact))
         assert back == artifact, path
         checked += 1
@@ -318,14 +318,34 @@ def test_fuse_and_portable_compiles_are_separate_entries(cache_dir):
     assert len(unfused._kernels) == 3 and len(fused._kernels) == 1
 
 
-def test_run_uses_the_module_digest(cache_dir):
-    """`run()` keys by the canonical digest: value names do not matter."""
+def test_run_of_a_module_uses_its_canonical_digest(cache_dir):
+    """A `ModuleOp` is keyed by its canonical digest: value names do not matter."""
     renamed = CHAIN.replace("%v", "%value")
-    vyre_xdsl.run(CHAIN, {"x": X}, backend="reference", fuse=True)
+    vyre_xdsl.run(vyre_xdsl.parse(CHAIN), {"x": X}, backend="reference", fuse=True)
     vyre_xdsl.clear_cache()
-    out = vyre_xdsl.run(renamed, {"x": X}, backend="reference", fuse=True)["y"]
+    out = vyre_xdsl.run(vyre_xdsl.parse(renamed), {"x": X}, backend="reference", fuse=True)
     assert disk_cache.STATS["hits"] == 1
-    np.testing.assert_allclose(out, WANT, rtol=1e-6)
+    np.testing.assert_allclose(out["y"], WANT, rtol=1e-6)
+
+
+def test_run_of_a_text_the_cache_holds_parses_nothing(cache_dir, monkeypatch):
+    """`compile(text)` and `run(text)` share the entry of the text; a hit does
+    not parse, and `run()`'s in-memory cache still finds the module by digest."""
+    from vyre_xdsl import api
+
+    vyre_xdsl.compile(CHAIN, backend="reference", fuse=True)
+    vyre_xdsl.clear_cache()
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("parsed on a hit")
+
+    monkeypatch.setattr(api, "parse", refuse)
+    exe = api.cached_executable(CHAIN, "reference", True)
+    assert disk_cache.STATS["hits"] == 1 and vyre_xdsl.cache_info().misses == 1
+    monkeypatch.undo()
+    np.testing.assert_allclose(exe.run({"x": X})["y"], WANT, rtol=1e-6)
+    again = api.cached_executable(vyre_xdsl.parse(CHAIN.replace("%v", "%w")), "reference", True)
+    assert again is exe and vyre_xdsl.cache_info().hits == 1
 
 
 # ---------------------------------------------------------------- several processes

@@ -217,12 +217,13 @@ class Executable:
             self._module = parse(self._module_text, "<compile cache>")
         return self._module
 
-    def artifact(self):
-        """What the disk cache stores of this compile (a `disk_cache.Artifact`)."""
+    def artifact(self, digest: str | None = None):
+        """What the disk cache stores of this compile (a `disk_cache.Artifact`);
+        `digest`: the canonical digest of the module compiled."""
         from vyre_xdsl.runtime.disk_cache import Artifact
 
         text = self._module_text if self._module_text is not None else str(self._module)
-        return Artifact(self.signature, text, self._kernels)
+        return Artifact(self.signature, text, self._kernels, digest)
 
     def run(
         self,
@@ -374,23 +375,49 @@ def compiled_executable(
     digest is `digest` when known), through the persistent compile cache: an
     entry is keyed by the text's BLAKE3 (or the module's digest), the backend,
     `fuse`, the target profile and the package build."""
+    return _through_disk_cache(source, backend, fuse, adapter, portable, digest)[0]
+
+
+def _disk_store():
+    """The persistent compile cache, or None when it is off (or while
+    `VYRE_DUMP_KDESC` asks for the dump that compiling writes)."""
     from vyre_xdsl.backends.wgsl.compile import DUMP_ENV
 
-    if os.environ.get(DUMP_ENV):  # the dump is written while compiling: compile
-        return Executable(_parsed(source), backend, fuse, adapter, portable)
+    if os.environ.get(DUMP_ENV):
+        return None
+    from vyre_xdsl.runtime.disk_cache import default_cache
+
+    return default_cache()
+
+
+def _through_disk_cache(
+    source: ModuleOp | str | bytes,
+    backend: str,
+    fuse: bool | str,
+    adapter: int | str | None,
+    portable: bool,
+    digest: str | None,
+    parsed: ModuleOp | None = None,
+) -> tuple[Executable, str | None]:
+    """(the `Executable` of `source`, the module's canonical digest where
+    known): from the disk cache, else compiled and stored. `parsed`: the
+    module of a text source, when it was parsed already."""
+    store = _disk_store()
+    if store is None:
+        return Executable(parsed or _parsed(source), backend, fuse, adapter, portable), digest
     from vyre_xdsl.runtime import disk_cache
 
-    store = disk_cache.default_cache()
-    if store is None:
-        return Executable(_parsed(source), backend, fuse, adapter, portable)
     options = {"fuse": fuse, "profile": _target_profile(backend, adapter, portable)}
     key = disk_cache.artifact_key(_source_digest(source, digest), backend, options)
     artifact = disk_cache.load_artifact(store, key)
     if artifact is not None:
-        return Executable(None, backend, fuse, adapter, portable, artifact=artifact)
-    exe = Executable(_parsed(source), backend, fuse, adapter, portable)
-    disk_cache.store_artifact(store, key, exe.artifact())
-    return exe
+        exe = Executable(None, backend, fuse, adapter, portable, artifact=artifact)
+        return exe, artifact.digest
+    module = parsed or _parsed(source)
+    digest = digest or module_digest(module)
+    exe = Executable(module, backend, fuse, adapter, portable)
+    disk_cache.store_artifact(store, key, exe.artifact(digest))
+    return exe, digest
 
 
 def _parsed(source: ModuleOp | str | bytes) -> ModuleOp:
@@ -648,7 +675,8 @@ def cached_executable(
 ) -> Executable:
     """The `Executable` `run()` uses: cached by (the module's canonical digest,
     backend, fuse, adapter index), an LRU of `RUN_CACHE_SIZE`. Text is parsed
-    and verified once per distinct text."""
+    and verified once per distinct text, and not at all when the persistent
+    compile cache has it."""
     _check_module_type(module_or_text)
     name = backend or default_backend()
     _backend(name)
@@ -660,6 +688,11 @@ def cached_executable(
     module = None
     if isinstance(module_or_text, str | bytes):
         digest = _TEXT_DIGESTS.get(module_or_text)
+        if digest is None and _disk_store() is not None:
+            fuse = _fuse_mode(fuse)
+            exe, digest = _through_disk_cache(module_or_text, name, fuse, where, False, None)
+            _remember(_TEXT_DIGESTS, module_or_text, digest, 4 * RUN_CACHE_SIZE)
+            return _remembered((digest, name, fuse, where), exe)
         if digest is None:
             module = parse(module_or_text)
             digest = _remember(
@@ -675,12 +708,22 @@ def cached_executable(
         _CACHE_STATS["hits"] += 1
         return exe
     _CACHE_STATS["misses"] += 1
-    if module is None and isinstance(module_or_text, str | bytes):
-        module = parse(module_or_text)
-    elif module is None:  # a copy: the caller may change its module after the run
-        verify_module(module_or_text)
-        module = module_or_text.clone()
-    exe = compiled_executable(module, name, fuse, where, digest=digest)
+    if isinstance(module_or_text, str | bytes):  # keyed by its text on disk
+        exe = _through_disk_cache(module_or_text, name, fuse, where, False, digest, module)[0]
+        return _remember(_EXECUTABLES, key, exe, RUN_CACHE_SIZE)
+    verify_module(module_or_text)  # a copy: the caller may change its module after the run
+    exe = compiled_executable(module_or_text.clone(), name, fuse, where, digest=digest)
+    return _remember(_EXECUTABLES, key, exe, RUN_CACHE_SIZE)
+
+
+def _remembered(key: tuple, exe: Executable) -> Executable:
+    """The executable `run()`'s cache holds for `key`, else `exe`, now held."""
+    held = _EXECUTABLES.get(key)
+    if held is not None:
+        _EXECUTABLES.move_to_end(key)
+        _CACHE_STATS["hits"] += 1
+        return held
+    _CACHE_STATS["misses"] += 1
     return _remember(_EXECUTABLES, key, exe, RUN_CACHE_SIZE)
 
 

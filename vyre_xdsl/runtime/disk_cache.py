@@ -72,11 +72,13 @@ class DiskCacheInfo:
 @dataclass(frozen=True)
 class Artifact:
     """What a run needs from a compile: the run signature, the compiled
-    module's text (fused where asked), and the kernels (wgpu backend only)."""
+    module's text (fused where asked), the kernels (wgpu backend only), and
+    the canonical digest of the module that was compiled (`api.module_digest`)."""
 
     signature: RunSignature
     module_text: str
     kernels: tuple[WgslKernel, ...] | None
+    digest: str | None = None
 
 
 def cache_directory() -> str | None:
@@ -277,6 +279,7 @@ def encode_artifact(artifact: Artifact) -> bytes:
             "signature": [asdict(buffer) for buffer in artifact.signature.buffers],
             "module": artifact.module_text,
             "kernels": kernels,
+            "digest": artifact.digest,
         },
         separators=(",", ":"),
     ).encode()
@@ -291,11 +294,12 @@ def decode_artifact(payload: bytes) -> Artifact | None:
         if kernels is not None:
             kernels = tuple(kernel_from_dict(kernel) for kernel in kernels)
         module_text = fields["module"]
+        digest = fields["digest"]
     except (ValueError, TypeError, KeyError, AttributeError):
         return None
-    if not isinstance(module_text, str):
+    if not isinstance(module_text, str) or not isinstance(digest, str):
         return None
-    return Artifact(signature, module_text, kernels)
+    return Artifact(signature, module_text, kernels, digest)
 
 
 def asdict_kernel(kernel: WgslKernel) -> dict:
