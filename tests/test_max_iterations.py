@@ -195,3 +195,14 @@ def test_vyre_run_max_iterations_sums_over_invocations(tmp_path, capsys):
     np.testing.assert_array_equal(
         np.load(tmp_path / "out" / "out.npy"), np.full(4096, 45, np.uint32)
     )
+
+
+def test_a_bundle_on_the_reference_backend_takes_max_iterations():
+    from vyre_xdsl.megakernel.compile import compile_module
+    from vyre_xdsl.megakernel.run import run_bundle
+
+    bundle = compile_module(parse(TEN_TRIPS)).bundle_bytes()
+    with pytest.raises(IterationLimitError, match="40960 iterations with 10000 left"):
+        run_bundle(bundle, backend="reference", max_iterations=10_000)
+    out = run_bundle(bundle, backend="reference", max_iterations=40_960)["out"]
+    np.testing.assert_array_equal(out, np.full(4096, 45, np.uint32))
