@@ -107,7 +107,7 @@ from vyre_xdsl.dialects.syntax import (
     count_problem,
     parse_body,
     parse_int_in,
-    parse_int_list_in,
+    parse_int_triple_in,
     parse_shaped_type,
     print_attrs,
     print_body,
@@ -629,7 +629,7 @@ class ProgramOp(IRDLOperation):
         parser.parse_keyword(
             "workgroup_size", " after the program name (e.g. workgroup_size [64, 1, 1])"
         )
-        sizes = parse_int_list_in(
+        sizes = parse_int_triple_in(
             parser,
             "workgroup_size",
             -I32_MAX - 1,
@@ -646,7 +646,7 @@ class ProgramOp(IRDLOperation):
         printer.print_symbol_name(self.sym_name.data)
         _print_attrs(printer, self)
         printer.print_string(" workgroup_size [")
-        printer.print_string(", ".join(str(v) for v in self.workgroup))
+        printer.print_string(", ".join(str(v) for v in self.workgroup_size.get_values()))
         printer.print_string("]")
         _print_body(printer, self.body)
 
@@ -2861,11 +2861,14 @@ class SubgroupCollectiveEffect(MemoryEffect, ConditionallySpeculatable):
 def subgroup_geometry_problem(op: Operation) -> str | None:
     """Why the program around subgroup op `op` cannot have subgroups, else None."""
     program = enclosing_program(op)
-    if program is None or program.workgroup[1:] == (1, 1):
+    if program is None:
+        return None
+    sizes = list(program.workgroup_size.get_values())
+    if sizes[1:] == [1, 1]:
         return None
     return (
         f"'{op.name}' needs a one-dimensional workgroup_size [X, 1, 1]; program "
-        f"@{program.sym_name.data} has {list(program.workgroup)}, and how a GPU forms the "
+        f"@{program.sym_name.data} has {sizes}, and how a GPU forms the "
         "subgroups of a multi-dimensional workgroup is not specified"
     )
 
