@@ -132,11 +132,18 @@ class LocatedParser(Parser):
                 "(e.g. 'vyre.program @main workgroup_size [64, 1, 1] { ... }')"
             )
         try:
-            return super().parse_module(allow_implicit_module)
+            module = super().parse_module(allow_implicit_module)
         except RecursionError:
             self.raise_error(f"input nested too deeply to parse; {nesting_message()}")
         except ParseError as error:
             raise self._explained(error) from None
+        if not isinstance(module.location, FileLineColLoc):
+            # the implicit module starts where the file does (errors about the
+            # whole module, such as "no program", point there)
+            module.location = FileLineColLoc(
+                StringAttr(self.file_name), IntAttr(1 + self.line_offset), IntAttr(1)
+            )
+        return module
 
     def _explained(self, error: ParseError) -> ParseError:
         """`error`, or a clearer located error for the same mistake."""

@@ -13,6 +13,7 @@ in.mlir:7:3: error: store to read_only buffer @x
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
@@ -71,6 +72,19 @@ class Located:
                 return loc.filename.data, loc.line.data, loc.column.data
             op = op.parent_op()
         return None
+
+
+_LOCATION = re.compile(r"[^\n:]+:\d+:\d+(?=[:\n]|$)")
+
+
+def unlocated_errors(error: VyreDiagnostic) -> list[str]:
+    """The messages of `error` that name no `file:line:col`: neither their op
+    (or an op around it) has one nor does their text start with one."""
+    return [
+        message
+        for op, message in error.errors
+        if Located(op, message).location() is None and not _LOCATION.match(message)
+    ]
 
 
 def clean_message(error: Exception) -> str:
