@@ -1317,16 +1317,22 @@ def _bits_dtype(info: semantics.ElementType) -> np.dtype:
 
 
 def _format_float(value: float, tname: str = "f32") -> str:
-    """A float literal of type `tname` that parses back to the same value: the
-    shortest decimal, or the hex bit pattern for an infinity or a NaN."""
+    """A float literal of type `tname` that parses back to the same bits: the
+    shortest decimal that does (`0.005`, not the f64 digits of the f32
+    nearest to it), or the hex bit pattern for an infinity or a NaN."""
     info = semantics.ELEMENTS[tname]
     typed = np.array(value, dtype=info.dtype)
+    bits = typed.view(_bits_dtype(info))
     if not np.isfinite(typed.astype(np.float64)):
         digits = info.bits // 4
-        return f"0x{int(typed.view(_bits_dtype(info))):0{digits}X}"
-    text = repr(float(typed))
-    if np.array(float(text), dtype=info.dtype) != typed:  # pragma: no cover - repr round-trips
-        text = f"{float(typed):.17g}"
+        return f"0x{int(bits):0{digits}X}"
+    exact = float(typed)
+    for precision in range(1, 18):
+        shortest = float(f"{exact:.{precision}g}")
+        with np.errstate(over="ignore"):  # 4e+38 rounds to an f32 infinity: not it
+            if np.array(shortest, dtype=info.dtype).view(_bits_dtype(info)) == bits:
+                break
+    text = repr(shortest)  # those digits, as Python writes a float (17 always suffice)
     mantissa, e, exponent = text.partition("e")
     if e and "." not in mantissa:  # an MLIR float literal needs the point: 1.0e+300
         text = f"{mantissa}.0e{exponent}"
