@@ -180,3 +180,20 @@ def test_a_workgroup_size_without_three_values_is_a_located_error(sizes, tmp_pat
     path.write_text(text)
     assert run_tool(VyreOptMain, [str(path)]) == 1
     assert first_line(capsys) == f"{path}:6:32: error: {message}"
+
+
+def test_the_plan_does_not_depend_on_where_the_source_file_is(tmp_path):
+    """Locations go to the user, not into the artifact: a plan's refusal reasons
+    (here a workgroup mismatch, which the planner learns from a diagnostic) are
+    the same whatever the file is called."""
+    text = (EXAMPLES.parent / "filecheck_tests" / "tools" / "vyre-compile-plan.mlir").read_text()
+    artifacts = []
+    for name in ("a.mlir", "other/b.mlir"):
+        source = tmp_path / name
+        source.parent.mkdir(exist_ok=True)
+        source.write_text(text)
+        artifact = tmp_path / f"{source.stem}.vmk"
+        assert vyre_compile.main([str(source), "--artifact", str(artifact)]) == 0
+        artifacts.append(artifact.read_bytes())
+    assert b"MKL005_WORKGROUP_MISMATCH" in artifacts[0]
+    assert artifacts[0] == artifacts[1]

@@ -48,6 +48,14 @@ class VyreDiagnostic(DiagnosticException, VyreError):
         super().__init__("\n".join(located_message(op, message) for op, message in self.errors))
 
 
+def unlocated_text(error: Exception) -> str:
+    """`str(error)` without the locations a `VyreDiagnostic` starts its lines
+    with: for records that must not depend on where the source file is."""
+    if isinstance(error, VyreDiagnostic):
+        return "\n".join(message for _, message in error.errors)
+    return str(error)
+
+
 def located_message(op: Operation | None, message: str) -> str:
     """`file:line:col: message` at `op`'s location, or `message` when it has none."""
     where = Located(op, message).location()
