@@ -24,6 +24,7 @@ arrays = sig.bind({"x": np.arange(1024, dtype=np.float32), "y": ...})
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
@@ -351,6 +352,21 @@ def _describe(buffer: BufferSignature) -> str:
         lane = ELEMENTS[info.lane].host
         return f"{count} vectors of {info.lanes} {lane} lanes (an (n, {info.lanes}) {lane} array; {buffer.element})"
     return f"{count} {kind} elements ({buffer.element})"
+
+
+def buffer_accesses(program: ProgramOp) -> tuple[set[str], set[str]]:
+    """(read, written) buffer names of one program's body. Deprecated (it
+    warns; to be removed in the next release): use
+    `vyre_xdsl.analysis.buffers_read_and_written`, which this calls."""
+    from vyre_xdsl.analysis import buffers_read_and_written
+
+    warnings.warn(
+        "vyre_xdsl.abi.buffer_accesses is deprecated and will be removed in the next "
+        "release; use vyre_xdsl.analysis.buffers_read_and_written",
+        DeprecationWarning,
+        stacklevel=2,
+    )
+    return buffers_read_and_written(program)
 
 
 def signature(module_or_programs: ModuleOp | Sequence[ProgramOp]) -> RunSignature:

@@ -132,11 +132,18 @@ class LocatedParser(Parser):
                 "(e.g. 'vyre.program @main workgroup_size [64, 1, 1] { ... }')"
             )
         try:
-            return super().parse_module(allow_implicit_module)
+            module = super().parse_module(allow_implicit_module)
         except RecursionError:
             self.raise_error(f"input nested too deeply to parse; {nesting_message()}")
         except ParseError as error:
             raise self._explained(error) from None
+        if not isinstance(module.location, FileLineColLoc):
+            # the implicit module starts where the file does (errors about the
+            # whole module, such as "no program", point there)
+            module.location = FileLineColLoc(
+                StringAttr(self.file_name), IntAttr(1 + self.line_offset), IntAttr(1)
+            )
+        return module
 
     def _explained(self, error: ParseError) -> ParseError:
         """`error`, or a clearer located error for the same mistake."""
@@ -151,10 +158,15 @@ class LocatedParser(Parser):
                 default=(None, None),
             )
             if span is not None:
+                hint = named_local_hint(self.lexer.input.content, name, span.start)
                 return ParseError(
                     span,
-                    f"use of undefined value %{name}: define it before this use "
-                    "(a value defined inside a nested region is not visible after it)",
+                    f"use of undefined value %{name}: "
+                    + (
+                        hint
+                        or "define it before this use "
+                        "(a value defined inside a nested region is not visible after it)"
+                    ),
                 )
         if error.msg == "Could not parse entire input!":
             return ParseError(
@@ -256,6 +268,43 @@ class LocatedParser(Parser):
         if token.kind == MLIRTokenKind.BARE_IDENT:
             self.raise_error(f"unknown type '{token.text}'; {TYPE_HINT}")
         self.raise_error(f"type expected; {TYPE_HINT}")
+
+
+def named_local_hint(text: str, name: str, position: int) -> str | None:
+    """The fix for `%name` used undefined at `position` when a loop variable or a
+    `vyre.let` named `@name` is visible there: it is read with `vyre.var`."""
+    declarations = re.finditer(
+        rf"vyre\.(loop|let)\s+@{re.escape(name)}\s*=(?:\s*%[^\s:]+\s*:\s*(\w+))?",
+        text[:position],
+    )
+    for found in reversed(list(declarations)):
+        kind, type_name = found.group(1), found.group(2) or "ui32"
+        if not _in_scope_of(text[found.end() : position], opens_scope=kind == "loop"):
+            continue
+        what = "the loop variable" if kind == "loop" else "the named local"
+        return (
+            f"{what} @{name} is not an SSA value; read it with "
+            f"'%{name} = vyre.var @{name} : {type_name}' before this use"
+        )
+    return None
+
+
+def _in_scope_of(between: str, opens_scope: bool) -> bool:
+    """Whether a name declared just before `between` is visible just after it: a
+    loop's variable inside the body the next `{` opens, a `vyre.let`'s in the rest
+    of its scope (braces counted; vyre text has none in strings or comments that
+    matter here)."""
+    depth = 0
+    opened = not opens_scope
+    for char in between:
+        if char == "{":
+            depth += 1
+            opened = True
+        elif char == "}":
+            depth -= 1
+            if depth < (1 if opens_scope else 0):
+                return False
+    return opened
 
 
 def parse_module(text: str | bytes, name: str = "<input>", ctx: Context | None = None) -> ModuleOp:

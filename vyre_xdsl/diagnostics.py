@@ -13,11 +13,13 @@ in.mlir:7:3: error: store to read_only buffer @x
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import re
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from xdsl.dialects.builtin import FileLineColLoc, ModuleOp
+from xdsl.dialects.builtin import FileLineColLoc, ModuleOp, StringAttr
 from xdsl.ir import Operation
+from xdsl.traits import SymbolTable
 from xdsl.utils.exceptions import DiagnosticException, VerifyException
 
 from vyre_xdsl.dialects.verify import LocatedVerifyException, forward_reference_errors
@@ -35,11 +37,32 @@ class VyreDiagnostic(DiagnosticException, VyreError):
     ```python
     raise VyreDiagnostic([(op, "cannot fuse ...")])
     ```
+
+
+    `str()` of it is one line per error, each starting with its op's
+    `file:line:col` when the op has one.
     """
 
     def __init__(self, errors: Sequence[tuple[Operation | None, str]]):
         self.errors = list(errors)
-        super().__init__("\n".join(message for _, message in self.errors))
+        super().__init__("\n".join(located_message(op, message) for op, message in self.errors))
+
+
+def unlocated_text(error: Exception) -> str:
+    """`str(error)` without the locations a `VyreDiagnostic` starts its lines
+    with: for records that must not depend on where the source file is."""
+    if isinstance(error, VyreDiagnostic):
+        return "\n".join(message for _, message in error.errors)
+    return str(error)
+
+
+def located_message(op: Operation | None, message: str) -> str:
+    """`file:line:col: message` at `op`'s location, or `message` when it has none."""
+    where = Located(op, message).location()
+    if where is None:
+        return message
+    file, line, col = where
+    return f"{file}:{line}:{col}: {message}"
 
 
 @dataclass(frozen=True)
@@ -48,12 +71,28 @@ class Located:
     message: str
 
     def location(self) -> tuple[str, int, int] | None:
-        if self.op is None:
-            return None
-        loc = self.op.location
-        if isinstance(loc, FileLineColLoc):
-            return loc.filename.data, loc.line.data, loc.column.data
+        """The op's `file:line:col`; for an op made by a pass (a fused program's
+        buffer declarations), the nearest enclosing op's (its program's header)."""
+        op = self.op
+        while op is not None:
+            loc = op.location
+            if isinstance(loc, FileLineColLoc):
+                return loc.filename.data, loc.line.data, loc.column.data
+            op = op.parent_op()
         return None
+
+
+_LOCATION = re.compile(r"[^\n:]+:\d+:\d+(?=[:\n]|$)")
+
+
+def unlocated_errors(error: VyreDiagnostic) -> list[str]:
+    """The messages of `error` that name no `file:line:col`: neither their op
+    (or an op around it) has one nor does their text start with one."""
+    return [
+        message
+        for op, message in error.errors
+        if Located(op, message).location() is None and not _LOCATION.match(message)
+    ]
 
 
 def clean_message(error: Exception) -> str:
@@ -79,6 +118,9 @@ def verify_module(module: ModuleOp) -> None:
     unresolved = forward_reference_errors(module)
     if unresolved:
         raise VyreDiagnostic(unresolved)
+    duplicates = duplicate_symbol_errors(module)
+    if duplicates:
+        raise VyreDiagnostic(duplicates)
     try:
         module.verify()
     except LocatedVerifyException as error:
@@ -88,6 +130,35 @@ def verify_module(module: ModuleOp) -> None:
     except VerifyException as error:
         located = verification_errors(module) or [Located(None, clean_message(error))]
         raise VyreDiagnostic([(e.op, e.message) for e in located]) from None
+
+
+def duplicate_symbol_errors(module: ModuleOp) -> list[tuple[Operation | None, str]]:
+    """Every symbol defined twice in one symbol table (`vyre.program @p` twice),
+    at its second definition and naming the first."""
+    errors: list[tuple[Operation | None, str]] = []
+    tables: list[Operation] = [module]  # and the symbol tables nested in their blocks
+    while tables:
+        table = tables.pop()
+        for block in (b for region in table.regions for b in region.blocks):
+            errors.extend(_duplicates_in(block.ops))
+            tables.extend(op for op in block.ops if op.has_trait(SymbolTable))
+    return errors
+
+
+def _duplicates_in(ops: Iterable[Operation]) -> list[tuple[Operation | None, str]]:
+    first: dict[str, Operation] = {}
+    errors: list[tuple[Operation | None, str]] = []
+    for op in ops:
+        name = op.get_attr_or_prop("sym_name")
+        if not isinstance(name, StringAttr):
+            continue
+        if name.data not in first:
+            first[name.data] = op
+            continue
+        earlier = Located(first[name.data], "").location()
+        where = f" (first defined at {earlier[0]}:{earlier[1]}:{earlier[2]})" if earlier else ""
+        errors.append((op, f'Redefinition of symbol "{name.data}"{where}'))
+    return errors
 
 
 def verify_after_pass(module: ModuleOp, pass_name: str) -> None:

@@ -79,6 +79,20 @@ def parse_int_list_in(
     )
 
 
+def parse_int_triple_in(
+    parser: Parser, what: str, low: int, high: int, limit: str | None = None
+) -> list[int]:
+    """`[x, y, z]`: exactly three integers in [low, high]; another count is a
+    located error at the list."""
+    start = parser.pos
+    values = parse_int_list_in(parser, what, low, high, limit)
+    if len(values) != 3:
+        parser.raise_error(
+            f"{what} needs exactly 3 values [X, Y, Z], got {len(values)}", start, parser.pos
+        )
+    return values
+
+
 def count_problem(count: int | None, what: str) -> str | None:
     """Why a static element count is invalid, or None."""
     if count is None:

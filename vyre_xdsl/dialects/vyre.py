@@ -107,7 +107,7 @@ from vyre_xdsl.dialects.syntax import (
     count_problem,
     parse_body,
     parse_int_in,
-    parse_int_list_in,
+    parse_int_triple_in,
     parse_shaped_type,
     print_attrs,
     print_body,
@@ -629,7 +629,7 @@ class ProgramOp(IRDLOperation):
         parser.parse_keyword(
             "workgroup_size", " after the program name (e.g. workgroup_size [64, 1, 1])"
         )
-        sizes = parse_int_list_in(
+        sizes = parse_int_triple_in(
             parser,
             "workgroup_size",
             -I32_MAX - 1,
@@ -646,7 +646,7 @@ class ProgramOp(IRDLOperation):
         printer.print_symbol_name(self.sym_name.data)
         _print_attrs(printer, self)
         printer.print_string(" workgroup_size [")
-        printer.print_string(", ".join(str(v) for v in self.workgroup))
+        printer.print_string(", ".join(str(v) for v in self.workgroup_size.get_values()))
         printer.print_string("]")
         _print_body(printer, self.body)
 
@@ -1317,16 +1317,22 @@ def _bits_dtype(info: semantics.ElementType) -> np.dtype:
 
 
 def _format_float(value: float, tname: str = "f32") -> str:
-    """A float literal of type `tname` that parses back to the same value: the
-    shortest decimal, or the hex bit pattern for an infinity or a NaN."""
+    """A float literal of type `tname` that parses back to the same bits: the
+    shortest decimal that does (`0.005`, not the f64 digits of the f32
+    nearest to it), or the hex bit pattern for an infinity or a NaN."""
     info = semantics.ELEMENTS[tname]
     typed = np.array(value, dtype=info.dtype)
+    bits = typed.view(_bits_dtype(info))
     if not np.isfinite(typed.astype(np.float64)):
         digits = info.bits // 4
-        return f"0x{int(typed.view(_bits_dtype(info))):0{digits}X}"
-    text = repr(float(typed))
-    if np.array(float(text), dtype=info.dtype) != typed:  # pragma: no cover - repr round-trips
-        text = f"{float(typed):.17g}"
+        return f"0x{int(bits):0{digits}X}"
+    exact = float(typed)
+    for precision in range(1, 18):
+        shortest = float(f"{exact:.{precision}g}")
+        with np.errstate(over="ignore"):  # 4e+38 rounds to an f32 infinity: not it
+            if np.array(shortest, dtype=info.dtype).view(_bits_dtype(info)) == bits:
+                break
+    text = repr(shortest)  # those digits, as Python writes a float (17 always suffice)
     mantissa, e, exponent = text.partition("e")
     if e and "." not in mantissa:  # an MLIR float literal needs the point: 1.0e+300
         text = f"{mantissa}.0e{exponent}"
@@ -2861,11 +2867,14 @@ class SubgroupCollectiveEffect(MemoryEffect, ConditionallySpeculatable):
 def subgroup_geometry_problem(op: Operation) -> str | None:
     """Why the program around subgroup op `op` cannot have subgroups, else None."""
     program = enclosing_program(op)
-    if program is None or program.workgroup[1:] == (1, 1):
+    if program is None:
+        return None
+    sizes = list(program.workgroup_size.get_values())
+    if sizes[1:] == [1, 1]:
         return None
     return (
         f"'{op.name}' needs a one-dimensional workgroup_size [X, 1, 1]; program "
-        f"@{program.sym_name.data} has {list(program.workgroup)}, and how a GPU forms the "
+        f"@{program.sym_name.data} has {sizes}, and how a GPU forms the "
         "subgroups of a multi-dimensional workgroup is not specified"
     )
 

@@ -59,7 +59,10 @@ ELEMENT_BYTES = 4
 
 
 class TargetCompileError(VyreError):
-    """Target compilation of an artifact failed."""
+    """Target compilation of an artifact failed; `nodes` are the artifact nodes
+    of the fusion group it failed on (empty when it is about no one group)."""
+
+    nodes: tuple[int, ...] = ()
 
 
 class InvalidArtifactError(TargetCompileError):
@@ -114,9 +117,13 @@ def compile_selected_modules(
     graph = _decoded_graph(modules)
     images, entries = [], []
     for module in modules:
-        fused = _fuse(graph, module)
-        kernels = _emit(fused, module, profile)
-        entries += _entries(artifact, module, fused, kernels)
+        try:
+            fused = _fuse(graph, module)
+            kernels = _emit(fused, module, profile)
+            entries += _entries(artifact, module, fused, kernels)
+        except TargetCompileError as error:
+            error.nodes = module.nodes
+            raise
         images.append(
             TargetModuleImage(
                 group=module.group,

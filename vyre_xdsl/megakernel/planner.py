@@ -43,7 +43,7 @@ from collections.abc import Callable, Sequence
 
 import attrs
 
-from vyre_xdsl.diagnostics import VyreDiagnostic, VyreError
+from vyre_xdsl.diagnostics import VyreDiagnostic, VyreError, unlocated_text
 from vyre_xdsl.dialects.vyre import BarrierOp, ProgramOp
 from vyre_xdsl.lowering.profile import DEFAULT_PROFILE, TargetProfile
 from vyre_xdsl.megakernel.graph import DATA, Dependence, ProgramGraph
@@ -346,7 +346,7 @@ def _trial(
     try:
         outcome = _fuse_group_outcome(graph, members)
     except VyreDiagnostic as error:
-        return MKL005_WORKGROUP_MISMATCH, str(error)
+        return MKL005_WORKGROUP_MISMATCH, unlocated_text(error)
     fused = outcome.program
     names = ", ".join(f"@{graph.nodes[k].name}" for k in members)
     if has_grid_sync(fused):
@@ -359,7 +359,10 @@ def _trial(
     try:
         lowered_module([fused], profile)
     except VyreError as error:
-        return MKL008_RESOURCE_LIMIT, f"the fused program does not fit the target: {error}"
+        return (
+            MKL008_RESOURCE_LIMIT,
+            f"the fused program does not fit the target: {unlocated_text(error)}",
+        )
     return None
 
 

@@ -14,6 +14,7 @@ mutant through the whole pipeline and classifies what happened:
 | a forged bundle that decodes and runs to another result than the reference | `forged` |
 | printed WGSL that naga rejects | `naga` |
 | an output file left behind by a command that failed | `partial` |
+| a diagnostic about the text without a `file:line:col` | `unlocated` |
 
 ```python
 from vyre_xdsl.testing.fuzz import Campaign
@@ -65,7 +66,7 @@ import numpy as np
 from vyre_xdsl.interpreter import IterationLimitError, iteration_limit
 
 OK_CLASSES = ("accepted", "refused", "trapped", "large")
-FAIL_CLASSES = ("internal", "hang", "forged", "naga", "partial")
+FAIL_CLASSES = ("internal", "hang", "forged", "naga", "partial", "unlocated")
 
 EXAMPLES = pathlib.Path(__file__).resolve().parent.parent.parent / "examples"
 
@@ -723,10 +724,28 @@ def _guarded(stage: str, thunk):
 
             if isinstance(error, VyreTrap):
                 raise _Stage("trapped", f"{stage}: {error}") from None
+            unlocated = unlocated_diagnostic(error)
+            if unlocated is not None:
+                raise _Stage("unlocated", f"{stage}: {unlocated}"[:500], f"{stage}: unlocated")
             return None
         raise _Stage(
             "internal", f"{stage}: {type(error).__name__}: {error}"[:500], error_site(error)
         ) from None
+
+
+def unlocated_diagnostic(error: BaseException) -> str | None:
+    """The first message of a `VyreDiagnostic` that has no `file:line:col`, else None."""
+    from vyre_xdsl.diagnostics import VyreDiagnostic, unlocated_errors
+
+    if not isinstance(error, VyreDiagnostic):
+        return None
+    return next(iter(unlocated_errors(error)), None)
+
+
+def unlocated_cli_error(stderr: str) -> str | None:
+    """The first `error: ...` line of a CLI's stderr: a diagnostic printed without
+    its `file:line:col` (a bad command line or file says `PROG: error: ...`)."""
+    return next((line for line in stderr.splitlines() if line.startswith("error: ")), None)
 
 
 def check_text(
@@ -895,6 +914,8 @@ def check_tools_in_process(data: bytes, workdir: str, run: bool) -> tuple[str, s
         text = err.getvalue()
         if code not in (0, 1) or "Traceback" in text or (code == 1 and "error" not in text):
             return "internal", f"{tool} exit {code}: {text.strip()[-500:]}", f"{tool} exit {code}"
+        if code == 1 and (unlocated := unlocated_cli_error(text)) is not None:
+            return "unlocated", f"{tool}: {unlocated}"[:500], f"{tool}: unlocated"
         if code == 1:
             verdict = ("refused", text.strip().splitlines()[0][:200] if text.strip() else "", "")
     return verdict
@@ -910,6 +931,8 @@ def _classify_cli(code: int, stderr: str, target: str) -> tuple[str, str, str]:
         )
     if exists:
         return "partial", f"exit {code} but {os.path.basename(target)} was written", "vyre-opt -o"
+    if code == 1 and (unlocated := unlocated_cli_error(stderr)) is not None:
+        return "unlocated", f"vyre-opt: {unlocated}"[:500], "vyre-opt: unlocated"
     if code == 1 and "Traceback" not in stderr and "error" in stderr:
         return "refused", stderr.strip().splitlines()[0][:200] if stderr.strip() else "", ""
     first = next(

@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import sys
 import tempfile
+import uuid
 from collections.abc import Mapping
 
 from xdsl.dialects.builtin import ModuleOp
@@ -93,11 +94,16 @@ def _check_target(path: str) -> None:
 
 def write_files_atomically(files: Mapping[str, bytes | str]) -> None:
     """Write every file or none (raises `OutputFileError`, leaving no file
-    changed): each goes to a temporary file beside its target (with the usual
-    permissions); once all were written they are renamed into place, and a
-    failed rename puts back what the earlier ones replaced. A target that exists
-    and is not a regular file (`/dev/null`, a FIFO, `/dev/stdout`) is written in
-    place after the renames: renaming over it would replace the device with a file."""
+    changed). Each file goes to a temporary file of its own, with a unique name,
+    beside its target (with the usual permissions); once all were written,
+    `os.replace` renames each into place, so the path always holds a complete
+    file, the old one or the new one, and never goes missing. Before a file is
+    replaced, a hard link (or a copy) keeps its old content, so that a failed
+    rename can put back what the earlier ones replaced. Several files are not
+    replaced at one instant: a reader may see some new files beside old ones
+    while the renames run. A target that exists and is not a regular file
+    (`/dev/null`, a FIFO, `/dev/stdout`) is written in place after the renames:
+    renaming over it would replace the device with a file."""
     for path in files:
         _check_target(path)
     special = {path: data for path, data in files.items() if _is_special(path)}
@@ -118,7 +124,8 @@ def write_files_atomically(files: Mapping[str, bytes | str]) -> None:
             os.chmod(tmp, 0o666 & ~_umask())
         for tmp, path in staged:
             current = path
-            committed.append((path, _set_aside(path)))
+            backup = _backup_of(path)
+            committed.append((path, backup))
             os.replace(tmp, path)
         for path, data in special.items():
             current = path
@@ -129,11 +136,10 @@ def write_files_atomically(files: Mapping[str, bytes | str]) -> None:
         raise OutputFileError(f"cannot write {current}: {error.strerror or error}") from None
     finally:
         for tmp, _ in staged:
-            if os.path.exists(tmp):
-                os.unlink(tmp)
+            _remove_if_present(tmp)
     for _, backup in committed:
         if backup is not None:
-            os.unlink(backup)
+            _remove_if_present(backup)
 
 
 def _is_special(path: str) -> bool:
@@ -146,20 +152,32 @@ def _is_special(path: str) -> bool:
         return False
 
 
-def _set_aside(path: str) -> str | None:
-    """Move an existing `path` to a temporary name beside it; its name, or None."""
+def _backup_of(path: str) -> str | None:
+    """A new name beside `path` that holds what `path` holds now (a hard link,
+    or a copy where links are not allowed), leaving `path` in place; None when
+    there is no `path`."""
+    import shutil
+
     if not os.path.lexists(path):
         return None
-    fd, backup = tempfile.mkstemp(
-        dir=os.path.dirname(os.path.abspath(path)), prefix=".vyre-", suffix=".old"
-    )
-    os.close(fd)
+    backup = os.path.join(os.path.dirname(os.path.abspath(path)), f".vyre-{uuid.uuid4().hex}.old")
     try:
-        os.replace(path, backup)
+        os.link(path, backup, follow_symlinks=False)
+    except FileNotFoundError:  # another writer's rename: nothing to keep
+        return None
     except OSError:
-        os.unlink(backup)
-        raise
+        try:
+            shutil.copy2(path, backup, follow_symlinks=False)
+        except FileNotFoundError:
+            return None
     return backup
+
+
+def _remove_if_present(path: str) -> None:
+    try:
+        os.unlink(path)
+    except FileNotFoundError:
+        pass
 
 
 def _roll_back(committed: list[tuple[str, str | None]]) -> None:

@@ -23,7 +23,9 @@ import argparse
 import os
 import sys
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
+from vyre_xdsl.diagnostics import VyreDiagnostic
 from vyre_xdsl.tools.common import (
     UsageError,
     load_module_text,
@@ -31,6 +33,10 @@ from vyre_xdsl.tools.common import (
     run_reporting_errors,
     write_files_atomically,
 )
+
+if TYPE_CHECKING:
+    from vyre_xdsl.dialects.vyre import ProgramOp
+    from vyre_xdsl.megakernel.compile import TargetCompileError
 
 PROG = "vyre-compile"
 
@@ -69,9 +75,10 @@ def default_output(path: str) -> str:
 
 def compile_command(args: argparse.Namespace) -> dict[str, bytes]:
     """The files to write, by path (nothing is written here)."""
+    from vyre_xdsl.dialects.vyre import programs
     from vyre_xdsl.lowering.profile import TargetProfile
     from vyre_xdsl.megakernel.artifact import build_artifact
-    from vyre_xdsl.megakernel.compile import compile_selected_modules
+    from vyre_xdsl.megakernel.compile import TargetCompileError, compile_selected_modules
     from vyre_xdsl.megakernel.dot import plan_dot
     from vyre_xdsl.megakernel.envelope import ArtifactEnvelope
     from vyre_xdsl.megakernel.graph import ProgramGraph
@@ -94,9 +101,22 @@ def compile_command(args: argparse.Namespace) -> dict[str, bytes]:
     if args.artifact is not None:
         files[args.artifact] = artifact.to_bytes()
     if output is not None:
-        payload = compile_selected_modules(artifact, profile)
+        try:
+            payload = compile_selected_modules(artifact, profile)
+        except TargetCompileError as error:
+            raise located_compile_error(error, programs(module)) from None
         files[output] = ArtifactEnvelope(artifact).attach_target_payload(payload).bundle_bytes()
     return files
+
+
+def located_compile_error(error: TargetCompileError, progs: Sequence[ProgramOp]) -> VyreDiagnostic:
+    """`error` at the header of the source program it is about: the first member
+    of the fusion group it failed on (the module's first program when it names
+    no group), naming every member."""
+    members = [progs[k] for k in error.nodes if k < len(progs)] or list(progs[:1])
+    names = ", ".join(f"@{p.sym_name.data}" for p in members)
+    message = f"compiling {names}: {error}" if error.nodes else str(error)
+    return VyreDiagnostic([(members[0] if members else None, message)])
 
 
 def write_files(files: dict[str, bytes]) -> None:

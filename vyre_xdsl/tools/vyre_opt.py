@@ -26,6 +26,7 @@ from typing import IO
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import PassPipeline
 from xdsl.printer import Printer
+from xdsl.universe import Universe
 from xdsl.utils.exceptions import ArgSpecParseError, DiagnosticException, ParseError
 from xdsl.xdsl_opt_main import xDSLOptMain
 
@@ -80,6 +81,7 @@ class VyreOptMain(xDSLOptMain):
     )
     _source: str = ""
     _line_offset = 0
+    _universe: Universe | None = None
     failed = False
 
     def __init__(self, args: Sequence[str] | None = None):
@@ -87,22 +89,37 @@ class VyreOptMain(xDSLOptMain):
 
     # ------------------------------------------------------------------ registration
 
+    def universe(self) -> Universe:
+        """Every installed universe, merged without xDSL's refusal of a name
+        defined twice (a plugin's pass named like a built-in is warned about)."""
+        if self._universe is None:
+            from vyre_xdsl.universe import PREFER_PLUGINS_VARIABLE, merged_universe
+
+            prefer = os.environ.get(PREFER_PLUGINS_VARIABLE, "") not in ("", "0")
+            self._universe = merged_universe(prefer, self._warn)
+        return self._universe
+
+    def _warn(self, message: str) -> None:
+        say_error(f"{self.prog}: warning: {message}", 0)
+
     def register_all_dialects(self):
-        super().register_all_dialects()
+        for name, factory in self.universe().all_dialects.items():
+            if name not in self.ctx.registered_dialect_names:
+                self.ctx.register_dialect(name, factory)
         for name, factory in get_all_dialects().items():
             if name not in self.ctx.registered_dialect_names:
                 self.ctx.register_dialect(name, factory)
 
     def register_all_passes(self):
-        super().register_all_passes()
-        for name, factory in get_all_passes().items():
+        for name, factory in self.universe().all_passes.items():
             self.register_pass(name, factory)
+        for name, factory in get_all_passes().items():
+            if name not in self.available_passes:
+                self.register_pass(name, factory)
 
     def register_all_targets(self):
-        from vyre_xdsl.universe import VYRE_UNIVERSE
-
-        super().register_all_targets()
-        self.available_targets.update(VYRE_UNIVERSE.all_targets)  # vyre-wgsl
+        for name, factory in self.universe().all_targets.items():  # with vyre-wgsl
+            self.available_targets.setdefault(name, factory)
         for name, factory in get_all_targets().items():
             self.available_targets[name] = (
                 factory  # ours is `wgsl` here; it defers gpu.module to xDSL's
