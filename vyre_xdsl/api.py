@@ -23,6 +23,7 @@ from xdsl.dialects.builtin import ModuleOp
 
 from vyre_xdsl.abi import RunSignature, require_mapping, signature
 from vyre_xdsl.context import parse_module, vyre_context
+from vyre_xdsl.conversion import convert_if_standard, is_standard
 from vyre_xdsl.diagnostics import VyreError, check_runnable, verify_after_pass, verify_module
 
 #: backend name -> "module:function" with signature
@@ -54,6 +55,14 @@ def _check_module_type(module_or_text: object) -> None:
         )
 
 
+def _converted(module_or_text: ModuleOp | str | bytes) -> ModuleOp | str | bytes:
+    """A converted copy of a `ModuleOp` of standard MLIR (`convert-to-vyre`); any
+    other module or text as it is (`parse` converts text)."""
+    if isinstance(module_or_text, ModuleOp) and is_standard(module_or_text):
+        return convert_if_standard(module_or_text.clone())
+    return module_or_text
+
+
 def parse(text: str | bytes, name: str = "<input>") -> ModuleOp:
     """Parse and verify vyre IR text (bytes must be UTF-8); errors are located
     `VyreDiagnostic`s."""
@@ -62,7 +71,7 @@ def parse(text: str | bytes, name: str = "<input>") -> ModuleOp:
     from vyre_xdsl.diagnostics import VyreDiagnostic
 
     try:
-        module = parse_module(text, name)
+        module = convert_if_standard(parse_module(text, name))
     except ParseError as error:
         raise VyreDiagnostic([(None, str(error))]) from None
     verify_module(module)
@@ -295,6 +304,7 @@ def compile(
     picks the device (an index into `vyre_xdsl.runtime.adapters()` or a
     substring of its description; default: `VYRE_ADAPTER`, else the best)."""
     _check_module_type(module_or_text)
+    module_or_text = _converted(module_or_text)
     module = parse(module_or_text) if isinstance(module_or_text, str | bytes) else module_or_text
     if not isinstance(module_or_text, str | bytes):
         verify_module(module)
@@ -517,6 +527,7 @@ def cached_executable(
     backend, fuse, adapter index), an LRU of `RUN_CACHE_SIZE`. Text is parsed
     and verified once per distinct text."""
     _check_module_type(module_or_text)
+    module_or_text = _converted(module_or_text)
     name = backend or default_backend()
     _backend(name)
     where = None

@@ -1,0 +1,50 @@
+"""Standard MLIR in: modules of `func.func` in xDSL's `func`, `arith`, `math`,
+`scf`, `memref` and `linalg` dialects become `vyre.program`s (the
+`convert-to-vyre` pass; docs/mlir-input.md).
+
+```python
+from vyre_xdsl.conversion import convert_if_standard
+module = convert_if_standard(module)   # a vyre module stays as it is
+```
+"""
+
+from __future__ import annotations
+
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.pattern_rewriter import PatternRewriteWalker
+from xdsl.transforms.linalg_generalize_named_ops import GeneralizeNamedOpPattern
+
+from vyre_xdsl.conversion.checks import problems
+from vyre_xdsl.conversion.function import FunctionConverter
+from vyre_xdsl.diagnostics import VyreDiagnostic, verify_module
+
+
+def is_standard(module: ModuleOp) -> bool:
+    """Whether `module` holds a `func.func` (and so needs converting)."""
+    return any(op.name == "func.func" for op in module.ops)
+
+
+def convert_module(module: ModuleOp) -> None:
+    """Replace the `func.func` of `module` by its `vyre.program`s, in place.
+    Anything that cannot be converted is a located `VyreDiagnostic`."""
+    if not is_standard(module):
+        return
+    PatternRewriteWalker(GeneralizeNamedOpPattern(), apply_recursively=False).rewrite_module(module)
+    verify_module(module)  # the input's own verifiers first: located errors on its ops
+    errors = problems(module)
+    if errors:
+        raise VyreDiagnostic(errors)
+    func = next(op for op in module.ops if op.name == "func.func")
+    programs = FunctionConverter(func).programs()
+    if not programs:
+        raise VyreDiagnostic(
+            [(func, f"function @{func.sym_name.data} writes no memref: nothing to run")]
+        )
+    module.body.block.insert_ops_before(programs, func)
+    module.body.block.erase_op(func)
+
+
+def convert_if_standard(module: ModuleOp) -> ModuleOp:
+    """`module` converted to vyre in place when it holds a `func.func`; returned."""
+    convert_module(module)
+    return module

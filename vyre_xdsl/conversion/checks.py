@@ -1,0 +1,136 @@
+"""What `convert-to-vyre` accepts, checked before anything is converted: every
+refusal is a located error naming the op (or argument) and the reason."""
+
+from __future__ import annotations
+
+from xdsl.dialects.builtin import AffineMapAttr, MemRefType, NoneAttr
+from xdsl.ir import Attribute, Operation
+
+from vyre_xdsl.conversion.arith_math import RULES, constant_attribute, index_constant_problem
+from vyre_xdsl.conversion.types import vyre_type
+from vyre_xdsl.dialects.names import BARE_IDENTIFIER
+
+STRUCTURE = {
+    "func.func",
+    "func.return",
+    "scf.for",
+    "scf.if",
+    "scf.while",
+    "scf.parallel",
+    "scf.yield",
+    "scf.condition",
+    "scf.reduce",
+    "memref.load",
+    "memref.store",
+    "memref.dim",
+    "linalg.generic",
+    "linalg.yield",
+    "linalg.index",
+}
+
+SUPPORTED = STRUCTURE | set(RULES)
+
+SUPPORTED_TEXT = (
+    "convert-to-vyre supports func (func, return), arith and math (scalar ops), "
+    "scf (for, if, while, parallel), memref (load, store, dim) and linalg "
+    "(generic and named ops, on memrefs)"
+)
+
+
+def problems(module: Operation) -> list[tuple[Operation | None, str]]:
+    """Every reason the module cannot be converted, each on its op."""
+    errors: list[tuple[Operation | None, str]] = []
+    funcs = [op for op in module.ops if op.name == "func.func"]
+    for op in module.ops:
+        if op.name != "func.func":
+            errors.append((op, f"'{op.name}' cannot sit beside func.func; {SUPPORTED_TEXT}"))
+    for extra in funcs[1:]:
+        errors.append((extra, "a module converted to vyre holds one func.func"))
+    for func in funcs[:1]:
+        errors.extend(function_problems(func))
+    return errors
+
+
+def function_problems(func: Operation) -> list[tuple[Operation | None, str]]:
+    errors: list[tuple[Operation | None, str]] = []
+    if func.function_type.outputs.data:
+        errors.append(
+            (func, "a converted function returns nothing: write results to memref arguments")
+        )
+    if not func.body.blocks:
+        return [(func, "an external function (no body) cannot be converted")]
+    names: dict[str, int] = {}
+    for position, arg in enumerate(func.body.block.args):
+        name = arg.name_hint or f"arg{position}"
+        problem = argument_problem(arg.type)
+        if problem is None and not BARE_IDENTIFIER.fullmatch(name):
+            problem = f"its name '{name}' is not a plain identifier"
+        if problem is None and name in names:
+            problem = f"its name '{name}' is also argument {names[name]}'s"
+        names.setdefault(name, position)
+        if problem is not None:
+            errors.append((func, f"argument %{name} (#{position}) cannot be converted: {problem}"))
+    for op in func.body.walk():
+        if op is func:
+            continue
+        problem = op_problem(op)
+        if problem is not None:
+            errors.append((op, problem))
+    return errors
+
+
+def argument_problem(ty: Attribute) -> str | None:
+    if not isinstance(ty, MemRefType):
+        return None if vyre_type(ty) is not None else f"type {ty} has no vyre element type"
+    if vyre_type(ty.element_type) is None:
+        return f"element type {ty.element_type} has no vyre element type"
+    if not isinstance(ty.layout, NoneAttr) and not (
+        isinstance(ty.layout, AffineMapAttr) and ty.layout.data.is_identity()
+    ):
+        return (
+            f"memref layout {ty.layout} is not the identity (only row-major memrefs are supported)"
+        )
+    if not isinstance(ty.memory_space, NoneAttr):
+        return f"memory space {ty.memory_space} is not supported"
+    if sum(1 for d in ty.get_shape() if d < 0) > 1:
+        return "more than one dynamic dimension (the buffer length gives one)"
+    return None
+
+
+def op_problem(op: Operation) -> str | None:
+    """Why `op` cannot be converted, or None."""
+    if op.name not in SUPPORTED:
+        return f"'{op.name}' is not supported; {SUPPORTED_TEXT}"
+    for value in (*op.results, *op.operands):
+        if isinstance(value.type, MemRefType):
+            continue
+        if vyre_type(value.type) is None:
+            return f"'{op.name}' uses type {value.type}, which has no vyre element type"
+    if op.name == "arith.constant" and op.results:
+        from vyre_xdsl.conversion.types import vyre_type_name
+
+        attr = constant_attribute(op)
+        if not hasattr(attr, "value") or not hasattr(attr.value, "data"):
+            return "only scalar constants are supported (not dense or vector ones)"
+        if vyre_type_name(op.results[0].type) == "ui32" and op.results[0].type.name == "index":
+            return index_constant_problem(op)
+    return structure_problem(op)
+
+
+def structure_problem(op: Operation) -> str | None:
+    if op.name == "func.return" and op.operands:
+        return "a converted function returns nothing: write results to memref arguments"
+    if op.name == "scf.parallel" and op.initVals:
+        return "scf.parallel with reductions (init values) is not supported; reduce in an scf.for inside it"
+    if op.name == "scf.for" and op.lb.type.name != "index":
+        return "scf.for over a non-index type is not supported; loop over index"
+    if op.name == "linalg.generic":
+        if op.results or any(not isinstance(v.type, MemRefType) for v in op.outputs):
+            return "linalg on tensors is not supported: bufferize to memrefs first"
+        if any(m.data.num_symbols for m in op.indexing_maps):
+            return "indexing maps with symbols are not supported"
+        if any(
+            isinstance(v.type, MemRefType) is False and hasattr(v.type, "shape") for v in op.inputs
+        ):
+            return "linalg on tensors is not supported: bufferize to memrefs first"
+    return None
