@@ -281,11 +281,33 @@ def select(em: ProgramEmitter, op: Operation, args: Sequence[SSAValue]) -> SSAVa
     return em.select(*args)
 
 
+def checked_index(mnemonic: str) -> Rule:
+    """`add`/`sub`/`mul` on `index` (`ui32`) that traps (tag `index`) where the
+    exact result does not fit in 0 … 2^32 - 1; other integers wrap."""
+
+    def rule(em: ProgramEmitter, op: Operation, args: Sequence[SSAValue]) -> SSAValue:
+        a, b = args
+        result = em.op(mnemonic, a, b)
+        if a.type != ui32 or op.results[0].type.name != "index":
+            return result
+        if mnemonic == "add":
+            bad = em.op("lt", result, a)
+        elif mnemonic == "sub":
+            bad = em.op("gt", b, a)
+        else:
+            bad = em.op("ne", em.op("mul_high", a, b), em.zero(ui32))
+        with em.if_(bad):
+            em.trap(result, "index")
+        return result
+
+    return rule
+
+
 RULES: dict[str, Rule] = {
     "arith.constant": constant,
-    "arith.addi": same("add"),
-    "arith.subi": same("sub"),
-    "arith.muli": same("mul"),
+    "arith.addi": checked_index("add"),
+    "arith.subi": checked_index("sub"),
+    "arith.muli": checked_index("mul"),
     "arith.divsi": as_signed("div"),
     "arith.divui": as_unsigned("div"),
     "arith.remsi": as_signed("mod"),

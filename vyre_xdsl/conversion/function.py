@@ -119,7 +119,17 @@ class FunctionConverter:
     # ------------------------------------------------------------------ programs
 
     def programs(self) -> list[vyre.ProgramOp]:
-        programs: list[vyre.ProgramOp] = []
+        """The programs in the function's order; every argument is a buffer of
+        the first program that uses it (one that none uses: of the first)."""
+        emitters = self._emitters()
+        if emitters:
+            for arg, info in self.arguments.items():
+                if not any(info.name in em.buffers for em in emitters):
+                    self.buffer(emitters[0], arg, write=False)
+        return [em.build() for em in emitters]
+
+    def _emitters(self) -> list[ProgramEmitter]:
+        programs: list[ProgramEmitter | None] = []
         segment: list[Operation] = []
         for op in self.func.body.block.ops:
             if op.name == "func.return" or is_top_level_pure(op):
@@ -135,7 +145,7 @@ class FunctionConverter:
             programs.append(self._sequential(segment, len(programs)))
         return [p for p in programs if p is not None]
 
-    def _sequential(self, ops: list[Operation], index: int) -> vyre.ProgramOp | None:
+    def _sequential(self, ops: list[Operation], index: int) -> ProgramEmitter | None:
         """One invocation runs `ops` (nothing when they write no memref)."""
         if not any(written_memrefs(op) for op in ops):
             return None
@@ -145,16 +155,16 @@ class FunctionConverter:
         with em.if_(first):
             for op in ops:
                 self.emit_op(em, op)
-        return em.build()
+        return em
 
-    def _parallel(self, op: Operation, index: int) -> vyre.ProgramOp:
+    def _parallel(self, op: Operation, index: int) -> ProgramEmitter:
         em = ProgramEmitter(f"{self.name}_{index}")
         em.location = op.location
         if op.name == "scf.parallel":
             self.emit_parallel(em, op, top=True)
         else:
             self.emit_generic(em, op, top=True)
-        return em.build()
+        return em
 
     # ------------------------------------------------------------------ the mapping
 
@@ -493,7 +503,8 @@ class FunctionConverter:
     def _parallel_covered(self, op: Operation, writes: list[SSAValue]) -> bool:
         """Whether the derived grid has an invocation per iteration of `op`: its
         static iteration count is at most the largest static written buffer, or
-        it iterates exactly over the dimensions of a memref it writes."""
+        each of its dimensions runs from a constant to at most the size of the
+        same dimension of a memref it writes."""
         counts = [
             _trip_count(_constant(lb.owner), _constant(ub.owner), _constant(st.owner))
             for lb, ub, st in zip(op.lowerBound, op.upperBound, op.step, strict=True)
@@ -501,20 +512,19 @@ class FunctionConverter:
         sizes = [self.arguments[m].count for m in writes if m in self.arguments]
         if None not in counts and sizes and None not in sizes:
             return math.prod(counts) <= max(sizes)
-        for memref in writes:
-            shape = self.arguments[memref].shape if memref in self.arguments else None
-            if (
-                shape is not None
-                and len(shape) == len(counts)
-                and all(
-                    _constant(lb.owner) == 0
-                    and _constant(st.owner) == 1
-                    and _is_dim_of(ub, memref, d, shape[d])
-                    for d, (lb, ub, st) in enumerate(zip(op.lowerBound, op.upperBound, op.step))
-                )
-            ):
-                return True
-        return False
+        steps_ok = all(
+            _constant(lb.owner) is not None and (_constant(st.owner) or 0) >= 1
+            for lb, st in zip(op.lowerBound, op.step, strict=True)
+        )
+        return steps_ok and any(
+            m in self.arguments
+            and len(self.arguments[m].shape) == len(counts)
+            and all(
+                _at_most_dim(ub, m, d, self.arguments[m].shape[d])
+                for d, ub in enumerate(op.upperBound)
+            )
+            for m in writes
+        )
 
     # ------------------------------------------------------------------ linalg
 
@@ -616,15 +626,19 @@ def _trip_count(lb: int | None, ub: int | None, step: int | None) -> int | None:
     return max(0, -(-(ub - lb) // step))
 
 
-def _is_dim_of(value: SSAValue, memref: SSAValue, d: int, static: int | None) -> bool:
-    if static is not None:
-        return _constant(value.owner) == static
+def _at_most_dim(value: SSAValue, memref: SSAValue, d: int, static: int | None) -> bool:
+    """Whether index `value` is provably at most dimension `d` of `memref`: that
+    dimension (a constant or `memref.dim`), or it minus something (index
+    subtraction traps rather than wrap)."""
     owner = value.owner
+    if not isinstance(owner, Operation):
+        return False
+    if owner.name == "arith.subi":
+        return _at_most_dim(owner.lhs, memref, d, static)
+    if static is not None and _constant(owner) is not None:
+        return _constant(owner) <= static
     return (
-        isinstance(owner, Operation)
-        and owner.name == "memref.dim"
-        and owner.source == memref
-        and _constant(owner.index.owner) == d
+        owner.name == "memref.dim" and owner.source == memref and _constant(owner.index.owner) == d
     )
 
 
