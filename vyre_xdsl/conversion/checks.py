@@ -30,10 +30,12 @@ STRUCTURE = {
 
 SUPPORTED = STRUCTURE | set(RULES)
 
+MATH_OPS = ", ".join(sorted(n.removeprefix("math.") for n in RULES if n.startswith("math.")))
+
 SUPPORTED_TEXT = (
-    "convert-to-vyre supports func (func, return), arith and math (scalar ops), "
-    "scf (for, if, while, parallel), memref (load, store, dim) and linalg "
-    "(generic and named ops, on memrefs)"
+    "convert-to-vyre supports func (func, return), arith (scalar integer and float ops, "
+    "compare, select, casts), math (" + MATH_OPS + "), scf (for, if, while, parallel), "
+    "memref (load, store, dim) and linalg (generic and named ops, on memrefs)"
 )
 
 
