@@ -108,6 +108,18 @@ class FunctionConverter:
         for position, arg in enumerate(func.body.block.args):
             self.arguments[arg] = self._argument(arg, position)
         self.written = {v for v in written_memrefs(func)}
+        self.lazy = self._lazy_ops()
+
+    def _lazy_ops(self) -> set[Operation]:
+        """The top-level pure ops that depend only on arguments and on each
+        other: computed again at the top of each program that uses them."""
+        lazy: set[Operation] = set()
+        for op in self.func.body.block.ops:
+            if is_top_level_pure(op) and all(
+                v in self.arguments or v.owner in lazy for v in op.operands
+            ):
+                lazy.add(op)
+        return lazy
 
     def _argument(self, arg: BlockArgument, position: int) -> Argument:
         name = arg.name_hint or f"arg{position}"
@@ -132,7 +144,7 @@ class FunctionConverter:
         programs: list[ProgramEmitter | None] = []
         segment: list[Operation] = []
         for op in self.func.body.block.ops:
-            if op.name == "func.return" or is_top_level_pure(op):
+            if op.name == "func.return" or op in self.lazy:
                 continue
             if not is_parallel_nest(op):
                 segment.append(op)
@@ -234,7 +246,7 @@ class FunctionConverter:
             return em.values[v]
         owner = v.owner
         if isinstance(owner, Operation) and owner.parent_op() is self.func:
-            if not is_top_level_pure(owner):
+            if owner not in self.lazy:
                 raise fail(
                     owner,
                     f"the result of '{owner.name}' outside any parallel loop is used in "
