@@ -20,8 +20,10 @@ from vyre_xdsl.diagnostics import VyreDiagnostic, verify_module
 
 
 def is_standard(module: ModuleOp) -> bool:
-    """Whether `module` holds a `func.func` (and so needs converting)."""
-    return any(op.name == "func.func" for op in module.ops)
+    """Whether `module` is standard MLIR to convert: it holds a `func.func` and
+    no vyre or kernel op (a mixed module is refused where it is run)."""
+    names = [op.name for op in module.ops]
+    return "func.func" in names and not any(n.startswith(("vyre.", "kernel.")) for n in names)
 
 
 def convert_module(module: ModuleOp) -> None:
