@@ -510,6 +510,30 @@ HOSTILE = {
         "5:3",
         "outside any parallel loop is used in another program",
     ),
+    "dynamic dim index": (
+        "func.func @f(%a: memref<4xf32>, %k: index) {\n"
+        "  %d = memref.dim %a, %k : memref<4xf32>\n"
+        "  %v = arith.constant 1.0 : f32\n"
+        "  memref.store %v, %a[%d] : memref<4xf32>\n"
+        "  func.return\n}\n",
+        "2:3",
+        "memref.dim needs a constant dimension index",
+    ),
+    "op without a vyre type": (
+        "func.func @f(%a: memref<4xf64>) {\n"
+        "  %c0 = arith.constant 0 : index\n"
+        "  %v = memref.load %a[%c0] : memref<4xf64>\n"
+        "  %e = math.exp %v : f64\n"
+        "  memref.store %e, %a[%c0] : memref<4xf64>\n"
+        "  func.return\n}\n",
+        "4:3",
+        "'vyre.exp' does not accept f64",
+    ),
+    "external function": (
+        "func.func private @ext(%a: memref<4xf32>)\n",
+        "1:1",
+        "an external function (no body) cannot be converted",
+    ),
     "ill-typed input": (
         "func.func @f(%a: memref<4xf32>) {\n"
         '  %c0 = "arith.constant"() <{value = 0 : index}> : () -> index\n'

@@ -16,7 +16,7 @@ from xdsl.transforms.linalg_generalize_named_ops import GeneralizeNamedOpPattern
 
 from vyre_xdsl.conversion.checks import problems
 from vyre_xdsl.conversion.function import FunctionConverter
-from vyre_xdsl.diagnostics import VyreDiagnostic, verify_module
+from vyre_xdsl.diagnostics import VyreDiagnostic, verify_after_pass, verify_module
 
 
 def is_standard(module: ModuleOp) -> bool:
@@ -47,6 +47,9 @@ def convert_module(module: ModuleOp) -> None:
 
 
 def convert_if_standard(module: ModuleOp) -> ModuleOp:
-    """`module` converted to vyre in place when it holds a `func.func`; returned."""
-    convert_module(module)
+    """`module` converted to vyre in place when it is standard MLIR (then
+    verified: a failure is located at the MLIR op it came from); returned."""
+    if is_standard(module):
+        convert_module(module)
+        verify_after_pass(module, "convert-to-vyre")
     return module

@@ -358,11 +358,11 @@ class FunctionConverter:
         self.store(em, op.memref, self.values(em, op.indices), value)
 
     def emit_dim(self, em: ProgramEmitter, op: Operation) -> None:
-        index = op.index.owner
-        value = index.properties.get("value") if isinstance(index, Operation) else None
-        if index.name != "arith.constant" or value is None:
-            raise fail(op, "memref.dim needs a constant dimension index")
-        em.values[op.result] = self.dim_size(em, op.source, value.value.data)
+        d = _constant(op.index.owner)
+        rank = len(self.arguments[op.source].shape or ()) if op.source in self.arguments else 0
+        if d is None or not 0 <= d < rank:
+            raise fail(op, f"memref.dim needs a constant dimension index below the rank ({rank})")
+        em.values[op.result] = self.dim_size(em, op.source, d)
 
     def let_all(self, em: ProgramEmitter, prefix: str, values: Sequence[SSAValue]) -> list[str]:
         names = []
