@@ -558,3 +558,88 @@ def test_hostile_input_is_a_located_error(case):
     assert any(e.location() == ("in.mlir", line, col) for e in located), [
         (e.location(), e.message) for e in located
     ]
+
+
+# The loop runs over %x's length but writes only %y and %z (of %y's length),
+# which may be shorter: the grid covers %y, so each invocation runs several
+# iterations (the strided form); iterations past %y's length write %z.
+STRIDED = """
+func.func @strided(%x: memref<?xf32>, %y: memref<?xf32>, %z: memref<?xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %two = arith.constant 2.0 : f32
+  %three = arith.constant 3.0 : f32
+  %n = memref.dim %x, %c0 : memref<?xf32>
+  %m = memref.dim %y, %c0 : memref<?xf32>
+  "scf.parallel"(%c0, %n, %c1) <{operandSegmentSizes = array<i32: 1, 1, 1, 0>}> ({
+  ^bb0(%i: index):
+    %v = memref.load %x[%i] : memref<?xf32>
+    %inside = arith.cmpi ult, %i, %m : index
+    scf.if %inside {
+      %d = arith.mulf %v, %two : f32
+      memref.store %d, %y[%i] : memref<?xf32>
+    } else {
+      %k = arith.subi %i, %m : index
+      %t = arith.mulf %v, %three : f32
+      memref.store %t, %z[%k] : memref<?xf32>
+    }
+    scf.reduce
+  }) : (index, index, index) -> ()
+  func.return
+}
+"""
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("lengths", [(500, 100), (100, 500), (64, 64)])
+def test_iterations_beyond_the_derived_grid_all_run(backend, lengths):
+    nx, ny = lengths
+    x = np.arange(nx, dtype=np.float32)
+    inputs = {"x": x, "y": np.full(ny, -1, np.float32), "z": np.full(ny, -1, np.float32)}
+    out = run(STRIDED, inputs, backend)
+    y, z = np.full(ny, -1, np.float32), np.full(ny, -1, np.float32)
+    k = min(nx, ny)
+    y[:k] = 2 * x[:k]
+    rest = min(max(nx - ny, 0), ny)
+    z[:rest] = 3 * x[ny : ny + rest]
+    np.testing.assert_array_equal(out["y"], y)
+    np.testing.assert_array_equal(out["z"], z)
+
+
+# Steps other than 1, a parallel loop nested in a sequential one (run in order
+# inside one invocation), and a 2-D memref with a runtime-sized first dimension.
+NESTED = """
+func.func @nested(%A: memref<?x3xi32>, %out: memref<?x3xi32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %c3 = arith.constant 3 : index
+  %rows = memref.dim %A, %c0 : memref<?x3xi32>
+  "scf.parallel"(%c0, %rows, %c1) <{operandSegmentSizes = array<i32: 1, 1, 1, 0>}> ({
+  ^bb0(%i: index):
+    %zero = arith.constant 0 : i32
+    %s = scf.for %j = %c0 to %c3 step %c2 iter_args(%acc = %zero) -> (i32) {
+      %v = memref.load %A[%i, %j] : memref<?x3xi32>
+      %t = arith.addi %acc, %v : i32
+      scf.yield %t : i32
+    }
+    "scf.parallel"(%c0, %c3, %c1) <{operandSegmentSizes = array<i32: 1, 1, 1, 0>}> ({
+    ^bb1(%j: index):
+      %w = memref.load %A[%i, %j] : memref<?x3xi32>
+      %p = arith.muli %w, %s : i32
+      memref.store %p, %out[%i, %j] : memref<?x3xi32>
+      scf.reduce
+    }) : (index, index, index) -> ()
+    scf.reduce
+  }) : (index, index, index) -> ()
+  func.return
+}
+"""
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_steps_nested_parallel_and_dynamic_rows(backend):
+    a = np.arange(-30, 30, dtype=np.int32).reshape(20, 3)
+    out = run(NESTED, {"A": a, "out": np.zeros((20, 3), np.int32)}, backend)["out"]
+    sums = a[:, 0] + a[:, 2]  # j = 0, 2 (step 2)
+    np.testing.assert_array_equal(out, a * sums[:, None])
