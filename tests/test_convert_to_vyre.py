@@ -643,3 +643,12 @@ def test_steps_nested_parallel_and_dynamic_rows(backend):
     out = run(NESTED, {"A": a, "out": np.zeros((20, 3), np.int32)}, backend)["out"]
     sums = a[:, 0] + a[:, 2]  # j = 0, 2 (step 2)
     np.testing.assert_array_equal(out, a * sums[:, None])
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_outputs_come_back_in_the_memref_shape_from_flat_inputs(backend):
+    a = np.arange(60, dtype=np.int32)  # flat, for memref<?x3xi32>
+    out = run(NESTED, {"A": a, "out": np.zeros(60, np.int32)}, backend)["out"]
+    assert out.shape == (20, 3)
+    rows = a.reshape(20, 3)
+    np.testing.assert_array_equal(out, rows * (rows[:, 0] + rows[:, 2])[:, None])

@@ -23,7 +23,7 @@ from xdsl.dialects.builtin import ModuleOp
 
 from vyre_xdsl.abi import RunSignature, require_mapping, signature
 from vyre_xdsl.context import parse_module, vyre_context
-from vyre_xdsl.conversion import convert_if_standard, is_standard
+from vyre_xdsl.conversion import convert_if_standard, in_memref_shapes, is_standard, memref_shapes
 from vyre_xdsl.diagnostics import VyreError, check_runnable, verify_after_pass, verify_module
 
 #: backend name -> "module:function" with signature
@@ -169,6 +169,7 @@ class Executable:
     ):
         check_runnable(module)
         self.signature: RunSignature = signature(module)
+        self._shapes = memref_shapes(module)  # converted standard MLIR: outputs in memref shape
         self.backend = backend
         self.module = fuse_module(module, force=fuse == "force") if fuse else module
         #: GPU time per kernel of the last `run(..., profile=True)` (a `RunProfile`)
@@ -251,7 +252,8 @@ class Executable:
             self.last_profile = run_profile(names, record["kernel_ns"], self.gpu.describe())
         if device:
             return self._device_outputs(final, inputs)
-        return sig.outputs_of({name: _on_host(final[name]) for name in self._outputs}, inputs)
+        outputs = sig.outputs_of({name: _on_host(final[name]) for name in self._outputs}, inputs)
+        return in_memref_shapes(outputs, self._shapes)
 
     def _device_outputs(
         self, final: Mapping[str, object], inputs: Mapping[str, object]
@@ -289,7 +291,7 @@ class Executable:
         sig = self.signature
         options = {} if subgroup_size is None else {"subgroup_size": subgroup_size}
         final = _backend(self.backend)(self.module, host, sig, **options)
-        return sig.outputs_of(final, inputs)
+        return in_memref_shapes(sig.outputs_of(final, inputs), self._shapes)
 
 
 def compile(

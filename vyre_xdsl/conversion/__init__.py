@@ -10,7 +10,8 @@ module = convert_if_standard(module)   # a vyre module stays as it is
 
 from __future__ import annotations
 
-from xdsl.dialects.builtin import ModuleOp
+import numpy as np
+from xdsl.dialects.builtin import DenseArrayBase, DictionaryAttr, ModuleOp, i64
 from xdsl.pattern_rewriter import PatternRewriteWalker
 from xdsl.transforms.linalg_generalize_named_ops import GeneralizeNamedOpPattern
 
@@ -37,13 +38,53 @@ def convert_module(module: ModuleOp) -> None:
     if errors:
         raise VyreDiagnostic(errors)
     func = next(op for op in module.ops if op.name == "func.func")
-    programs = FunctionConverter(func).programs()
+    converter = FunctionConverter(func)
+    programs = converter.programs()
     if not programs:
         raise VyreDiagnostic(
             [(func, f"function @{func.sym_name.data} writes no memref: nothing to run")]
         )
     module.body.block.insert_ops_before(programs, func)
     module.body.block.erase_op(func)
+    shapes = {
+        arg.name: DenseArrayBase.from_list(i64, [-1 if d is None else d for d in arg.shape])
+        for arg in converter.arguments.values()
+        if arg.shape is not None
+    }
+    module.attributes[SHAPES_ATTRIBUTE] = DictionaryAttr(shapes)
+
+
+#: the module attribute that records each memref argument's shape (-1: dynamic)
+SHAPES_ATTRIBUTE = "vyre.memref_shapes"
+
+
+def memref_shapes(module: ModuleOp) -> dict[str, tuple[int, ...]]:
+    """The shapes of a converted module's memref arguments by buffer name
+    (-1 for the dynamic dimension); empty for any other module."""
+    attr = module.attributes.get(SHAPES_ATTRIBUTE)
+    if not isinstance(attr, DictionaryAttr):
+        return {}
+    return {
+        name: tuple(int(d) for d in dims.get_values())
+        for name, dims in attr.data.items()
+        if isinstance(dims, DenseArrayBase)
+    }
+
+
+def in_memref_shapes(
+    outputs: dict[str, np.ndarray], shapes: dict[str, tuple[int, ...]]
+) -> dict[str, np.ndarray]:
+    """`outputs` with each memref's array in the memref's shape (the dynamic
+    dimension from the array's size), where the sizes agree."""
+    shaped = dict(outputs)
+    for name, shape in shapes.items():
+        array = shaped.get(name)
+        if not isinstance(array, np.ndarray) or array.shape == shape:
+            continue
+        known = int(np.prod([d for d in shape if d >= 0]))
+        if known and array.size % known == 0 and (-1 in shape or array.size == known):
+            shaped[name] = array.reshape(shape)
+    return shaped
 
 
 def convert_if_standard(module: ModuleOp) -> ModuleOp:

@@ -12,7 +12,10 @@ func.func @args(%alpha: f32, %src: memref<4x8xf32>, %dst: memref<?xf32>) {
   memref.store %w, %dst[%c0] : memref<?xf32>
   func.return
 }
-// CHECK:      vyre.program @args_0 workgroup_size [64, 1, 1] {
+// The module records each memref argument's shape (-1: the dynamic dimension):
+// a run returns the memref's outputs in that shape.
+// CHECK:      builtin.module attributes {vyre.memref_shapes = {src = array<i64: 4, 8>, dst = array<i64: -1>}} {
+// CHECK-NEXT: vyre.program @args_0 workgroup_size [64, 1, 1] {
 // CHECK-NEXT:   vyre.buffer @alpha binding 0 uniform : f32[1]
 // CHECK-NEXT:   vyre.buffer @src binding 1 read_only : f32[32]
 // CHECK-NEXT:   vyre.buffer @dst binding 2 read_write : f32[?]
