@@ -652,3 +652,57 @@ def test_outputs_come_back_in_the_memref_shape_from_flat_inputs(backend):
     assert out.shape == (20, 3)
     rows = a.reshape(20, 3)
     np.testing.assert_array_equal(out, rows * (rows[:, 0] + rows[:, 2])[:, None])
+
+
+# gpu.launch_func of a gpu.func kernel (xDSL 0.74 has no custom syntax for the
+# gpu dialect: generic form). Grid (2, 3, 1) of blocks (4, 2, 1): 8 × 6 threads.
+GPU_LAUNCH = """
+"gpu.module"() <{sym_name = "kernels"}> ({
+  "gpu.func"() <{function_type = (memref<6x8xi32>, i32) -> ()}> ({
+  ^bb0(%out: memref<6x8xi32>, %scale: i32):
+    %gx = "gpu.global_id"() <{dimension = #gpu<dim x>}> : () -> index
+    %ty = "gpu.thread_id"() <{dimension = #gpu<dim y>}> : () -> index
+    %by = "gpu.block_id"() <{dimension = #gpu<dim y>}> : () -> index
+    %dy = "gpu.block_dim"() <{dimension = #gpu<dim y>}> : () -> index
+    %nx = "gpu.grid_dim"() <{dimension = #gpu<dim x>}> : () -> index
+    %base = arith.muli %by, %dy : index
+    %gy = arith.addi %base, %ty : index
+    %c100 = arith.constant 100 : index
+    %c10000 = arith.constant 10000 : index
+    %row = arith.muli %gy, %c100 : index
+    %grid = arith.muli %nx, %c10000 : index
+    %s1 = arith.addi %gx, %row : index
+    %s2 = arith.addi %s1, %grid : index
+    %v = arith.index_cast %s2 : index to i32
+    %w = arith.muli %v, %scale : i32
+    memref.store %w, %out[%gy, %gx] : memref<6x8xi32>
+    "gpu.return"() : () -> ()
+  }) {sym_name = "ids", gpu.kernel} : () -> ()
+}) : () -> ()
+func.func @main(%out: memref<6x8xi32>, %scale: i32) {
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %c3 = arith.constant 3 : index
+  %c4 = arith.constant 4 : index
+  "gpu.launch_func"(%c2, %c3, %c1, %c4, %c2, %c1, %out, %scale) <{kernel = @kernels::@ids, operandSegmentSizes = array<i32: 0, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 2, 0>}> : (index, index, index, index, index, index, memref<6x8xi32>, i32) -> ()
+  func.return
+}
+"""
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_gpu_launch_func_threads_are_invocations(backend):
+    out = run(GPU_LAUNCH, {"out": np.zeros((6, 8), np.int32), "scale": np.int32(3)}, backend)
+    y, x = np.mgrid[0:6, 0:8]
+    np.testing.assert_array_equal(out["out"], 3 * (x + 100 * y + 2 * 10000))
+
+
+def test_gpu_barrier_is_a_located_error():
+    text = GPU_LAUNCH.replace(
+        '    "gpu.return"() : () -> ()',
+        '    "gpu.barrier"() : () -> ()\n    "gpu.return"() : () -> ()',
+    )
+    with pytest.raises(VyreDiagnostic) as caught:
+        parse(text, "in.mlir")
+    (op, message), *_ = caught.value.errors
+    assert op.name == "gpu.barrier" and "gpu.barrier is not supported" in message

@@ -45,7 +45,8 @@ def convert_module(module: ModuleOp) -> None:
             [(func, f"function @{func.sym_name.data} writes no memref: nothing to run")]
         )
     module.body.block.insert_ops_before(programs, func)
-    module.body.block.erase_op(func)
+    for op in [op for op in module.ops if op.name in ("func.func", "gpu.module")]:
+        module.body.block.erase_op(op)
     shapes = {
         arg.name: DenseArrayBase.from_list(i64, [-1 if d is None else d for d in arg.shape])
         for arg in converter.arguments.values()

@@ -26,16 +26,28 @@ STRUCTURE = {
     "linalg.generic",
     "linalg.yield",
     "linalg.index",
+    "gpu.launch_func",
 }
 
-SUPPORTED = STRUCTURE | set(RULES)
+#: the ops a `gpu.func` kernel may use beyond those of a function body
+GPU_KERNEL = {
+    "gpu.thread_id",
+    "gpu.block_id",
+    "gpu.block_dim",
+    "gpu.grid_dim",
+    "gpu.global_id",
+    "gpu.return",
+}
+
+SUPPORTED = STRUCTURE | GPU_KERNEL | set(RULES)
 
 MATH_OPS = ", ".join(sorted(n.removeprefix("math.") for n in RULES if n.startswith("math.")))
 
 SUPPORTED_TEXT = (
     "convert-to-vyre supports func (func, return), arith (scalar integer and float ops, "
     "compare, select, casts), math (" + MATH_OPS + "), scf (for, if, while, parallel), "
-    "memref (load, store, dim) and linalg (generic and named ops, on memrefs)"
+    "memref (load, store, dim), linalg (generic and named ops, on memrefs) and gpu "
+    "(launch_func of gpu.func kernels using thread_id, block_id, block_dim, grid_dim, global_id)"
 )
 
 
@@ -44,12 +56,104 @@ def problems(module: Operation) -> list[tuple[Operation | None, str]]:
     errors: list[tuple[Operation | None, str]] = []
     funcs = [op for op in module.ops if op.name == "func.func"]
     for op in module.ops:
-        if op.name != "func.func":
+        if op.name == "gpu.module":
+            errors.extend(gpu_module_problems(op))
+        elif op.name != "func.func":
             errors.append((op, f"'{op.name}' cannot sit beside func.func; {SUPPORTED_TEXT}"))
     for extra in funcs[1:]:
         errors.append((extra, "a module converted to vyre holds one func.func"))
     for func in funcs[:1]:
         errors.extend(function_problems(func))
+        errors.extend(launch_problems(module, func))
+    return errors
+
+
+def gpu_module_problems(gpu_module: Operation) -> list[tuple[Operation | None, str]]:
+    errors: list[tuple[Operation | None, str]] = []
+    for kernel in gpu_module.body.block.ops:
+        if kernel.name != "gpu.func":
+            errors.append(
+                (kernel, f"'{kernel.name}' is not supported in a gpu.module; {SUPPORTED_TEXT}")
+            )
+            continue
+        if len(kernel.body.blocks) != 1:
+            errors.append((kernel, "a gpu.func kernel must have exactly one block"))
+            continue
+        for position, arg in enumerate(kernel.body.block.args):
+            problem = argument_problem(arg.type)
+            if problem is not None:
+                errors.append(
+                    (kernel, f"kernel argument #{position} cannot be converted: {problem}")
+                )
+        for op in kernel.body.walk():
+            if op.name == "gpu.barrier":
+                errors.append(
+                    (
+                        op,
+                        "gpu.barrier is not supported: converted kernels do not keep GPU blocks as workgroups",
+                    )
+                )
+                continue
+            problem = op_problem(op)
+            if problem is not None:
+                errors.append((op, problem))
+    return errors
+
+
+def kernel_of(module: Operation, launch: Operation) -> Operation | None:
+    """The `gpu.func` that `launch` (a `gpu.launch_func`) names, or None."""
+    ref = launch.kernel
+    if len(ref.nested_references.data) != 1:
+        return None
+    for gpu_module in module.ops:
+        if gpu_module.name != "gpu.module" or gpu_module.sym_name.data != ref.root_reference.data:
+            continue
+        for kernel in gpu_module.body.block.ops:
+            name = kernel.attributes.get("sym_name") or kernel.properties.get("sym_name")
+            if kernel.name == "gpu.func" and name.data == ref.nested_references.data[0].data:
+                return kernel
+    return None
+
+
+def launch_problems(module: Operation, func: Operation) -> list[tuple[Operation | None, str]]:
+    errors: list[tuple[Operation | None, str]] = []
+    for launch in func.body.walk():
+        if launch.name != "gpu.launch_func":
+            continue
+        if launch.parent_op() is not func:
+            errors.append(
+                (
+                    launch,
+                    "gpu.launch_func must be at the top level of the function, not in a loop or branch",
+                )
+            )
+            continue
+        extras = (
+            launch.asyncDependencies,
+            launch.clusterSizeX,
+            launch.dynamicSharedMemorySize,
+            launch.asyncObject,
+            launch.asyncToken,
+        )
+        if any(e for e in extras):
+            errors.append(
+                (launch, "async launches, clusters and dynamic shared memory are not supported")
+            )
+            continue
+        kernel = kernel_of(module, launch)
+        if kernel is None:
+            errors.append(
+                (launch, f"kernel {launch.kernel} is not a gpu.func of a gpu.module in this module")
+            )
+            continue
+        types = [a.type for a in kernel.body.block.args]
+        if [v.type for v in launch.kernelOperands] != types:
+            errors.append(
+                (
+                    launch,
+                    f"the launch's operands do not match the arguments of kernel {launch.kernel}",
+                )
+            )
     return errors
 
 

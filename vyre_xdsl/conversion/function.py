@@ -23,7 +23,7 @@ from collections.abc import Sequence
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 
-from xdsl.dialects.builtin import MemRefType
+from xdsl.dialects.builtin import IntegerAttr, MemRefType
 from xdsl.ir import Attribute, Block, BlockArgument, Operation, SSAValue
 from xdsl.ir.affine import (
     AffineBinaryOpExpr,
@@ -34,6 +34,7 @@ from xdsl.ir.affine import (
 )
 
 from vyre_xdsl.conversion.arith_math import RULES
+from vyre_xdsl.conversion.checks import kernel_of
 from vyre_xdsl.conversion.emitter import BufferUse, ProgramEmitter, i1, ui32
 from vyre_xdsl.conversion.types import vyre_type
 from vyre_xdsl.diagnostics import VyreDiagnostic
@@ -45,7 +46,18 @@ WHILE_LIMIT_STEP = 256
 #: top-level ops that have no effect: computed in each program that uses them
 TOP_LEVEL_PURE = ("memref.dim",)
 
-TERMINATORS = ("scf.yield", "scf.condition", "scf.reduce", "linalg.yield", "func.return")
+TERMINATORS = (
+    "scf.yield",
+    "scf.condition",
+    "scf.reduce",
+    "linalg.yield",
+    "func.return",
+    "gpu.return",
+)
+
+#: the gpu ids of a kernel: the dimension order of the flattened launch is
+#: (grid z, y, x, block z, y, x), so thread x varies fastest
+GPU_IDS = ("gpu.thread_id", "gpu.block_id", "gpu.block_dim", "gpu.grid_dim", "gpu.global_id")
 
 
 def fail(op: Operation | None, message: str) -> VyreDiagnostic:
@@ -76,7 +88,7 @@ def is_top_level_pure(op: Operation) -> bool:
 
 
 def is_parallel_nest(op: Operation) -> bool:
-    if op.name == "scf.parallel":
+    if op.name in ("scf.parallel", "gpu.launch_func"):
         return True
     if op.name == "linalg.generic":
         return any(str(it.data) == "parallel" for it in op.iterator_types)
@@ -174,6 +186,8 @@ class FunctionConverter:
         em.location = op.location
         if op.name == "scf.parallel":
             self.emit_parallel(em, op, top=True)
+        elif op.name == "gpu.launch_func":
+            self.emit_launch(em, op)
         else:
             self.emit_generic(em, op, top=True)
         return em
@@ -197,8 +211,9 @@ class FunctionConverter:
         @contextmanager
         def mapping():
             flat_id = em.invocation_id()
-            total = extents[0]
-            for extent in extents[1:]:
+            sized = [e for e in extents if not _is_one(e)] or extents[:1]
+            total = sized[0]
+            for extent in sized[1:]:
                 total = em.op("mul", total, extent)
             if covered:
                 with em.if_(em.op("lt", flat_id, total)):
@@ -221,13 +236,17 @@ class FunctionConverter:
 
     @staticmethod
     def _decompose(em: ProgramEmitter, flat: SSAValue, extents: list[SSAValue]) -> list[SSAValue]:
-        counters: list[SSAValue] = []
+        """The row-major counters of `flat` (a dimension of extent 1 is 0)."""
+        sized = [d for d, e in enumerate(extents) if not _is_one(e)]
+        counters: dict[int, SSAValue] = {}
         rest = flat
-        for extent in reversed(extents[1:]):
-            counters.append(em.op("mod", rest, extent))
-            rest = em.op("div", rest, extent)
-        counters.append(rest)
-        return counters[::-1]
+        for d in reversed(sized[1:]):
+            counters[d] = em.op("mod", rest, extents[d])
+            rest = em.op("div", rest, extents[d])
+        if sized:
+            counters[sized[0]] = rest
+        zero = None if len(counters) == len(extents) else em.zero(ui32)
+        return [counters.get(d, zero) for d in range(len(extents))]
 
     # ------------------------------------------------------------------ values
 
@@ -344,6 +363,9 @@ class FunctionConverter:
             "scf.parallel": lambda em, op: self.emit_parallel(em, op, top=False),
             "linalg.generic": lambda em, op: self.emit_generic(em, op, top=False),
         }
+        if op.name in GPU_IDS:
+            em.values[op.results[0]] = self.gpu_id(em, op)
+            return
         handler = handlers.get(op.name)
         if handler is None:
             raise fail(op, f"'{op.name}' cannot be converted here")
@@ -538,6 +560,52 @@ class FunctionConverter:
             for m in writes
         )
 
+    # ------------------------------------------------------------------ gpu
+
+    def emit_launch(self, em: ProgramEmitter, launch: Operation) -> None:
+        """`gpu.launch_func`: the kernel's threads (grid × block) are the
+        iterations of a 6-D parallel nest, mapped onto invocations like any
+        other (`parallel_indices`)."""
+        kernel = kernel_of(self.func.parent_op(), launch)
+        block = kernel.body.block
+        for kernel_arg, host in zip(block.args, launch.kernelOperands, strict=True):
+            if isinstance(kernel_arg.type, MemRefType):
+                self.arguments[kernel_arg] = self.arguments[host]
+                if host in self.written:
+                    self.written.add(kernel_arg)
+            else:
+                em.values[kernel_arg] = self.value(em, host)
+        grid = self.values(em, (launch.gridSizeX, launch.gridSizeY, launch.gridSizeZ))
+        sizes = self.values(em, (launch.blockSizeX, launch.blockSizeY, launch.blockSizeZ))
+        extents = [grid[2], grid[1], grid[0], sizes[2], sizes[1], sizes[0]]
+        writes = [self._host(launch, m) for m in written_memrefs(kernel)]
+        counts = [_constant(v.owner) for v in (*launch.operands[:6],)]
+        static = [self.arguments[m].count for m in writes]
+        covered = None not in counts and bool(static) and None not in static
+        covered = covered and math.prod(counts) <= max(static)
+        with self.parallel_indices(em, extents, writes, covered) as ks:
+            self._launch_ids = {
+                "gpu.block_id": ks[2::-1],
+                "gpu.thread_id": ks[5:2:-1],
+                "gpu.grid_dim": grid,
+                "gpu.block_dim": sizes,
+            }
+            self.emit_block(em, block)
+
+    def _host(self, launch: Operation, kernel_memref: SSAValue) -> SSAValue:
+        """The host memref a kernel's memref argument is bound to."""
+        kernel = kernel_memref.owner.parent_op()
+        position = kernel.body.block.args.index(kernel_memref)
+        return launch.kernelOperands[position]
+
+    def gpu_id(self, em: ProgramEmitter, op: Operation) -> SSAValue:
+        axis = "xyz".index(str(op.dimension.data.value))
+        ids = self._launch_ids
+        if op.name == "gpu.global_id":
+            base = em.op("mul", ids["gpu.block_id"][axis], ids["gpu.block_dim"][axis])
+            return em.op("add", base, ids["gpu.thread_id"][axis])
+        return ids[op.name][axis]
+
     # ------------------------------------------------------------------ linalg
 
     def emit_generic(self, em: ProgramEmitter, op: Operation, top: bool) -> None:
@@ -630,6 +698,16 @@ def _constant(op: Operation | Block) -> int | None:
     value = op.properties.get("value")
     data = getattr(getattr(value, "value", None), "data", None)
     return data if isinstance(data, int) else None
+
+
+def _is_one(value: SSAValue) -> bool:
+    """Whether `value` is the vyre integer constant 1."""
+    owner = value.owner
+    return (
+        isinstance(owner, vyre.ConstOp)
+        and isinstance(owner.value, IntegerAttr)
+        and owner.value.value.data == 1
+    )
 
 
 def _trip_count(lb: int | None, ub: int | None, step: int | None) -> int | None:
