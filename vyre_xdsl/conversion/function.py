@@ -119,7 +119,6 @@ class FunctionConverter:
         self.arguments: dict[SSAValue, Argument] = {}
         for position, arg in enumerate(func.body.block.args):
             self.arguments[arg] = self._argument(arg, position)
-        self.written = {v for v in written_memrefs(func)}
         self.lazy = self._lazy_ops()
 
     def _lazy_ops(self) -> set[Operation]:
@@ -305,7 +304,7 @@ class FunctionConverter:
         shape = self.arguments[memref].shape
         if shape[d] is not None:
             return em.const(shape[d], ui32)
-        length = em.buf_len(self.buffer(em, memref, write=memref in self.written))
+        length = em.buf_len(self.buffer(em, memref, write=False))
         others = math.prod(s for s in shape if s is not None)
         return length if others == 1 else em.op("div", length, em.const(others, ui32))
 
@@ -321,7 +320,7 @@ class FunctionConverter:
         return flat
 
     def load(self, em: ProgramEmitter, memref: SSAValue, indices: list[SSAValue]) -> SSAValue:
-        name = self.buffer(em, memref, write=memref in self.written)
+        name = self.buffer(em, memref, write=False)
         element = self.arguments[memref].element
         return em.load(name, self.linear_index(em, memref, indices), element)
 
@@ -571,8 +570,6 @@ class FunctionConverter:
         for kernel_arg, host in zip(block.args, launch.kernelOperands, strict=True):
             if isinstance(kernel_arg.type, MemRefType):
                 self.arguments[kernel_arg] = self.arguments[host]
-                if host in self.written:
-                    self.written.add(kernel_arg)
             else:
                 em.values[kernel_arg] = self.value(em, host)
         grid = self.values(em, (launch.gridSizeX, launch.gridSizeY, launch.gridSizeZ))
