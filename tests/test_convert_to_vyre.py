@@ -534,6 +534,15 @@ HOSTILE = {
         "1:1",
         "an external function (no body) cannot be converted",
     ),
+    "gpu id outside a kernel": (
+        "func.func @f(%a: memref<4xf32>) {\n"
+        '  %t = "gpu.thread_id"() <{dimension = #gpu<dim x>}> : () -> index\n'
+        "  %v = arith.constant 1.0 : f32\n"
+        "  memref.store %v, %a[%t] : memref<4xf32>\n"
+        "  func.return\n}\n",
+        "2:3",
+        "only meaningful inside a gpu.func kernel",
+    ),
     "ill-typed input": (
         "func.func @f(%a: memref<4xf32>) {\n"
         '  %c0 = "arith.constant"() <{value = 0 : index}> : () -> index\n'
@@ -706,3 +715,55 @@ def test_gpu_barrier_is_a_located_error():
         parse(text, "in.mlir")
     (op, message), *_ = caught.value.errors
     assert op.name == "gpu.barrier" and "gpu.barrier is not supported" in message
+
+
+MUTATIONS = [
+    ("index", "i32"),
+    ("f32", "f64"),
+    ("f32", "i32"),
+    ("%c0", "%c1"),
+    ("%i", "%c0"),
+    ("memref<", "memref<?x"),
+    ("scf.reduce", ""),
+    ("%c1", "%i"),
+    ("addf", "mulf"),
+    ("parallel", "reduction"),
+    ("xi32", "xi64"),
+    ("i32", "i1"),
+    ("x", "y"),
+]
+
+
+def mutated_inputs(seed: int, count: int):
+    """`count` inputs made by deleting, duplicating or editing lines of the
+    modules above (a deterministic stream per seed)."""
+    import random
+
+    sources = [ELEMENTWISE, INTEGERS, WHILE, LINALG, TWO_LOOPS, SEQUENTIAL, STRIDED, NESTED]
+    sources += [GPU_LAUNCH, (EXAMPLES / "matmul_scf.mlir").read_text()]
+    rng = random.Random(seed)
+    for _ in range(count):
+        lines = rng.choice(sources).split("\n")
+        for _ in range(rng.randint(1, 3)):
+            k = rng.randrange(len(lines))
+            roll = rng.random()
+            if roll < 0.3:
+                del lines[k]
+            elif roll < 0.5:
+                lines.insert(k, lines[rng.randrange(len(lines))])
+            else:
+                old, new = rng.choice(MUTATIONS)
+                lines[k] = lines[k].replace(old, new)
+        yield "\n".join(lines)
+
+
+@pytest.mark.parametrize("seed", [1, 4])
+def test_mutated_inputs_never_raise_an_internal_error(seed):
+    """Fails on the converter before this test existed (a parallel loop that
+    writes nothing, an scf.if region yielding too few values, a function of
+    several blocks were internal errors); each is now a located error."""
+    for text in mutated_inputs(seed, 150):
+        try:
+            parse(text, "in.mlir")
+        except VyreError:
+            pass

@@ -165,6 +165,8 @@ def function_problems(func: Operation) -> list[tuple[Operation | None, str]]:
         )
     if not func.body.blocks:
         return [(func, "an external function (no body) cannot be converted")]
+    if len(func.body.blocks) != 1:
+        return [(func, "a converted function has one block (no cf branches)")]
     names: dict[str, int] = {}
     for position, arg in enumerate(func.body.block.args):
         name = arg.name_hint or f"arg{position}"
@@ -178,6 +180,9 @@ def function_problems(func: Operation) -> list[tuple[Operation | None, str]]:
             errors.append((func, f"argument %{name} (#{position}) cannot be converted: {problem}"))
     for op in func.body.walk():
         if op is func:
+            continue
+        if op.name in GPU_KERNEL:
+            errors.append((op, f"'{op.name}' is only meaningful inside a gpu.func kernel"))
             continue
         problem = op_problem(op)
         if problem is not None:
@@ -230,6 +235,8 @@ def structure_problem(op: Operation) -> str | None:
         return "scf.parallel with reductions (init values) is not supported; reduce in an scf.for inside it"
     if op.name == "scf.for" and op.lb.type.name != "index":
         return "scf.for over a non-index type is not supported; loop over index"
+    if op.name == "linalg.generic" and len(op.body.blocks) != 1:
+        return "a linalg.generic body must be one block"
     if op.name == "linalg.generic":
         if op.results or any(not isinstance(v.type, MemRefType) for v in op.outputs):
             return "linalg on tensors is not supported: bufferize to memrefs first"

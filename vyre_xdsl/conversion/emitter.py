@@ -46,6 +46,8 @@ class ProgramEmitter:
         self.values: dict[SSAValue, SSAValue] = {}
         self.buffers: dict[str, BufferUse] = {}
         self.location: Attribute | None = None
+        #: the source op being converted (for errors)
+        self.location_op: Operation | None = None
         self._counter = 0
 
     # ------------------------------------------------------------------ plumbing

@@ -180,7 +180,11 @@ class FunctionConverter:
                 self.emit_op(em, op)
         return em
 
-    def _parallel(self, op: Operation, index: int) -> ProgramEmitter:
+    def _parallel(self, op: Operation, index: int) -> ProgramEmitter | None:
+        """The program of one outermost parallel nest (none when it writes no memref)."""
+        kernel = kernel_of(self.func.parent_op(), op) if op.name == "gpu.launch_func" else None
+        if not written_memrefs(kernel or op):
+            return None
         em = ProgramEmitter(f"{self.name}_{index}")
         em.location = op.location
         if op.name == "scf.parallel":
@@ -341,11 +345,12 @@ class FunctionConverter:
         return result
 
     def emit_op(self, em: ProgramEmitter, op: Operation) -> None:
-        saved, em.location = em.location, op.location
+        saved = em.location, em.location_op
+        em.location, em.location_op = op.location, op
         try:
             self._emit(em, op)
         finally:
-            em.location = saved
+            em.location, em.location_op = saved
 
     def _emit(self, em: ProgramEmitter, op: Operation) -> None:
         rule = RULES.get(op.name)
@@ -396,6 +401,11 @@ class FunctionConverter:
         return [em.var(name, vyre_type(ty)) for name, ty in zip(names, types, strict=True)]
 
     def assign_all(self, em: ProgramEmitter, names: list[str], values: Sequence[SSAValue]):
+        if len(values) != len(names):
+            raise fail(
+                em.location_op,
+                f"a region yields {len(values)} values where {len(names)} are expected",
+            )
         for name, value in zip(names, values, strict=True):
             em.assign(name, value)
 
