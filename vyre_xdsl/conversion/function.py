@@ -149,6 +149,8 @@ class FunctionConverter:
             for arg, info in self.arguments.items():
                 if not any(info.name in em.buffers for em in emitters):
                     self.buffer(emitters[0], arg, write=False)
+        for number, em in enumerate(emitters):
+            em.name = f"{self.name}_{number}"
         return [em.build() for em in emitters]
 
     def _emitters(self) -> list[ProgramEmitter]:
