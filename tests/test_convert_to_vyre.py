@@ -807,3 +807,28 @@ def test_stock_cleanups_keep_converted_results(name):
     assert sorted(before) == sorted(after)
     for key in before:
         np.testing.assert_array_equal(before[key], after[key])
+
+
+TIME_STEPS = """
+#id = affine_map<(i) -> (i)>
+func.func @steps(%x: memref<10xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c3 = arith.constant 3 : index
+  scf.for %t = %c0 to %c3 step %c1 {
+    linalg.generic {indexing_maps = [#id], iterator_types = ["parallel"]} outs(%x : memref<10xf32>) {
+    ^bb0(%v: f32):
+      %d = arith.addf %v, %v : f32
+      linalg.yield %d : f32
+    }
+  }
+  func.return
+}
+"""
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_parallel_op_inside_a_sequential_loop_runs_in_order(backend):
+    assert len(list(parse(TIME_STEPS).ops)) == 1  # one one-invocation program
+    x = np.arange(10, dtype=np.float32)
+    np.testing.assert_array_equal(run(TIME_STEPS, {"x": x}, backend)["x"], 8 * x)
