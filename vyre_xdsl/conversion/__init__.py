@@ -13,6 +13,7 @@ from __future__ import annotations
 import numpy as np
 from xdsl.dialects.builtin import DenseArrayBase, DictionaryAttr, ModuleOp, i64
 from xdsl.pattern_rewriter import PatternRewriteWalker
+from xdsl.transforms.dead_code_elimination import region_dce
 from xdsl.transforms.linalg_generalize_named_ops import GeneralizeNamedOpPattern
 
 from vyre_xdsl.conversion.checks import problems
@@ -44,6 +45,8 @@ def convert_module(module: ModuleOp) -> None:
         raise VyreDiagnostic(
             [(func, f"function @{func.sym_name.data} writes no memref: nothing to run")]
         )
+    for program in programs:  # xDSL's own DCE drops what the mapping made and nothing used
+        region_dce(program.body)
     module.body.block.insert_ops_before(programs, func)
     for op in [op for op in module.ops if op.name in ("func.func", "gpu.module")]:
         module.body.block.erase_op(op)

@@ -44,6 +44,8 @@ class ProgramEmitter:
         self.prelude = Block()
         self._blocks: list[Block] = [self.body]
         self.values: dict[SSAValue, SSAValue] = {}
+        #: counters of a flattened iteration space -> (the flat index, the extents)
+        self.flattened: dict[tuple[SSAValue, ...], tuple[SSAValue, list[SSAValue]]] = {}
         self.buffers: dict[str, BufferUse] = {}
         self.location: Attribute | None = None
         #: the source op being converted (for errors)

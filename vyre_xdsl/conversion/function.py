@@ -222,7 +222,7 @@ class FunctionConverter:
                 total = em.op("mul", total, extent)
             if covered:
                 with em.if_(em.op("lt", flat_id, total)):
-                    yield self._decompose(em, flat_id, extents)
+                    yield self._counters(em, flat_id, extents)
                 return
             stride = None
             for memref in writes:
@@ -235,9 +235,17 @@ class FunctionConverter:
                 with em.loop(em.zero(ui32), rounds, "round") as r:
                     flat = em.op("add", flat_id, em.op("mul", r, stride))
                     with em.if_(em.op("lt", flat, total)):
-                        yield self._decompose(em, flat, extents)
+                        yield self._counters(em, flat, extents)
 
         return mapping()
+
+    @staticmethod
+    def _counters(em: ProgramEmitter, flat: SSAValue, extents: list[SSAValue]) -> list[SSAValue]:
+        """`_decompose`, remembering `flat` so that a memref indexed by exactly
+        these counters, with the same inner extents, uses `flat` itself."""
+        counters = FunctionConverter._decompose(em, flat, extents)
+        em.flattened[tuple(counters)] = (flat, extents)
+        return counters
 
     @staticmethod
     def _decompose(em: ProgramEmitter, flat: SSAValue, extents: list[SSAValue]) -> list[SSAValue]:
@@ -320,6 +328,13 @@ class FunctionConverter:
         """The row-major element index of `memref[indices]`."""
         if not indices:
             return em.zero(ui32)
+        known = em.flattened.get(tuple(indices))
+        shape = self.arguments[memref].shape
+        if known is not None and all(
+            _constant_value(extent) == size
+            for extent, size in zip(known[1][1:], shape[1:], strict=True)
+        ):
+            return known[0]
         flat = indices[0]
         for d, index in enumerate(indices[1:], start=1):
             flat = em.op("add", em.op("mul", flat, self.dim_size(em, memref, d)), index)
@@ -707,6 +722,14 @@ def _constant(op: Operation | Block) -> int | None:
     value = op.properties.get("value")
     data = getattr(getattr(value, "value", None), "data", None)
     return data if isinstance(data, int) else None
+
+
+def _constant_value(value: SSAValue) -> int | None:
+    """The value of a vyre integer constant, else None."""
+    owner = value.owner
+    if isinstance(owner, vyre.ConstOp) and isinstance(owner.value, IntegerAttr):
+        return owner.value.value.data
+    return None
 
 
 def _is_one(value: SSAValue) -> bool:

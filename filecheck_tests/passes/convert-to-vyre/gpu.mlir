@@ -30,7 +30,6 @@ func.func @main(%x: memref<256xf32>) {
 // CHECK-NOT:  gpu.module
 // CHECK:      vyre.program @main_0 workgroup_size [64, 1, 1] {
 // CHECK-NEXT:   vyre.buffer @x binding 0 read_write : f32[256]
-// CHECK-DAG:    %[[ONE:.*]] = vyre.const 1 : ui32
 // CHECK-DAG:    %[[FOUR:.*]] = vyre.const 4 : ui32
 // CHECK-DAG:    %[[SIXTYFOUR:.*]] = vyre.const 64 : ui32
 // CHECK:        %[[ID:.*]] = vyre.invocation_id x
