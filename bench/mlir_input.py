@@ -6,8 +6,8 @@ run against the same computation written in vyre by hand.
   is what a vyre module of the same programs costs), median of --reps;
 - runs: `Executable.run` of a 2-D scale `y[i, j] = 2 * x[i, j]` (N × 256 floats)
   written as an `scf.parallel` and as a hand-written `vyre.program`, on the
-  reference interpreter and on wgpu, median and range of --reps runs after one
-  warm-up.
+  reference interpreter and on wgpu, median and range of --reps runs of each,
+  alternating, after one warm-up.
 
     python bench/mlir_input.py --rows 256 --reps 15
 """
@@ -97,14 +97,23 @@ def conversion(reps: int) -> None:
 
 
 def runs(rows: int, reps: int) -> None:
+    """Both forms compiled once, then run alternately (so that load on a shared
+    machine falls on both alike)."""
     x = np.random.default_rng(0).standard_normal((rows, 256)).astype(np.float32)
     inputs = {"x": x, "y": np.zeros_like(x)}
+    forms = (("scf.parallel", scale_mlir(rows)), ("hand-written", scale_vyre(rows)))
     for backend in ("reference", "wgpu"):
-        for label, text in (("scf.parallel", scale_mlir(rows)), ("hand-written", scale_vyre(rows))):
-            exe = vyre_xdsl.compile(text, backend=backend)
-            out = exe.run(inputs)
-            assert np.array_equal(out["y"].reshape(rows, 256), 2 * x)
-            med, lo, hi = median_ms(lambda exe=exe: exe.run(inputs), reps)
+        exes = [vyre_xdsl.compile(text, backend=backend) for _, text in forms]
+        for exe in exes:  # warm-up, and the result checked against numpy
+            assert np.array_equal(exe.run(inputs)["y"].reshape(rows, 256), 2 * x)
+        times: list[list[float]] = [[], []]
+        for _ in range(reps):
+            for k, exe in enumerate(exes):
+                start = time.perf_counter()
+                exe.run(inputs)
+                times[k].append((time.perf_counter() - start) * 1e3)
+        for (label, _), spent in zip(forms, times, strict=True):
+            med, lo, hi = statistics.median(spent), min(spent), max(spent)
             print(f"{backend:9} {label:13} {rows}x256  {med:8.2f} ms  (min {lo:.2f}, max {hi:.2f})")
 
 
