@@ -2,9 +2,9 @@
 
 The function body is read top to bottom:
 
-- an outermost parallel loop (`scf.parallel`, or a `linalg.generic` with a
-  parallel iterator) becomes one program whose invocations are its iterations
-  (`parallel_indices`);
+- an outermost parallel loop (`scf.parallel`, a `linalg.generic` with a
+  parallel iterator, or a `gpu.launch_func`, whose threads are the iterations)
+  becomes one program whose invocations are its iterations (`parallel_indices`);
 - a run of other effectful ops (stores, sequential loops, branches) between
   them becomes one program that a single invocation runs;
 - pure ops at the top level (constants, arithmetic, `memref.dim`) are computed
