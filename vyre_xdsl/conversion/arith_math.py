@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from xdsl.dialects.builtin import IntegerAttr
+from xdsl.dialects.builtin import IndexType, IntegerAttr
 from xdsl.ir import Attribute, Operation, SSAValue
 
 from vyre_xdsl.conversion.emitter import ProgramEmitter, i1, ui32
@@ -288,7 +288,7 @@ def checked_index(mnemonic: str) -> Rule:
     def rule(em: ProgramEmitter, op: Operation, args: Sequence[SSAValue]) -> SSAValue:
         a, b = args
         result = em.op(mnemonic, a, b)
-        if a.type != ui32 or op.results[0].type.name != "index":
+        if not isinstance(op.results[0].type, IndexType):
             return result
         if mnemonic == "add":
             bad = em.op("lt", result, a)

@@ -3,7 +3,7 @@ refusal is a located error naming the op (or argument) and the reason."""
 
 from __future__ import annotations
 
-from xdsl.dialects.builtin import AffineMapAttr, MemRefType, NoneAttr
+from xdsl.dialects.builtin import AffineMapAttr, IndexType, MemRefType, NoneAttr
 from xdsl.ir import Attribute, Operation
 
 from vyre_xdsl.conversion.arith_math import RULES, constant_attribute, index_constant_problem
@@ -218,12 +218,10 @@ def op_problem(op: Operation) -> str | None:
         if vyre_type(value.type) is None:
             return f"'{op.name}' uses type {value.type}, which has no vyre element type"
     if op.name == "arith.constant" and op.results:
-        from vyre_xdsl.conversion.types import vyre_type_name
-
         attr = constant_attribute(op)
         if not hasattr(attr, "value") or not hasattr(attr.value, "data"):
             return "only scalar constants are supported (not dense or vector ones)"
-        if vyre_type_name(op.results[0].type) == "ui32" and op.results[0].type.name == "index":
+        if isinstance(op.results[0].type, IndexType):
             return index_constant_problem(op)
     return structure_problem(op)
 
@@ -233,7 +231,7 @@ def structure_problem(op: Operation) -> str | None:
         return "a converted function returns nothing: write results to memref arguments"
     if op.name == "scf.parallel" and op.initVals:
         return "scf.parallel with reductions (init values) is not supported; reduce in an scf.for inside it"
-    if op.name == "scf.for" and op.lb.type.name != "index":
+    if op.name == "scf.for" and not isinstance(op.lb.type, IndexType):
         return "scf.for over a non-index type is not supported; loop over index"
     if op.name == "linalg.generic" and len(op.body.blocks) != 1:
         return "a linalg.generic body must be one block"
@@ -242,8 +240,4 @@ def structure_problem(op: Operation) -> str | None:
             return "linalg on tensors is not supported: bufferize to memrefs first"
         if any(m.data.num_symbols for m in op.indexing_maps):
             return "indexing maps with symbols are not supported"
-        if any(
-            isinstance(v.type, MemRefType) is False and hasattr(v.type, "shape") for v in op.inputs
-        ):
-            return "linalg on tensors is not supported: bufferize to memrefs first"
     return None
