@@ -477,24 +477,6 @@ HOSTILE = {
         "1:1",
         "more than one dynamic dimension",
     ),
-    "parallel reduction": (
-        "func.func @f(%a: memref<4xf32>) {\n"
-        "  %c0 = arith.constant 0 : index\n"
-        "  %c1 = arith.constant 1 : index\n"
-        "  %z = arith.constant 0.0 : f32\n"
-        '  %r = "scf.parallel"(%c0, %c1, %c1, %z) <{operandSegmentSizes = array<i32: 1, 1, 1, 1>}> ({\n'
-        "  ^bb0(%i: index):\n"
-        "    scf.reduce(%z : f32) {\n"
-        "    ^bb1(%p: f32, %q: f32):\n"
-        "      %s = arith.addf %p, %q : f32\n"
-        "      scf.reduce.return %s : f32\n"
-        "    }\n"
-        "  }) : (index, index, index, f32) -> f32\n"
-        "  memref.store %r, %a[%c0] : memref<4xf32>\n"
-        "  func.return\n}\n",
-        "5:3",
-        "with reductions",
-    ),
     "value crossing programs": (
         "func.func @f(%a: memref<4xf32>) {\n"
         "  %c0 = arith.constant 0 : index\n"
@@ -832,3 +814,70 @@ def test_parallel_op_inside_a_sequential_loop_runs_in_order(backend):
     assert len(list(parse(TIME_STEPS).ops)) == 1  # one one-invocation program
     x = np.arange(10, dtype=np.float32)
     np.testing.assert_array_equal(run(TIME_STEPS, {"x": x}, backend)["x"], 8 * x)
+
+
+# scf.parallel with reductions runs its iterations in order, folding each
+# scf.reduce operand into the result with the reduce region: at the top of the
+# function in a one-invocation program, inside a parallel loop per invocation.
+REDUCTIONS = """
+func.func @sums(%A: memref<8x16xf32>, %rows: memref<8xf32>, %total: memref<1xf32>,
+                %big: memref<1xi32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c8 = arith.constant 8 : index
+  %c16 = arith.constant 16 : index
+  %z = arith.constant 0.0 : f32
+  %zi = arith.constant 0 : i32
+  %half = arith.constant 0.5 : f32
+  "scf.parallel"(%c0, %c8, %c1) <{operandSegmentSizes = array<i32: 1, 1, 1, 0>}> ({
+  ^bb0(%i: index):
+    %s = "scf.parallel"(%c0, %c16, %c1, %z) <{operandSegmentSizes = array<i32: 1, 1, 1, 1>}> ({
+    ^bb1(%j: index):
+      %v = memref.load %A[%i, %j] : memref<8x16xf32>
+      scf.reduce(%v : f32) {
+      ^bb2(%a: f32, %b: f32):
+        %t = arith.addf %a, %b : f32
+        scf.reduce.return %t : f32
+      }
+    }) : (index, index, index, f32) -> f32
+    memref.store %s, %rows[%i] : memref<8xf32>
+    scf.reduce
+  }) : (index, index, index) -> ()
+  %all:2 = "scf.parallel"(%c0, %c0, %c8, %c16, %c1, %c1, %z, %zi) <{operandSegmentSizes = array<i32: 2, 2, 2, 2>}> ({
+  ^bb3(%i: index, %j: index):
+    %v = memref.load %A[%i, %j] : memref<8x16xf32>
+    %over = arith.cmpf ogt, %v, %half : f32
+    %n = arith.extui %over : i1 to i32
+    scf.reduce(%v, %n : f32, i32) {
+    ^bb4(%a: f32, %b: f32):
+      %t = arith.addf %a, %b : f32
+      scf.reduce.return %t : f32
+    } {
+    ^bb5(%a: i32, %b: i32):
+      %t = arith.addi %a, %b : i32
+      scf.reduce.return %t : i32
+    }
+  }) : (index, index, index, index, index, index, f32, i32) -> (f32, i32)
+  memref.store %all#0, %total[%c0] : memref<1xf32>
+  memref.store %all#1, %big[%c0] : memref<1xi32>
+  func.return
+}
+"""
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_scf_parallel_reductions(backend):
+    module = parse(REDUCTIONS)
+    assert len(list(module.ops)) == 2  # the per-row program, the one-invocation total
+    a = np.random.default_rng(9).uniform(0, 1, (8, 16)).astype(np.float32)
+    inputs = {
+        "A": a,
+        "rows": np.zeros(8, np.float32),
+        "total": np.zeros(1, np.float32),
+        "big": np.zeros(1, np.int32),
+    }
+    out = run(REDUCTIONS, inputs, backend)
+    a64 = a.astype(np.float64)
+    np.testing.assert_allclose(out["rows"], a64.sum(axis=1), rtol=1e-5)
+    np.testing.assert_allclose(out["total"], [a64.sum()], rtol=1e-5)
+    np.testing.assert_array_equal(out["big"], [(a > 0.5).sum()])

@@ -20,6 +20,7 @@ STRUCTURE = {
     "scf.yield",
     "scf.condition",
     "scf.reduce",
+    "scf.reduce.return",
     "memref.load",
     "memref.store",
     "memref.dim",
@@ -229,8 +230,6 @@ def op_problem(op: Operation) -> str | None:
 def structure_problem(op: Operation) -> str | None:
     if op.name == "func.return" and op.operands:
         return "a converted function returns nothing: write results to memref arguments"
-    if op.name == "scf.parallel" and op.initVals:
-        return "scf.parallel with reductions (init values) is not supported; reduce in an scf.for inside it"
     if op.name == "scf.for" and not isinstance(op.lb.type, IndexType):
         return "scf.for over a non-index type is not supported; loop over index"
     if op.name == "linalg.generic" and len(op.body.blocks) != 1:

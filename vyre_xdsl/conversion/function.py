@@ -48,6 +48,7 @@ TOP_LEVEL_PURE = ("memref.dim",)
 
 TERMINATORS = (
     "scf.yield",
+    "scf.reduce.return",
     "scf.condition",
     "scf.reduce",
     "linalg.yield",
@@ -88,7 +89,11 @@ def is_top_level_pure(op: Operation) -> bool:
 
 
 def is_parallel_nest(op: Operation) -> bool:
-    if op.name in ("scf.parallel", "gpu.launch_func"):
+    """Whether `op` at the top of a function becomes a program of its own (an
+    `scf.parallel` with reductions runs in order in a one-invocation program)."""
+    if op.name == "scf.parallel":
+        return not op.initVals
+    if op.name == "gpu.launch_func":
         return True
     if op.name == "linalg.generic":
         return any(str(it.data) == "parallel" for it in op.iterator_types)
@@ -534,16 +539,39 @@ class FunctionConverter:
                     em.values[block.args[d]] = induction(d, k)
                 self.emit_block(em, block)
             return
+        accumulators = self.let_all(em, "reduce", self.values(em, op.initVals))
         self._nest(
             em,
             counts,
-            lambda ks: self._parallel_body(em, block, [induction(d, k) for d, k in enumerate(ks)]),
+            lambda ks: self._parallel_body(
+                em, op, [induction(d, k) for d, k in enumerate(ks)], accumulators
+            ),
         )
+        types = [r.type for r in op.res]
+        for result, value in zip(op.res, self.read_all(em, accumulators, types), strict=True):
+            em.values[result] = value
 
-    def _parallel_body(self, em: ProgramEmitter, block: Block, ivs: list[SSAValue]) -> None:
+    def _parallel_body(
+        self, em: ProgramEmitter, op: Operation, ivs: list[SSAValue], accumulators: list[str]
+    ) -> None:
+        """One iteration of a parallel loop run in order; its `scf.reduce`
+        operands are folded into `accumulators` by the reduce regions."""
+        block = op.body.block
         for arg, iv in zip(block.args, ivs, strict=True):
             em.values[arg] = iv
         self.emit_block(em, block)
+        reduce = block.last_op
+        if reduce is None or reduce.name != "scf.reduce" or not reduce.args:
+            return
+        types = [r.type for r in op.res]
+        current = self.read_all(em, accumulators, types)
+        for name, acc, value, region in zip(
+            accumulators, current, self.values(em, reduce.args), reduce.reductions, strict=True
+        ):
+            lhs, rhs = region.block.args
+            em.values[lhs], em.values[rhs] = acc, value
+            (combined,) = self.emit_block(em, region.block)
+            em.assign(name, combined)
 
     def _nest(self, em: ProgramEmitter, counts: list[SSAValue], body) -> None:
         """Sequential loops over `counts` (outermost first); `body(counters)`."""

@@ -89,3 +89,38 @@ func.func @branches(%a: memref<4xi32>) {
 // CHECK:      vyre.trap %{{.*}} "scf.while"
 // CHECK:      %[[W:.*]] = vyre.var @result[[R]] : si32
 // CHECK-NEXT: vyre.store @a[%{{.*}}] = %[[W]] : si32
+
+// -----
+
+// scf.parallel with a reduction runs in order: a named local per result,
+// folded with the reduce region after each iteration. At the top of the
+// function it is a one-invocation program.
+func.func @total(%a: memref<16xf32>, %out: memref<1xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c16 = arith.constant 16 : index
+  %z = arith.constant 0.0 : f32
+  %s = "scf.parallel"(%c0, %c16, %c1, %z) <{operandSegmentSizes = array<i32: 1, 1, 1, 1>}> ({
+  ^bb0(%i: index):
+    %v = memref.load %a[%i] : memref<16xf32>
+    scf.reduce(%v : f32) {
+    ^bb1(%x: f32, %y: f32):
+      %t = arith.addf %x, %y : f32
+      scf.reduce.return %t : f32
+    }
+  }) : (index, index, index, f32) -> f32
+  memref.store %s, %out[%c0] : memref<1xf32>
+  func.return
+}
+// CHECK:      vyre.program @total_0
+// CHECK:        %[[FIRST:.*]] = vyre.eq %{{.*}}, %{{.*}} : ui32
+// CHECK-NEXT:   vyre.if %[[FIRST]] {
+// CHECK-NEXT:     vyre.let @reduce[[R:[0-9]+]] = %{{.*}} : f32
+// CHECK:          vyre.loop @k{{[0-9]+}} = %{{.*}} to %{{.*}} {
+// CHECK:            %[[V:.*]] = vyre.load @a[%{{.*}}] : f32
+// CHECK-NEXT:       %[[ACC:.*]] = vyre.var @reduce[[R]] : f32
+// CHECK-NEXT:       %[[T:.*]] = vyre.add %[[ACC]], %[[V]] : f32
+// CHECK-NEXT:       vyre.assign @reduce[[R]] = %[[T]] : f32
+// CHECK-NEXT:     }
+// CHECK-NEXT:     %[[S:.*]] = vyre.var @reduce[[R]] : f32
+// CHECK-NEXT:     vyre.store @out[%{{.*}}] = %[[S]] : f32
