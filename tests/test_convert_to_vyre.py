@@ -722,7 +722,7 @@ def mutated_inputs(seed: int, count: int):
     import random
 
     sources = [ELEMENTWISE, INTEGERS, WHILE, LINALG, TWO_LOOPS, SEQUENTIAL, STRIDED, NESTED]
-    sources += [GPU_LAUNCH, (EXAMPLES / "matmul_scf.mlir").read_text()]
+    sources += [GPU_LAUNCH, REDUCTIONS, TIME_STEPS, (EXAMPLES / "matmul_scf.mlir").read_text()]
     rng = random.Random(seed)
     for _ in range(count):
         lines = rng.choice(sources).split("\n")
