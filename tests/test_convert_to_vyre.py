@@ -881,3 +881,24 @@ def test_scf_parallel_reductions(backend):
     np.testing.assert_allclose(out["rows"], a64.sum(axis=1), rtol=1e-5)
     np.testing.assert_allclose(out["total"], [a64.sum()], rtol=1e-5)
     np.testing.assert_array_equal(out["big"], [(a > 0.5).sum()])
+
+
+NAMED_CHAIN = """
+func.func @f(%a: memref<4x4xf32>, %b: memref<4x4xf32>, %c: memref<4x4xf32>, %d: memref<4x4xf32>) {
+  linalg.add ins(%a, %b : memref<4x4xf32>, memref<4x4xf32>) outs(%c : memref<4x4xf32>)
+  linalg.mul ins(%c, %b : memref<4x4xf32>, memref<4x4xf32>) outs(%d : memref<4x4xf32>)
+  func.return
+}
+"""
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_named_elementwise_linalg_ops_fuse(backend):
+    fused = fuse_module(parse(NAMED_CHAIN))
+    assert len([op for op in fused.ops if isinstance(op, ProgramOp)]) == 1
+    a = np.arange(16, dtype=np.float32).reshape(4, 4)
+    b = np.full((4, 4), 2, np.float32)
+    zeros = np.zeros((4, 4), np.float32)
+    out = run(NAMED_CHAIN, {"a": a, "b": b, "c": zeros, "d": zeros}, backend, fuse=True)
+    np.testing.assert_array_equal(out["c"], a + b)
+    np.testing.assert_array_equal(out["d"], (a + b) * b)
