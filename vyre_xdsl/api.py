@@ -24,6 +24,13 @@ from xdsl.dialects.builtin import ModuleOp
 
 from vyre_xdsl.abi import RunSignature, require_mapping, signature
 from vyre_xdsl.context import parse_module, vyre_context
+from vyre_xdsl.conversion import (
+    SHAPES_ATTRIBUTE,
+    convert_if_standard,
+    in_memref_shapes,
+    is_standard,
+    memref_shapes,
+)
 from vyre_xdsl.diagnostics import VyreError, check_runnable, verify_after_pass, verify_module
 
 #: backend name -> "module:function" with signature
@@ -59,6 +66,14 @@ def _check_module_type(module_or_text: object) -> None:
         )
 
 
+def _converted(module_or_text: ModuleOp | str | bytes) -> ModuleOp | str | bytes:
+    """A converted copy of a `ModuleOp` of standard MLIR (`convert-to-vyre`); any
+    other module or text as it is (`parse` converts text)."""
+    if isinstance(module_or_text, ModuleOp) and is_standard(module_or_text):
+        return convert_if_standard(module_or_text.clone())
+    return module_or_text
+
+
 def parse(text: str | bytes, name: str = "<input>") -> ModuleOp:
     """Parse and verify vyre IR text (bytes must be UTF-8); errors are located
     `VyreDiagnostic`s."""
@@ -67,7 +82,7 @@ def parse(text: str | bytes, name: str = "<input>") -> ModuleOp:
     from vyre_xdsl.diagnostics import VyreDiagnostic
 
     try:
-        module = parse_module(text, name)
+        module = convert_if_standard(parse_module(text, name))
     except ParseError as error:
         raise VyreDiagnostic([(None, str(error))]) from None
     verify_module(module)
@@ -175,10 +190,15 @@ class Executable:
             self.signature: RunSignature = signature(module)
             self._module = fuse_module(module, force=fuse == "force") if fuse else module
             self._module_text = None
+            # converted standard MLIR: outputs come back in the memref's shape
+            self._shapes = memref_shapes(module)
         else:
             self.signature = artifact.signature
             self._module = None
             self._module_text = artifact.module_text
+            self._shapes = (
+                memref_shapes(self.module) if SHAPES_ATTRIBUTE in self._module_text else {}
+            )
         self.backend = backend
         #: GPU time per kernel of the last `run(..., profile=True)` (a `RunProfile`)
         self.last_profile = None
@@ -290,7 +310,8 @@ class Executable:
             self.last_profile = run_profile(names, record["kernel_ns"], self.gpu.describe())
         if device:
             return self._device_outputs(final, inputs)
-        return sig.outputs_of({name: _on_host(final[name]) for name in self._outputs}, inputs)
+        outputs = sig.outputs_of({name: _on_host(final[name]) for name in self._outputs}, inputs)
+        return in_memref_shapes(outputs, self._shapes)
 
     def _device_outputs(
         self, final: Mapping[str, object], inputs: Mapping[str, object]
@@ -337,7 +358,7 @@ class Executable:
         if max_iterations is not None:
             options["max_iterations"] = max_iterations
         final = _backend(self.backend)(self.module, host, sig, **options)
-        return sig.outputs_of(final, inputs)
+        return in_memref_shapes(sig.outputs_of(final, inputs), self._shapes)
 
 
 def compile(
@@ -356,6 +377,7 @@ def compile(
     process compiled the same text (or module) with the same options for the
     same target (docs/runtime.md, "Caches"); then nothing is parsed or lowered."""
     _check_module_type(module_or_text)
+    module_or_text = _converted(module_or_text)
     if not isinstance(module_or_text, str | bytes):
         verify_module(module_or_text)
     name = backend or default_backend()
@@ -678,6 +700,7 @@ def cached_executable(
     and verified once per distinct text, and not at all when the persistent
     compile cache has it."""
     _check_module_type(module_or_text)
+    module_or_text = _converted(module_or_text)
     name = backend or default_backend()
     _backend(name)
     where = None

@@ -19,6 +19,7 @@ PASSES: dict[str, tuple[str, str]] = {
         "vyre_xdsl.passes.vyre_privatize_atomics",
         "VyrePrivatizeAtomicsPass",
     ),
+    "convert-to-vyre": ("vyre_xdsl.passes.convert_to_vyre", "ConvertToVyrePass"),
 }
 
 

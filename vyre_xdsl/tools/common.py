@@ -62,9 +62,10 @@ def read_source(path: str) -> tuple[str, str]:
 def load_module_text(text: str, name: str) -> ModuleOp:
     """Parse and verify; errors become a `ReportedError` with located text."""
     from vyre_xdsl.context import parse_module
+    from vyre_xdsl.conversion import convert_if_standard
 
     try:
-        module = parse_module(text, name)
+        module = convert_if_standard(parse_module(text, name))
         verify_module(module)
         check_runnable(module)
     except ParseError as error:

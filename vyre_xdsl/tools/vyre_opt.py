@@ -32,6 +32,7 @@ from xdsl.xdsl_opt_main import xDSLOptMain
 
 from vyre_xdsl.backends import get_all_targets
 from vyre_xdsl.context import LocatedParser
+from vyre_xdsl.conversion import convert_if_standard
 from vyre_xdsl.diagnostics import (
     Located,
     VyreDiagnostic,
@@ -224,6 +225,8 @@ class VyreOptMain(xDSLOptMain):
     def apply_passes(self, prog: ModuleOp):
         """Run the passes in order: verify after each (naming the pass), time them, dump
         the IR where `--mlir-print-ir-*` asks."""
+        if self.args.fuse or self.args.lower:  # standard MLIR enters through convert-to-vyre
+            convert_if_standard(prog)
         for pass_ in self.pipeline.passes:
             if self.args.mlir_print_ir_before_all or pass_.name in self._mlir_print_ir_before:
                 self._dump(f"IR Dump Before {pass_.name}", prog)

@@ -1,0 +1,100 @@
+"""Standard MLIR in: modules of `func.func` in xDSL's `func`, `arith`, `math`,
+`scf`, `memref` and `linalg` dialects become `vyre.program`s (the
+`convert-to-vyre` pass; docs/mlir-input.md).
+
+```python
+from vyre_xdsl.conversion import convert_if_standard
+module = convert_if_standard(module)   # a vyre module stays as it is
+```
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from xdsl.dialects.builtin import DenseArrayBase, DictionaryAttr, ModuleOp, i64
+from xdsl.pattern_rewriter import PatternRewriteWalker
+from xdsl.transforms.dead_code_elimination import region_dce
+from xdsl.transforms.linalg_generalize_named_ops import GeneralizeNamedOpPattern
+
+from vyre_xdsl.conversion.checks import problems
+from vyre_xdsl.conversion.function import FunctionConverter
+from vyre_xdsl.diagnostics import VyreDiagnostic, verify_after_pass, verify_module
+
+
+def is_standard(module: ModuleOp) -> bool:
+    """Whether `module` is standard MLIR to convert: it holds a `func.func` and
+    no vyre or kernel op (a mixed module is refused where it is run)."""
+    names = [op.name for op in module.ops]
+    return "func.func" in names and not any(n.startswith(("vyre.", "kernel.")) for n in names)
+
+
+def convert_module(module: ModuleOp) -> None:
+    """Replace the `func.func` of `module` by its `vyre.program`s, in place.
+    Anything that cannot be converted is a located `VyreDiagnostic`."""
+    if not is_standard(module):
+        return
+    PatternRewriteWalker(GeneralizeNamedOpPattern(), apply_recursively=False).rewrite_module(module)
+    verify_module(module)  # the input's own verifiers first: located errors on its ops
+    errors = problems(module)
+    if errors:
+        raise VyreDiagnostic(errors)
+    func = next(op for op in module.ops if op.name == "func.func")
+    converter = FunctionConverter(func)
+    programs = converter.programs()
+    if not programs:
+        raise VyreDiagnostic(
+            [(func, f"function @{func.sym_name.data} writes no memref: nothing to run")]
+        )
+    for program in programs:  # xDSL's own DCE drops what the mapping made and nothing used
+        region_dce(program.body)
+    module.body.block.insert_ops_before(programs, func)
+    for op in [op for op in module.ops if op.name in ("func.func", "gpu.module")]:
+        module.body.block.erase_op(op)
+    shapes = {
+        arg.name: DenseArrayBase.from_list(i64, [-1 if d is None else d for d in arg.shape])
+        for arg in converter.arguments.values()
+        if arg.shape is not None
+    }
+    module.attributes[SHAPES_ATTRIBUTE] = DictionaryAttr(shapes)
+
+
+#: the module attribute that records each memref argument's shape (-1: dynamic)
+SHAPES_ATTRIBUTE = "vyre.memref_shapes"
+
+
+def memref_shapes(module: ModuleOp) -> dict[str, tuple[int, ...]]:
+    """The shapes of a converted module's memref arguments by buffer name
+    (-1 for the dynamic dimension); empty for any other module."""
+    attr = module.attributes.get(SHAPES_ATTRIBUTE)
+    if not isinstance(attr, DictionaryAttr):
+        return {}
+    return {
+        name: tuple(int(d) for d in dims.get_values())
+        for name, dims in attr.data.items()
+        if isinstance(dims, DenseArrayBase)
+    }
+
+
+def in_memref_shapes(
+    outputs: dict[str, np.ndarray], shapes: dict[str, tuple[int, ...]]
+) -> dict[str, np.ndarray]:
+    """`outputs` with each memref's array in the memref's shape (the dynamic
+    dimension from the array's size), where the sizes agree."""
+    shaped = dict(outputs)
+    for name, shape in shapes.items():
+        array = shaped.get(name)
+        if not isinstance(array, np.ndarray) or array.shape == shape:
+            continue
+        known = int(np.prod([d for d in shape if d >= 0]))
+        if known and array.size % known == 0 and (-1 in shape or array.size == known):
+            shaped[name] = array.reshape(shape)
+    return shaped
+
+
+def convert_if_standard(module: ModuleOp) -> ModuleOp:
+    """`module` converted to vyre in place when it is standard MLIR (then
+    verified: a failure is located at the MLIR op it came from); returned."""
+    if is_standard(module):
+        convert_module(module)
+        verify_after_pass(module, "convert-to-vyre")
+    return module
