@@ -477,7 +477,8 @@ def cache_info() -> CacheInfo:
 
 def clear_cache() -> None:
     """Empty `run()`'s executable cache (and the runtime's compiled-kernel
-    cache) and reset its statistics."""
+    cache) and reset its statistics; free every device's compiled pipelines,
+    run plans and free pooled buffers."""
     _EXECUTABLES.clear()
     _TEXT_DIGESTS.clear()
     _CACHE_STATS.update(hits=0, misses=0)
@@ -486,6 +487,9 @@ def clear_cache() -> None:
     except ImportError:
         return
     _COMPILED.clear()
+    from vyre_xdsl.runtime.device import clear_device_caches
+
+    clear_device_caches()
 
 
 def module_digest(module: ModuleOp) -> str:

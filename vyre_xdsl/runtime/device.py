@@ -72,7 +72,7 @@ ADAPTER_TYPE_PREFERENCE = ("DiscreteGPU", "IntegratedGPU", "VirtualGPU", "CPU", 
 #: dropped first; about 170 KB each on lavapipe)
 PIPELINE_CACHE_SIZE = 128
 #: a pending batch of deferred runs is submitted once it holds this many dispatches
-MAX_PENDING_DISPATCHES = 1024
+MAX_PENDING_DISPATCHES = 256
 #: ... or once its runs have uploaded (or hold for trap records) this many bytes
 MAX_PENDING_BYTES = 128 << 20
 
@@ -529,16 +529,13 @@ class GpuDevice:
         return {g: self.device.create_bind_group_layout(entries=e) for g, e in entries.items()}
 
     def clear_caches(self) -> None:
-        """Free the compiled pipelines, run plans and free pooled buffers (after
-        waiting for the pending work, which may use them)."""
+        """Free the compiled pipelines, run plans and free pooled buffers; pending
+        commands keep what they use alive (wgpu holds it until they have run)."""
         with self.lock:
-            try:
-                self.synchronize()
-            finally:
-                self.pipelines.clear()
-                self.run_plans.clear()
-                self.last_plan = None
-                self.pool.clear()
+            self.pipelines.clear()
+            self.run_plans.clear()
+            self.last_plan = None
+            self.pool.clear()
 
 
 def _run_all(checks: list[Check], check: bool = True) -> None:
@@ -554,6 +551,12 @@ def _run_all(checks: list[Check], check: bool = True) -> None:
             item.release()
     if error is not None:
         raise error
+
+
+def clear_device_caches() -> None:
+    """`GpuDevice.clear_caches` on every device acquired so far."""
+    for device in list(_DEVICES.values()):
+        device.clear_caches()
 
 
 def wgsl_digest(wgsl: str, entry_point: str = "main") -> str:
