@@ -12,6 +12,7 @@ out["y"]
 from __future__ import annotations
 
 import math
+import threading
 import warnings
 from collections import OrderedDict
 from collections.abc import Callable, Mapping
@@ -459,6 +460,8 @@ RUN_CACHE_SIZE = 32
 _EXECUTABLES: OrderedDict[tuple, Executable] = OrderedDict()
 _TEXT_DIGESTS: OrderedDict[str, str] = OrderedDict()
 _CACHE_STATS = {"hits": 0, "misses": 0}
+#: held while `run()`'s caches change (threads share them)
+_CACHE_LOCK = threading.Lock()
 
 
 class CacheInfo(NamedTuple):
@@ -540,9 +543,11 @@ def cached_executable(
         digest = module_digest(module_or_text)
     fuse = _fuse_mode(fuse)
     key = (digest, name, fuse, where)
-    exe = _EXECUTABLES.get(key)
+    with _CACHE_LOCK:  # another thread may drop the key between a get and a move
+        exe = _EXECUTABLES.get(key)
+        if exe is not None:
+            _EXECUTABLES.move_to_end(key)
     if exe is not None:
-        _EXECUTABLES.move_to_end(key)
         _CACHE_STATS["hits"] += 1
         return exe
     _CACHE_STATS["misses"] += 1
@@ -556,7 +561,8 @@ def cached_executable(
 
 
 def _remember(cache: OrderedDict, key, value, limit: int):
-    cache[key] = value
-    while len(cache) > limit:
-        cache.popitem(last=False)
+    with _CACHE_LOCK:
+        cache[key] = value
+        while len(cache) > limit:
+            cache.popitem(last=False)
     return value

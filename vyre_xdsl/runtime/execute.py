@@ -1,4 +1,4 @@
-"""Run compiled kernels on the wgpu device: one command encoder, one submit.
+"""Run compiled kernels on the wgpu device, recorded into its pending batch.
 
 ```python
 from vyre_xdsl.abi import signature
@@ -20,13 +20,17 @@ A run (`run_kernels`):
    touches (its bound is the declared 0);
 3. every kernel with a trap sidecar binding gets its own 4-word sidecar, a
    slot of one buffer shared by the run, cleared;
-4. all dispatches are recorded in one command encoder and one compute pass
-   (one pass per kernel when profiled with timestamps; `kernel.dispatch_grid`,
-   folded into y past 65535 workgroups), followed by copies of every output and
-   the sidecars into staging buffers; one submit;
-5. the sidecars are read first: the first kernel in dispatch order whose
-   sidecar records a trap raises `VyreTrap` (the interpreter's exception); else
-   every output is read back into a numpy array of its host dtype.
+4. all dispatches are recorded in the device's pending command encoder
+   (`GpuDevice.encoder`, shared by the runs not yet submitted) and one compute
+   pass (one pass per kernel when profiled with timestamps;
+   `kernel.dispatch_grid`, folded into y past 65535 workgroups), followed by a
+   copy of the sidecars into the batch's `TrapLog`;
+5. a run that keeps its outputs on the device returns here (deferred: the
+   batch is submitted later, docs/runtime.md "Submission"); any other run
+   copies its outputs into staging buffers, submits the batch and waits; the
+   first kernel in recording order whose sidecar records a trap raises
+   `VyreTrap` (the interpreter's exception); else every output is read back
+   into a numpy array of its host dtype.
 
 What does not depend on the data is cached per device (`GpuDevice.run_plans`):
 a plan per tuple of kernel objects (names, pipelines, binding slots), a sized
@@ -36,6 +40,7 @@ groups per set of pooled buffers (the pool hands a repeated run the same ones).
 
 from __future__ import annotations
 
+import threading
 from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -78,6 +83,7 @@ class EmptyRuntimeBufferError(VyreError):
 
 
 _COMPILED: OrderedDict[tuple, list[WgslKernel]] = OrderedDict()
+_COMPILED_LOCK = threading.Lock()
 
 
 def compiled_kernels(module: ModuleOp, profile: TargetProfile | None = None) -> list[WgslKernel]:
@@ -89,14 +95,16 @@ def compiled_kernels(module: ModuleOp, profile: TargetProfile | None = None) -> 
     if profile is None:
         profile = gpu_device().target_profile
     key = (str(module), profile)
-    kernels = _COMPILED.get(key)
-    if kernels is None:
-        kernels = compile_module(module, profile)
+    with _COMPILED_LOCK:
+        kernels = _COMPILED.get(key)
+        if kernels is not None:
+            _COMPILED.move_to_end(key)
+            return kernels
+    kernels = compile_module(module, profile)  # outside the lock: threads compile in parallel
+    with _COMPILED_LOCK:
         _COMPILED[key] = kernels
         while len(_COMPILED) > COMPILE_CACHE_SIZE:
             _COMPILED.popitem(last=False)
-    else:
-        _COMPILED.move_to_end(key)
     return kernels
 
 
