@@ -431,9 +431,14 @@ class GpuDevice:
             batch, self.pending = self.pending, None
             if batch is None:
                 return
+            try:
+                self.device.queue.submit([batch.encoder.finish()])
+            except Exception:  # an invalid encoder: nothing of the batch ran
+                _run_all(batch.checks, check=False)
+                raise
+            finally:
+                self.pool.submitted()
             self.in_flight.append(batch)
-            self.device.queue.submit([batch.encoder.finish()])
-            self.pool.submitted()
 
     def discard_pending(self) -> None:
         """Drop the pending batch unsubmitted (its encoder failed validation)."""

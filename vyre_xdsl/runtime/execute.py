@@ -588,11 +588,12 @@ def _record_run(
         if sidecar is not None:
             _trap_log(gpu).record(encoder, plan, sidecar, _run_label(gpu, kernels, deferred))
         if deferred:
+            # the arrays first: they give their buffers back if `recorded` raises
+            # (a trap of an earlier batch, checked when this one is submitted)
+            result = {**buffers}
+            result.update((n, _kept(run, arrays[n], storage[plan.index[n]][0])) for n in kept)
             gpu.recorded(len(kernels), run.uploaded)
-            return {
-                **buffers,
-                **{n: _kept(run, arrays[n], storage[plan.index[n]][0]) for n in kept},
-            }
+            return result
         staged = (
             []
             if keep
