@@ -292,3 +292,16 @@ def test_pipelines_are_a_bounded_lru_and_clear_cache_frees_them(monkeypatch):
     vyre_xdsl.clear_cache()
     assert len(gpu.pipelines) == 0 and len(gpu.run_plans) == 0
     assert vyre_xdsl.cache_info().size == 0
+
+
+def test_a_buffer_returned_while_the_books_are_held_is_taken_in_later():
+    """The garbage collector may free a device array while its own thread holds
+    the pool's lock: `release_later` must not wait for that lock (it would
+    deadlock), and the next `acquire` takes the buffer in."""
+    pool = BufferPool(_FakeDevice())
+    buffer = pool.acquire(256)
+    with pool.lock:
+        pool.release_later(buffer)  # returns at once
+        assert pool.free_bytes == 0 and len(pool.later) == 1
+    assert pool.acquire(256) is buffer and pool.created == 1
+    assert pool.later == type(pool.later)() and pool.in_use_bytes == 256
