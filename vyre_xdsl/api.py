@@ -200,7 +200,9 @@ class Executable:
         """Run on `inputs` (host arrays or `DeviceArray`s, by buffer name).
 
         Returns the outputs as numpy arrays, or with `device=True` as
-        `DeviceArray`s that stay on the GPU. With `profile=True` the GPU time
+        `DeviceArray`s that stay on the GPU: such a run is only recorded, and
+        submitted at the next read, `vyre_xdsl.synchronize()` or host-output
+        run, which also raises its trap (docs/runtime.md, "Submission"). With `profile=True` the GPU time
         of every kernel is in `self.last_profile` afterwards. `subgroup_size`
         is the size of the subgroups the reference backend simulates (default
         32); on a GPU the adapter decides it.
