@@ -111,6 +111,19 @@ def test_the_batch_is_submitted_at_its_dispatch_bound(scale, monkeypatch):
         assert np.array_equal(out.numpy(), scaled(x.numpy()))
 
 
+def test_the_batch_is_submitted_at_its_byte_bound(scale, monkeypatch):
+    """Uploads count: with a bound of two inputs' bytes, the second upload submits."""
+    monkeypatch.setattr(device_module, "MAX_PENDING_BYTES", 2 * 4 * N)
+    gpu = scale.gpu
+    first, second = _data(12), _data(13)
+    a = scale.run({"x": first}, device=True)["out"]
+    assert gpu.pending.nbytes == 4 * N
+    b = scale.run({"x": second}, device=True)["out"]
+    assert gpu.pending is None
+    assert np.array_equal(a.numpy(), scaled(first))
+    assert np.array_equal(b.numpy(), scaled(second))
+
+
 def test_a_host_output_run_submits_and_waits(scale):
     x = _data(4)
     assert np.array_equal(scale.run({"x": x})["out"], scaled(x))
