@@ -4,7 +4,11 @@ Runs an unfused 100-program elementwise chain (100 kernels, N = 256 elements,
 so GPU time is negligible) and a 1-program module through the wgpu runtime
 (`run_kernels`: bind, record every dispatch in one encoder, one submit, read
 back), warm (pipelines cached), and reports the marginal host cost of one more
-dispatch: (t(100) - t(1)) / 99, median of --reps runs.
+dispatch: (t(100) - t(1)) / 99, median of --reps runs. The same for runs that
+keep their outputs on the device (`keep=True`), timed up to the return only:
+such a run is recorded into the device's pending batch and not submitted, so
+that figure is host time alone, on any adapter (the batches are submitted and
+waited for between the timed runs).
 
     python bench/host_overhead.py
 """
@@ -40,12 +44,34 @@ def wall(kernels, inputs, reps: int) -> tuple[float, float]:
     return statistics.median(times), statistics.median(gpu)
 
 
+def recording(kernels, inputs, reps: int) -> float:
+    """Median seconds to record one run that keeps its outputs on the device."""
+    from vyre_xdsl.runtime.device import gpu_device
+
+    gpu = gpu_device()
+    # as an Executable runs it: only x is uploaded; the last output lives until
+    # the next run has returned (`y = exe.run(...)`)
+    last = run_kernels(kernels, inputs, outputs=["out"], keep=True, uploads={"x"})
+    gpu.synchronize()
+    times = []
+    for _ in range(reps):
+        start = time.perf_counter()
+        last = run_kernels(kernels, inputs, outputs=["out"], keep=True, uploads={"x"})
+        times.append(time.perf_counter() - start)
+        gpu.synchronize()
+    del last
+    return statistics.median(times)
+
+
 def measure(dispatches: int = 100, n: int = 256, reps: int = 20) -> dict:
     x = np.arange(n, dtype=np.float32)
-    timings = []
+    timings, recorded = [], []
     for count in (dispatches, 1):
         module = parse_module(chain_text(count, n))
-        timings.append(wall(compile_module(module), signature(module).bind({"x": x}), reps))
+        kernels = compile_module(module)
+        bound = signature(module).bind({"x": x})
+        timings.append(wall(kernels, bound, reps))
+        recorded.append(recording(kernels, bound, reps))
     (t_many, g_many), (t_one, g_one) = timings
     result = {
         "dispatches": dispatches,
@@ -54,6 +80,9 @@ def measure(dispatches: int = 100, n: int = 256, reps: int = 20) -> dict:
         "single_run_s": t_one,
         "per_dispatch_us": (t_many - t_one) / (dispatches - 1) * 1e6,
         "per_dispatch_host_us": ((t_many - g_many) - (t_one - g_one)) / (dispatches - 1) * 1e6,
+        "record_run_s": recorded[0],
+        "record_single_run_s": recorded[1],
+        "per_dispatch_record_us": (recorded[0] - recorded[1]) / (dispatches - 1) * 1e6,
     }
     if result_is_meaningless(result):
         # a CPU adapter (lavapipe): its "GPU" time is CPU time measured on the slower,
@@ -81,6 +110,11 @@ def main() -> None:
             if result["per_dispatch_host_us"] is None
             else f"{result['per_dispatch_host_us']:.1f} us without GPU time (timestamps)"
         )
+    )
+    print(
+        f"recording a device run (keep=True, not submitted): {result['record_run_s'] * 1e3:.2f} ms "
+        f"for {result['dispatches']} dispatches, {result['record_single_run_s'] * 1e6:.1f} us for 1; "
+        f"per extra dispatch {result['per_dispatch_record_us']:.1f} us of host time"
     )
     if args.json:
         with open(args.json, "w") as f:

@@ -4,7 +4,10 @@ Three parts, each printed as a markdown table (and saved with --json):
 
 1. **small** — one small run (N = 1024, one stage, `out = x * c + d`) end to
    end: numpy in and out; device arrays in and out plus `synchronize()`; device
-   runs queued back to back (one synchronize at the end). Host cost per extra
+   runs queued back to back: their recording alone (the synchronize after the
+   batches is not timed), and 300 of them plus the one `synchronize()` that
+   submits and waits for them (per run; on a CPU adapter such as lavapipe the
+   wait is the kernels' own execution on the CPU). Host cost per extra
    dispatch: a 100-kernel unfused chain against a 1-kernel one (N = 256). With
    PyTorch and CUDA present: the same op on a tiny tensor plus synchronize, and
    numpy -> cuda -> op -> numpy.
@@ -81,7 +84,17 @@ def small(reps: int, count: int, profile: bool) -> dict:
     }
     queued = batches(lambda: exe.run({"x": dx}, device=True), reps, count)
     vyre_xdsl.synchronize()
-    result["device, queued (per run)"] = queued
+    result["device, queued (per run, recording only)"] = queued
+
+    def queued_300():
+        for _ in range(300):
+            exe.run({"x": dx}, device=True)
+        vyre_xdsl.synchronize()
+
+    whole = batches(queued_300, 1, count)
+    result["device, 300 queued + one synchronize (per run)"] = {
+        key: seconds / 300 for key, seconds in whole.items()
+    }
 
     # per extra dispatch: 100 kernels against 1, N = 256
     m = 256

@@ -304,12 +304,19 @@ def test_the_reference_backend_takes_device_arrays_but_returns_host_arrays():
         reference.run({"x": x, "y": y}, device=True)
 
 
-def test_a_trap_in_a_device_run_raises():
+def test_a_trap_in_a_device_run_raises_at_the_next_synchronize():
+    """A device run is deferred: it returns its arrays at once, and its trap is
+    raised by the next synchronize (or read), naming the run and the program."""
     exe = vyre_xdsl.compile(TRAP, backend="wgpu")
     x = np.arange(128, dtype=np.uint32)
-    with pytest.raises(VyreTrap) as raised:
-        exe.run({"x": vyre_xdsl.to_device(x)}, device=True)
+    vyre_xdsl.synchronize()
+    first = exe.gpu.runs + 1
+    out = exe.run({"x": vyre_xdsl.to_device(x)}, device=True)
+    assert isinstance(out["o"], DeviceArray)
+    with pytest.raises(VyreTrap, match=f"device run #{first} \\(@") as raised:
+        vyre_xdsl.synchronize()
     assert (raised.value.tag, raised.value.address, raised.value.invocation) == ("found", 77, 77)
+    vyre_xdsl.synchronize()  # raised once
     clean = exe.run({"x": vyre_xdsl.to_device(x + 1000)}, device=True)["o"]
     assert clean.numpy().tolist() == (x + 1000).tolist()
 

@@ -39,8 +39,8 @@ def to_device(array, adapter=None):
 
 
 def synchronize(adapter=None) -> None:
-    """Wait until every run submitted to the device has finished (like
-    `torch.cuda.synchronize`)."""
+    """Submit the runs recorded on the device and wait until they have finished
+    (like `torch.cuda.synchronize`); raises the first trap they recorded."""
     from vyre_xdsl.runtime.device import gpu_device
 
     gpu_device(adapter).synchronize()

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import math
 import os
+import threading
 import warnings
 from collections import OrderedDict
 from collections.abc import Callable, Mapping
@@ -257,7 +258,9 @@ class Executable:
         """Run on `inputs` (host arrays or `DeviceArray`s, by buffer name).
 
         Returns the outputs as numpy arrays, or with `device=True` as
-        `DeviceArray`s that stay on the GPU. With `profile=True` the GPU time
+        `DeviceArray`s that stay on the GPU: such a run is only recorded, and
+        submitted at the next read, `vyre_xdsl.synchronize()` or host-output
+        run, which also raises its trap (docs/runtime.md, "Submission"). With `profile=True` the GPU time
         of every kernel is in `self.last_profile` afterwards. `subgroup_size`
         is the size of the subgroups the reference backend simulates (default
         32); on a GPU the adapter decides it. `max_iterations` bounds the
@@ -625,6 +628,8 @@ RUN_CACHE_SIZE = 32
 _EXECUTABLES: OrderedDict[tuple, Executable] = OrderedDict()
 _TEXT_DIGESTS: OrderedDict[str, str] = OrderedDict()
 _CACHE_STATS = {"hits": 0, "misses": 0}
+#: held while `run()`'s caches change (threads share them)
+_CACHE_LOCK = threading.Lock()
 
 
 class CacheInfo(NamedTuple):
@@ -643,8 +648,9 @@ def cache_info() -> CacheInfo:
 
 def clear_cache(disk: bool = False) -> None:
     """Empty `run()`'s executable cache (and the runtime's compiled-kernel
-    cache) and reset its statistics; with `disk=True` also remove every entry
-    of the persistent compile cache (`disk_cache_info()`)."""
+    cache) and reset its statistics; free every device's compiled pipelines,
+    run plans and free pooled buffers. With `disk=True` also remove every
+    entry of the persistent compile cache (`disk_cache_info()`)."""
     _EXECUTABLES.clear()
     _TEXT_DIGESTS.clear()
     _CACHE_STATS.update(hits=0, misses=0)
@@ -659,6 +665,9 @@ def clear_cache(disk: bool = False) -> None:
     except ImportError:
         return
     _COMPILED.clear()
+    from vyre_xdsl.runtime.device import clear_device_caches
+
+    clear_device_caches()
 
 
 def disk_cache_info():
@@ -725,9 +734,11 @@ def cached_executable(
         digest = module_digest(module_or_text)
     fuse = _fuse_mode(fuse)
     key = (digest, name, fuse, where)
-    exe = _EXECUTABLES.get(key)
+    with _CACHE_LOCK:  # another thread may drop the key between a get and a move
+        exe = _EXECUTABLES.get(key)
+        if exe is not None:
+            _EXECUTABLES.move_to_end(key)
     if exe is not None:
-        _EXECUTABLES.move_to_end(key)
         _CACHE_STATS["hits"] += 1
         return exe
     _CACHE_STATS["misses"] += 1
@@ -741,9 +752,11 @@ def cached_executable(
 
 def _remembered(key: tuple, exe: Executable) -> Executable:
     """The executable `run()`'s cache holds for `key`, else `exe`, now held."""
-    held = _EXECUTABLES.get(key)
+    with _CACHE_LOCK:  # another thread may drop the key between a get and a move
+        held = _EXECUTABLES.get(key)
+        if held is not None:
+            _EXECUTABLES.move_to_end(key)
     if held is not None:
-        _EXECUTABLES.move_to_end(key)
         _CACHE_STATS["hits"] += 1
         return held
     _CACHE_STATS["misses"] += 1
@@ -751,7 +764,8 @@ def _remembered(key: tuple, exe: Executable) -> Executable:
 
 
 def _remember(cache: OrderedDict, key, value, limit: int):
-    cache[key] = value
-    while len(cache) > limit:
-        cache.popitem(last=False)
+    with _CACHE_LOCK:
+        cache[key] = value
+        while len(cache) > limit:
+            cache.popitem(last=False)
     return value

@@ -14,9 +14,10 @@ Data can stay on the GPU between runs: `to_device(array)` makes a
 GPU (`timing.RunProfile`).
 
 `execute(module, buffers, sig)` compiles the module (`vyre-lower` + the WGSL
-printer, cached by module text), runs every kernel in one command encoder and
-one submit on the process's device (`device.gpu_device()`), and returns the
-output buffers by name; a trap raises `vyre_xdsl.interpreter.VyreTrap`. See
+printer, cached by module text), records every kernel into the device's
+pending batch (`device.gpu_device()`), submits it, and returns the output
+buffers by name; a trap raises `vyre_xdsl.interpreter.VyreTrap`. Runs with
+`device=True` are deferred until a read or `synchronize()`. See
 docs/runtime.md.
 """
 

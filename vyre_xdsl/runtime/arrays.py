@@ -104,7 +104,8 @@ class DeviceArray:
         return self._buffer
 
     def numpy(self) -> np.ndarray:
-        """A host copy (waits for the runs that write it)."""
+        """A host copy. Submits the device's pending runs and waits for them,
+        so a trap recorded by any of them is raised here."""
         from vyre_xdsl.runtime.execute import read_buffer
 
         buffer = self.buffer()
@@ -124,9 +125,12 @@ class DeviceArray:
             self._gpu.pool.release(buffer, self._usage)
 
     def __del__(self) -> None:
+        # the collector may run in any thread, even one inside the pool: never wait here
         try:
-            self.free()
-        except Exception:  # interpreter shutdown: the device may be gone
+            buffer, self._buffer = self._buffer, None
+            if buffer is not None:
+                self._gpu.pool.release_later(buffer, self._usage)
+        except Exception:  # interpreter shutdown (the device may be gone), half-made array
             pass
 
 
@@ -153,6 +157,7 @@ def upload(gpu: GpuDevice, flat: np.ndarray, shape: tuple[int, ...]) -> DeviceAr
     from vyre_xdsl.runtime.execute import write_buffer
 
     usage = MAPPABLE_STORAGE_USAGE if gpu.unified_memory else STORAGE_USAGE
-    buffer = gpu.pool.acquire(flat.nbytes, usage)
-    write_buffer(gpu, buffer, flat)
+    with gpu.lock:
+        buffer = gpu.pool.acquire(flat.nbytes, usage, clean=True)
+        write_buffer(gpu, buffer, flat)
     return DeviceArray(gpu, buffer, usage, flat.dtype, shape)

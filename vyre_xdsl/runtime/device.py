@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import os
 import threading
-from collections import OrderedDict
+from collections import OrderedDict, deque
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -67,6 +67,14 @@ UNIFIED_MEMORY_FEATURE = "mappable-primary-buffers"
 
 BACKEND_PREFERENCE = ("Vulkan", "Metal", "D3D12", "OpenGL")
 ADAPTER_TYPE_PREFERENCE = ("DiscreteGPU", "IntegratedGPU", "VirtualGPU", "CPU", "Unknown")
+
+#: compiled pipelines a device keeps (`GpuDevice.pipelines`, least recently used
+#: dropped first; about 170 KB each on lavapipe)
+PIPELINE_CACHE_SIZE = 128
+#: a pending batch of deferred runs is submitted once it holds this many dispatches
+MAX_PENDING_DISPATCHES = 256
+#: ... or once its runs have uploaded (or hold for trap records) this many bytes
+MAX_PENDING_BYTES = 128 << 20
 
 INSTALL_HINT = (
     "install a Vulkan driver: on Debian/Ubuntu `apt-get install mesa-vulkan-drivers libvulkan1` "
@@ -284,9 +292,37 @@ class Pipeline:
     layouts: dict[int, object]  # bind group -> GPUBindGroupLayout
 
 
+class Check:
+    """Work to do once a batch has finished on the GPU (`Batch.checks`): `check`
+    may raise (a trap), `release` gives its buffers back and always runs."""
+
+    def check(self) -> None:
+        pass
+
+    def release(self) -> None:
+        pass
+
+
+@dataclass
+class Batch:
+    """Commands recorded but not yet submitted (see `GpuDevice.encoder`)."""
+
+    encoder: object
+    dispatches: int = 0
+    nbytes: int = 0  # bytes uploaded for it, or held for its trap records
+    checks: list[Check] = field(default_factory=list)
+    #: the runtime's trap records of this batch (`execute.TrapLog`)
+    trap_log: object = None
+
+
 @dataclass
 class GpuDevice:
-    """One wgpu device with a pipeline cache and a buffer pool."""
+    """One wgpu device with a pipeline cache, a buffer pool and the batch of
+    commands recorded but not yet submitted.
+
+    Threads share it under `lock` (reentrant): whoever records into the
+    pending batch, submits it or reads a buffer holds it.
+    """
 
     adapter: object
     #: the adapter's index in `adapters()` (what `adapter=` and VYRE_ADAPTER take)
@@ -294,12 +330,20 @@ class GpuDevice:
     device: object = field(init=False)
     limits: dict[str, int] = field(init=False)
     features: frozenset[str] = field(init=False)
-    pipelines: dict[str, Pipeline] = field(default_factory=dict, init=False)
+    #: compiled pipelines by `wgsl_digest`, an LRU of `PIPELINE_CACHE_SIZE`
+    pipelines: dict[str, Pipeline] = field(default_factory=OrderedDict, init=False)
     pool: BufferPool = field(init=False)
     #: execute.py's run plans (pipelines, bindings, sizes, bind groups) by kernels
     run_plans: OrderedDict = field(default_factory=OrderedDict, init=False)
     #: (kernel tuple, plan) of the last run, checked first (execute._plan)
     last_plan: tuple | None = field(default=None, init=False)
+    lock: threading.RLock = field(default_factory=threading.RLock, init=False)
+    #: commands recorded but not submitted (None when there are none)
+    pending: Batch | None = field(default=None, init=False)
+    #: batches submitted whose checks have not run yet, oldest first
+    in_flight: list[Batch] = field(default_factory=list, init=False)
+    #: runs recorded so far (numbers the runs in trap messages)
+    runs: int = field(default=0, init=False)
 
     def __post_init__(self) -> None:
         adapter = self.adapter
@@ -347,9 +391,69 @@ class GpuDevice:
         return TargetProfile.from_limits(self.limits)
 
     def synchronize(self) -> None:
-        """Wait until every submitted command of this device has finished
-        (wgpuDevicePoll with wait; wgpu-py 0.32's on_submitted_work_done is broken)."""
-        self.device._poll_wait()
+        """Submit the pending batch, wait until every submitted command of this
+        device has finished (wgpuDevicePoll with wait; wgpu-py 0.32's
+        on_submitted_work_done is broken), then run the checks of every
+        submitted batch: the first trap recorded since the last synchronize
+        is raised here."""
+        with self.lock:
+            self.submit()
+            self.device._poll_wait()
+            self.run_checks(len(self.in_flight))
+
+    # ------------------------------------------------------------------ submission
+
+    def encoder(self):
+        """The command encoder of the pending batch (made on first use). Commands
+        recorded in it run in recording order, after everything submitted before.
+        Hold `lock` from recording until `recorded` or `submit`."""
+        if self.pending is None:
+            self.pending = Batch(self.device.create_command_encoder())
+            self.pool.pending = True
+        return self.pending.encoder
+
+    def recorded(self, dispatches: int, nbytes: int) -> None:
+        """Count a deferred run into the pending batch; past `MAX_PENDING_DISPATCHES`
+        or `MAX_PENDING_BYTES` the batch is submitted, and the checks of the
+        batches submitted before it run (they wait for those batches only)."""
+        batch = self.pending
+        batch.dispatches += dispatches
+        batch.nbytes += nbytes
+        if batch.dispatches < MAX_PENDING_DISPATCHES and batch.nbytes < MAX_PENDING_BYTES:
+            return
+        self.submit()
+        self.run_checks(len(self.in_flight) - 1)
+
+    def submit(self) -> None:
+        """Submit the pending batch (if any); its checks run at the next
+        `synchronize` (or when a later batch is submitted for its bounds)."""
+        with self.lock:
+            batch, self.pending = self.pending, None
+            if batch is None:
+                return
+            try:
+                self.device.queue.submit([batch.encoder.finish()])
+            except Exception:  # an invalid encoder: nothing of the batch ran
+                _run_all(batch.checks, check=False)
+                raise
+            finally:
+                self.pool.submitted()
+            self.in_flight.append(batch)
+
+    def discard_pending(self) -> None:
+        """Drop the pending batch unsubmitted (its encoder failed validation)."""
+        with self.lock:
+            batch, self.pending = self.pending, None
+            if batch is not None:
+                self.pool.submitted()
+                _run_all(batch.checks, check=False)
+
+    def run_checks(self, count: int) -> None:
+        """Run the checks of the oldest `count` submitted batches, in order;
+        every buffer is released, the first error is raised."""
+        with self.lock:
+            done, self.in_flight = self.in_flight[:count], self.in_flight[count:]
+            _run_all([c for batch in done for c in batch.checks])
 
     # ------------------------------------------------------------------ pipelines
 
@@ -360,8 +464,9 @@ class GpuDevice:
         Traps are recorded in the form this device supports (`device_wgsl`)."""
         wgsl = self.device_wgsl(wgsl)
         key = wgsl_digest(wgsl, entry_point)
-        cached = self.pipelines.get(key)
+        cached = self.pipelines.pop(key, None)
         if cached is not None:
+            self.pipelines[key] = cached  # most recently used: last
             return cached
         self.check_features(wgsl)
         if needs_subgroups(wgsl) and "subgroup" not in self.features:
@@ -383,6 +488,8 @@ class GpuDevice:
         )
         cached = Pipeline(pipeline, dict(enumerate(ordered)))
         self.pipelines[key] = cached
+        while len(self.pipelines) > PIPELINE_CACHE_SIZE:
+            del self.pipelines[next(iter(self.pipelines))]
         return cached
 
     def device_wgsl(self, wgsl: str) -> str:
@@ -427,10 +534,34 @@ class GpuDevice:
         return {g: self.device.create_bind_group_layout(entries=e) for g, e in entries.items()}
 
     def clear_caches(self) -> None:
-        self.pipelines.clear()
-        self.run_plans.clear()
-        self.last_plan = None
-        self.pool.clear()
+        """Free the compiled pipelines, run plans and free pooled buffers; pending
+        commands keep what they use alive (wgpu holds it until they have run)."""
+        with self.lock:
+            self.pipelines.clear()
+            self.run_plans.clear()
+            self.last_plan = None
+            self.pool.clear()
+
+
+def _run_all(checks: list[Check], check: bool = True) -> None:
+    """Every `check()` until the first error (raised at the end), every `release()`."""
+    error = None
+    for item in checks:
+        try:
+            if check and error is None:
+                item.check()
+        except Exception as raised:
+            error = raised
+        finally:
+            item.release()
+    if error is not None:
+        raise error
+
+
+def clear_device_caches() -> None:
+    """`GpuDevice.clear_caches` on every device acquired so far."""
+    for device in list(_DEVICES.values()):
+        device.clear_caches()
 
 
 def wgsl_digest(wgsl: str, entry_point: str = "main") -> str:
@@ -459,6 +590,16 @@ class BufferPool:
     the free buffers returned longest ago are destroyed first. `clear` destroys
     the free buffers and forgets the peak. Contents are not cleared: the
     runtime writes or clears every buffer it uses.
+
+    Commands recorded but not yet submitted (`pending`, set by the device)
+    run after anything written with `queue.write_buffer` or a mapping before
+    their submit. So a buffer returned while commands are pending may be used
+    by them: it is handed out again only for commands recorded after them
+    (which run in recording order), never to `acquire(..., clean=True)`, the
+    buffers that are written from the host, until `submitted()`; nor is it
+    destroyed before then. The books are kept under a lock; a buffer returned
+    by the garbage collector while the lock is held (`release_later`) is
+    taken in by the next `acquire` or `release`.
     """
 
     def __init__(self, device, limit_bytes: int = 1 << 30):
@@ -471,55 +612,118 @@ class BufferPool:
         self.in_use_bytes = 0
         self.peak_bytes = 0
         self.created = 0
+        #: whether commands are recorded but not submitted (set by `GpuDevice.encoder`)
+        self.pending = False
+        #: id()s of the free buffers returned while commands were pending
+        self.unsubmitted: set[int] = set()
+        self.lock = threading.Lock()
+        self.later: deque = deque()  # (buffer, usage) returned by `release_later`
 
     def kept_bytes(self) -> int:
         """The most free bytes the pool keeps."""
         return max(self.limit_bytes, 2 * self.peak_bytes)
 
-    def acquire(self, size: int, usage: str = STORAGE_USAGE):
+    def acquire(self, size: int, usage: str = STORAGE_USAGE, clean: bool = False):
+        """A buffer of `size` bytes (rounded up to whole words); with `clean`, one
+        that no pending command uses (the caller writes it from the host)."""
         size = max(4, (size + 3) // 4 * 4)
-        self.in_use_bytes += size
-        self.peak_bytes = max(self.peak_bytes, self.in_use_bytes)
-        free = self.free.get((size, usage))
-        if free:
-            buffer = free.pop()
-            del self.returned[id(buffer)]
-            self.free_bytes -= size
-            return buffer
-        self.created += 1
+        with self.lock:
+            self._take_later()
+            self.in_use_bytes += size
+            self.peak_bytes = max(self.peak_bytes, self.in_use_bytes)
+            buffer = self._reuse((size, usage), clean)
+            if buffer is not None:
+                return buffer
+            self.created += 1
         return self.device.create_buffer(size=size, usage=self._flags(usage))
 
+    def _reuse(self, key: tuple[int, str], clean: bool):
+        free = self.free.get(key)
+        if not free:
+            return None
+        index = len(free) - 1
+        if clean:
+            while index >= 0 and id(free[index]) in self.unsubmitted:
+                index -= 1
+            if index < 0:
+                return None
+        buffer = free.pop(index)
+        del self.returned[id(buffer)]
+        self.unsubmitted.discard(id(buffer))
+        self.free_bytes -= key[0]
+        return buffer
+
     def release(self, buffer, usage: str = STORAGE_USAGE) -> None:
+        with self.lock:
+            self._take_later()
+            self._release(buffer, usage)
+            self._evict()
+
+    def release_later(self, buffer, usage: str = STORAGE_USAGE) -> None:
+        """`release`, or when another caller holds the books (the garbage
+        collector may run inside `acquire`), at the next `acquire`/`release`."""
+        if not self.lock.acquire(blocking=False):
+            self.later.append((buffer, usage))
+            return
+        try:
+            self._take_later()
+            self._release(buffer, usage)
+            self._evict()
+        finally:
+            self.lock.release()
+
+    def _take_later(self) -> None:
+        while self.later:
+            self._release(*self.later.popleft())
+
+    def _release(self, buffer, usage: str) -> None:
+        # the entry is complete before the buffer is on a free list
         key = (buffer.size, usage)
-        self.free.setdefault(key, []).append(buffer)
         self.returned[id(buffer)] = (key, buffer)
+        if self.pending:
+            self.unsubmitted.add(id(buffer))
         self.free_bytes += buffer.size
         self.in_use_bytes = max(0, self.in_use_bytes - buffer.size)
-        self._evict()
+        self.free.setdefault(key, []).append(buffer)
+
+    def submitted(self) -> None:
+        """The pending commands were submitted (or dropped): every free buffer
+        may be written from the host again."""
+        with self.lock:
+            self.pending = False
+            self.unsubmitted.clear()
 
     def _evict(self) -> None:
         """Destroy the free buffers returned longest ago until at most
-        `kept_bytes()` are kept. The one just returned is never among them:
-        it was live, so it is no larger than the peak."""
+        `kept_bytes()` are kept, skipping those that pending commands may use.
+        The one just returned is never among them: it was live, so it is no
+        larger than the peak."""
         kept = self.kept_bytes()
         if self.free_bytes <= kept:
             return
         for key, buffer in list(self.returned.values()):
             if self.free_bytes <= kept:
                 return
+            if id(buffer) in self.unsubmitted:
+                continue
             self.free[key].remove(buffer)
             del self.returned[id(buffer)]
             self.free_bytes -= buffer.size
             buffer.destroy()
 
     def clear(self) -> None:
-        for buffers in self.free.values():
-            for buffer in buffers:
+        """Destroy the free buffers, except those that pending commands may use
+        (they stay free), and forget the peak."""
+        with self.lock:
+            self._take_later()
+            for key, buffer in list(self.returned.values()):
+                if id(buffer) in self.unsubmitted:
+                    continue
+                self.free[key].remove(buffer)
+                del self.returned[id(buffer)]
+                self.free_bytes -= buffer.size
                 buffer.destroy()
-        self.free.clear()
-        self.returned.clear()
-        self.free_bytes = 0
-        self.peak_bytes = self.in_use_bytes
+            self.peak_bytes = self.in_use_bytes
 
     @staticmethod
     def _flags(usage: str) -> int:

@@ -1,4 +1,4 @@
-"""Run compiled kernels on the wgpu device: one command encoder, one submit.
+"""Run compiled kernels on the wgpu device, recorded into its pending batch.
 
 ```python
 from vyre_xdsl.abi import signature
@@ -20,13 +20,17 @@ A run (`run_kernels`):
    touches (its bound is the declared 0);
 3. every kernel with a trap sidecar binding gets its own 4-word sidecar, a
    slot of one buffer shared by the run, cleared;
-4. all dispatches are recorded in one command encoder and one compute pass
-   (one pass per kernel when profiled with timestamps; `kernel.dispatch_grid`,
-   folded into y past 65535 workgroups), followed by copies of every output and
-   the sidecars into staging buffers; one submit;
-5. the sidecars are read first: the first kernel in dispatch order whose
-   sidecar records a trap raises `VyreTrap` (the interpreter's exception); else
-   every output is read back into a numpy array of its host dtype.
+4. all dispatches are recorded in the device's pending command encoder
+   (`GpuDevice.encoder`, shared by the runs not yet submitted) and one compute
+   pass (one pass per kernel when profiled with timestamps;
+   `kernel.dispatch_grid`, folded into y past 65535 workgroups), followed by a
+   copy of the sidecars into the batch's `TrapLog`;
+5. a run that keeps its outputs on the device returns here (deferred: the
+   batch is submitted later, docs/runtime.md "Submission"); any other run
+   copies its outputs into staging buffers, submits the batch and waits; the
+   first kernel in recording order whose sidecar records a trap raises
+   `VyreTrap` (the interpreter's exception); else every output is read back
+   into a numpy array of its host dtype.
 
 What does not depend on the data is cached per device (`GpuDevice.run_plans`):
 a plan per tuple of kernel objects (names, pipelines, binding slots), a sized
@@ -36,6 +40,7 @@ groups per set of pooled buffers (the pool hands a repeated run the same ones).
 
 from __future__ import annotations
 
+import threading
 from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -54,6 +59,7 @@ from vyre_xdsl.runtime.device import (
     MAPPABLE_STORAGE_USAGE,
     STAGING_USAGE,
     STORAGE_USAGE,
+    Check,
     DeviceLimitError,
     GpuDevice,
     Pipeline,
@@ -77,6 +83,7 @@ class EmptyRuntimeBufferError(VyreError):
 
 
 _COMPILED: OrderedDict[tuple, list[WgslKernel]] = OrderedDict()
+_COMPILED_LOCK = threading.Lock()
 
 
 def compiled_kernels(module: ModuleOp, profile: TargetProfile | None = None) -> list[WgslKernel]:
@@ -88,14 +95,16 @@ def compiled_kernels(module: ModuleOp, profile: TargetProfile | None = None) -> 
     if profile is None:
         profile = gpu_device().target_profile
     key = (str(module), profile)
-    kernels = _COMPILED.get(key)
-    if kernels is None:
-        kernels = compile_module(module, profile)
+    with _COMPILED_LOCK:
+        kernels = _COMPILED.get(key)
+        if kernels is not None:
+            _COMPILED.move_to_end(key)
+            return kernels
+    kernels = compile_module(module, profile)  # outside the lock: threads compile in parallel
+    with _COMPILED_LOCK:
         _COMPILED[key] = kernels
         while len(_COMPILED) > COMPILE_CACHE_SIZE:
             _COMPILED.popitem(last=False)
-    else:
-        _COMPILED.move_to_end(key)
     return kernels
 
 
@@ -473,6 +482,31 @@ def run_kernels(
 ) -> dict[str, np.ndarray | DeviceArray]:
     """Run `kernels` in order over the arrays `buffers` (by name).
 
+    The run is recorded into the device's pending batch (`GpuDevice.encoder`)
+    under the device's lock. With `keep` (outputs left on the GPU) and neither
+    `profile` nor an indirect kernel, it returns at once: the batch is
+    submitted later (`GpuDevice.recorded`, `synchronize`, a read), and a trap
+    is raised then, naming this run. Otherwise the batch is submitted and
+    waited for, and the traps of every run in it are raised here.
+    """
+    gpu = device or gpu_device()
+    with gpu.lock:
+        return _record_run(gpu, kernels, buffers, outputs, uploads, profile, keep, static_sizes)
+
+
+def _record_run(
+    gpu: GpuDevice,
+    kernels: Sequence[WgslKernel],
+    buffers: Mapping[str, np.ndarray | DeviceArray],
+    outputs: Sequence[str] | None,
+    uploads: set[str] | None,
+    profile: dict | None,
+    keep: bool,
+    static_sizes: bool,
+) -> dict[str, np.ndarray | DeviceArray]:
+    """`run_kernels` with the device's lock held: run `kernels` in order over
+    the arrays `buffers` (by name).
+
     A buffer is a host array or a `DeviceArray` of this device. Returns every
     buffer: the `outputs` (default: every buffer a kernel binds) read back from
     the GPU, or, with `keep`, left there as new `DeviceArray`s; the others as
@@ -490,7 +524,7 @@ def run_kernels(
     runtime-sized buffers, whose inputs are checked against their declared
     counts): the sized plan is then made once.
     """
-    gpu = device or gpu_device()
+    gpu.runs += 1
     arrays = {name: _flat(a) for name, a in buffers.items()}
     arrays.update(_scratch_arrays(kernels, arrays))
     plan = _plan(gpu, kernels)
@@ -505,7 +539,7 @@ def run_kernels(
     kept = set(wanted) if keep else ()
     run = _Run(gpu)
     try:
-        encoder = gpu.device.create_command_encoder()
+        encoder = gpu.encoder()
         arena = _Arena(gpu)
         storage = [
             _storage(
@@ -550,6 +584,16 @@ def run_kernels(
                 _dispatch(compute, step, groups, grid, source)
                 compute.end()
         ticks = timer.resolve(encoder) if timer else None
+        deferred = keep and timer is None and not any(indirect)
+        if sidecar is not None:
+            _trap_log(gpu).record(encoder, plan, sidecar, _run_label(gpu, kernels, deferred))
+        if deferred:
+            # the arrays first: they give their buffers back if `recorded` raises
+            # (a trap of an earlier batch, checked when this one is submitted)
+            result = {**buffers}
+            result.update((n, _kept(run, arrays[n], storage[plan.index[n]][0])) for n in kept)
+            gpu.recorded(len(kernels), run.uploaded)
+            return result
         staged = (
             []
             if keep
@@ -558,19 +602,15 @@ def run_kernels(
                 for name in wanted
             ]
         )
-        traps = (
-            run.stage(encoder, sidecar, "traps", plan.traps * plan.stride)
-            if sidecar is not None
-            else None
-        )
         checks = [
             (source, run.stage(encoder, source.guarded, "grid", source.BYTES, mappable=False))
             for source in indirect
             if source is not None
         ]
-        gpu.device.queue.submit([encoder.finish()])
+        gpu.submit()
         for source, stage in checks:
             source.check(run.read(stage, np.uint32))
+        gpu.synchronize()  # raises the first trap of the batch
         if ticks is not None:
             stamps = run.read(ticks, np.uint64).astype(np.int64).reshape(-1, 2)
             profile["kernel_ticks"] = [int(end - begin) for begin, end in stamps]
@@ -578,11 +618,6 @@ def run_kernels(
             period = gpu.timestamp_period_ns
             profile["kernel_ns"] = [t * period for t in profile["kernel_ticks"]]
             profile["gpu_ns"] = sum(profile["kernel_ns"])
-        if traps is not None:
-            words = run.read(traps, np.uint32).reshape(plan.traps, -1)
-            for step in plan.steps:
-                if step.sidecar is not None:
-                    _raise_trap(step.kernel, words[step.sidecar])
         result = dict(buffers)
         for name in kept:
             result[name] = _kept(run, arrays[name], storage[plan.index[name]][0])
@@ -595,10 +630,100 @@ def run_kernels(
         import wgpu
 
         if isinstance(error, wgpu.GPUError):
-            raise WgpuRuntimeError(f"wgpu rejected the kernel: {error}") from None
+            dropped = _drop_pending(gpu)
+            raise WgpuRuntimeError(f"wgpu rejected the kernel: {error}{dropped}") from None
         raise
     finally:
         run.release()
+
+
+#: bytes of one staging chunk that collects the trap sidecars of a batch's runs
+TRAP_CHUNK_BYTES = 64 << 10
+
+
+class TrapLog(Check):
+    """The trap sidecars of the runs of one batch (`Batch.trap_log`): each run
+    copies its sidecars into a slot of a staging chunk, read when the batch
+    has finished. The first trap, in recording order, is raised."""
+
+    def __init__(self, gpu: GpuDevice):
+        self.gpu = gpu
+        self.chunks: list[list] = []  # [staging buffer, bytes used]
+        # (run label or None for a run that waits for itself, plan, chunk, offset)
+        self.records: list[tuple[str | None, _Plan, list, int]] = []
+
+    def record(self, encoder, plan: _Plan, sidecar, label: str | None) -> None:
+        nbytes = plan.traps * plan.stride
+        if not self.chunks or self.chunks[-1][1] + nbytes > self.chunks[-1][0].size:
+            size = max(TRAP_CHUNK_BYTES, nbytes)
+            self.chunks.append([self.gpu.pool.acquire(size, STAGING_USAGE), 0])
+            self.gpu.pending.nbytes += size
+        chunk = self.chunks[-1]
+        encoder.copy_buffer_to_buffer(sidecar, 0, chunk[0], chunk[1], nbytes)
+        self.records.append((label, plan, chunk, chunk[1]))
+        chunk[1] += nbytes
+
+    def check(self) -> None:
+        import wgpu
+
+        words = {}
+        for buffer, used in self.chunks:
+            buffer.map_sync(wgpu.MapMode.READ, 0, buffer.size)
+            try:
+                mapped = buffer.read_mapped(0, used, copy=False)
+                words[id(buffer)] = np.frombuffer(mapped, np.uint32).copy()
+            finally:
+                buffer.unmap()
+        for label, plan, chunk, offset in self.records:
+            start = offset // 4
+            run = words[id(chunk[0])][start : start + plan.traps * plan.stride // 4]
+            run = run.reshape(plan.traps, -1)
+            for step in plan.steps:
+                if step.sidecar is None:
+                    continue
+                try:
+                    _raise_trap(step.kernel, run[step.sidecar])
+                except VyreError as error:
+                    if label is not None:
+                        error.args = (f"{error}; {label}", *error.args[1:])
+                        error.run = label
+                    raise
+
+    def release(self) -> None:
+        for buffer, _ in self.chunks:
+            self.gpu.pool.release(buffer, STAGING_USAGE)
+        self.chunks.clear()
+
+
+def _trap_log(gpu: GpuDevice) -> TrapLog:
+    """The trap log of the pending batch (made on first use)."""
+    batch = gpu.pending
+    if batch.trap_log is None:
+        batch.trap_log = TrapLog(gpu)
+        batch.checks.append(batch.trap_log)
+    return batch.trap_log
+
+
+def _run_label(gpu: GpuDevice, kernels: Sequence[WgslKernel], deferred: bool) -> str | None:
+    """How a trap names a deferred run: its number on the device and its programs."""
+    if not deferred:
+        return None
+    names = list(dict.fromkeys(f"@{k.source}" if k.source else k.id for k in kernels))
+    shown = ", ".join(names[:3]) + (f" and {len(names) - 3} more" if len(names) > 3 else "")
+    return (
+        f"recorded by device run #{gpu.runs} ({shown}), which returned device arrays "
+        "before it ran; raised at the next read or synchronize"
+    )
+
+
+def _drop_pending(gpu: GpuDevice) -> str:
+    """Drop the pending batch, whose encoder is now invalid; say so when it
+    held earlier runs."""
+    earlier = gpu.pending is not None and gpu.pending.dispatches > 0
+    gpu.discard_pending()
+    if not earlier:
+        return ""
+    return "; the device runs recorded since the last synchronize were dropped with it"
 
 
 def _flat(array):
@@ -644,7 +769,7 @@ def _storage(
     zero = isinstance(array, ZeroFilled) or not upload
     if zero and not output and not kept:
         return arena.slot(name, nbytes)
-    buffer = run.storage(nbytes, kept)
+    buffer = run.storage(nbytes, kept, clean=not zero)
     if zero:
         encoder.clear_buffer(buffer)
     else:
@@ -706,16 +831,16 @@ def write_buffer(gpu: GpuDevice, buffer, flat: np.ndarray) -> None:
 
 
 def read_buffer(gpu: GpuDevice, buffer, nbytes: int, dtype) -> np.ndarray:
-    """The first `nbytes` of `buffer` as a fresh 1-D array (waits for the GPU)."""
-    run = _Run(gpu)
-    try:
-        encoder = gpu.device.create_command_encoder()
-        staged = run.stage(encoder, buffer, "", nbytes)
-        if staged.staging is not buffer:
-            gpu.device.queue.submit([encoder.finish()])
-        return run.read(staged, dtype)
-    finally:
-        run.release()
+    """The first `nbytes` of `buffer` as a fresh 1-D array: submits the pending
+    batch with the copy, waits for it and raises its first trap."""
+    with gpu.lock:
+        run = _Run(gpu)
+        try:
+            staged = run.stage(None if run.mappable else gpu.encoder(), buffer, "", nbytes)
+            gpu.synchronize()
+            return run.read(staged, dtype)
+        finally:
+            run.release()
 
 
 def _scratch_arrays(
@@ -914,13 +1039,15 @@ class _Run:
     def __init__(self, gpu: GpuDevice):
         self.gpu = gpu
         self.held: list[tuple[object, str]] = []
+        self.uploaded = 0  # bytes written from the host
         self.mappable = gpu.unified_memory
         self.usage = MAPPABLE_STORAGE_USAGE if self.mappable else STORAGE_USAGE
 
-    def storage(self, nbytes: int, kept: bool = False):
+    def storage(self, nbytes: int, kept: bool = False, clean: bool = False):
         """A pooled storage buffer, returned to the pool when the run ends
-        unless `kept` (then a `DeviceArray` will own it)."""
-        buffer = self.gpu.pool.acquire(nbytes, self.usage)
+        unless `kept` (then a `DeviceArray` will own it); `clean` for one
+        that is written from the host (`BufferPool.acquire`)."""
+        buffer = self.gpu.pool.acquire(nbytes, self.usage, clean)
         if not kept:
             self.held.append((buffer, self.usage))
         return buffer
@@ -935,6 +1062,7 @@ class _Run:
         array = np.ascontiguousarray(array).reshape(-1).view(np.uint8)
         if array.nbytes % 4:  # copies are whole 4-byte words (2-byte elements: a half)
             array = np.concatenate([array, np.zeros(4 - array.nbytes % 4, np.uint8)])
+        self.uploaded += array.nbytes
         if not self.mappable or array.nbytes < MAP_UPLOAD_MIN_BYTES:
             self.gpu.device.queue.write_buffer(buffer, 0, array)
             return

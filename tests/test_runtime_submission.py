@@ -1,0 +1,320 @@
+"""The runtime's submission, threading and memory model (docs/runtime.md).
+
+Deferred submission: a run with `device=True` records into the device's
+pending batch and returns at once; reads, `synchronize()` and the batch bounds
+submit it; traps are raised at the next read or synchronize, naming the run.
+The buffer pool never hands a buffer that pending commands use to a host
+write (which would run before them). The pool's books hold under threads, and
+threads may share an `Executable`. Pipelines are an LRU, and `clear_cache()`
+frees them. Expected values come from numpy.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+
+import numpy as np
+import pytest
+
+os.environ.setdefault("WGPU_BACKEND_TYPE", "Vulkan")
+
+import vyre_xdsl  # noqa: E402
+from vyre_xdsl.interpreter import VyreTrap  # noqa: E402
+from vyre_xdsl.runtime import device as device_module  # noqa: E402
+from vyre_xdsl.runtime.device import BufferPool  # noqa: E402
+
+N = 1024
+
+# out = x * 3 + 0.5
+SCALE = f"""
+vyre.program @scale workgroup_size [64, 1, 1] {{
+  vyre.buffer @x binding 0 read_only : f32[{N}]
+  vyre.buffer @out binding 1 write_only : f32[{N}]
+  %i = vyre.invocation_id x
+  %c = vyre.const 3.0 : f32
+  %d = vyre.const 0.5 : f32
+  %v = vyre.load @x[%i] : f32
+  %m = vyre.mul %v, %c : f32
+  %r = vyre.add %m, %d : f32
+  vyre.store @out[%i] = %r : f32
+}}
+"""
+
+# traps where x holds 77; else o = x
+TRAP = """
+vyre.program @finder workgroup_size [64, 1, 1] {
+  vyre.buffer @x binding 0 read_only : ui32[128]
+  vyre.buffer @o binding 1 write_only : ui32[128]
+  %i = vyre.invocation_id x
+  %v = vyre.load @x[%i] : ui32
+  %k = vyre.const 77 : ui32
+  %hit = vyre.eq %v, %k : ui32
+  vyre.if %hit {
+    vyre.trap %v "found"
+  }
+  vyre.store @o[%i] = %v : ui32
+}
+"""
+
+
+def scaled(x: np.ndarray) -> np.ndarray:
+    return x * np.float32(3.0) + np.float32(0.5)
+
+
+@pytest.fixture
+def scale():
+    vyre_xdsl.synchronize()
+    return vyre_xdsl.compile(SCALE, backend="wgpu")
+
+
+def _data(seed: int) -> np.ndarray:
+    return np.random.default_rng(seed).standard_normal(N).astype(np.float32)
+
+
+# ============================================================================ deferred
+
+
+def test_a_device_run_records_without_submitting_until_a_read(scale):
+    gpu = scale.gpu
+    x = _data(1)
+    out = scale.run({"x": vyre_xdsl.to_device(x)}, device=True)["out"]
+    assert gpu.pending is not None and gpu.pending.dispatches == 1
+    assert out.numpy().tolist() == scaled(x).tolist()
+    assert gpu.pending is None and gpu.in_flight == []
+
+
+def test_queued_runs_chain_through_one_batch(scale):
+    """Ten runs, each fed the last one's output, all recorded before one read."""
+    gpu = scale.gpu
+    x = _data(2)
+    y = vyre_xdsl.to_device(x)
+    expected = x
+    for _ in range(10):
+        y = scale.run({"x": y}, device=True)["out"]
+        expected = scaled(expected)
+    assert gpu.pending.dispatches == 10
+    assert np.array_equal(y.numpy(), expected)
+
+
+def test_the_batch_is_submitted_at_its_dispatch_bound(scale, monkeypatch):
+    monkeypatch.setattr(device_module, "MAX_PENDING_DISPATCHES", 4)
+    gpu = scale.gpu
+    x = vyre_xdsl.to_device(_data(3))
+    outs = [scale.run({"x": x}, device=True)["out"] for _ in range(3)]
+    assert gpu.pending.dispatches == 3
+    outs.append(scale.run({"x": x}, device=True)["out"])
+    assert gpu.pending is None and len(gpu.in_flight) == 1
+    outs.append(scale.run({"x": x}, device=True)["out"])
+    assert gpu.pending.dispatches == 1
+    for out in outs:
+        assert np.array_equal(out.numpy(), scaled(x.numpy()))
+
+
+def test_the_batch_is_submitted_at_its_byte_bound(scale, monkeypatch):
+    """Uploads count: with a bound of two inputs' bytes, the second upload submits."""
+    monkeypatch.setattr(device_module, "MAX_PENDING_BYTES", 2 * 4 * N)
+    gpu = scale.gpu
+    first, second = _data(12), _data(13)
+    a = scale.run({"x": first}, device=True)["out"]
+    assert gpu.pending.nbytes == 4 * N
+    b = scale.run({"x": second}, device=True)["out"]
+    assert gpu.pending is None
+    assert np.array_equal(a.numpy(), scaled(first))
+    assert np.array_equal(b.numpy(), scaled(second))
+
+
+def test_a_host_output_run_submits_and_waits(scale):
+    x = _data(4)
+    assert np.array_equal(scale.run({"x": x})["out"], scaled(x))
+    assert scale.gpu.pending is None and scale.gpu.in_flight == []
+
+
+def test_a_host_input_is_never_written_into_a_buffer_of_pending_work(scale):
+    """The second run's upload (`queue.write_buffer`, which runs before every
+    command not yet submitted) must not land in the buffer that the first,
+    still unsubmitted run reads: the first result stays the first input's."""
+    first, second = _data(5), _data(6)
+    a = scale.run({"x": first}, device=True)["out"]
+    b = scale.run({"x": second}, device=True)["out"]
+    c = scale.run({"x": first + 1}, device=True)["out"]
+    assert np.array_equal(a.numpy(), scaled(first))
+    assert np.array_equal(b.numpy(), scaled(second))
+    assert np.array_equal(c.numpy(), scaled(first + 1))
+
+
+def test_to_device_never_reuses_a_freed_array_that_pending_work_reads(scale):
+    first = _data(7)
+    x = vyre_xdsl.to_device(first)
+    buffer = x.buffer()
+    out = scale.run({"x": x}, device=True)["out"]
+    x.free()  # back to the pool while the run that reads it is pending
+    y = vyre_xdsl.to_device(_data(8))
+    assert y.buffer() is not buffer
+    assert np.array_equal(out.numpy(), scaled(first))
+    z = vyre_xdsl.to_device(_data(9))  # after the submit the buffer is reused
+    assert z.buffer() is buffer
+
+
+def test_a_buffer_of_pending_work_is_reused_by_later_recorded_commands(scale):
+    """Reuse in recording order is safe: an output freed while pending becomes
+    the next run's output (same buffer, same bind groups), and both results hold."""
+    x = vyre_xdsl.to_device(_data(10))
+    first = scale.run({"x": x}, device=True)["out"]
+    kept = first.numpy()
+    buffer = first.buffer()
+    second = scale.run({"x": first}, device=True)["out"]
+    first.free()
+    third = scale.run({"x": second}, device=True)["out"]
+    assert third.buffer() is buffer
+    assert np.array_equal(third.numpy(), scaled(scaled(kept)))
+
+
+def test_a_deferred_trap_is_raised_by_the_next_read_naming_the_run():
+    vyre_xdsl.synchronize()
+    exe = vyre_xdsl.compile(TRAP, backend="wgpu")
+    x = np.arange(128, dtype=np.uint32)
+    clean = exe.run({"x": vyre_xdsl.to_device(x + 1000)}, device=True)["o"]
+    number = exe.gpu.runs + 1
+    exe.run({"x": vyre_xdsl.to_device(x)}, device=True)  # invocation 77 traps
+    later = exe.run({"x": vyre_xdsl.to_device(x + 2000)}, device=True)["o"]
+    with pytest.raises(VyreTrap, match=f"device run #{number} \\(@finder\\)") as raised:
+        clean.numpy()
+    assert (raised.value.tag, raised.value.address, raised.value.invocation) == ("found", 77, 77)
+    assert later.numpy().tolist() == (x + 2000).tolist()  # raised once, later runs still ran
+
+
+def test_a_host_run_raises_the_trap_of_an_earlier_deferred_run():
+    vyre_xdsl.synchronize()
+    exe = vyre_xdsl.compile(TRAP, backend="wgpu")
+    x = np.arange(128, dtype=np.uint32)
+    exe.run({"x": x}, device=True)
+    with pytest.raises(VyreTrap, match="device run #"):
+        exe.run({"x": x + 1000})
+    assert exe.run({"x": x + 1000})["o"].tolist() == (x + 1000).tolist()
+
+
+# ============================================================================ threads
+
+
+class _FakeBuffer:
+    def __init__(self, size: int):
+        self.size, self.destroyed = size, False
+
+    def destroy(self) -> None:
+        self.destroyed = True
+
+
+class _FakeDevice:
+    def create_buffer(self, size: int, usage: int) -> _FakeBuffer:
+        return _FakeBuffer(size)
+
+
+class _SwitchingList(list):
+    """A free list whose append hands control to another thread (and waits,
+    at most `patience` seconds, until that thread is done)."""
+
+    def __init__(self, arrived: threading.Event, done: threading.Event, patience: float):
+        super().__init__()
+        self.arrived, self.done, self.patience = arrived, done, patience
+
+    def append(self, item) -> None:
+        super().append(item)
+        self.arrived.set()
+        self.done.wait(self.patience)
+
+
+def test_an_acquire_during_a_release_keeps_the_books():
+    """A thread switch inside `release`, right after the buffer is on the free
+    list: an `acquire` from another thread then must not fail (it raised a raw
+    KeyError when the free list was filled before the books), and the books
+    add up afterwards."""
+    pool = BufferPool(_FakeDevice())
+    buffer = pool.acquire(256)
+    arrived, done = threading.Event(), threading.Event()
+    pool.free[(256, "storage")] = _SwitchingList(arrived, done, patience=0.5)
+    errors: list[BaseException] = []
+    got: list = []
+
+    def other():
+        arrived.wait(5)
+        try:
+            got.append(pool.acquire(256))
+        except BaseException as error:  # noqa: BLE001 - the test reports it
+            errors.append(error)
+        finally:
+            done.set()
+
+    thread = threading.Thread(target=other)
+    thread.start()
+    pool.release(buffer)
+    thread.join(10)
+    assert errors == []
+    assert got == [buffer]
+    assert pool.returned == {} and pool.free_bytes == 0 and pool.in_use_bytes == 256
+    pool.release(got[0])
+    assert pool.free_bytes == 256 and pool.in_use_bytes == 0
+    assert list(pool.returned) == [id(buffer)]
+
+
+def test_threads_sharing_one_executable_get_numpys_results(scale):
+    """Four threads, each running the same Executable with its own data: host
+    in and out, device in and out, and chains read with numpy()."""
+    errors: list[BaseException] = []
+
+    def work(seed: int) -> None:
+        try:
+            rng = np.random.default_rng(seed)
+            for _ in range(12):
+                x = rng.standard_normal(N).astype(np.float32)
+                assert np.array_equal(scale.run({"x": x})["out"], scaled(x))
+                y = scale.run({"x": vyre_xdsl.to_device(x)}, device=True)["out"]
+                y = vyre_xdsl.run(SCALE, {"x": y}, backend="wgpu", device=True)["out"]
+                assert np.array_equal(np.asarray(y), scaled(scaled(x)))
+        except BaseException as error:  # noqa: BLE001 - the test reports it
+            errors.append(error)
+
+    threads = [threading.Thread(target=work, args=(seed,)) for seed in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(120)
+    assert errors == []
+    vyre_xdsl.synchronize()
+    pool = scale.gpu.pool  # the threads are done: the books are still
+    assert pool.free_bytes == sum(b.size for _, b in pool.returned.values())
+    assert sum(len(free) for free in pool.free.values()) == len(pool.returned)
+
+
+# ============================================================================ memory
+
+
+def _program(k: int) -> str:
+    return SCALE.replace("%c = vyre.const 3.0", f"%c = vyre.const {k + 10}.0")
+
+
+def test_pipelines_are_a_bounded_lru_and_clear_cache_frees_them(monkeypatch):
+    monkeypatch.setattr(device_module, "PIPELINE_CACHE_SIZE", 3)
+    gpu = device_module.gpu_device()
+    x = _data(11)
+    for k in range(6):
+        out = vyre_xdsl.run(_program(k), {"x": x}, backend="wgpu")["out"]
+        assert np.array_equal(out, x * np.float32(k + 10) + np.float32(0.5))
+        assert len(gpu.pipelines) <= 3
+    assert len(gpu.pipelines) == 3
+    vyre_xdsl.clear_cache()
+    assert len(gpu.pipelines) == 0 and len(gpu.run_plans) == 0
+    assert vyre_xdsl.cache_info().size == 0
+
+
+def test_a_buffer_returned_while_the_books_are_held_is_taken_in_later():
+    """The garbage collector may free a device array while its own thread holds
+    the pool's lock: `release_later` must not wait for that lock (it would
+    deadlock), and the next `acquire` takes the buffer in."""
+    pool = BufferPool(_FakeDevice())
+    buffer = pool.acquire(256)
+    with pool.lock:
+        pool.release_later(buffer)  # returns at once
+        assert pool.free_bytes == 0 and len(pool.later) == 1
+    assert pool.acquire(256) is buffer and pool.created == 1
+    assert pool.later == type(pool.later)() and pool.in_use_bytes == 256
