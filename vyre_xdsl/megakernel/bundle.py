@@ -178,7 +178,8 @@ MAX_WGSL_BYTES = 32 << 20
 ELEMENT_TYPES = ELEMENT_TYPE_NAMES
 VISIBILITIES = ("read_only", "write_only", "read_write")
 MEMORY_CLASSES = ("global", "constant", "uniform")
-SCRATCH_ELEMENT_TYPES = ("ui32", "si32", "f32")  # an i1 spills as a ui32
+#: values of every type but i1 spill as themselves (an i1 spills as a ui32)
+SCRATCH_ELEMENT_TYPES = tuple(t for t in ELEMENT_TYPE_NAMES if t != "i1")
 
 
 @attrs.frozen

@@ -66,8 +66,21 @@ class InvalidArtifactError(TargetCompileError):
     """The artifact cannot be decoded into selected modules."""
 
 
+#: `TargetUnsupportedError.code`: `vyre-fuse` refused the group's programs
+MKT000_FUSION_REFUSED = "MKT000_FUSION_REFUSED"
+#: `TargetUnsupportedError.code`: a program launched with an indirect grid keeps
+#: values across a `grid_sync`; their per-invocation scratch would be sized by
+#: a grid that only the GPU knows when the dispatch starts
+MKT001_INDIRECT_GRID_SCRATCH = "MKT001_INDIRECT_GRID_SCRATCH"
+
+
 class TargetUnsupportedError(TargetCompileError):
-    """A fusion group cannot form one target module."""
+    """A fusion group cannot form one target module; `code` names why (a stable
+    `MKT…` code, also the start of the message)."""
+
+    def __init__(self, code: str, message: str):
+        self.code = code
+        super().__init__(f"{code}: {message}")
 
 
 class EmissionError(TargetCompileError):
@@ -115,6 +128,7 @@ def compile_selected_modules(
     images, entries = [], []
     for module in modules:
         fused = _fuse(graph, module)
+        _check_expressible(artifact, module, fused)
         kernels = _emit(fused, module, profile)
         entries += _entries(artifact, module, fused, kernels)
         images.append(
@@ -182,8 +196,23 @@ def _fuse(graph: ProgramGraph, module: SelectedModule) -> ProgramOp:
         return fuse_group(graph, module.nodes)
     except VyreDiagnostic as error:
         raise TargetUnsupportedError(
-            f"fusion group {module.group} cannot form one target module: {error}"
+            MKT000_FUSION_REFUSED,
+            f"fusion group {module.group} cannot form one target module: {error}",
         ) from None
+
+
+def _check_expressible(artifact: Artifact, module: SelectedModule, fused: ProgramOp) -> None:
+    """Refuse, with its stable code, a group the WGSL target cannot express."""
+    scratch = [r.name for r in artifact.scratch if r.group == module.group]
+    if fused.indirect_buffer is None or not scratch:
+        return
+    raise TargetUnsupportedError(
+        MKT001_INDIRECT_GRID_SCRATCH,
+        f"fusion group {module.group} (@{fused.sym_name.data}) has an indirect grid "
+        f"(@{fused.indirect_buffer}) and values live across a grid_sync (scratch "
+        f"{', '.join(scratch)}): their per-invocation scratch would be sized by a grid known "
+        "only on the GPU. Fix: pass the values through a buffer, or split the program in two",
+    )
 
 
 def _emit(
