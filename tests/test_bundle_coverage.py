@@ -388,3 +388,34 @@ def test_an_indirect_grid_with_spills_is_refused_with_its_code():
     message = str(refused.value)
     assert message.startswith(MKT001_INDIRECT_GRID_SCRATCH) and "@g" in message
     assert "__vyre_spill_ui32" in message
+
+
+# ------------------------------------------------------------ dispatch geometry
+
+
+def test_the_bundle_carries_each_dispatch_as_its_descriptor_has_it():
+    from test_megakernel_scratch_indirect import INDIRECT, SPILLS
+
+    from vyre_xdsl.megakernel.bundle import DispatchRecord
+
+    # @first of SPILLS: 12 elements in workgroups of 4, split in two dispatches
+    spills = _bundle(SPILLS)
+    first = next(m for m in spills.modules if m.nodes == (0,))
+    assert {d.workgroup_size for d in first.dispatches} == {(4, 1, 1)}
+    assert [d.grid for d in first.dispatches] == [(3, 1, 1), (3, 1, 1)]
+    assert all(d.indirect is None and d.indirect_offset == 0 for d in first.dispatches)
+    # INDIRECT: @consume reads its grid from byte 12 of @grids, @tail from byte 0
+    indirect = _bundle(INDIRECT)
+    by_node = {m.nodes: m.dispatches for m in indirect.modules}
+    consume, tail = by_node[(2,)], by_node[(3,)]
+    assert [(d.grid, d.indirect, d.indirect_offset) for d in consume] == [(None, "grids", 12)]
+    assert [(d.grid, d.indirect, d.indirect_offset) for d in tail] == [(None, "grids", 0)]
+    assert consume[0].workgroup_size == (4, 1, 1) and tail[0].workgroup_size == (2, 1, 1)
+    # records and kernels launch alike
+    for module in spills.modules + indirect.modules:
+        for record, kernel in zip(module.dispatches, module.kernels, strict=True):
+            assert isinstance(record, DispatchRecord)
+            assert (record.indirect, record.indirect_offset) == (
+                kernel.indirect,
+                kernel.indirect_offset,
+            )

@@ -214,6 +214,37 @@ class ProfileRecord:
 
 
 @attrs.frozen
+class DispatchRecord:
+    """The geometry of one dispatch exactly as its descriptor's `kernel.dispatch`
+    op has it: nothing here is re-derived.
+
+    ```mlir
+    kernel.dispatch workgroup_size [64, 1, 1] program_workgroup_size [64, 1, 1] grid [4, 1, 1] count [@out]
+    ```
+    is `DispatchRecord((64, 1, 1), (64, 1, 1), (4, 1, 1), ("out",), None, 0)`.
+    """
+
+    workgroup_size: tuple[int, int, int]  # the kernel's (a [1, 1, 1] program may be widened)
+    program_workgroup_size: tuple[int, int, int]
+    grid: tuple[int, int, int] | None  # workgroups per axis; None: runtime-sized or indirect
+    count_buffers: tuple[str, ...]  # the buffers whose lengths give the element count
+    indirect: str | None  # the buffer the grid is read from at launch
+    indirect_offset: int  # the byte offset of that grid in it
+
+
+def dispatch_record(dispatch) -> DispatchRecord:
+    """The record of a `kernel.dispatch` op."""
+    return DispatchRecord(
+        workgroup_size=dispatch.kernel_workgroup,
+        program_workgroup_size=dispatch.program_workgroup,
+        grid=dispatch.static_grid,
+        count_buffers=dispatch.count_names,
+        indirect=dispatch.indirect_buffer,
+        indirect_offset=dispatch.indirect_byte_offset,
+    )
+
+
+@attrs.frozen
 class TargetModuleImage:
     """One fusion group, compiled."""
 
@@ -222,6 +253,7 @@ class TargetModuleImage:
     nodes: tuple[int, ...]
     program: str  # canonical text of the fused program
     descriptors: tuple[str, ...]  # one kernel.descriptor per dispatch, in order
+    dispatches: tuple[DispatchRecord, ...]  # the dispatch op of each descriptor
     kernels: tuple[WgslKernel, ...]  # the WGSL module of each descriptor
     logical_element_count: int | None  # seed rule; None when a count buffer is runtime-sized
 
@@ -334,6 +366,7 @@ class TargetModuleBundle:
                 _check_launch(kernel, self.profile, signature, where)
                 _check_element_counts(kernel, module, signature, where)
                 _check_wgsl(kernel, where)
+                _check_dispatch(kernel, module.dispatches[index], where)
         _check_rederived(self)
 
 
@@ -363,11 +396,14 @@ def _check_descriptors(module: TargetModuleImage, profile) -> None:
     from vyre_xdsl.passes.kernel_verify import verify_descriptors
 
     where = f"fusion group {module.group}"
-    if not module.descriptors or len(module.descriptors) != len(module.kernels):
+    counts = {len(module.descriptors), len(module.dispatches), len(module.kernels)}
+    if not module.descriptors or len(counts) != 1:
         raise InvalidDescriptorError(
-            f"{where} has {len(module.descriptors)} descriptors for {len(module.kernels)} kernels"
+            f"{where} has {len(module.descriptors)} descriptors and {len(module.dispatches)} "
+            f"dispatch records for {len(module.kernels)} kernels"
         )
-    for index, (text, kernel) in enumerate(zip(module.descriptors, module.kernels)):
+    triples = zip(module.descriptors, module.dispatches, module.kernels)
+    for index, (text, record, kernel) in enumerate(triples):
         try:
             parsed = parse_module(text, f"{where} descriptor {index}")
             verify_module(parsed)
@@ -389,6 +425,11 @@ def _check_descriptors(module: TargetModuleImage, profile) -> None:
             raise InvalidDescriptorError(
                 f"{where} descriptor {index} (id {found[0].id[:16]}…) does not match its kernel "
                 f"(id {kernel.id[:16]}…)"
+            )
+        dispatch = found[0].dispatch()
+        if dispatch is None or dispatch_record(dispatch) != record:
+            raise InvalidDescriptorError(
+                f"{where} dispatch record {index} is not the dispatch of its descriptor"
             )
 
 
@@ -590,6 +631,31 @@ def _check_launch(kernel: WgslKernel, profile: ProfileRecord, signature: dict, w
         raise InvalidLaunchError(
             f"{where}: elements per invocation {kernel.elements_per_invocation}, part {kernel.part}"
         )
+
+
+def _check_dispatch(kernel: WgslKernel, record: DispatchRecord, where: str) -> None:
+    """The kernel launches as its descriptor's dispatch says: the same workgroup,
+    count buffers and indirect grid, and a static grid exactly when the dispatch
+    has one (a kernel that covers several elements per invocation launches
+    fewer workgroups than the dispatch's grid)."""
+    launch = (
+        kernel.workgroup_size,
+        kernel.program_workgroup_size,
+        kernel.count_buffers,
+        kernel.indirect,
+        kernel.indirect_offset,
+        kernel.static_grid is None,
+    )
+    wanted = (
+        record.workgroup_size,
+        record.program_workgroup_size,
+        record.count_buffers,
+        record.indirect,
+        record.indirect_offset,
+        record.grid is None,
+    )
+    if launch != wanted:
+        raise InvalidLaunchError(f"{where}: the kernel does not launch as its dispatch record says")
 
 
 def _check_element_counts(

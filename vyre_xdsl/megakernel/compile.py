@@ -38,9 +38,11 @@ from vyre_xdsl.lowering.profile import DEFAULT_PROFILE, TargetProfile
 from vyre_xdsl.megakernel.artifact import Artifact, FusionRecord, build_artifact
 from vyre_xdsl.megakernel.bundle import (
     BundleNode,
+    DispatchRecord,
     ProfileRecord,
     TargetModuleBundle,
     TargetModuleImage,
+    dispatch_record,
 )
 from vyre_xdsl.megakernel.envelope import (
     WGSL_FORMAT,
@@ -137,8 +139,9 @@ def compile_selected_modules(
                 stage=module.stage,
                 nodes=module.nodes,
                 program=canonical_program_text(fused),
-                descriptors=tuple(text for text, _ in kernels),
-                kernels=tuple(kernel for _, kernel in kernels),
+                descriptors=tuple(text for text, _, _ in kernels),
+                dispatches=tuple(record for _, record, _ in kernels),
+                kernels=tuple(kernel for _, _, kernel in kernels),
                 logical_element_count=selected_logical_element_count(artifact, module, fused),
             )
         )
@@ -217,13 +220,17 @@ def _check_expressible(artifact: Artifact, module: SelectedModule, fused: Progra
 
 def _emit(
     fused: ProgramOp, module: SelectedModule, profile: TargetProfile
-) -> list[tuple[str, WgslKernel]]:
+) -> list[tuple[str, DispatchRecord, WgslKernel]]:
+    """(descriptor text, its dispatch record, its WGSL kernel) per dispatch."""
     from vyre_xdsl.backends.wgsl import compile_descriptor, lowered_module
     from vyre_xdsl.dialects.kernel import descriptors
 
     try:
         lowered = lowered_module([fused], profile)
-        return [(_descriptor_text(d), compile_descriptor(d)) for d in descriptors(lowered)]
+        return [
+            (_descriptor_text(d), dispatch_record(d.dispatch()), compile_descriptor(d))
+            for d in descriptors(lowered)
+        ]
     except VyreError as error:
         raise EmissionError(
             f"verified lowering failed for fusion group {module.group}: {error}"
@@ -340,7 +347,7 @@ def _entries(
     artifact: Artifact,
     module: SelectedModule,
     fused: ProgramOp,
-    kernels: list[tuple[str, WgslKernel]],
+    kernels: list[tuple[str, DispatchRecord, WgslKernel]],
 ) -> list[TargetEntryPoint]:
     shared = sum((b.static_count or 0) * ELEMENT_BYTES for b in fused.buffers() if b.is_workgroup)
     return [
@@ -356,5 +363,5 @@ def _entries(
             indirect=selected_indirect_resource(artifact, module, kernel),
             indirect_offset=kernel.indirect_offset,
         )
-        for part, (_, kernel) in enumerate(kernels)
+        for part, (_, _, kernel) in enumerate(kernels)
     ]
