@@ -3,7 +3,8 @@
 A bundle holds one `TargetModuleImage` per fusion group, ordered by
 (stage, group). An image carries the group's nodes, the canonical text of the
 fused program, and per dispatch (a `grid_sync` split gives several) the
-`kernel.descriptor` text and the `WgslKernel` (entry point, WGSL, bindings,
+`kernel.descriptor` text, its dispatch geometry as the descriptor has it
+(`DispatchRecord`) and the `WgslKernel` (entry point, WGSL, bindings,
 workgroup size, count buffers, static grid, trap tags). The bundle also
 carries the run signature (SPEC section 8), the canonical text of every
 original program, the target profile it was compiled for and the digest of
@@ -20,13 +21,13 @@ JSON). `from_bytes()` checks, in order, each failure its own `BundleError`:
 | `UnsupportedSchemaError` | `schema_version` is not 2 |
 | `EmptyGroupError` | a module (fusion group) has no nodes |
 | `MalformedProgramError` | a node's or a module's program does not parse and verify |
-| `InvalidDescriptorError` | a descriptor does not parse, fails `kernel-verify`, or does not match its kernel |
+| `InvalidDescriptorError` | a descriptor does not parse, fails `kernel-verify`, or does not match its kernel or its dispatch record |
 | `NonCanonicalOrderError` | modules are not strictly ordered by (stage, group) |
 | `NonCanonicalEncodingError` | the body is not the canonical JSON of what it decodes to |
 | `InvalidProfileError` | the profile is not a WGSL generation-2 profile within the hard limits below |
 | `InvalidSignatureError` | a run-signature entry has a bad name, element type, count or flags |
 | `InvalidBindingError` | a kernel's bindings: bad or repeated slots, visibility, memory class, element type, count, sidecar, scratch |
-| `InvalidLaunchError` | a workgroup size or grid outside the profile (or WGSL's 65535 workgroups per axis), an indirect grid that is no ui32 buffer of the run or whose offset leaves no 3 words |
+| `InvalidLaunchError` | a workgroup size or grid outside the profile (or WGSL's 65535 workgroups per axis), an indirect grid that is no ui32 buffer of the run or whose offset leaves no 3 words, a kernel that does not launch as its dispatch record says |
 | `InvalidElementCountError` | count buffers that are not bindings, counts that disagree with the bindings |
 | `InvalidWgslError` | a WGSL module larger than 32 MiB, or one without its entry point |
 | `InvalidArtifactDigestError` | the artifact digest is not 64 lowercase hex digits |

@@ -5,7 +5,9 @@ For each fusion record of the artifact, in order:
 
 1. decode the member programs from the node records (members sorted by node id);
 2. fuse them with `vyre-fuse` (`vyre_xdsl.fusion.fuse_programs`; the group's
-   intermediates may lose their stores); a refusal is `TargetUnsupportedError`;
+   intermediates may lose their stores); a refusal, or what the WGSL target
+   cannot express (an indirect grid with grid_sync spills), is a
+   `TargetUnsupportedError` with a stable `MKT…` code;
 3. lower (`vyre-lower` + `kernel-verify`) and print WGSL; a failure is
    `EmissionError`;
 4. project every host binding of every descriptor onto the artifact resource of
@@ -13,7 +15,8 @@ For each fusion record of the artifact, in order:
    there is none): bind group 1 for uniform, else 0; memory `constant` for
    constant/uniform classes or constant-lifetime values, else `global`;
 5. compute the logical element count by the seed's rule;
-6. build the `TargetModuleImage` and one `TargetEntryPoint` per dispatch.
+6. build the `TargetModuleImage` (with each descriptor's dispatch record) and
+   one `TargetEntryPoint` per dispatch.
 
 The images form the `TargetModuleBundle` (ordered by stage, group), whose
 bytes become the payload's bytes.
