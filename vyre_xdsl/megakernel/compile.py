@@ -133,7 +133,6 @@ def compile_selected_modules(
     images, entries = [], []
     for module in modules:
         fused = _fuse(graph, module)
-        _check_expressible(artifact, module, fused)
         kernels = _emit(fused, module, profile)
         entries += _entries(artifact, module, fused, kernels)
         images.append(
@@ -207,10 +206,15 @@ def _fuse(graph: ProgramGraph, module: SelectedModule) -> ProgramOp:
         ) from None
 
 
-def _check_expressible(artifact: Artifact, module: SelectedModule, fused: ProgramOp) -> None:
+def _check_expressible(fused: ProgramOp, module: SelectedModule) -> None:
     """Refuse, with its stable code, a group the WGSL target cannot express."""
-    scratch = [r.name for r in artifact.scratch if r.group == module.group]
-    if fused.indirect_buffer is None or not scratch:
+    from vyre_xdsl.lowering.split import is_scratch_buffer, split_program
+
+    if fused.indirect_buffer is None:
+        return
+    parts = split_program(fused)
+    scratch = sorted({b.buffer_name for p in parts for b in p.buffers() if is_scratch_buffer(b)})
+    if not scratch:
         return
     raise TargetUnsupportedError(
         MKT001_INDIRECT_GRID_SCRATCH,
@@ -228,6 +232,7 @@ def _emit(
     from vyre_xdsl.backends.wgsl import compile_descriptor, lowered_module
     from vyre_xdsl.dialects.kernel import descriptors
 
+    _check_expressible(fused, module)
     try:
         lowered = lowered_module([fused], profile)
         return [
