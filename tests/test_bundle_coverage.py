@@ -404,6 +404,7 @@ def test_the_bundle_carries_each_dispatch_as_its_descriptor_has_it():
     assert {d.workgroup_size for d in first.dispatches} == {(4, 1, 1)}
     assert [d.grid for d in first.dispatches] == [(3, 1, 1), (3, 1, 1)]
     assert all(d.indirect is None and d.indirect_offset == 0 for d in first.dispatches)
+    assert not any(d.explicit for d in first.dispatches)  # a derived grid
     # INDIRECT: @consume reads its grid from byte 12 of @grids, @tail from byte 0
     indirect = _bundle(INDIRECT)
     by_node = {m.nodes: m.dispatches for m in indirect.modules}

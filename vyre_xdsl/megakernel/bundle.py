@@ -222,12 +222,13 @@ class DispatchRecord:
     ```mlir
     kernel.dispatch workgroup_size [64, 1, 1] program_workgroup_size [64, 1, 1] grid [4, 1, 1] count [@out]
     ```
-    is `DispatchRecord((64, 1, 1), (64, 1, 1), (4, 1, 1), ("out",), None, 0)`.
+    is `DispatchRecord((64, 1, 1), (64, 1, 1), (4, 1, 1), False, ("out",), None, 0)`.
     """
 
     workgroup_size: tuple[int, int, int]  # the kernel's (a [1, 1, 1] program may be widened)
     program_workgroup_size: tuple[int, int, int]
     grid: tuple[int, int, int] | None  # workgroups per axis; None: runtime-sized or indirect
+    explicit: bool  # `grid explicit [...]`: the grid is the program's own
     count_buffers: tuple[str, ...]  # the buffers whose lengths give the element count
     indirect: str | None  # the buffer the grid is read from at launch
     indirect_offset: int  # the byte offset of that grid in it
@@ -239,6 +240,7 @@ def dispatch_record(dispatch) -> DispatchRecord:
         workgroup_size=dispatch.kernel_workgroup,
         program_workgroup_size=dispatch.program_workgroup,
         grid=dispatch.static_grid,
+        explicit=dispatch.properties.get("explicit") is not None,
         count_buffers=dispatch.count_names,
         indirect=dispatch.indirect_buffer,
         indirect_offset=dispatch.indirect_byte_offset,
