@@ -104,10 +104,10 @@ SPILL_TYPES = (
 )
 
 
-def _spill(element: str) -> str:
+def spill_module(element: str) -> str:
     """@s keeps x[i] across a grid_sync after overwriting x (so it cannot be
-    reloaded: it spills to scratch), then stores it to @o; @t then doubles
-    nothing but reads @o in a later stage."""
+    reloaded: it spills to scratch), then stores it to @o; @t copies @o to
+    @copy in a later stage."""
     return f"""
 vyre.program @s workgroup_size [4, 1, 1] {{
   vyre.buffer @x binding 0 read_write : {element}[12]
@@ -133,7 +133,7 @@ vyre.program @t workgroup_size [4, 1, 1] {{
 @pytest.mark.parametrize("backend", BACKENDS)
 @pytest.mark.parametrize("element", SPILL_TYPES)
 def test_a_value_of_every_element_type_spills_through_a_bundle(element, backend):
-    text = _spill(element)
+    text = spill_module(element)
     inputs = random_inputs(signature(parse_module(text)), 3, {})
     x = inputs["x"]
     bundle = _bundle(text)

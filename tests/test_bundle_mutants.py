@@ -21,6 +21,7 @@ import struct
 
 import blake3
 import pytest
+from test_bundle_coverage import spill_module
 from test_megakernel_cases import MKL003, module_of
 from test_megakernel_scratch_indirect import INDIRECT, SPILLS
 
@@ -41,6 +42,7 @@ SOURCES = {
     "mkl003": MKL003,
     "spills": SPILLS,  # grid_sync spills: scratch bindings
     "indirect": INDIRECT,  # indirect grids, one at a byte offset
+    "spills_ui8": spill_module("ui8"),  # packed scratch, and a trap sidecar after it
 }
 MUTANTS_PER_SOURCE = 100
 SEED = 17
