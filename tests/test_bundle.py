@@ -213,7 +213,9 @@ def test_invalid_descriptor(small, edit, match):
 def test_descriptor_count_must_match_kernels(small):
     doc = document(small)
     doc["modules"][0]["descriptors"] = []
-    with pytest.raises(B.InvalidDescriptorError, match="0 descriptors for 1 kernels"):
+    with pytest.raises(
+        B.InvalidDescriptorError, match="0 descriptors and 1 dispatch records for 1 kernels"
+    ):
         B.TargetModuleBundle.from_bytes(signed(doc))
 
 
@@ -357,7 +359,7 @@ STAGED_FORGERIES = {
         "not the fusion",
     ),
     "descriptor": (
-        lambda d: _swap_module_parts(d, "descriptors", "kernels"),
+        lambda d: _swap_module_parts(d, "descriptors", "dispatches", "kernels"),
         B.DescriptorMismatchError,
         "not the lowering",
     ),

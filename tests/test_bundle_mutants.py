@@ -21,6 +21,7 @@ import struct
 
 import blake3
 import pytest
+from test_bundle_coverage import spill_module
 from test_megakernel_cases import MKL003, module_of
 from test_megakernel_scratch_indirect import INDIRECT, SPILLS
 
@@ -41,6 +42,7 @@ SOURCES = {
     "mkl003": MKL003,
     "spills": SPILLS,  # grid_sync spills: scratch bindings
     "indirect": INDIRECT,  # indirect grids, one at a byte offset
+    "spills_ui8": spill_module("ui8"),  # packed scratch, and a trap sidecar after it
 }
 MUTANTS_PER_SOURCE = 100
 SEED = 17
@@ -248,3 +250,24 @@ def test_an_artifact_nested_100000_deep_is_an_artifact_error():
     data = header + body + _framed_digest(schema, body)
     with pytest.raises(ArtifactError, match="nested too deeply"):
         Artifact.from_bytes(data)
+
+
+# ---------------------------------------------------------------------- dispatch records
+
+
+@pytest.mark.parametrize("name", ["spills", "indirect", "chain3"])
+def test_every_forged_dispatch_record_field_is_refused(name):
+    """A dispatch record is the descriptor's dispatch op as data: a change of any
+    of its fields (two mutants of every leaf and list) is refused."""
+    data = compile_module(module_of(SOURCES[name])).bundle_bytes()
+    document = json.loads(data[32:])
+    rng = random.Random(SEED)
+    tried = 0
+    for index, module in enumerate(document["modules"]):
+        for path, value in paths(module["dispatches"], ("modules", index, "dispatches")):
+            changed = [new for new in mutants_of(rng, value) if new != value]
+            for new in rng.sample(changed, min(2, len(changed))):
+                tried += 1
+                with pytest.raises(B.BundleError):
+                    B.TargetModuleBundle.from_bytes(signed(replaced(document, path, new)))
+    assert tried > 20

@@ -206,7 +206,8 @@ class _Lowering:
             binding.location = buffer.location
             bindings.append(binding)
         if needs_sidecar(self.program):
-            host = [s for n, s in self.slots.items() if self.classes[n] in k.HOST_CLASSES]
+            # after every host and scratch slot (scratch slots are below 2^24 too)
+            host = [s for n, s in self.slots.items() if self.classes[n] != "shared"]
             sidecar = k.BindingOp(
                 k.TRAP_SIDECAR_NAME,
                 max(host, default=-1) + 1,

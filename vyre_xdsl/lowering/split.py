@@ -133,7 +133,13 @@ class _Slots:
         return self.of[key]
 
     def buffer(self, element: str) -> str:
-        return SPILL_PREFIX + ("ui32" if element == "i1" else element)
+        return spill_buffer_name("ui32" if element == "i1" else element)
+
+
+def spill_buffer_name(element: str) -> str:
+    """The scratch buffer of spilled `element` values: an identifier, so
+    `vector<4xf32>` spills to `__vyre_spill_vector_4xf32`."""
+    return SPILL_PREFIX + element.replace("<", "_").replace(">", "")
 
 
 @dataclass
@@ -272,7 +278,7 @@ def _build_part(
     mapping: dict[SSAValue, SSAValue] = {}
     body: list[Operation] = [b.clone() for b in program.buffers()]
     for stored, count in slots.per_type.items():
-        spill = BufferOp(SPILL_PREFIX + stored, "read_write", stored, count)
+        spill = BufferOp(spill_buffer_name(stored), "read_write", stored, count)
         spill.attributes[SCRATCH_ATTR] = UnitAttr()
         body.append(spill)
     statements: list[Operation] = []

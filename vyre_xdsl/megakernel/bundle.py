@@ -3,7 +3,8 @@
 A bundle holds one `TargetModuleImage` per fusion group, ordered by
 (stage, group). An image carries the group's nodes, the canonical text of the
 fused program, and per dispatch (a `grid_sync` split gives several) the
-`kernel.descriptor` text and the `WgslKernel` (entry point, WGSL, bindings,
+`kernel.descriptor` text, its dispatch geometry as the descriptor has it
+(`DispatchRecord`) and the `WgslKernel` (entry point, WGSL, bindings,
 workgroup size, count buffers, static grid, trap tags). The bundle also
 carries the run signature (SPEC section 8), the canonical text of every
 original program, the target profile it was compiled for and the digest of
@@ -20,13 +21,13 @@ JSON). `from_bytes()` checks, in order, each failure its own `BundleError`:
 | `UnsupportedSchemaError` | `schema_version` is not 2 |
 | `EmptyGroupError` | a module (fusion group) has no nodes |
 | `MalformedProgramError` | a node's or a module's program does not parse and verify |
-| `InvalidDescriptorError` | a descriptor does not parse, fails `kernel-verify`, or does not match its kernel |
+| `InvalidDescriptorError` | a descriptor does not parse, fails `kernel-verify`, or does not match its kernel or its dispatch record |
 | `NonCanonicalOrderError` | modules are not strictly ordered by (stage, group) |
 | `NonCanonicalEncodingError` | the body is not the canonical JSON of what it decodes to |
 | `InvalidProfileError` | the profile is not a WGSL generation-2 profile within the hard limits below |
 | `InvalidSignatureError` | a run-signature entry has a bad name, element type, count or flags |
 | `InvalidBindingError` | a kernel's bindings: bad or repeated slots, visibility, memory class, element type, count, sidecar, scratch |
-| `InvalidLaunchError` | a workgroup size or grid outside the profile (or WGSL's 65535 workgroups per axis), an indirect grid that is no ui32 buffer of the run or whose offset leaves no 3 words |
+| `InvalidLaunchError` | a workgroup size or grid outside the profile (or WGSL's 65535 workgroups per axis), an indirect grid that is no ui32 buffer of the run or whose offset leaves no 3 words, a kernel that does not launch as its dispatch record says |
 | `InvalidElementCountError` | count buffers that are not bindings, counts that disagree with the bindings |
 | `InvalidWgslError` | a WGSL module larger than 32 MiB, or one without its entry point |
 | `InvalidArtifactDigestError` | the artifact digest is not 64 lowercase hex digits |
@@ -178,7 +179,8 @@ MAX_WGSL_BYTES = 32 << 20
 ELEMENT_TYPES = ELEMENT_TYPE_NAMES
 VISIBILITIES = ("read_only", "write_only", "read_write")
 MEMORY_CLASSES = ("global", "constant", "uniform")
-SCRATCH_ELEMENT_TYPES = ("ui32", "si32", "f32")  # an i1 spills as a ui32
+#: values of every type but i1 spill as themselves (an i1 spills as a ui32)
+SCRATCH_ELEMENT_TYPES = tuple(t for t in ELEMENT_TYPE_NAMES if t != "i1")
 
 
 @attrs.frozen
@@ -213,6 +215,39 @@ class ProfileRecord:
 
 
 @attrs.frozen
+class DispatchRecord:
+    """The geometry of one dispatch exactly as its descriptor's `kernel.dispatch`
+    op has it: nothing here is re-derived.
+
+    ```mlir
+    kernel.dispatch workgroup_size [64, 1, 1] program_workgroup_size [64, 1, 1] grid [4, 1, 1] count [@out]
+    ```
+    is `DispatchRecord((64, 1, 1), (64, 1, 1), (4, 1, 1), False, ("out",), None, 0)`.
+    """
+
+    workgroup_size: tuple[int, int, int]  # the kernel's (a [1, 1, 1] program may be widened)
+    program_workgroup_size: tuple[int, int, int]
+    grid: tuple[int, int, int] | None  # workgroups per axis; None: runtime-sized or indirect
+    explicit: bool  # `grid explicit [...]`: the grid is the program's own
+    count_buffers: tuple[str, ...]  # the buffers whose lengths give the element count
+    indirect: str | None  # the buffer the grid is read from at launch
+    indirect_offset: int  # the byte offset of that grid in it
+
+
+def dispatch_record(dispatch) -> DispatchRecord:
+    """The record of a `kernel.dispatch` op."""
+    return DispatchRecord(
+        workgroup_size=dispatch.kernel_workgroup,
+        program_workgroup_size=dispatch.program_workgroup,
+        grid=dispatch.static_grid,
+        explicit=dispatch.properties.get("explicit") is not None,
+        count_buffers=dispatch.count_names,
+        indirect=dispatch.indirect_buffer,
+        indirect_offset=dispatch.indirect_byte_offset,
+    )
+
+
+@attrs.frozen
 class TargetModuleImage:
     """One fusion group, compiled."""
 
@@ -221,6 +256,7 @@ class TargetModuleImage:
     nodes: tuple[int, ...]
     program: str  # canonical text of the fused program
     descriptors: tuple[str, ...]  # one kernel.descriptor per dispatch, in order
+    dispatches: tuple[DispatchRecord, ...]  # the dispatch op of each descriptor
     kernels: tuple[WgslKernel, ...]  # the WGSL module of each descriptor
     logical_element_count: int | None  # seed rule; None when a count buffer is runtime-sized
 
@@ -333,6 +369,7 @@ class TargetModuleBundle:
                 _check_launch(kernel, self.profile, signature, where)
                 _check_element_counts(kernel, module, signature, where)
                 _check_wgsl(kernel, where)
+                _check_dispatch(kernel, module.dispatches[index], where)
         _check_rederived(self)
 
 
@@ -362,11 +399,14 @@ def _check_descriptors(module: TargetModuleImage, profile) -> None:
     from vyre_xdsl.passes.kernel_verify import verify_descriptors
 
     where = f"fusion group {module.group}"
-    if not module.descriptors or len(module.descriptors) != len(module.kernels):
+    counts = {len(module.descriptors), len(module.dispatches), len(module.kernels)}
+    if not module.descriptors or len(counts) != 1:
         raise InvalidDescriptorError(
-            f"{where} has {len(module.descriptors)} descriptors for {len(module.kernels)} kernels"
+            f"{where} has {len(module.descriptors)} descriptors and {len(module.dispatches)} "
+            f"dispatch records for {len(module.kernels)} kernels"
         )
-    for index, (text, kernel) in enumerate(zip(module.descriptors, module.kernels)):
+    triples = zip(module.descriptors, module.dispatches, module.kernels)
+    for index, (text, record, kernel) in enumerate(triples):
         try:
             parsed = parse_module(text, f"{where} descriptor {index}")
             verify_module(parsed)
@@ -388,6 +428,11 @@ def _check_descriptors(module: TargetModuleImage, profile) -> None:
             raise InvalidDescriptorError(
                 f"{where} descriptor {index} (id {found[0].id[:16]}…) does not match its kernel "
                 f"(id {kernel.id[:16]}…)"
+            )
+        dispatch = found[0].dispatch()
+        if dispatch is None or dispatch_record(dispatch) != record:
+            raise InvalidDescriptorError(
+                f"{where} dispatch record {index} is not the dispatch of its descriptor"
             )
 
 
@@ -589,6 +634,31 @@ def _check_launch(kernel: WgslKernel, profile: ProfileRecord, signature: dict, w
         raise InvalidLaunchError(
             f"{where}: elements per invocation {kernel.elements_per_invocation}, part {kernel.part}"
         )
+
+
+def _check_dispatch(kernel: WgslKernel, record: DispatchRecord, where: str) -> None:
+    """The kernel launches as its descriptor's dispatch says: the same workgroup,
+    count buffers and indirect grid, and a static grid exactly when the dispatch
+    has one (a kernel that covers several elements per invocation launches
+    fewer workgroups than the dispatch's grid)."""
+    launch = (
+        kernel.workgroup_size,
+        kernel.program_workgroup_size,
+        kernel.count_buffers,
+        kernel.indirect,
+        kernel.indirect_offset,
+        kernel.static_grid is None,
+    )
+    wanted = (
+        record.workgroup_size,
+        record.program_workgroup_size,
+        record.count_buffers,
+        record.indirect,
+        record.indirect_offset,
+        record.grid is None,
+    )
+    if launch != wanted:
+        raise InvalidLaunchError(f"{where}: the kernel does not launch as its dispatch record says")
 
 
 def _check_element_counts(

@@ -5,7 +5,9 @@ For each fusion record of the artifact, in order:
 
 1. decode the member programs from the node records (members sorted by node id);
 2. fuse them with `vyre-fuse` (`vyre_xdsl.fusion.fuse_programs`; the group's
-   intermediates may lose their stores); a refusal is `TargetUnsupportedError`;
+   intermediates may lose their stores); a refusal, or what the WGSL target
+   cannot express (an indirect grid with grid_sync spills), is a
+   `TargetUnsupportedError` with a stable `MKT…` code;
 3. lower (`vyre-lower` + `kernel-verify`) and print WGSL; a failure is
    `EmissionError`;
 4. project every host binding of every descriptor onto the artifact resource of
@@ -13,7 +15,8 @@ For each fusion record of the artifact, in order:
    there is none): bind group 1 for uniform, else 0; memory `constant` for
    constant/uniform classes or constant-lifetime values, else `global`;
 5. compute the logical element count by the seed's rule;
-6. build the `TargetModuleImage` and one `TargetEntryPoint` per dispatch.
+6. build the `TargetModuleImage` (with each descriptor's dispatch record) and
+   one `TargetEntryPoint` per dispatch.
 
 The images form the `TargetModuleBundle` (ordered by stage, group), whose
 bytes become the payload's bytes.
@@ -38,9 +41,11 @@ from vyre_xdsl.lowering.profile import DEFAULT_PROFILE, TargetProfile
 from vyre_xdsl.megakernel.artifact import Artifact, FusionRecord, build_artifact
 from vyre_xdsl.megakernel.bundle import (
     BundleNode,
+    DispatchRecord,
     ProfileRecord,
     TargetModuleBundle,
     TargetModuleImage,
+    dispatch_record,
 )
 from vyre_xdsl.megakernel.envelope import (
     WGSL_FORMAT,
@@ -69,8 +74,21 @@ class InvalidArtifactError(TargetCompileError):
     """The artifact cannot be decoded into selected modules."""
 
 
+#: `TargetUnsupportedError.code`: `vyre-fuse` refused the group's programs
+MKT000_FUSION_REFUSED = "MKT000_FUSION_REFUSED"
+#: `TargetUnsupportedError.code`: a program launched with an indirect grid keeps
+#: values across a `grid_sync`; their per-invocation scratch would be sized by
+#: a grid that only the GPU knows when the dispatch starts
+MKT001_INDIRECT_GRID_SCRATCH = "MKT001_INDIRECT_GRID_SCRATCH"
+
+
 class TargetUnsupportedError(TargetCompileError):
-    """A fusion group cannot form one target module."""
+    """A fusion group cannot form one target module; `code` names why (a stable
+    `MKT…` code, also the start of the message)."""
+
+    def __init__(self, code: str, message: str):
+        self.code = code
+        super().__init__(f"{code}: {message}")
 
 
 class EmissionError(TargetCompileError):
@@ -130,8 +148,9 @@ def compile_selected_modules(
                 stage=module.stage,
                 nodes=module.nodes,
                 program=canonical_program_text(fused),
-                descriptors=tuple(text for text, _ in kernels),
-                kernels=tuple(kernel for _, kernel in kernels),
+                descriptors=tuple(text for text, _, _ in kernels),
+                dispatches=tuple(record for _, record, _ in kernels),
+                kernels=tuple(kernel for _, _, kernel in kernels),
                 logical_element_count=selected_logical_element_count(artifact, module, fused),
             )
         )
@@ -189,19 +208,44 @@ def _fuse(graph: ProgramGraph, module: SelectedModule) -> ProgramOp:
         return fuse_group(graph, module.nodes)
     except VyreDiagnostic as error:
         raise TargetUnsupportedError(
-            f"fusion group {module.group} cannot form one target module: {error}"
+            MKT000_FUSION_REFUSED,
+            f"fusion group {module.group} cannot form one target module: {error}",
         ) from None
+
+
+def _check_expressible(fused: ProgramOp, module: SelectedModule) -> None:
+    """Refuse, with its stable code, a group the WGSL target cannot express."""
+    from vyre_xdsl.lowering.split import is_scratch_buffer, split_program
+
+    if fused.indirect_buffer is None:
+        return
+    parts = split_program(fused)
+    scratch = sorted({b.buffer_name for p in parts for b in p.buffers() if is_scratch_buffer(b)})
+    if not scratch:
+        return
+    raise TargetUnsupportedError(
+        MKT001_INDIRECT_GRID_SCRATCH,
+        f"fusion group {module.group} (@{fused.sym_name.data}) has an indirect grid "
+        f"(@{fused.indirect_buffer}) and values live across a grid_sync (scratch "
+        f"{', '.join(scratch)}): their per-invocation scratch would be sized by a grid known "
+        "only on the GPU. Fix: pass the values through a buffer, or split the program in two",
+    )
 
 
 def _emit(
     fused: ProgramOp, module: SelectedModule, profile: TargetProfile
-) -> list[tuple[str, WgslKernel]]:
+) -> list[tuple[str, DispatchRecord, WgslKernel]]:
+    """(descriptor text, its dispatch record, its WGSL kernel) per dispatch."""
     from vyre_xdsl.backends.wgsl import compile_descriptor, lowered_module
     from vyre_xdsl.dialects.kernel import descriptors
 
+    _check_expressible(fused, module)
     try:
         lowered = lowered_module([fused], profile)
-        return [(_descriptor_text(d), compile_descriptor(d)) for d in descriptors(lowered)]
+        return [
+            (_descriptor_text(d), dispatch_record(d.dispatch()), compile_descriptor(d))
+            for d in descriptors(lowered)
+        ]
     except VyreError as error:
         raise EmissionError(
             f"verified lowering failed for fusion group {module.group}: {error}"
@@ -318,7 +362,7 @@ def _entries(
     artifact: Artifact,
     module: SelectedModule,
     fused: ProgramOp,
-    kernels: list[tuple[str, WgslKernel]],
+    kernels: list[tuple[str, DispatchRecord, WgslKernel]],
 ) -> list[TargetEntryPoint]:
     shared = sum((b.static_count or 0) * ELEMENT_BYTES for b in fused.buffers() if b.is_workgroup)
     return [
@@ -334,5 +378,5 @@ def _entries(
             indirect=selected_indirect_resource(artifact, module, kernel),
             indirect_offset=kernel.indirect_offset,
         )
-        for part, (_, kernel) in enumerate(kernels)
+        for part, (_, _, kernel) in enumerate(kernels)
     ]

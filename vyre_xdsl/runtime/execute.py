@@ -847,9 +847,11 @@ def _scratch_arrays(
     kernels: Sequence[WgslKernel], arrays: Mapping[str, np.ndarray]
 ) -> dict[str, np.ndarray]:
     """A zeroed host array for every `scratch` binding (grid_sync spills):
-    `per_invocation` elements for every invocation the largest dispatch that
-    binds it launches. Never uploaded: the GPU buffer is cleared."""
+    `per_invocation` elements of its type for every invocation the largest
+    dispatch that binds it launches, rounded up to whole 32-bit words. Never
+    uploaded: the GPU buffer is cleared."""
     sizes: dict[str, int] = {}
+    elements: dict[str, str] = {}
     lengths = None
     for kernel in kernels:
         for binding in kernel.bindings:
@@ -862,7 +864,14 @@ def _scratch_arrays(
             )
             need = binding.per_invocation * invocations
             sizes[binding.name] = max(sizes.get(binding.name, 0), need)
-    return {name: np.zeros(size, dtype=np.uint32) for name, size in sizes.items()}
+            elements[binding.name] = binding.element
+    return {name: _zeroed(elements[name], size) for name, size in sizes.items()}
+
+
+def _zeroed(element: str, count: int) -> np.ndarray:
+    """`count` zero elements of `element` (its host dtype), padded to whole words."""
+    per_word = max(4 // semantics.ELEMENTS[element].storage_bytes, 1)
+    return np.zeros(-(-count // per_word) * per_word, dtype=semantics.HOST_DTYPES[element])
 
 
 def _bound_names(kernels: Sequence[WgslKernel], host: Mapping[str, np.ndarray]) -> list[str]:
