@@ -34,7 +34,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from xdsl.dialects.builtin import StringAttr
 
-from vyre_xdsl import run
+from vyre_xdsl import parse, run
 from vyre_xdsl.abi import signature
 from vyre_xdsl.api import fuse_module
 from vyre_xdsl.context import parse_module, vyre_context
@@ -100,7 +100,7 @@ def check_fusion(module, inputs, *, schedules: int = 0, seed: int = 0) -> str:
 
 @pytest.mark.parametrize("path", EXAMPLES, ids=lambda p: p.name)
 def test_example_fuses_to_the_same_result(path):
-    module = parse_module(path.read_text(), path.name)
+    module = parse(path.read_text(), path.name)  # standard MLIR examples converted
     verify_module(module)
     inputs = random_inputs(signature(module), seed=1)
     schedules = 1 if len(programs(module)) > 1 and schedulable(module) else 0
@@ -111,8 +111,8 @@ def test_example_fuses_to_the_same_result(path):
 def test_example_fused_with_a_copy_of_itself(path):
     """Each example run twice in a row (a second program reading what the first wrote)."""
     text = path.read_text()
-    module = parse_module(text, path.name)
-    copy = parse_module(text, path.name)
+    module = parse(text, path.name)  # standard MLIR examples converted
+    copy = parse(text, path.name)
     for program in programs(copy):
         program.sym_name = StringAttr(program.sym_name.data + "_again")
         program.detach()
