@@ -14,7 +14,7 @@ always those of the IR as it is now.
 | `locals` | named-local declarations, reads and assignments (`declaration_of`, `locals_assigned_in`, ...) |
 | `indices` | what an index says about invocations (`structurally_equal`, `injective_in_invocation`, `in_workgroup_span`, `value_range`) |
 | `dependences` | the dependences between consecutive programs and their strength (`hazards`, `classify`) as fusion uses them |
-| `loops` | constant trip ranges (`constant_trip_range`) and which loops a backend prints unrolled (`unrolled_trips`, `rolled_loops`) |
+| `loops` | constant trip ranges (`constant_trip_range`) and which loops a backend prints unrolled (`unrolled_trips`, `rolled_loops`, `unrolled_sizes` for a whole nest in one pass) |
 
 ```python
 from vyre_xdsl.analysis import buffers_written, is_speculatable, may_trap
