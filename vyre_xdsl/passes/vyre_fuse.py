@@ -5,6 +5,7 @@ vyre-opt -p vyre-fuse chain.mlir
 vyre-opt -p 'vyre-fuse{force=true}' chain.mlir             # fuse every program, splitting if needed
 vyre-opt -p 'vyre-fuse{split-grid-sync=false}' chain.mlir   # one program, or a refusal
 vyre-opt -p 'vyre-fuse{recompute=false}' chain.mlir         # never recompute a producer
+vyre-opt -p 'vyre-fuse{remarks=true}' chain.mlir           # say where and why a run was cut
 ```
 
 By default the pass fuses only where the cost model (`vyre_xdsl.fusion.cost`,
@@ -24,6 +25,7 @@ programs are fused separately (in module order).
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass
 
 from xdsl.context import Context
@@ -31,7 +33,8 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
 
 from vyre_xdsl.abi import signature
-from vyre_xdsl.dialects.vyre import programs
+from vyre_xdsl.diagnostics import Located
+from vyre_xdsl.dialects.vyre import ProgramOp, programs
 from vyre_xdsl.fusion import fuse_programs
 from vyre_xdsl.fusion.cost import profitable_runs
 from vyre_xdsl.fusion.merge import check_buffer_types
@@ -52,6 +55,9 @@ class VyreFusePass(ModulePass):
     `recompute`: a load of a producer's output at another index takes the
     producer's expression at that index when it is a pure function of
     unwritten buffers (docs/fusion.md, "Recompute"), instead of a split.
+
+    `remarks`: print a located `remark:` line on stderr for each place the cost
+    model cut a run, saying why (a split, no gain, a target limit).
     """
 
     name = "vyre-fuse"
@@ -59,6 +65,7 @@ class VyreFusePass(ModulePass):
     split_grid_sync: bool = True
     force: bool = False
     recompute: bool = True
+    remarks: bool = False
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         inline_calls(op)
@@ -80,7 +87,12 @@ class VyreFusePass(ModulePass):
                 everything = list(range(len(group)))
                 runs = [(everything, None)]
             else:
-                runs = profitable_runs(group, intermediates_of, recompute=self.recompute)
+                runs = profitable_runs(
+                    group,
+                    intermediates_of,
+                    recompute=self.recompute,
+                    remark=print_remark if self.remarks else None,
+                )
             for run, outcome in runs:
                 if len(run) < 2:
                     continue
@@ -95,6 +107,13 @@ class VyreFusePass(ModulePass):
                 else:
                     fused = outcome.program
                 _replace(members, fused)
+
+
+def print_remark(program: ProgramOp, message: str) -> None:
+    """`FILE:LINE:COL: remark: MESSAGE` on stderr, at `program`'s header."""
+    where = Located(program, message).location()
+    prefix = "" if where is None else "{}:{}:{}: ".format(*where)
+    print(f"{prefix}remark: {message}", file=sys.stderr)
 
 
 def _replace(members: list, fused) -> None:
