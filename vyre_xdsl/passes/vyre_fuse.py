@@ -74,14 +74,14 @@ class VyreFusePass(ModulePass):
             return
         check_buffer_types(progs)  # before the signature, which would blame only one program
         intermediates = {b.name for b in signature(op).buffers if b.is_intermediate}
+        users = _programs_using(progs, intermediates)
         for group in _fusion_groups(progs):
             if len(group) < 2:
                 continue
 
             def intermediates_of(run, group=group) -> frozenset[str]:
-                members = [group[k] for k in run]
-                outside = {b.buffer_name for p in progs if p not in members for b in p.buffers()}
-                return frozenset(intermediates - outside)
+                members = {id(group[k]) for k in run}
+                return frozenset(n for n in intermediates if users[n] <= members)
 
             if self.force or not self.split_grid_sync:
                 everything = list(range(len(group)))
@@ -123,6 +123,16 @@ def _replace(members: list, fused) -> None:
     for program in members:
         program.detach()
         program.erase()
+
+
+def _programs_using(progs: list, names: set[str]) -> dict[str, set[int]]:
+    """For each buffer in `names`, the ids of the programs that declare it."""
+    users: dict[str, set[int]] = {name: set() for name in names}
+    for program in progs:
+        for buffer in program.buffers():
+            if buffer.buffer_name in users:
+                users[buffer.buffer_name].add(id(program))
+    return users
 
 
 def _fusion_groups(progs: list) -> list[list]:
