@@ -27,6 +27,7 @@ import contextlib
 import io
 import json
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -199,16 +200,22 @@ def compile_rows(counts: list[int], reps: int, tmp: str) -> None:
         path = os.path.join(tmp, f"chain{count}.mlir")
         with open(path, "w") as f:
             f.write(chain_module(count))
-        found = []
+        wall, cpu = [], []
         for _ in range(reps):
+            before = resource.getrusage(resource.RUSAGE_CHILDREN)
             start = time.perf_counter()
             subprocess.run(
                 [sys.executable, "-m", "vyre_xdsl.tools.vyre_compile", path, "-o", path + ".vkb"],
                 check=True,
                 capture_output=True,
             )
-            found.append(time.perf_counter() - start)
-        print(f"vyre-compile chain of {count} programs  {spread(found)}", flush=True)
+            wall.append(time.perf_counter() - start)
+            after = resource.getrusage(resource.RUSAGE_CHILDREN)
+            cpu.append(after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime)
+        print(
+            f"vyre-compile chain of {count} programs  CPU {spread(cpu)}  wall {spread(wall)}",
+            flush=True,
+        )
 
 
 def main() -> None:
