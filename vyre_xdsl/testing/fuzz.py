@@ -575,7 +575,7 @@ class Report:
             f"fuzz seed {self.seed} (replay: VYRE_FUZZ_SEED={self.seed}), {len(self.cases)} cases "
             f"in {self.seconds:.1f} s"
         ]
-        for kind in ("text", "cli", "subprocess", "bundle"):
+        for kind in ("text", "cli", "subprocess", "bundle", "scale"):
             counts = {o: n for (k, o), n in self.counts().items() if k == kind}
             if counts:
                 lines.append(
