@@ -24,7 +24,8 @@ import random
 import numpy as np
 import pytest
 
-from vyre_xdsl.testing import fuzz
+import vyre_xdsl
+from vyre_xdsl.testing import fuzz, generators
 
 os.environ.setdefault("WGPU_BACKEND_TYPE", "Vulkan")
 
@@ -42,7 +43,34 @@ def test_a_fresh_campaign_finds_nothing():
     assert sum(n for (kind, _), n in counts.items() if kind == "subprocess") > 0
     # the mutants reach every stage: some are accepted, some refused
     assert counts[("text", "accepted")] > 0 and counts[("text", "refused")] > 0, counts
+    # the scale probes (loop nests at the depth limit, long chains) all go through
+    assert counts[("scale", "accepted")] == fuzz.Campaign(seed).scale_cases, counts
     assert not report.failures, report.summary(examples=2)
+
+
+# ---------------------------------------------------------------- the scale probes
+
+
+def test_a_nest_at_the_depth_limit_goes_through_the_pipeline_in_time():
+    """64 nested loops, one of 16 trips: parse, lower, fuse, WGSL, vyre-compile
+    and the reference run, within the campaign's CPU limit for a scale probe."""
+    trips = [1] * 63 + [16]
+    with fuzz.time_limit(fuzz.Campaign(0).scale_limit):
+        outcome, detail, _ = fuzz.check_text(
+            generators.deep_nest_text(trips), np.random.default_rng(0), [], bundle_sample=1.0
+        )
+    assert outcome == "accepted", detail
+
+
+def test_a_chain_of_hundreds_of_programs_goes_through_fusion_in_time():
+    shifted = [k % 10 == 3 for k in range(250)]
+    text = generators.long_chain_text(shifted)
+    with fuzz.time_limit(fuzz.Campaign(0).scale_limit):
+        outcome, detail, _ = fuzz.check_text(text, np.random.default_rng(0), [], bundle_sample=0.0)
+        x = np.arange(256, dtype=np.uint32) * 7
+        got = vyre_xdsl.run(text, {"x": x}, backend="reference", fuse=True)["t250"]
+    assert outcome == "accepted", detail
+    np.testing.assert_array_equal(got, generators.long_chain_expected(shifted, x))
 
 
 # ---------------------------------------------------------------- the fuzzer can fail

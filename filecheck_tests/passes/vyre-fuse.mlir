@@ -1,6 +1,7 @@
 // RUN: vyre-opt %s --split-input-file -p 'vyre-fuse{force=true}' | filecheck %s
 // RUN: vyre-opt %s --split-input-file -p vyre-fuse | filecheck %s --check-prefix=COST
 // RUN: %python -m vyre_xdsl.testing.cli_batch --run 'vyre-opt %s --split-input-file -p "vyre-fuse{force=true}" | vyre-opt --split-input-file' | filecheck %s
+// RUN: vyre-opt %s --split-input-file -p 'vyre-fuse{remarks=true}' 2>&1 >/dev/null | filecheck %s --check-prefix=REMARK
 
 // A chain t1 = x * 3, t2 = t1 + x, out = t2 ^ t1: every load reads what the
 // same invocation stored, so no barrier; t1 and t2 are intermediates.
@@ -155,6 +156,7 @@ vyre.program @produce workgroup_size [64, 1, 1] {
   %k = vyre.var @kept : ui32
   vyre.store @t[%i] = %k : ui32
 }
+// REMARK: vyre-fuse.mlir:[[# @LINE + 1]]:1: remark: not fused with @produce before it: a dependence crosses workgroups (a grid_sync split)
 vyre.program @reverse workgroup_size [64, 1, 1] {
   vyre.buffer @t binding 0 read_only : ui32[256]
   vyre.buffer @out binding 1 write_only : ui32[256]

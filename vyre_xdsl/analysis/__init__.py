@@ -13,8 +13,8 @@ always those of the IR as it is now.
 | `uniformity` | the same value in every invocation of a workgroup (`is_workgroup_uniform`, and `is_kernel_workgroup_uniform` on kernel-dialect IR) or of the whole dispatch (`is_dispatch_uniform`) |
 | `locals` | named-local declarations, reads and assignments (`declaration_of`, `locals_assigned_in`, ...) |
 | `indices` | what an index says about invocations (`structurally_equal`, `injective_in_invocation`, `in_workgroup_span`, `value_range`) |
-| `dependences` | the dependences between consecutive programs and their strength (`hazards`, `classify`) as fusion uses them |
-| `loops` | constant trip ranges (`constant_trip_range`) and which loops a backend prints unrolled (`unrolled_trips`, `rolled_loops`) |
+| `dependences` | the dependences between consecutive programs and their strength (`hazards`, `classify`; `barrier_hazards`: the few that place barriers, linear in the programs) as fusion uses them |
+| `loops` | constant trip ranges (`constant_trip_range`) and which loops a backend prints unrolled (`unrolled_trips`, `rolled_loops`, `unrolled_sizes` for a whole nest in one pass) |
 
 ```python
 from vyre_xdsl.analysis import buffers_written, is_speculatable, may_trap
@@ -34,7 +34,14 @@ from vyre_xdsl.analysis.accesses import (
     buffers_read_and_written,
     buffers_written,
 )
-from vyre_xdsl.analysis.dependences import STRENGTHS, Hazard, classify, dependence_kind, hazards
+from vyre_xdsl.analysis.dependences import (
+    STRENGTHS,
+    Hazard,
+    barrier_hazards,
+    classify,
+    dependence_kind,
+    hazards,
+)
 from vyre_xdsl.analysis.expressions import (
     contains_trap,
     is_expression,
@@ -71,6 +78,7 @@ __all__ = [
     "Hazard",
     "access_of",
     "accesses",
+    "barrier_hazards",
     "accesses_by_buffer",
     "atomic_buffers",
     "buffers_read",

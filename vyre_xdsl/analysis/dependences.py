@@ -34,6 +34,7 @@ from vyre_xdsl.analysis.accesses import Access
 from vyre_xdsl.analysis.indices import (
     in_workgroup_span,
     injective_in_invocation,
+    is_id_expression,
     structurally_equal,
 )
 
@@ -128,4 +129,126 @@ def hazards(
                 pair = (arm_workgroups[i], arm_workgroups[j])
                 found.append(Hazard(i, j, buffer, kind, classify(first, second, pair, workgroup)))
     found.sort(key=lambda h: (h.later, h.earlier, h.buffer))
+    return found
+
+
+def barrier_hazards(
+    arm_workgroups: Sequence[Workgroup],
+    per_arm: Sequence[Sequence[Access]],
+    workgroup: Workgroup,
+    host_buffers: set[str],
+) -> list[Hazard]:
+    """The dependences of `hazards` that decide where barriers go, in time linear
+    in the number of arms: for each later arm and buffer, only the latest earlier
+    arm it depends on across workgroups (`grid`) and the latest one it depends on
+    beyond its invocation (`workgroup` or `grid`). A barrier after the latest
+    earlier arm of a strength also orders every earlier arm of that strength, so
+    `fusion.dependences.place_barriers` places the same barriers from these as
+    from every dependence (`hazards` lists all pairs, quadratic in a long module)."""
+    summaries: dict[str, list[tuple[int, _ArmUse]]] = {}
+    for k, found_in_arm in enumerate(per_arm):
+        by_buffer: dict[str, list[Access]] = {}
+        for a in found_in_arm:
+            if a.buffer in host_buffers:
+                by_buffer.setdefault(a.buffer, []).append(a)
+        one_d = _one_dimensional(arm_workgroups[k])
+        for buffer, mine in by_buffer.items():
+            summaries.setdefault(buffer, []).append((k, _ArmUse.of(mine, one_d, workgroup)))
+    found: list[Hazard] = []
+    for buffer, uses in summaries.items():
+        found += _latest_dependences(buffer, uses)
+    found.sort(key=lambda h: (h.later, h.earlier, h.buffer))
+    return found
+
+
+@dataclass(frozen=True)
+class _ArmUse:
+    """How one arm accesses one buffer, as far as `classify` looks at it."""
+
+    reads: bool
+    writes: bool
+    #: the index every access uses when it is injective in the invocation and the
+    #: arm is 1-D (two arms with the same `tag` depend within an invocation), else None
+    tag: tuple | None
+    #: every access stays in its workgroup's span of the fused workgroup
+    in_span: bool
+    #: the accesses themselves (to name the dependence kind)
+    accesses: tuple[Access, ...]
+
+    @classmethod
+    def of(cls, mine: list[Access], one_d: bool, workgroup: Workgroup) -> _ArmUse:
+        keys = {_index_key(a.index) for a in mine}
+        pivot = mine[0].index
+        uniform = len(keys) == 1 and None not in keys
+        tag = keys.pop() if uniform and one_d and injective_in_invocation(pivot) else None
+        return cls(
+            reads=any(a.reads for a in mine),
+            writes=any(a.writes for a in mine),
+            tag=tag,
+            in_span=all(in_workgroup_span(a.index, workgroup) for a in mine),
+            accesses=tuple(mine),
+        )
+
+    def strength_after(self, earlier: _ArmUse) -> str:
+        if self.tag is not None and self.tag == earlier.tag:
+            return "invocation"
+        if self.in_span and earlier.in_span:
+            return "workgroup"
+        return "grid"
+
+
+def _index_key(value) -> tuple | None:
+    """A hashable form of an id expression, equal for two values exactly when
+    `structurally_equal` holds between them; None for anything else."""
+    if not is_id_expression(value):
+        return None
+    op = value.owner
+    properties = tuple(sorted(op.properties.items()))
+    return (op.name, properties, value.type, tuple(_index_key(x) for x in op.operands))
+
+
+class _Latest:
+    """Arms added in order; answers "the latest arm whose tag is not `tag`"."""
+
+    def __init__(self) -> None:
+        self.last: tuple[int, tuple | None] | None = None
+        self.other: int | None = None  # the latest arm whose tag differs from `last`'s
+
+    def add(self, arm: int, tag: tuple | None) -> None:
+        if self.last is not None and not _same_tag(self.last[1], tag):
+            self.other = self.last[0]
+        self.last = (arm, tag)
+
+    def before(self, tag: tuple | None) -> int | None:
+        if self.last is None:
+            return None
+        return self.other if _same_tag(self.last[1], tag) else self.last[0]
+
+
+def _same_tag(a: tuple | None, b: tuple | None) -> bool:
+    return a is not None and a == b
+
+
+def _latest_dependences(buffer: str, uses: list[tuple[int, _ArmUse]]) -> list[Hazard]:
+    touched, written = _Latest(), _Latest()  # every arm so far; the writers
+    touched_wide, written_wide = _Latest(), _Latest()  # those not within their workgroup span
+    use_of = dict(uses)
+    found = []
+    for j, use in uses:
+        # j depends on every earlier arm when it writes, else on the earlier writers
+        every, wide = (touched, touched_wide) if use.writes else (written, written_wide)
+        beyond = every.before(use.tag)  # latest earlier arm not ordered within the invocation
+        grid = beyond if not use.in_span else wide.before(use.tag)
+        for i in dict.fromkeys(x for x in (beyond, grid) if x is not None):
+            earlier = use_of[i]
+            kind = dependence_kind(earlier.accesses, use.accesses)
+            if kind is not None:
+                found.append(Hazard(i, j, buffer, kind, use.strength_after(earlier)))
+        touched.add(j, use.tag)
+        if use.writes:
+            written.add(j, use.tag)
+        if not use.in_span:
+            touched_wide.add(j, use.tag)
+            if use.writes:
+                written_wide.add(j, use.tag)
     return found

@@ -653,7 +653,10 @@ class ProgramOp(IRDLOperation):
     def verify(self, verify_nested_ops: bool = True) -> None:
         # whole-body checks first: the ops' own verifiers follow operand
         # definitions, which is only safe once every use is dominated
-        raise_body_errors(body_errors(self, _is_vyre_statement, SCOPE_OPS, "a 'vyre.program'"))
+        raise_body_errors(
+            body_errors(self, _is_vyre_statement, SCOPE_OPS, "a 'vyre.program'")
+            or barriers_after_divergent_returns(self)
+        )
         super().verify(verify_nested_ops)
 
     def verify_(self) -> None:
@@ -1232,6 +1235,19 @@ def _divergent_ancestor(op: Operation) -> Operation | None:
     return None
 
 
+def barriers_after_divergent_returns(program: Operation) -> list[tuple[Operation, str]]:
+    """Each `vyre.barrier` of `program` after a `vyre.return` that only some
+    invocations take (in program order), with its error: one walk of the program."""
+    errors: list[tuple[Operation, str]] = []
+    returned = False
+    for op in program.walk():
+        if isinstance(op, ReturnOp) and _divergent_ancestor(op) is not None:
+            returned = True
+        elif returned and isinstance(op, BarrierOp):
+            errors.append((op, "barrier after a 'vyre.return' that only some invocations take"))
+    return errors
+
+
 def _only_scopes_above(op: Operation) -> bool:
     """Whether every op between `op` and its program is a `vyre.block`/`vyre.region`."""
     parent = op.parent_op()
@@ -1270,16 +1286,8 @@ class BarrierOp(BarrierOpBase):
                 "'grid_sync' barrier must be at the top level of its program or in "
                 "'vyre.block'/'vyre.region' scopes there (not in a loop or an if)"
             )
-        program = enclosing_program(self)
-        if program is None:
-            return
-        for earlier in program.walk():
-            if earlier is self:
-                break
-            if isinstance(earlier, ReturnOp) and _divergent_ancestor(earlier) is not None:
-                raise VerifyException(
-                    "barrier after a 'vyre.return' that only some invocations take"
-                )
+        # a barrier after a `vyre.return` only some invocations take is found by
+        # the program's own verifier, in one walk (`barriers_after_divergent_returns`)
 
 
 @irdl_op_definition

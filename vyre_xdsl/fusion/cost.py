@@ -20,6 +20,13 @@ Costs are counted in *launches* (one dispatch in a submit):
   ran it slower than its own kernel did (a 32-element pre-sum loop fused with the
   first level of a workgroup tree: 1.09-1.16x the two kernels' GPU time on
   lavapipe; unrolled, 16 elements fused ran 0.77x on an H200).
+- a run whose fused kernel would break a limit of the target profile
+  (`over_limit`: storage buffers per shader stage, workgroup memory bytes,
+  invocations per workgroup) is cut in the middle and each half judged again,
+  so fusion never makes a kernel that a target refuses while its programs ran.
+
+Each cut can be reported (the `remark` callback of `profitable_runs`, which
+`vyre-fuse{remarks=true}` prints as located `remark:` lines).
 
 ```python
 from vyre_xdsl.fusion.cost import profitable_runs
@@ -30,11 +37,18 @@ runs = profitable_runs(programs, intermediates_of)  # [([0, 1], outcome), ([2], 
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 
 from vyre_xdsl.analysis.loops import rolled_loops
-from vyre_xdsl.dialects.vyre import BarrierOp, LoopOp, ProgramOp
+from vyre_xdsl.dialects.vyre import BarrierOp, LoopOp, ProgramOp, type_name
 from vyre_xdsl.fusion.fuse import FusionOutcome, fuse_with_outcome
+from vyre_xdsl.lowering.lower import needs_sidecar
+from vyre_xdsl.lowering.profile import DEFAULT_PROFILE, TargetProfile
+from vyre_xdsl.semantics import storage_bytes
+
+#: remark(program, message): why a run was cut before `program`
+Remark = Callable[[ProgramOp, str], None]
 
 #: bytes of memory traffic worth one launch. A launch in a submit costs about
 #: 4 us on the H200 (4 TB/s: 16 MiB) and 80 us on lavapipe (a few GB/s: a few
@@ -78,11 +92,45 @@ def explain(outcome: FusionOutcome) -> str:
     )
 
 
+def over_limit(program: ProgramOp, profile: TargetProfile = DEFAULT_PROFILE) -> str | None:
+    """Why the kernel of `program` would break a limit of `profile`, else None:
+    its storage buffers per shader stage (every host buffer, and the trap
+    sidecar when lowering adds one), its workgroup memory in bytes, or its
+    invocations per workgroup (the counts `kernel-verify` checks)."""
+    buffers = list(program.buffers())
+    storage = sum(1 for b in buffers if not b.is_workgroup) + needs_sidecar(program)
+    if storage > profile.max_storage_buffers:
+        return (
+            f"its kernel would need {storage} storage buffers; the target allows "
+            f"{profile.max_storage_buffers} per shader stage"
+        )
+    shared = sum(
+        storage_bytes(type_name(b.element_type), b.static_count or 0)
+        for b in buffers
+        if b.is_workgroup
+    )
+    if shared > profile.max_workgroup_storage_bytes:
+        return (
+            f"its kernel would need {shared} bytes of workgroup memory; the target allows "
+            f"{profile.max_workgroup_storage_bytes}"
+        )
+    workgroup = program.workgroup
+    too_wide = any(size > most for size, most in zip(workgroup, profile.max_workgroup_size))
+    if too_wide or math.prod(workgroup) > profile.max_invocations:
+        return (
+            f"its workgroup would be {list(workgroup)}; the target allows "
+            f"{list(profile.max_workgroup_size)} and {profile.max_invocations} invocations"
+        )
+    return None
+
+
 def profitable_runs(
     programs: Sequence[ProgramOp],
     intermediates_of: Callable[[Sequence[int]], frozenset[str]],
     *,
     recompute: bool = True,
+    profile: TargetProfile = DEFAULT_PROFILE,
+    remark: Remark | None = None,
 ) -> list[tuple[list[int], FusionOutcome | None]]:
     """Consecutive runs of `programs` (indices, in order, covering all) to fuse,
     each with its fusion (None for a run of one program).
@@ -90,45 +138,77 @@ def profitable_runs(
     `intermediates_of(run)` names the buffers the run may drop. A run that
     fusion would split at a `grid_sync` is cut there; a run whose fusion does
     not pay (`benefit` < 0) is cut between the two consecutive programs whose
-    grids differ most; each piece is judged again. Refusals of `vyre-fuse`
+    grids differ most; a run whose fused kernel breaks a limit of `profile`
+    (`over_limit`) is cut in the middle; each piece is judged again, and
+    `remark` (when given) hears why each cut was made. Refusals of `vyre-fuse`
     propagate (a `VyreDiagnostic`)."""
-    return _runs(list(range(len(programs))), programs, intermediates_of, recompute)
+    judge = _Judge(programs, intermediates_of, recompute, profile, remark or _silent)
+    return judge.runs(list(range(len(programs))))
 
 
-def _runs(
-    run: list[int],
-    programs: Sequence[ProgramOp],
-    intermediates_of: Callable[[Sequence[int]], frozenset[str]],
-    recompute: bool,
-) -> list[tuple[list[int], FusionOutcome | None]]:
-    if len(run) < 2:
-        return [(run, None)]
-    mixed = _loop_meets_barriers(run, programs)
-    if mixed is not None:
-        return [
-            r
-            for piece in (run[: mixed + 1], run[mixed + 1 :])
-            for r in _runs(piece, programs, intermediates_of, recompute)
-        ]
-    outcome = fuse_with_outcome(
-        [programs[k] for k in run],
-        split_grid_sync=True,
-        intermediates=intermediates_of(run),
-        recompute=recompute,
-    )
-    cuts = sorted(outcome.splits)
-    if not cuts and benefit(outcome) >= 0:
+def _silent(program: ProgramOp, message: str) -> None:
+    return None
+
+
+class _Judge:
+    """`profitable_runs`: judges a run, cuts it where needed, judges the pieces."""
+
+    def __init__(
+        self,
+        programs: Sequence[ProgramOp],
+        intermediates_of: Callable[[Sequence[int]], frozenset[str]],
+        recompute: bool,
+        profile: TargetProfile,
+        remark: Remark,
+    ):
+        self.programs = programs
+        self.intermediates_of = intermediates_of
+        self.recompute = recompute
+        self.profile = profile
+        self.remark = remark
+
+    def runs(self, run: list[int]) -> list[tuple[list[int], FusionOutcome | None]]:
+        if len(run) < 2:
+            return [(run, None)]
+        mixed = _loop_meets_barriers(run, self.programs)
+        if mixed is not None:
+            return self.cut(
+                run,
+                [mixed],
+                "a loop that stays a loop would run in a kernel with workgroup barriers",
+            )
+        outcome = fuse_with_outcome(
+            [self.programs[k] for k in run],
+            split_grid_sync=True,
+            intermediates=self.intermediates_of(run),
+            recompute=self.recompute,
+        )
+        if outcome.splits:
+            return self.cut(
+                run, sorted(outcome.splits), "a dependence crosses workgroups (a grid_sync split)"
+            )
+        if benefit(outcome) < 0:
+            return self.cut(run, [_widest_gap(outcome.groups)], f"fusing loses: {explain(outcome)}")
+        limit = over_limit(outcome.program, self.profile)
+        if limit is not None:
+            return self.cut(
+                run, [(len(run) - 1) // 2], f"the fused program breaks a limit: {limit}"
+            )
         return [(run, outcome)]
-    if not cuts:
-        cuts = [_widest_gap(outcome.groups)]
-    pieces, start = [], 0
-    for cut in cuts:
-        pieces.append(run[start : cut + 1])
-        start = cut + 1
-    pieces.append(run[start:])
-    return [
-        r for piece in pieces if piece for r in _runs(piece, programs, intermediates_of, recompute)
-    ]
+
+    def cut(
+        self, run: list[int], cuts: list[int], why: str
+    ) -> list[tuple[list[int], FusionOutcome | None]]:
+        """The runs of the pieces of `run` cut after each arm in `cuts`."""
+        pieces, start = [], 0
+        for cut in cuts:
+            pieces.append(run[start : cut + 1])
+            start = cut + 1
+            if cut + 1 < len(run):
+                before, after = self.programs[run[cut]], self.programs[run[cut + 1]]
+                self.remark(after, f"not fused with @{before.sym_name.data} before it: {why}")
+        pieces.append(run[start:])
+        return [r for piece in pieces if piece for r in self.runs(piece)]
 
 
 def _has_workgroup_barrier(program: ProgramOp) -> bool:

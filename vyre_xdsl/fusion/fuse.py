@@ -38,6 +38,7 @@ from vyre_xdsl.analysis import (
     Hazard,
     access_of,
     accesses,
+    barrier_hazards,
     buffers_written,
     declaration_of,
     hazards,
@@ -570,7 +571,11 @@ class _Fusion:
         return [accesses(arm.statements()) for arm in self.arms]
 
     def _hazards(self) -> list[Hazard]:
-        return hazards(
+        """The dependences between the arms: with `split`, those that decide where
+        barriers go (`barrier_hazards`, linear in the arms); without, every one
+        (a refusal names the first that crosses workgroups)."""
+        find = barrier_hazards if self.split else hazards
+        return find(
             [arm.workgroup for arm in self.arms],
             self._accesses(),
             self.workgroup,

@@ -27,7 +27,7 @@ from collections import Counter
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 
-from xdsl.dialects.builtin import StringAttr, SymbolRefAttr
+from xdsl.dialects.builtin import LocationAttr, StringAttr, SymbolRefAttr
 from xdsl.ir import Attribute, Block, Operation
 
 from vyre_xdsl.analysis import declared_local_names
@@ -299,6 +299,8 @@ class MergedBuffer:
     count: int | None  # None: runtime-sized
     output: bool
     min_count: int  # largest static count among the declarations
+    #: where the first declaration was written (diagnostics about the merged buffer point there)
+    location: LocationAttr | None = None
 
     @property
     def is_workgroup(self) -> bool:
@@ -346,6 +348,7 @@ def merge_buffers(arms: Sequence[Arm]) -> dict[str, MergedBuffer]:
                     buffer.static_count,
                     buffer.is_output,
                     buffer.static_count or 0,
+                    buffer.location,
                 )
                 continue
             known = merged[name]
@@ -369,9 +372,10 @@ def buffer_declarations(merged: dict[str, MergedBuffer], keep: set[str]) -> list
         slot = None
         if not buffer.is_workgroup:
             slot, binding = binding, binding + 1
-        ops.append(
-            BufferOp(
-                buffer.name, buffer.access, buffer.element_type, buffer.count, slot, buffer.output
-            )
+        op = BufferOp(
+            buffer.name, buffer.access, buffer.element_type, buffer.count, slot, buffer.output
         )
+        if buffer.location is not None:
+            op.location = buffer.location
+        ops.append(op)
     return ops

@@ -5,6 +5,7 @@ vyre-opt -p vyre-fuse chain.mlir
 vyre-opt -p 'vyre-fuse{force=true}' chain.mlir             # fuse every program, splitting if needed
 vyre-opt -p 'vyre-fuse{split-grid-sync=false}' chain.mlir   # one program, or a refusal
 vyre-opt -p 'vyre-fuse{recompute=false}' chain.mlir         # never recompute a producer
+vyre-opt -p 'vyre-fuse{remarks=true}' chain.mlir           # say where and why a run was cut
 ```
 
 By default the pass fuses only where the cost model (`vyre_xdsl.fusion.cost`,
@@ -24,6 +25,7 @@ programs are fused separately (in module order).
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass
 
 from xdsl.context import Context
@@ -31,7 +33,8 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
 
 from vyre_xdsl.abi import signature
-from vyre_xdsl.dialects.vyre import programs
+from vyre_xdsl.diagnostics import Located
+from vyre_xdsl.dialects.vyre import ProgramOp, programs
 from vyre_xdsl.fusion import fuse_programs
 from vyre_xdsl.fusion.cost import profitable_runs
 from vyre_xdsl.fusion.merge import check_buffer_types
@@ -52,6 +55,9 @@ class VyreFusePass(ModulePass):
     `recompute`: a load of a producer's output at another index takes the
     producer's expression at that index when it is a pure function of
     unwritten buffers (docs/fusion.md, "Recompute"), instead of a split.
+
+    `remarks`: print a located `remark:` line on stderr for each place the cost
+    model cut a run, saying why (a split, no gain, a target limit).
     """
 
     name = "vyre-fuse"
@@ -59,6 +65,7 @@ class VyreFusePass(ModulePass):
     split_grid_sync: bool = True
     force: bool = False
     recompute: bool = True
+    remarks: bool = False
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         inline_calls(op)
@@ -67,20 +74,25 @@ class VyreFusePass(ModulePass):
             return
         check_buffer_types(progs)  # before the signature, which would blame only one program
         intermediates = {b.name for b in signature(op).buffers if b.is_intermediate}
+        users = _programs_using(progs, intermediates)
         for group in _fusion_groups(progs):
             if len(group) < 2:
                 continue
 
             def intermediates_of(run, group=group) -> frozenset[str]:
-                members = [group[k] for k in run]
-                outside = {b.buffer_name for p in progs if p not in members for b in p.buffers()}
-                return frozenset(intermediates - outside)
+                members = {id(group[k]) for k in run}
+                return frozenset(n for n in intermediates if users[n] <= members)
 
             if self.force or not self.split_grid_sync:
                 everything = list(range(len(group)))
                 runs = [(everything, None)]
             else:
-                runs = profitable_runs(group, intermediates_of, recompute=self.recompute)
+                runs = profitable_runs(
+                    group,
+                    intermediates_of,
+                    recompute=self.recompute,
+                    remark=print_remark if self.remarks else None,
+                )
             for run, outcome in runs:
                 if len(run) < 2:
                     continue
@@ -97,6 +109,13 @@ class VyreFusePass(ModulePass):
                 _replace(members, fused)
 
 
+def print_remark(program: ProgramOp, message: str) -> None:
+    """`FILE:LINE:COL: remark: MESSAGE` on stderr, at `program`'s header."""
+    where = Located(program, message).location()
+    prefix = "" if where is None else "{}:{}:{}: ".format(*where)
+    print(f"{prefix}remark: {message}", file=sys.stderr)
+
+
 def _replace(members: list, fused) -> None:
     """Put `fused` where the first of `members` was, and remove them."""
     fused.location = members[0].location
@@ -104,6 +123,16 @@ def _replace(members: list, fused) -> None:
     for program in members:
         program.detach()
         program.erase()
+
+
+def _programs_using(progs: list, names: set[str]) -> dict[str, set[int]]:
+    """For each buffer in `names`, the ids of the programs that declare it."""
+    users: dict[str, set[int]] = {name: set() for name in names}
+    for program in progs:
+        for buffer in program.buffers():
+            if buffer.buffer_name in users:
+                users[buffer.buffer_name].add(id(program))
+    return users
 
 
 def _fusion_groups(progs: list) -> list[list]:

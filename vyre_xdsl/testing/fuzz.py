@@ -543,7 +543,7 @@ class BundleMutator:
 
 @dataclass
 class Case:
-    kind: str  # "text", "cli", "bundle"
+    kind: str  # "text", "cli", "bundle", "scale"
     origin: str
     mutation: str
     data: bytes
@@ -576,7 +576,7 @@ class Report:
             f"fuzz seed {self.seed} (replay: VYRE_FUZZ_SEED={self.seed}), {len(self.cases)} cases "
             f"in {self.seconds:.1f} s"
         ]
-        for kind in ("text", "cli", "subprocess", "bundle"):
+        for kind in ("text", "cli", "subprocess", "bundle", "scale"):
             counts = {o: n for (k, o), n in self.counts().items() if k == kind}
             if counts:
                 lines.append(
@@ -749,11 +749,16 @@ def unlocated_cli_error(stderr: str) -> str | None:
 
 
 def check_text(
-    text: str, rng: np.random.Generator, wgsl: list[str], ran: list | None = None
+    text: str,
+    rng: np.random.Generator,
+    wgsl: list[str],
+    ran: list | None = None,
+    bundle_sample: float = BUNDLE_SAMPLE,
 ) -> tuple[str, str, str]:
     """(outcome, detail, site) of the in-process pipeline on `text`; every WGSL
     module it prints is appended to `wgsl` (validated later), and the inputs of
-    a successful reference run to `ran` (for a run on wgpu)."""
+    a successful reference run to `ran` (for a run on wgpu). `bundle_sample` is
+    the chance that the case also goes through `vyre-compile`."""
     import vyre_xdsl
     from vyre_xdsl.abi import signature
     from vyre_xdsl.api import fuse_module
@@ -772,7 +777,7 @@ def check_text(
         wgsl.extend(k.wgsl for k in kernels)
         # vyre-compile (plan, fuse, lower, bundle) and its own decoder, on a third of the cases
         bundle = None
-        if rng.random() < BUNDLE_SAMPLE:
+        if rng.random() < bundle_sample:
             bundle = _guarded("vyre-compile", lambda: compile_bundle(module).bundle_bytes())
         if bundle is not None:
             try:
@@ -1221,6 +1226,9 @@ class Campaign:
     generated_texts: int = 24
     generated_bundles: int = 6
     case_limit: float = 5.0
+    #: unmutated scale probes (`_scale`): loop nests up to the depth limit and long chains
+    scale_cases: int = 4
+    scale_limit: float = 60.0
     verbose: bool = False
 
     def run(self) -> Report:
@@ -1231,6 +1239,7 @@ class Campaign:
         try:
             with tempfile.TemporaryDirectory(prefix="vyre-fuzz-") as workdir:
                 self._text(rng, report, worker, workdir)
+                self._scale(rng, report)
                 self._bundles(rng, report, worker)
                 self._subprocess(rng, report, worker, workdir)
         finally:
@@ -1290,6 +1299,43 @@ class Campaign:
                 self._log(f"text {n + 1}: {Counter(c.outcome for c in report.cases)}")
         self._validate_wgsl(printed, worker)
         self._run_on_wgpu(rng, runnable, worker)
+
+    def _scale(self, rng: random.Random, report: Report) -> None:
+        """Programs at the documented limits, through the whole in-process pipeline
+        under `scale_limit` each: a stage exponential in the nesting depth or
+        quadratic in the number of programs is a `hang`. Even cases are loop
+        nests 48-64 deep (one-trip loops, a few of 2 or 16 trips: at most 4096
+        iterations in all); odd cases chains of 100-300 programs, a tenth of them
+        reading a neighbour (a dispatch split). The chains skip `vyre-compile`:
+        its planner still fuses a trial group per prefix of a chain (quadratic)."""
+        from vyre_xdsl.testing.generators import deep_nest_text, long_chain_text
+
+        np_rng = np.random.default_rng(rng.randrange(2**32))
+        for n in range(self.scale_cases):
+            if n % 2 == 0:
+                trips = [1] * rng.randint(48, 64)
+                for _ in range(rng.randint(0, 3)):
+                    trips[rng.randrange(len(trips))] = rng.choice((2, 16))
+                origin, text = f"deep_nest_text({trips})", deep_nest_text(trips)
+                sample = BUNDLE_SAMPLE
+            else:
+                shifted = [rng.random() < 0.1 for _ in range(rng.randint(100, 300))]
+                origin, text = f"long_chain_text({len(shifted)} programs)", long_chain_text(shifted)
+                sample = 0.0
+            case = Case("scale", origin, "none", text.encode())
+            try:
+                with time_limit(self.scale_limit):
+                    case.outcome, case.detail, case.site = check_text(
+                        text, np_rng, [], bundle_sample=sample
+                    )
+            except CaseTimeout:
+                case.outcome, case.detail, case.site = (
+                    "hang",
+                    f"over {self.scale_limit:g} s",
+                    "scale pipeline",
+                )
+            report.cases.append(case)
+            self._log(f"scale {origin[:60]}: {case.outcome} {case.detail}")
 
     def _run_on_wgpu(self, rng: random.Random, runnable: list, worker: GpuWorker) -> None:
         for case, text, inputs in rng.sample(runnable, min(len(runnable), self.wgpu_cases)):

@@ -2104,3 +2104,83 @@ def helper_func(ty: str) -> v.FuncOp:
     for op in ops:
         block.add_op(op)
     return v.FuncOp(helper_name(ty), [t, t], t, Region(block))
+
+
+# ============================================================================ scale
+
+
+def deep_nest_text(trips: Sequence[int], elements: int = 64) -> str:
+    """One program with `len(trips)` nested loops (outermost first, loop k running
+    `trips[k]` iterations) around an increment: `out[i] = x[i] + prod(trips)`
+    (modulo 2^32). At the nesting limit (64) it probes that no stage is
+    exponential in the depth, and that the unroll budget multiplies through a nest."""
+    lines = [
+        "vyre.program @deep workgroup_size [64, 1, 1] {",
+        f"  vyre.buffer @x binding 0 read_only : ui32[{elements}]",
+        f"  vyre.buffer @out binding 1 write_only : ui32[{elements}]",
+        "  %i = vyre.invocation_id x",
+        "  %zero = vyre.const 0 : ui32",
+        "  %one = vyre.const 1 : ui32",
+        "  %v = vyre.load @x[%i] : ui32",
+        "  vyre.let @acc = %v : ui32",
+    ]
+    for level, count in enumerate(trips):
+        pad = "  " * (level + 1)
+        lines.append(f"{pad}%t{level} = vyre.const {count} : ui32")
+        lines.append(f"{pad}vyre.loop @k{level} = %zero to %t{level} {{")
+    pad = "  " * (len(trips) + 1)
+    lines += [
+        f"{pad}%a = vyre.var @acc : ui32",
+        f"{pad}%s = vyre.add %a, %one : ui32",
+        f"{pad}vyre.assign @acc = %s : ui32",
+    ]
+    for level in reversed(range(len(trips))):
+        lines.append("  " * (level + 1) + "}")
+    lines += ["  %r = vyre.var @acc : ui32", "  vyre.store @out[%i] = %r : ui32", "}"]
+    return "\n".join(lines) + "\n"
+
+
+def long_chain_text(shifted: Sequence[bool], elements: int = 256) -> str:
+    """`len(shifted)` programs in a chain: program k reads t{k} and writes
+    t{k+1} = t{k} * 3 + k (t0 is the input x). Where `shifted[k]`, it reads its
+    left neighbour t{k}[i - 1] instead (element 0 reads t{k}[0]), a dependence
+    across workgroups that fusion must split. It probes that fusion, planning
+    and lowering take time near-linear in the number of programs."""
+    out = []
+    for k, shift in enumerate(shifted):
+        src, dst = ("x" if k == 0 else f"t{k}"), f"t{k + 1}"
+        index = "%i"
+        extra = ""
+        if shift:
+            extra = (
+                "  %zero = vyre.const 0 : ui32\n"
+                "  %one = vyre.const 1 : ui32\n"
+                "  %inside = vyre.gt %i, %zero : ui32\n"
+                "  %left = vyre.sub %i, %one : ui32\n"
+                "  %j = vyre.select %inside, %left, %zero : ui32\n"
+            )
+            index = "%j"
+        out.append(
+            f"""vyre.program @s{k} workgroup_size [64, 1, 1] {{
+  vyre.buffer @{src} binding 0 read_only : ui32[{elements}]
+  vyre.buffer @{dst} binding 1 write_only : ui32[{elements}]
+  %i = vyre.invocation_id x
+{extra}  %v = vyre.load @{src}[{index}] : ui32
+  %three = vyre.const 3 : ui32
+  %k = vyre.const {k} : ui32
+  %m = vyre.mul %v, %three : ui32
+  %r = vyre.add %m, %k : ui32
+  vyre.store @{dst}[%i] = %r : ui32
+}}"""
+        )
+    return "\n".join(out) + "\n"
+
+
+def long_chain_expected(shifted: Sequence[bool], x: np.ndarray) -> np.ndarray:
+    """The last buffer of `long_chain_text(shifted)` for input `x`, in numpy."""
+    t = x.astype(np.uint64)
+    for k, shift in enumerate(shifted):
+        if shift:
+            t = np.concatenate([t[:1], t[:-1]])
+        t = (t * 3 + k) % (1 << 32)
+    return t.astype(np.uint32)

@@ -36,7 +36,7 @@ import numpy as np
 from xdsl.ir import Operation, SSAValue
 
 from vyre_xdsl import semantics
-from vyre_xdsl.analysis.loops import unrolled_trips
+from vyre_xdsl.analysis.loops import constant_trip_range, unrolled_sizes
 from vyre_xdsl.analysis.uniformity import is_kernel_workgroup_uniform
 from vyre_xdsl.backends.wgsl import floats, int64, packed
 from vyre_xdsl.diagnostics import VyreDiagnostic, VyreError
@@ -427,6 +427,8 @@ class _Printer:
         self.width = kernel_width(descriptor)
         self.groups = 1 if self.width > 1 else groups_per_workgroup(descriptor)
         self.copy = 0
+        # which loops print unrolled (`unrolled_sizes`), decided once per nest
+        self.loop_sizes: dict[k.ForOp, int | None] = {}
         # vec4 form: the vectors already loaded, by (slot, offset in vectors), of
         # the buffers the kernel never stores to (`stored_slots`)
         self.wide_vectors: dict[tuple[int, int], str] = {}
@@ -1146,8 +1148,14 @@ class _Printer:
             self.block(op.else_region.block.ops)
         self.emit("}")
 
+    def unrolled_trips(self, op: k.ForOp) -> range | None:
+        """`analysis.loops.unrolled_trips`, with the whole nest decided at its outermost loop."""
+        if op not in self.loop_sizes:
+            self.loop_sizes.update(unrolled_sizes(op, k.ForOp))
+        return None if self.loop_sizes[op] is None else constant_trip_range(op)
+
     def _for(self, op: k.ForOp) -> None:
-        trips = unrolled_trips(op)
+        trips = self.unrolled_trips(op)
         if trips is not None:
             self._unrolled_for(op, trips)
             return
