@@ -273,6 +273,21 @@ FORGERIES = {
         B.InvalidSignatureError,
         "second time",
     ),
+    "shape-unknown-buffer": (
+        lambda d: d["shapes"].update(nope=[2]),
+        B.InvalidSignatureError,
+        "no such buffer",
+    ),
+    "shape-size": (
+        lambda d: d["shapes"].update({d["signature"][0]["name"]: [3, 5]}),
+        B.InvalidSignatureError,
+        "holds 15 elements",
+    ),
+    "shape-dimension": (
+        lambda d: d["shapes"].update({d["signature"][0]["name"]: [0, -1]}),
+        B.InvalidSignatureError,
+        "is not a shape",
+    ),
     "binding-slot": (
         lambda d: _kernel(d)["bindings"][1].update(slot=_kernel(d)["bindings"][0]["slot"]),
         B.InvalidBindingError,

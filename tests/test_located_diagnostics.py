@@ -94,12 +94,13 @@ def test_vyre_compile_locates_an_emission_error_at_the_group_s_program(capsys):
     assert "the target allows 1 per shader stage" in line
 
 
-def test_an_error_at_a_buffer_the_fusion_made_is_located_at_the_fused_program_header():
+def test_an_error_at_a_buffer_the_fusion_merged_is_located_at_its_source_declaration():
     module = vyre_xdsl.parse((EXAMPLES / "chain3.mlir").read_text(), "chain3.mlir")
     fused = fuse_module(module)
     with pytest.raises(VyreDiagnostic) as caught:
         lowered_module(programs(fused), TargetProfile(max_storage_buffers=1))
-    assert str(caught.value).startswith("chain3.mlir:3:1: binding @")
+    # the fused program's second storage buffer is @out, declared by @square at line 23
+    assert str(caught.value).startswith("chain3.mlir:23:3: binding @out ")
 
 
 # ---------------------------------------------------------------- %k for a loop variable

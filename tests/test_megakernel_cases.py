@@ -7,8 +7,7 @@ lavapipe run it in milliseconds.
 
 from __future__ import annotations
 
-from vyre_xdsl.context import parse_module
-from vyre_xdsl.diagnostics import verify_module
+import vyre_xdsl
 from vyre_xdsl.megakernel.graph import ANTI, DATA, OUTPUT, ProgramGraph
 
 
@@ -183,9 +182,8 @@ CASES = {
 
 
 def module_of(text: str):
-    module = parse_module(text)
-    verify_module(module)
-    return module
+    """The verified vyre module of `text` (standard MLIR is converted first)."""
+    return vyre_xdsl.parse(text)
 
 
 def graph_of(text: str) -> ProgramGraph:

@@ -20,6 +20,7 @@ from hypothesis import strategies as st
 
 wgpu = pytest.importorskip("wgpu")
 
+import vyre_xdsl  # noqa: E402
 from vyre_xdsl.backends.wgsl import compile_module  # noqa: E402
 from vyre_xdsl.context import parse_module  # noqa: E402
 from vyre_xdsl.diagnostics import verify_module  # noqa: E402
@@ -64,8 +65,7 @@ def test_examples_exist():
     "path,fused", VARIANTS, ids=[f"{p.stem}{'-fused' if f else ''}" for p, f in VARIANTS]
 )
 def test_example_wgsl_validates(device, path, fused):
-    module = parse_module(path.read_text(), path.name)
-    verify_module(module)
+    module = vyre_xdsl.parse(path.read_text(), path.name)  # standard MLIR is converted
     if fused:
         from vyre_xdsl.api import fuse_module
 

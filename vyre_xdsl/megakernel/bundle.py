@@ -25,7 +25,7 @@ JSON). `from_bytes()` checks, in order, each failure its own `BundleError`:
 | `NonCanonicalOrderError` | modules are not strictly ordered by (stage, group) |
 | `NonCanonicalEncodingError` | the body is not the canonical JSON of what it decodes to |
 | `InvalidProfileError` | the profile is not a WGSL generation-2 profile within the hard limits below |
-| `InvalidSignatureError` | a run-signature entry has a bad name, element type, count or flags |
+| `InvalidSignatureError` | a run-signature entry has a bad name, element type, count or flags, or a host shape that is not one of its buffers' |
 | `InvalidBindingError` | a kernel's bindings: bad or repeated slots, visibility, memory class, element type, count, sidecar, scratch |
 | `InvalidLaunchError` | a workgroup size or grid outside the profile (or WGSL's 65535 workgroups per axis), an indirect grid that is no ui32 buffer of the run or whose offset leaves no 3 words, a kernel that does not launch as its dispatch record says |
 | `InvalidElementCountError` | count buffers that are not bindings, counts that disagree with the bindings |
@@ -52,6 +52,7 @@ from __future__ import annotations
 
 import functools
 import json
+import math
 
 import attrs
 import blake3
@@ -269,6 +270,9 @@ class TargetModuleBundle:
     signature: tuple[SignatureBuffer, ...]
     nodes: tuple[BundleNode, ...]
     modules: tuple[TargetModuleImage, ...]
+    #: host shapes of the buffers that were memrefs of standard MLIR input
+    #: (-1: the dynamic dimension); empty for a module written in vyre
+    shapes: dict[str, tuple[int, ...]]
 
     @classmethod
     def new(
@@ -278,6 +282,7 @@ class TargetModuleBundle:
         signature: tuple[SignatureBuffer, ...],
         nodes: tuple[BundleNode, ...],
         modules: list[TargetModuleImage],
+        shapes: dict[str, tuple[int, ...]] | None = None,
     ) -> TargetModuleBundle:
         """A bundle with its modules in canonical (stage, group) order."""
         return cls(
@@ -287,6 +292,7 @@ class TargetModuleBundle:
             signature=signature,
             nodes=tuple(sorted(nodes, key=lambda n: n.id)),
             modules=tuple(sorted(modules, key=lambda m: (m.stage, m.group))),
+            shapes=dict(sorted((shapes or {}).items())),
         )
 
     def run_signature(self) -> RunSignature:
@@ -347,6 +353,7 @@ class TargetModuleBundle:
                 )
         _check_profile(self.profile)
         _check_signature(self.signature)
+        _check_shapes(self.shapes, self.signature)
         _check_artifact_digest(self.artifact)
         for node in self.nodes:
             _check_program(node.program, f"node {node.id} (@{node.name})")
@@ -472,6 +479,25 @@ def _check_profile(profile: ProfileRecord) -> None:
         raise bad(
             f"subgroup_size {size} is neither 0 nor a power of two up to {MAX_PROFILE_SUBGROUP}"
         )
+
+
+def _check_shapes(shapes: dict[str, tuple[int, ...]], buffers: tuple[SignatureBuffer, ...]) -> None:
+    """Each shape names a buffer of the run signature, has dimensions of at
+    least 1 (or one -1, the dynamic one) and, for a static count, holds it."""
+    counts = {b.name: b.count for b in buffers}
+    for name, shape in shapes.items():
+        where = f"shape of buffer '{name}'"
+        if name not in counts:
+            raise InvalidSignatureError(f"{where}: no such buffer in the run signature")
+        if not shape or any(d < 1 and d != -1 for d in shape) or shape.count(-1) > 1:
+            raise InvalidSignatureError(
+                f"{where}: {list(shape)} is not a shape (dimensions >= 1, at most one -1)"
+            )
+        size = math.prod(shape)
+        if -1 not in shape and counts[name] is not None and size != counts[name]:
+            raise InvalidSignatureError(
+                f"{where}: {list(shape)} holds {size} elements, the buffer {counts[name]}"
+            )
 
 
 def _check_signature(buffers: tuple[SignatureBuffer, ...]) -> None:

@@ -34,6 +34,7 @@ from xdsl.dialects.builtin import ModuleOp
 
 from vyre_xdsl.backends.wgsl.kernel_module import WgslKernel
 from vyre_xdsl.canonical import ProgramTextError, canonical_program_text, parse_program_text
+from vyre_xdsl.conversion import memref_shapes
 from vyre_xdsl.diagnostics import VyreDiagnostic, VyreError, verify_module
 from vyre_xdsl.dialects.vyre import ProgramOp
 from vyre_xdsl.dispatch import uses_whole_buffers
@@ -122,7 +123,7 @@ def compile_module(module: ModuleOp, profile: TargetProfile = DEFAULT_PROFILE) -
     verify_module(module)
     graph = ProgramGraph.from_module(inlined(module))
     artifact = build_artifact(graph, plan(graph, profile=profile))
-    payload = compile_selected_modules(artifact, profile)
+    payload = compile_selected_modules(artifact, profile, shapes=memref_shapes(module))
     return ArtifactEnvelope(artifact).attach_target_payload(payload)
 
 
@@ -130,7 +131,10 @@ def compile_selected_modules(
     artifact: Artifact,
     profile: TargetProfile = DEFAULT_PROFILE,
     format: TargetPayloadFormat = WGSL_FORMAT,
+    shapes: dict[str, tuple[int, ...]] | None = None,
 ) -> TargetPayload:
+    """The bundle of `artifact`'s fusion groups; `shapes` are the host shapes
+    of buffers that were memrefs (`vyre_xdsl.conversion.memref_shapes`)."""
     modules = selected_modules(artifact)
     graph = _decoded_graph(modules)
     images, entries = [], []
@@ -161,6 +165,7 @@ def compile_selected_modules(
         signature=artifact.signature,
         nodes=tuple(BundleNode(n.id, n.name, n.program) for n in artifact.nodes),
         modules=images,
+        shapes=shapes,
     )
     return TargetPayload.new(artifact, format, record, entries, bundle.to_bytes())
 

@@ -20,6 +20,7 @@ from collections.abc import Mapping
 import numpy as np
 
 from vyre_xdsl.canonical import parse_program_text
+from vyre_xdsl.conversion import in_memref_shapes
 from vyre_xdsl.diagnostics import VyreError
 from vyre_xdsl.megakernel.bundle import TargetModuleBundle
 from vyre_xdsl.semantics import storage_bytes
@@ -37,7 +38,8 @@ def run_bundle(
     backend: str = "wgpu",
     max_iterations: int | None = None,
 ) -> dict[str, np.ndarray]:
-    """The output buffers (by name) of running `bundle` on `inputs`;
+    """The output buffers (by name) of running `bundle` on `inputs` (a buffer
+    that was a memref of standard MLIR in the memref's shape);
     `max_iterations` bounds the reference backend's loop iterations (see
     `vyre_xdsl.interpreter.execute`)."""
     if isinstance(bundle, bytes | bytearray):
@@ -65,7 +67,7 @@ def run_bundle(
             uploads=set(sig.inputs),
             device=gpu,
         )
-    return sig.outputs_of(final, inputs)
+    return in_memref_shapes(sig.outputs_of(final, inputs), bundle.shapes)
 
 
 def check_device_fits(bundle: TargetModuleBundle, limits: Mapping[str, int]) -> None:
