@@ -19,6 +19,7 @@ are immutable from Python: a run never writes into an array it was given
 from __future__ import annotations
 
 import math
+import weakref
 
 import numpy as np
 
@@ -55,12 +56,29 @@ class DeviceArray:
     `device` is the `GpuDevice` that owns the buffer.
     """
 
-    __slots__ = ("_gpu", "_buffer", "_usage", "dtype", "shape", "size", "nbytes")
+    __slots__ = (
+        "_gpu",
+        "_buffer",
+        "_usage",
+        "_give_back",
+        "dtype",
+        "shape",
+        "size",
+        "nbytes",
+        "__weakref__",
+    )
 
     def __init__(self, gpu: GpuDevice, buffer, usage: str, dtype: np.dtype, shape: tuple[int, ...]):
         self._gpu = gpu
         self._buffer = buffer
         self._usage = usage
+        # Returns the buffer to the pool when this array is collected. The
+        # finalizer holds the buffer, so the buffer is never garbage together
+        # with the array: were both in a collected cycle, the buffer's own
+        # finalizer (which releases its native handle) could run first, and
+        # the pool would then hand out a released buffer.
+        self._give_back = weakref.finalize(self, _give_back, gpu.pool, buffer, usage)
+        self._give_back.atexit = False
         self.dtype = dtype if isinstance(dtype, np.dtype) else np.dtype(dtype)
         self.shape = tuple(shape)
         self.size = math.prod(self.shape)
@@ -121,17 +139,17 @@ class DeviceArray:
         """Give the buffer back now (it goes back to the device's pool); later
         use of this array raises `FreedArrayError`. Idempotent."""
         buffer, self._buffer = self._buffer, None
-        if buffer is not None:
+        if buffer is not None and self._give_back.detach() is not None:
             self._gpu.pool.release(buffer, self._usage)
 
-    def __del__(self) -> None:
-        # the collector may run in any thread, even one inside the pool: never wait here
-        try:
-            buffer, self._buffer = self._buffer, None
-            if buffer is not None:
-                self._gpu.pool.release_later(buffer, self._usage)
-        except Exception:  # interpreter shutdown (the device may be gone), half-made array
-            pass
+
+def _give_back(pool, buffer, usage: str) -> None:
+    """A collected array's buffer back to `pool`. The collector may run in any
+    thread, even one inside the pool: never wait here."""
+    try:
+        pool.release_later(buffer, usage)
+    except Exception:  # interpreter shutdown: the device may be gone
+        pass
 
 
 def to_device(
