@@ -143,6 +143,7 @@ def run(
     device: bool = False,
     subgroup_size: int | None = None,
     max_iterations: int | None = None,
+    repeat: int = 1,
 ) -> dict[str, np.ndarray]:
     """Run a module and return its output buffers by name (SPEC section 8).
 
@@ -151,13 +152,29 @@ def run(
 
     The compiled module is cached (see `cached_executable`): a repeated run of
     the same module costs about what `Executable.run` costs. `adapter`,
-    `device`, `subgroup_size` and `max_iterations` are as for `compile` and
-    `Executable.run`.
+    `device`, `subgroup_size`, `max_iterations` and `repeat` are as for
+    `compile` and `Executable.run`.
     """
+    check_repeat(repeat)
     exe = cached_executable(module_or_text, backend, fuse, adapter)
     return exe.run(
-        inputs, device=device, subgroup_size=subgroup_size, max_iterations=max_iterations
+        inputs,
+        device=device,
+        subgroup_size=subgroup_size,
+        max_iterations=max_iterations,
+        repeat=repeat,
     )
+
+
+def check_repeat(repeat: object) -> int:
+    """`repeat` checked: an int of at least 1 (else a `ValueError`)."""
+    if isinstance(repeat, bool) or not isinstance(repeat, int | np.integer):
+        raise ValueError(f"repeat must be an int of at least 1, not {repeat!r}")
+    if repeat < 1:
+        raise ValueError(
+            f"repeat is {repeat}; it must be at least 1 (the programs run that many times)"
+        )
+    return int(repeat)
 
 
 class Executable:
@@ -254,6 +271,7 @@ class Executable:
         profile: bool = False,
         subgroup_size: int | None = None,
         max_iterations: int | None = None,
+        repeat: int = 1,
     ) -> dict[str, object]:
         """Run on `inputs` (host arrays or `DeviceArray`s, by buffer name).
 
@@ -266,8 +284,18 @@ class Executable:
         32); on a GPU the adapter decides it. `max_iterations` bounds the
         reference backend's work: the run raises `IterationLimitError` before
         a loop that would take its loop iterations, summed over the
-        invocations that run them, past this number (from any thread).
+        invocations that run them, past this number (from any thread),
+        summed over all repetitions.
+
+        `repeat=N` runs the module's programs N times, in program order, on
+        the same buffers (what one repetition writes, the next one reads; a
+        buffer that is both input and output carries over), and reads the
+        outputs after the last; `vyre.repetition` is the current repetition,
+        0 .. N - 1. On the GPU all N repetitions are one submission. A trap
+        names its repetition (`VyreTrap.repetition`). `repeat` < 1 or not an
+        int is a `ValueError`.
         """
+        repeat = check_repeat(repeat)
         sig = self.signature
         inputs = require_mapping({} if inputs is None else inputs)
         if max_iterations is not None and self.backend != "reference":
@@ -278,7 +306,7 @@ class Executable:
         if self._kernels is None:
             host, resident = _bind(sig, inputs, self.gpu)
             return self._run_elsewhere(
-                host, resident, device, profile, inputs, subgroup_size, max_iterations
+                host, resident, device, profile, inputs, subgroup_size, max_iterations, repeat
             )
         if subgroup_size is not None:
             raise SubgroupSizeError(
@@ -305,6 +333,7 @@ class Executable:
             profile=record,
             keep=device,
             static_sizes=self._static_sizes,
+            **({"repeat": repeat} if repeat != 1 else {}),
         )
         if record is not None:
             from vyre_xdsl.runtime.timing import run_profile
@@ -342,6 +371,7 @@ class Executable:
         inputs,
         subgroup_size: int | None = None,
         max_iterations: int | None = None,
+        repeat: int = 1,
     ) -> dict[str, np.ndarray]:
         """A run on a backend other than wgpu (device arrays are copied to the host)."""
         from vyre_xdsl.runtime.arrays import DeviceArrayError
@@ -360,6 +390,8 @@ class Executable:
         options = {} if subgroup_size is None else {"subgroup_size": subgroup_size}
         if max_iterations is not None:
             options["max_iterations"] = max_iterations
+        if repeat != 1:
+            options["repeat"] = repeat
         final = _backend(self.backend)(self.module, host, sig, **options)
         return in_memref_shapes(sig.outputs_of(final, inputs), self._shapes)
 

@@ -185,3 +185,17 @@ kernel.descriptor @indirect_offset id "0" entry "main" {
   kernel.binding @grid slot 1 group 0 constant read_only : ui32[6]
   kernel.binding @y slot 0 group 0 global read_write : f32[64]
 }
+
+// -----
+
+// The repetition binding: only @__vyre_repetition, a constant read_only ui32[1]
+// binding marked `repetition`, and kernel.repetition reads only it.
+kernel.descriptor @repetition id "0" entry "main" {
+  kernel.dispatch workgroup_size [64, 1, 1] program_workgroup_size [64, 1, 1] grid [1, 1, 1] count []
+  kernel.binding @a slot 0 group 0 global read_write : ui32[64]
+// CHECK: kernel-verify.mlir:[[# @LINE + 1]]:3: error: the repetition binding must be @__vyre_repetition, a constant read_only ui32[1] binding marked 'repetition'
+  kernel.binding @__vyre_repetition slot 1 group 0 constant read_only : ui32[1]
+// CHECK: kernel-verify.mlir:[[# @LINE + 2]]:3: error: 'kernel.repetition' cannot address slot 0 (@a), which is global memory
+// CHECK: kernel-verify.mlir:[[# @LINE + 1]]:3: error: 'kernel.repetition' reads slot 0 (@a), which is not the repetition binding
+  %r = kernel.repetition slot 0
+}

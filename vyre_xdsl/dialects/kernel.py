@@ -101,6 +101,9 @@ MAX_SLOT = 2**32 - 1
 #: the reserved name of the trap sidecar binding (8 u32 words; layout: backends/wgsl/printer.py)
 TRAP_SIDECAR_NAME = "__vyre_descriptor_trap_sidecar"
 TRAP_SIDECAR_WORDS = 8
+#: the reserved name of the repetition binding: one ui32 word, the current
+#: repetition of a run (`vyre.repetition`), written by the runtime per repetition
+REPETITION_NAME = "__vyre_repetition"
 
 MEMORY_CLASSES = ("global", "constant", "uniform", "shared", "scratch")
 HOST_CLASSES = ("global", "constant", "uniform")
@@ -193,7 +196,7 @@ _VYRE_ONLY = frozenset(
     "vyre." + name
     for name in (
         "program buffer let assign var store load buf_len atomic if loop block region "
-        "barrier return trap invocation_id workgroup_id local_id"
+        "barrier return trap invocation_id workgroup_id local_id repetition"
     ).split()
 )
 
@@ -508,7 +511,12 @@ class BindingOp(IRDLOperation):
     kernel.binding @p slot 3 group 1 uniform read_only : ui32[4]
     kernel.binding @tile slot 16777216 shared read_write : f32[64]
     kernel.binding @__vyre_descriptor_trap_sidecar slot 4 group 0 global read_write trap_sidecar : ui32[8]
+    kernel.binding @__vyre_repetition slot 5 group 0 constant read_only repetition : ui32[1]
     ```
+
+    `repetition` marks the binding that holds the current repetition of a run
+    (read by `kernel.repetition`): the runtime binds, for repetition r, one
+    word holding r.
     """
 
     name = "kernel.binding"
@@ -522,6 +530,7 @@ class BindingOp(IRDLOperation):
     count = opt_prop_def(IntegerAttr)
     atomic = opt_prop_def(UnitAttr)
     trap_sidecar = opt_prop_def(UnitAttr)
+    repetition = opt_prop_def(UnitAttr)
 
     traits = traits_def(HasParent(DescriptorOp), SymbolOpInterface())
 
@@ -537,6 +546,7 @@ class BindingOp(IRDLOperation):
         group: int | None = None,
         atomic: bool = False,
         trap_sidecar: bool = False,
+        repetition: bool = False,
     ):
         properties: dict[str, Attribute] = {
             "sym_name": StringAttr(name),
@@ -553,6 +563,8 @@ class BindingOp(IRDLOperation):
             properties["atomic"] = UnitAttr()
         if trap_sidecar:
             properties["trap_sidecar"] = UnitAttr()
+        if repetition:
+            properties["repetition"] = UnitAttr()
         super().__init__(properties=properties)
 
     @property
@@ -592,6 +604,10 @@ class BindingOp(IRDLOperation):
         return self.trap_sidecar is not None
 
     @property
+    def is_repetition(self) -> bool:
+        return self.repetition is not None
+
+    @property
     def is_host(self) -> bool:
         """Bound as a storage buffer in a bind group (a host class or `scratch`)."""
         return self.mem_class in BOUND_CLASSES
@@ -622,6 +638,7 @@ class BindingOp(IRDLOperation):
             )
         atomic = parser.parse_optional_keyword("atomic") is not None
         sidecar = parser.parse_optional_keyword("trap_sidecar") is not None
+        repetition = parser.parse_optional_keyword("repetition") is not None
         element_type, count = parse_shaped_type(parser)
         op = cls(
             name,
@@ -633,6 +650,7 @@ class BindingOp(IRDLOperation):
             group=group,
             atomic=atomic,
             trap_sidecar=sidecar,
+            repetition=repetition,
         )
         op.attributes.update(parser.parse_optional_attr_dict())
         return op
@@ -648,6 +666,8 @@ class BindingOp(IRDLOperation):
             printer.print_string(" atomic")
         if self.is_trap_sidecar:
             printer.print_string(" trap_sidecar")
+        if self.is_repetition:
+            printer.print_string(" repetition")
         print_shaped_type(printer, self.element_type, self.static_count)
         _print_attrs(printer, self)
 
@@ -960,6 +980,38 @@ class BufferLengthOp(_MemoryOp):
 
     @classmethod
     def parse(cls, parser: Parser) -> BufferLengthOp:
+        parser.parse_keyword("slot")
+        op = cls(_parse_slot(parser))
+        op.attributes.update(parser.parse_optional_attr_dict())
+        return op
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(f" slot {self.slot_number}")
+        _print_attrs(printer, self)
+
+
+@irdl_op_definition
+class RepetitionOp(_MemoryOp):
+    """The current repetition of the run (`vyre.repetition`), read from the
+    `repetition` binding at `slot` (one ui32 word the runtime binds per
+    repetition, so that all repetitions are one submission).
+
+    ```mlir
+    kernel.binding @__vyre_repetition slot 2 group 0 constant read_only repetition : ui32[1]
+    %r = kernel.repetition slot 2
+    ```
+    """
+
+    name = "kernel.repetition"
+    CLASSES: ClassVar[tuple[str, ...]] = ("constant",)
+    result = result_def(ui32)
+    traits = traits_def(Pure())
+
+    def __init__(self, slot: int):
+        super().__init__(properties={"slot": IntegerAttr(slot, i64)}, result_types=[ui32])
+
+    @classmethod
+    def parse(cls, parser: Parser) -> RepetitionOp:
         parser.parse_keyword("slot")
         op = cls(_parse_slot(parser))
         op.attributes.update(parser.parse_optional_attr_dict())
@@ -1321,6 +1373,7 @@ Kernel = Dialect(
         StoreSharedOp,
         AtomicOp,
         BufferLengthOp,
+        RepetitionOp,
         InvocationIdOp,
         WorkgroupIdOp,
         LocalIdOp,
@@ -1349,5 +1402,6 @@ __all__ = [
     "descriptors",
     "TRAP_SIDECAR_NAME",
     "TRAP_SIDECAR_WORDS",
+    "REPETITION_NAME",
     "WORKGROUP_SLOT_BASE",
 ]

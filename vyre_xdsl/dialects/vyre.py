@@ -1599,6 +1599,29 @@ class LocalIdOp(_IdOp):
     name = "vyre.local_id"
 
 
+@irdl_op_definition
+class RepetitionOp(IRDLOperation):
+    """The current repetition of a run, `0 .. N - 1`, when the module runs
+    `repeat=N` times (`exe.run(inputs, repeat=N)`, `vyre-run --repeat N`); 0 in
+    a run without `repeat`. The same value in every invocation and every
+    program of one repetition. Pure (no memory effects), but not a constant:
+    no pass may fold it.
+
+    ```mlir
+    %r = vyre.repetition
+    ```
+    """
+
+    name = "vyre.repetition"
+
+    result = result_def(ui32)
+    traits = traits_def(Pure())
+    assembly_format = "attr-dict"
+
+    def __init__(self):
+        super().__init__(result_types=[ui32])
+
+
 def _constant_array(value: SSAValue) -> np.ndarray | None:
     owner = value.owner
     if not isinstance(owner, ConstOp):
@@ -3618,6 +3641,7 @@ Vyre = Dialect(
         InvocationIdOp,
         WorkgroupIdOp,
         LocalIdOp,
+        RepetitionOp,
         *TABLE_OPS.values(),
         SelectOp,
         FmaOp,

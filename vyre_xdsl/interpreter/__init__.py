@@ -52,6 +52,7 @@ def execute(
     sig: object = None,
     subgroup_size: int = DEFAULT_SUBGROUP_SIZE,
     max_iterations: int | None = None,
+    repeat: int = 1,
 ) -> dict[str, np.ndarray]:
     """Run every program of `module` in order; return the final host arrays by name.
 
@@ -66,9 +67,14 @@ def execute(
     index within each workgroup (upstream's simulator; 32 unless told otherwise).
     `max_iterations` bounds the run's loop iterations summed over the
     invocations that take them (`IterationLimitError` before the loop that
-    would go past it starts); None: no bound.
+    would go past it starts); None: no bound, else shared by all repetitions.
+    `repeat` runs the programs that many times in order on the same arrays
+    (`vyre.repetition` is the repetition, 0 .. repeat - 1); a trap names its
+    repetition (`VyreTrap.repetition`).
     """
-    return execute_programs(programs(inlined(module)), buffers, subgroup_size, max_iterations)
+    return execute_programs(
+        programs(inlined(module)), buffers, subgroup_size, max_iterations, repeat
+    )
 
 
 def execute_programs(
@@ -76,17 +82,21 @@ def execute_programs(
     buffers: Mapping[str, np.ndarray],
     subgroup_size: int = DEFAULT_SUBGROUP_SIZE,
     max_iterations: int | None = None,
+    repeat: int = 1,
 ) -> dict[str, np.ndarray]:
-    """Run `progs` in order on copies of `buffers`; return the final host arrays.
-    `max_iterations` is shared by all of them (see `execute`)."""
+    """Run `progs` in order on copies of `buffers`, `repeat` times; return the
+    final host arrays. `max_iterations` is shared by all of them (see `execute`)."""
     budget = None if max_iterations is None else IterationBudget(max_iterations)
     host = {name: np.array(array, copy=True).reshape(-1) for name, array in buffers.items()}
-    for program in progs:
-        try:
-            Machine(program, host, subgroup_size, budget).run()
-        except VyreTrap as trap:
-            trap.buffers = host
-            raise
+    for repetition in range(repeat):
+        for program in progs:
+            try:
+                Machine(program, host, subgroup_size, budget, repetition).run()
+            except VyreTrap as trap:
+                trap.buffers = host
+                if repeat > 1:
+                    trap.in_repetition(repetition, repeat)
+                raise
     return host
 
 

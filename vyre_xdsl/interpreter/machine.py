@@ -41,6 +41,7 @@ from vyre_xdsl.dialects.vyre import (
     LoopOp,
     ProgramOp,
     RegionOp,
+    RepetitionOp,
     ReturnOp,
     SelectOp,
     StoreOp,
@@ -278,7 +279,10 @@ class Machine:
         host: MutableMapping[str, np.ndarray],
         subgroup_size: int = semantics.DEFAULT_SUBGROUP_SIZE,
         budget: IterationBudget | None = None,
+        repetition: int = 0,
     ):
+        #: the value of `vyre.repetition` (the run's current repetition)
+        self.repetition = repetition
         if not 1 <= subgroup_size <= 128:
             raise InterpreterError(
                 f"subgroup_size is {subgroup_size}; it must be between 1 and 128"
@@ -626,6 +630,11 @@ def _subgroup_runs(m: Machine, frame: Frame) -> tuple[np.ndarray, np.ndarray]:
 @handles(SubgroupSizeOp)
 def _subgroup_size(m: Machine, op: SubgroupSizeOp, frame: Frame, scope: Scope) -> None:
     _set(frame, op, np.array([m.subgroup_size], dtype=np.uint32))
+
+
+@handles(RepetitionOp)
+def _repetition(m: Machine, op: RepetitionOp, frame: Frame, scope: Scope) -> None:
+    _set(frame, op, np.array([m.repetition], dtype=np.uint32))
 
 
 @handles(SubgroupLocalIdOp)

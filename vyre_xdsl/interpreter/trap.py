@@ -34,10 +34,17 @@ class VyreTrap(VyreError):
         self.invocation = int(invocation)
         self.program = program
         self.buffers: dict | None = None
+        #: the repetition the trap happened in, in a run with `repeat` > 1
+        self.repetition: int | None = None
         where = f" in program @{program}" if program else ""
         super().__init__(
             f"trap '{tag}' at address {self.address} in invocation {self.invocation}{where}"
         )
+
+    def in_repetition(self, repetition: int, repeat: int) -> None:
+        """Name the repetition (of `repeat`) that trapped, in the message too."""
+        self.repetition = repetition
+        self.args = (f"{self.args[0]} (repetition {repetition} of {repeat})", *self.args[1:])
 
     def __reduce__(self):
         return (type(self), (self.tag, self.address, self.invocation, self.program))

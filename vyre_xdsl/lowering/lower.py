@@ -221,7 +221,21 @@ class _Lowering:
             )
             sidecar.location = self.program.location
             bindings.append(sidecar)
+        if any(isinstance(op, v.RepetitionOp) for op in self.program.walk()):
+            bindings.append(self._repetition_binding(bindings))
         return bindings
+
+    def _repetition_binding(self, bindings: list[k.BindingOp]) -> k.BindingOp:
+        """The binding `kernel.repetition` reads: the lowest slot below 2^24 that
+        no other binding (host, scratch or the trap sidecar) holds."""
+        taken = {b.slot_number for b in bindings}
+        slot = next(s for s in range(len(taken) + 1) if s not in taken)
+        self.slots[k.REPETITION_NAME] = slot
+        binding = k.BindingOp(
+            k.REPETITION_NAME, slot, "constant", "read_only", "ui32", 1, group=0, repetition=True
+        )
+        binding.location = self.program.location
+        return binding
 
     # ------------------------------------------------------------------ body
 
@@ -301,6 +315,11 @@ class _Lowering:
         self._bind(op.result, new.result)
         return new
 
+    def _repetition(self, op: v.RepetitionOp) -> Operation:
+        new = k.RepetitionOp(self.slots[k.REPETITION_NAME])
+        self._bind(op.result, new.result)
+        return new
+
     def _let(self, op: v.LetOp) -> Operation:
         return k.LocalOp(op.var_name.data, self._value(op.value))
 
@@ -359,6 +378,7 @@ _HANDLERS: dict[type[Operation], Callable[[_Lowering, Operation], Operation | No
     v.InvocationIdOp: _Lowering._id,
     v.WorkgroupIdOp: _Lowering._id,
     v.LocalIdOp: _Lowering._id,
+    v.RepetitionOp: _Lowering._repetition,
     v.LetOp: _Lowering._let,
     v.AssignOp: _Lowering._assign,
     v.VarOp: _Lowering._var,

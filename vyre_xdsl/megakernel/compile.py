@@ -81,6 +81,9 @@ MKT000_FUSION_REFUSED = "MKT000_FUSION_REFUSED"
 #: values across a `grid_sync`; their per-invocation scratch would be sized by
 #: a grid that only the GPU knows when the dispatch starts
 MKT001_INDIRECT_GRID_SCRATCH = "MKT001_INDIRECT_GRID_SCRATCH"
+#: `TargetUnsupportedError.code`: a program reads `vyre.repetition`; a bundle
+#: records no repetition binding (run it with `repeat=` as a module instead)
+MKT002_REPETITION = "MKT002_REPETITION"
 
 
 class TargetUnsupportedError(TargetCompileError):
@@ -220,8 +223,16 @@ def _fuse(graph: ProgramGraph, module: SelectedModule) -> ProgramOp:
 
 def _check_expressible(fused: ProgramOp, module: SelectedModule) -> None:
     """Refuse, with its stable code, a group the WGSL target cannot express."""
+    from vyre_xdsl.dialects.vyre import RepetitionOp
     from vyre_xdsl.lowering.split import is_scratch_buffer, split_program
 
+    if any(isinstance(op, RepetitionOp) for op in fused.walk()):
+        raise TargetUnsupportedError(
+            MKT002_REPETITION,
+            f"fusion group {module.group} (@{fused.sym_name.data}) reads vyre.repetition, "
+            "which a target-module bundle does not carry. Fix: run the module itself with "
+            "repeat= (vyre-run --repeat N FILE.mlir), or pass the step through a buffer",
+        )
     if fused.indirect_buffer is None:
         return
     parts = split_program(fused)

@@ -37,11 +37,18 @@ def run_bundle(
     inputs: Mapping[str, object] | None = None,
     backend: str = "wgpu",
     max_iterations: int | None = None,
+    repeat: int = 1,
 ) -> dict[str, np.ndarray]:
     """The output buffers (by name) of running `bundle` on `inputs` (a buffer
     that was a memref of standard MLIR in the memref's shape);
     `max_iterations` bounds the reference backend's loop iterations (see
-    `vyre_xdsl.interpreter.execute`)."""
+    `vyre_xdsl.interpreter.execute`). `repeat=N` runs the bundle's modules N
+    times in order on the same buffers (one submission on a GPU), as
+    `Executable.run(repeat=N)` does (`vyre-compile` refuses modules that read
+    `vyre.repetition`)."""
+    from vyre_xdsl.api import check_repeat
+
+    repeat = check_repeat(repeat)
     if isinstance(bundle, bytes | bytearray):
         bundle = TargetModuleBundle.from_bytes(bytes(bundle))
     if backend not in BUNDLE_BACKENDS:
@@ -54,7 +61,7 @@ def run_bundle(
         from vyre_xdsl.interpreter import execute_programs
 
         programs = [parse_program_text(node.program, node.name) for node in bundle.nodes]
-        final = execute_programs(programs, buffers, max_iterations=max_iterations)
+        final = execute_programs(programs, buffers, max_iterations=max_iterations, repeat=repeat)
     else:
         from vyre_xdsl.runtime import gpu_device, run_kernels
 
@@ -66,6 +73,7 @@ def run_bundle(
             outputs=list(sig.outputs),
             uploads=set(sig.inputs),
             device=gpu,
+            repeat=repeat,
         )
     return in_memref_shapes(sig.outputs_of(final, inputs), bundle.shapes)
 

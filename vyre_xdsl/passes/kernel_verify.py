@@ -147,6 +147,25 @@ def _sidecar_violations(binding: k.BindingOp) -> list[Violation]:
                 )
             ]
         return []
+    if binding.is_repetition or name == k.REPETITION_NAME:
+        shape_ok = (
+            binding.is_repetition
+            and name == k.REPETITION_NAME
+            and binding.element == "ui32"
+            and binding.static_count == 1
+            and binding.mem_class == "constant"
+            and binding.access == "read_only"
+        )
+        if not shape_ok:
+            return [
+                (
+                    binding,
+                    f"the repetition binding must be @{k.REPETITION_NAME}, a constant "
+                    "read_only ui32[1] binding marked 'repetition' (the name is reserved "
+                    "for it; rename any other buffer)",
+                )
+            ]
+        return []
     if name == k.TRAP_SIDECAR_NAME:
         return [
             (
@@ -299,6 +318,13 @@ def _memory_violations(descriptor: k.DescriptorOp, op: k._MemoryOp) -> list[Viol
     writes = isinstance(op, k._StoreOp | k.AtomicOp)  # noqa: SLF001
     if writes and binding.access == "read_only":
         errors.append((op, f"'{op.name}' writes read-only slot {slot} (@{name})"))
+    if isinstance(op, k.RepetitionOp) and not binding.is_repetition:
+        errors.append(
+            (
+                op,
+                f"'kernel.repetition' reads slot {slot} (@{name}), which is not the repetition binding",
+            )
+        )
     if isinstance(op, k.AtomicOp) and not binding.is_atomic:
         errors.append((op, f"atomic on slot {slot} (@{name}), which is not marked 'atomic'"))
     return errors

@@ -176,6 +176,8 @@ class _Plan:
     arenas: dict[frozenset, dict[str, int]] = None
     # the sized plan of a caller whose sizes never change (`static_sizes`)
     static_sized: _Sized | None = None
+    # whether a kernel binds the repetition word (`kernel.repetition`)
+    repetition: bool = False
 
 
 def _arena_numbers(plan: _Plan, names: frozenset) -> dict[str, int]:
@@ -226,7 +228,7 @@ def _lookup_plan(gpu: GpuDevice, kernels: Sequence[WgslKernel]) -> _Plan:
     for kernel in kernels:
         _check_binding_slots(gpu, kernel)
         for binding in kernel.bindings:
-            if not binding.is_trap_sidecar and binding.name not in names:
+            if _bound_by_name(binding) and binding.name not in names:
                 names.append(binding.name)
     index = {name: i for i, name in enumerate(names)}
     size_names = list(names)
@@ -240,6 +242,8 @@ def _lookup_plan(gpu: GpuDevice, kernels: Sequence[WgslKernel]) -> _Plan:
             if binding.is_trap_sidecar:
                 sidecar, traps = traps, traps + 1
                 entries.setdefault(binding.group, []).append((binding.slot, None))
+            elif binding.is_repetition:
+                entries.setdefault(binding.group, []).append((binding.slot, REPETITION_ENTRY))
             else:
                 entries.setdefault(binding.group, []).append((binding.slot, index[binding.name]))
         pipeline = gpu.pipeline(kernel.wgsl, kernel.entry_point, kernel.bindings)
@@ -249,10 +253,10 @@ def _lookup_plan(gpu: GpuDevice, kernels: Sequence[WgslKernel]) -> _Plan:
         b.name
         for k in kernels
         for b in k.bindings
-        if not b.is_trap_sidecar and b.visibility != "read_only"
+        if _bound_by_name(b) and b.visibility != "read_only"
     )
     usages = [
-        {b.name: b.visibility != "read_only" for b in k.bindings if not b.is_trap_sidecar}
+        {b.name: b.visibility != "read_only" for b in k.bindings if _bound_by_name(b)}
         for k in kernels
     ]
     plan = _Plan(
@@ -267,6 +271,7 @@ def _lookup_plan(gpu: GpuDevice, kernels: Sequence[WgslKernel]) -> _Plan:
         stride,
         OrderedDict(),
     )
+    plan.repetition = any(b.is_repetition for k in kernels for b in k.bindings)
     gpu.run_plans[key] = plan
     while len(gpu.run_plans) > RUN_PLAN_CACHE_SIZE:
         gpu.run_plans.popitem(last=False)
@@ -300,6 +305,8 @@ def _sized(gpu: GpuDevice, plan: _Plan, host: Mapping[str, np.ndarray]) -> _Size
             size = (
                 SIDECAR_WORDS * 4
                 if binding.is_trap_sidecar
+                else 4
+                if binding.is_repetition
                 else storage_bytes(binding.element, max(1, _binding_count(binding, lengths)))
             )
             sizes.setdefault(binding.group, []).append(size)
@@ -312,13 +319,18 @@ def _sized(gpu: GpuDevice, plan: _Plan, host: Mapping[str, np.ndarray]) -> _Size
     return sized
 
 
-def _bind_groups(gpu: GpuDevice, plan: _Plan, sized: _Sized, storage: list, sidecar) -> list:
+def _bind_groups(
+    gpu: GpuDevice, plan: _Plan, sized: _Sized, storage: list, sidecar, repeated=None
+) -> list:
     """Per step, its [(group, bind group)] over these buffers; cached per set of
-    buffers (the pool hands a repeated run the same buffers)."""
+    buffers (the pool hands a repeated run the same buffers). `repeated`:
+    (repetition, repetition buffer) for the bind groups of one repetition of a
+    run with `repeat` (no cache here: `_repeated_bind_groups` keeps them)."""
     key = (*(tuple(entry) for entry in storage), sidecar)
-    cached = sized.bind_groups.get(key)
+    cached = sized.bind_groups.get(key) if repeated is None else None
     if cached is not None:
         return cached
+    repetition, words = (0, None) if repeated is None else repeated
     cached = []
     for step, sizes in zip(plan.steps, sized.binding_bytes):
         groups = []
@@ -328,9 +340,11 @@ def _bind_groups(gpu: GpuDevice, plan: _Plan, sized: _Sized, storage: list, side
                 if i is None:
                     resource = {
                         "buffer": sidecar,
-                        "offset": step.sidecar * plan.stride,
+                        "offset": (repetition * plan.traps + step.sidecar) * plan.stride,
                         "size": size,
                     }
+                elif i == REPETITION_ENTRY:
+                    resource = {"buffer": words, "offset": repetition * plan.stride, "size": 4}
                 else:
                     buffer, offset = storage[i]
                     resource = {"buffer": buffer, "offset": offset, "size": size}
@@ -339,6 +353,61 @@ def _bind_groups(gpu: GpuDevice, plan: _Plan, sized: _Sized, storage: list, side
                 (g, gpu.device.create_bind_group(layout=step.pipeline.layouts[g], entries=entries))
             )
         cached.append(groups)
+    if repeated is not None:
+        return cached
+    sized.bind_groups[key] = cached
+    while len(sized.bind_groups) > BIND_GROUP_SETS:
+        sized.bind_groups.popitem(last=False)
+    return cached
+
+
+#: the `_Step.entries` index of the repetition word (`WgslBinding.is_repetition`)
+REPETITION_ENTRY = -1
+
+
+def _bound_by_name(binding: WgslBinding) -> bool:
+    """Whether a binding is a run's buffer (by name), not one the runtime owns
+    (the trap sidecar, the repetition word)."""
+    return not binding.is_trap_sidecar and not binding.is_repetition
+
+
+def _repetition_words(run: _Run, plan: _Plan, repeat: int):
+    """The repetition buffer of a run: for repetition r, the word r at byte
+    r * `plan.stride` (a valid storage-buffer offset), bound there for that
+    repetition; written before the submission, so no host round trip."""
+    words = np.zeros(repeat * plan.stride // 4, np.uint32)
+    words[:: plan.stride // 4] = np.arange(repeat, dtype=np.uint32)
+    buffer = run.storage(words.nbytes, clean=True)
+    run.upload(buffer, words)
+    return buffer
+
+
+def _repeated_bind_groups(
+    gpu: GpuDevice, plan: _Plan, sized: _Sized, storage: list, sidecar, repeat: int, words
+) -> list:
+    """Per repetition, per step, its [(group, bind group)]: a step with a trap
+    sidecar (one per repetition, so a trap names its repetition) or the
+    repetition word gets bind groups of its own per repetition; the others
+    share repetition 0's. Cached per set of buffers and `repeat`."""
+    key = ("repeat", repeat, *(tuple(entry) for entry in storage), sidecar, words)
+    cached = sized.bind_groups.get(key)
+    if cached is not None:
+        sized.bind_groups.move_to_end(key)
+        return cached
+    first = _bind_groups(gpu, plan, sized, storage, sidecar, (0, words))
+    varying = [
+        step.sidecar is not None
+        or any(i == REPETITION_ENTRY for e in step.entries.values() for _, i in e)
+        for step in plan.steps
+    ]
+    cached = [first]
+    for repetition in range(1, repeat):
+        groups = (
+            _bind_groups(gpu, plan, sized, storage, sidecar, (repetition, words))
+            if any(varying)
+            else first
+        )
+        cached.append([g if v else f for g, f, v in zip(groups, first, varying)])
     sized.bind_groups[key] = cached
     while len(sized.bind_groups) > BIND_GROUP_SETS:
         sized.bind_groups.popitem(last=False)
@@ -479,8 +548,11 @@ def run_kernels(
     profile: dict | None = None,
     keep: bool = False,
     static_sizes: bool = False,
+    repeat: int = 1,
 ) -> dict[str, np.ndarray | DeviceArray]:
-    """Run `kernels` in order over the arrays `buffers` (by name).
+    """Run `kernels` in order over the arrays `buffers` (by name), `repeat`
+    times (all repetitions recorded in one compute pass: one submission; the
+    buffers are uploaded or cleared once, before the first repetition).
 
     The run is recorded into the device's pending batch (`GpuDevice.encoder`)
     under the device's lock. With `keep` (outputs left on the GPU) and neither
@@ -491,7 +563,9 @@ def run_kernels(
     """
     gpu = device or gpu_device()
     with gpu.lock:
-        return _record_run(gpu, kernels, buffers, outputs, uploads, profile, keep, static_sizes)
+        return _record_run(
+            gpu, kernels, buffers, outputs, uploads, profile, keep, static_sizes, repeat
+        )
 
 
 def _record_run(
@@ -503,6 +577,7 @@ def _record_run(
     profile: dict | None,
     keep: bool,
     static_sizes: bool,
+    repeat: int = 1,
 ) -> dict[str, np.ndarray | DeviceArray]:
     """`run_kernels` with the device's lock held: run `kernels` in order over
     the arrays `buffers` (by name).
@@ -557,10 +632,14 @@ def _record_run(
             for name, nbytes in zip(plan.names, sized.buffer_bytes)
         ]
         arena.allocate(run, encoder, _arena_numbers(plan, frozenset(arena.names)))
-        sidecar = run.storage(plan.traps * plan.stride) if plan.traps else None
+        sidecar = run.storage(repeat * plan.traps * plan.stride) if plan.traps else None
         if sidecar is not None:
             encoder.clear_buffer(sidecar)
-        bind_groups = _bind_groups(gpu, plan, sized, storage, sidecar)
+        if repeat == 1 and not plan.repetition:
+            repetitions = [_bind_groups(gpu, plan, sized, storage, sidecar)]
+        else:
+            words = _repetition_words(run, plan, repeat) if plan.repetition else None
+            repetitions = _repeated_bind_groups(gpu, plan, sized, storage, sidecar, repeat, words)
         indirect = [
             _IndirectGrid(gpu, step, storage[plan.index[step.kernel.indirect]])
             if step.kernel.indirect is not None
@@ -568,31 +647,39 @@ def _record_run(
             for step in plan.steps
         ]
         timer = (
-            _Timer(run, len(kernels))
+            _Timer(run, len(kernels) * repeat)
             if profile is not None and "timestamp-query" in gpu.features
             else None
         )
         if timer is None:
             compute = encoder.begin_compute_pass()
-            for step, groups, grid, source in zip(plan.steps, bind_groups, sized.grids, indirect):
-                _dispatch(compute, step, groups, grid, source)
+            for bind_groups in repetitions:
+                steps = zip(plan.steps, bind_groups, sized.grids, indirect)
+                for step, groups, grid, source in steps:
+                    _dispatch(compute, step, groups, grid, source)
             compute.end()
         else:
-            steps = zip(plan.steps, bind_groups, sized.grids, indirect)
-            for index, (step, groups, grid, source) in enumerate(steps):
-                compute = encoder.begin_compute_pass(timestamp_writes=timer.writes(index))
-                _dispatch(compute, step, groups, grid, source)
-                compute.end()
+            index = 0
+            for bind_groups in repetitions:
+                for step, groups, grid, source in zip(
+                    plan.steps, bind_groups, sized.grids, indirect
+                ):
+                    compute = encoder.begin_compute_pass(timestamp_writes=timer.writes(index))
+                    _dispatch(compute, step, groups, grid, source)
+                    compute.end()
+                    index += 1
         ticks = timer.resolve(encoder) if timer else None
         deferred = keep and timer is None and not any(indirect)
         if sidecar is not None:
-            _trap_log(gpu).record(encoder, plan, sidecar, _run_label(gpu, kernels, deferred))
+            _trap_log(gpu).record(
+                encoder, plan, sidecar, _run_label(gpu, kernels, deferred), repeat
+            )
         if deferred:
             # the arrays first: they give their buffers back if `recorded` raises
             # (a trap of an earlier batch, checked when this one is submitted)
             result = {**buffers}
             result.update((n, _kept(run, arrays[n], storage[plan.index[n]][0])) for n in kept)
-            gpu.recorded(len(kernels), run.uploaded)
+            gpu.recorded(len(kernels) * repeat, run.uploaded)
             return result
         staged = (
             []
@@ -612,8 +699,9 @@ def _record_run(
             source.check(run.read(stage, np.uint32))
         gpu.synchronize()  # raises the first trap of the batch
         if ticks is not None:
-            stamps = run.read(ticks, np.uint64).astype(np.int64).reshape(-1, 2)
-            profile["kernel_ticks"] = [int(end - begin) for begin, end in stamps]
+            stamps = run.read(ticks, np.uint64).astype(np.int64).reshape(repeat, -1, 2)
+            # per kernel, summed over the repetitions
+            profile["kernel_ticks"] = [int(t) for t in (stamps[..., 1] - stamps[..., 0]).sum(0)]
             profile["gpu_ticks"] = sum(profile["kernel_ticks"])
             period = gpu.timestamp_period_ns
             profile["kernel_ns"] = [t * period for t in profile["kernel_ticks"]]
@@ -649,18 +737,18 @@ class TrapLog(Check):
     def __init__(self, gpu: GpuDevice):
         self.gpu = gpu
         self.chunks: list[list] = []  # [staging buffer, bytes used]
-        # (run label or None for a run that waits for itself, plan, chunk, offset)
-        self.records: list[tuple[str | None, _Plan, list, int]] = []
+        # (run label or None for a run that waits for itself, plan, chunk, offset, repeat)
+        self.records: list[tuple[str | None, _Plan, list, int, int]] = []
 
-    def record(self, encoder, plan: _Plan, sidecar, label: str | None) -> None:
-        nbytes = plan.traps * plan.stride
+    def record(self, encoder, plan: _Plan, sidecar, label: str | None, repeat: int = 1) -> None:
+        nbytes = repeat * plan.traps * plan.stride
         if not self.chunks or self.chunks[-1][1] + nbytes > self.chunks[-1][0].size:
             size = max(TRAP_CHUNK_BYTES, nbytes)
             self.chunks.append([self.gpu.pool.acquire(size, STAGING_USAGE), 0])
             self.gpu.pending.nbytes += size
         chunk = self.chunks[-1]
         encoder.copy_buffer_to_buffer(sidecar, 0, chunk[0], chunk[1], nbytes)
-        self.records.append((label, plan, chunk, chunk[1]))
+        self.records.append((label, plan, chunk, chunk[1], repeat))
         chunk[1] += nbytes
 
     def check(self) -> None:
@@ -674,25 +762,39 @@ class TrapLog(Check):
                 words[id(buffer)] = np.frombuffer(mapped, np.uint32).copy()
             finally:
                 buffer.unmap()
-        for label, plan, chunk, offset in self.records:
+        for label, plan, chunk, offset, repeat in self.records:
             start = offset // 4
-            run = words[id(chunk[0])][start : start + plan.traps * plan.stride // 4]
-            run = run.reshape(plan.traps, -1)
-            for step in plan.steps:
-                if step.sidecar is None:
-                    continue
-                try:
-                    _raise_trap(step.kernel, run[step.sidecar])
-                except VyreError as error:
-                    if label is not None:
-                        error.args = (f"{error}; {label}", *error.args[1:])
-                        error.run = label
-                    raise
+            every = words[id(chunk[0])][start : start + repeat * plan.traps * plan.stride // 4]
+            every = every.reshape(repeat, plan.traps, -1)
+            for repetition, run in enumerate(every):
+                for step in plan.steps:
+                    if step.sidecar is None:
+                        continue
+                    try:
+                        _raise_trap(step.kernel, run[step.sidecar])
+                    except VyreError as error:
+                        if repeat > 1:
+                            _name_repetition(error, repetition, repeat)
+                        if label is not None:
+                            error.args = (f"{error}; {label}", *error.args[1:])
+                            error.run = label
+                        raise
 
     def release(self) -> None:
         for buffer, _ in self.chunks:
             self.gpu.pool.release(buffer, STAGING_USAGE)
         self.chunks.clear()
+
+
+def _name_repetition(error: VyreError, repetition: int, repeat: int) -> None:
+    """Say which repetition of a run with `repeat` raised `error`."""
+    from vyre_xdsl.interpreter import VyreTrap
+
+    if isinstance(error, VyreTrap):
+        error.in_repetition(repetition, repeat)
+    else:
+        error.args = (f"{error} (repetition {repetition} of {repeat})", *error.args[1:])
+        error.repetition = repetition
 
 
 def _trap_log(gpu: GpuDevice) -> TrapLog:
@@ -878,7 +980,7 @@ def _bound_names(kernels: Sequence[WgslKernel], host: Mapping[str, np.ndarray]) 
     names: list[str] = []
     for kernel in kernels:
         for binding in kernel.bindings:
-            if binding.is_trap_sidecar or binding.name in names:
+            if not _bound_by_name(binding) or binding.name in names:
                 continue
             if binding.name not in host:
                 raise VyreError(
@@ -929,7 +1031,7 @@ def _check_limits(gpu: GpuDevice, kernel: WgslKernel, lengths: Mapping[str, int]
             f"{per_stage} per shader stage; split the program"
         )
     for binding in kernel.bindings:
-        if binding.is_trap_sidecar:
+        if not _bound_by_name(binding):
             continue
         count = _binding_count(binding, lengths)
         if binding.count is None and count == 0:

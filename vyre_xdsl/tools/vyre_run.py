@@ -251,6 +251,15 @@ def argument_parser() -> argparse.ArgumentParser:
         "that may not end)",
     )
     parser.add_argument(
+        "--repeat",
+        metavar="N",
+        type=int,
+        default=1,
+        help="run the module's programs N times in order on the same buffers (one "
+        "submission on a GPU; vyre.repetition is the repetition, 0 .. N-1) and show "
+        "the outputs after the last",
+    )
+    parser.add_argument(
         "-v",
         "--verbose",
         action="store_true",
@@ -266,7 +275,9 @@ def run_module(
     the GPU time per kernel (--time) on stderr."""
     exe = cached_executable(module, backend, args.fuse, args.adapter if backend == "wgpu" else None)
     report_backend(backend, exe.adapter, args.verbose)
-    outputs = exe.run(inputs, profile=args.time, max_iterations=args.max_iterations)
+    outputs = exe.run(
+        inputs, profile=args.time, max_iterations=args.max_iterations, repeat=args.repeat
+    )
     if args.time:
         print(exe.last_profile, file=sys.stderr)
     return outputs
@@ -286,6 +297,7 @@ def run_bundle_file(
     random_seed: int | None,
     fuse: bool = False,
     max_iterations: int | None = None,
+    repeat: int = 1,
 ) -> dict[str, np.ndarray]:
     """`vyre-run OUT.vkb ...`: load and check the bundle, fill random inputs, run it."""
     from vyre_xdsl.megakernel.run import BundleFileError, load_bundle, run_bundle
@@ -297,7 +309,7 @@ def run_bundle_file(
     bundle = load_bundle(path)
     if random_seed is not None:
         inputs = random_inputs(bundle.run_signature(), random_seed, inputs)
-    return run_bundle(bundle, inputs, backend=backend, max_iterations=max_iterations)
+    return run_bundle(bundle, inputs, backend=backend, max_iterations=max_iterations, repeat=repeat)
 
 
 def execute_command(args: argparse.Namespace) -> None:
@@ -307,6 +319,8 @@ def execute_command(args: argparse.Namespace) -> None:
         raise UsageError("--max-iterations applies to the reference backend")
     if args.max_iterations is not None and args.max_iterations < 0:
         raise UsageError(f"--max-iterations is {args.max_iterations}; it must be 0 or more")
+    if args.repeat < 1:
+        raise UsageError(f"--repeat is {args.repeat}; it must be 1 or more")
     run_command(args, backend)
 
 
@@ -330,6 +344,7 @@ def run_command(args: argparse.Namespace, backend: str) -> None:
             args.random_inputs,
             args.fuse,
             args.max_iterations,
+            args.repeat,
         )
     else:
         module = load_runnable(args.file)

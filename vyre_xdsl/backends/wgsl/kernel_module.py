@@ -27,6 +27,9 @@ class WgslBinding:
     # `scratch` only: elements per invocation; the runtime allocates (zeroed)
     # this many times the invocations of the dispatch (the count is then None)
     per_invocation: int = 0
+    # the repetition binding (`kernel.repetition`): one u32, the run's current
+    # repetition, bound by the runtime per repetition (never a host buffer)
+    is_repetition: bool = False
 
     @property
     def is_scratch(self) -> bool:

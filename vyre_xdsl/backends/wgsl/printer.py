@@ -521,7 +521,7 @@ class _Printer:
                 element = "f32"
             return f"var<workgroup> {name}: array<{element}, {length}>;"
         access = "read" if binding.access == "read_only" else "read_write"
-        if self.width > 1 and not binding.is_trap_sidecar:
+        if self.width > 1 and not binding.is_trap_sidecar and not binding.is_repetition:
             element = vector_storage(binding.element, self.width)
         return (
             f"@group({binding.group_number}) @binding({binding.slot_number}) "
@@ -922,6 +922,11 @@ class _Printer:
     def _id_statement(self, op: k._IdOp) -> None:  # noqa: SLF001
         self.let(op.result, self._id(op))
 
+    def _repetition(self, op: k.RepetitionOp) -> None:
+        # one word, bound per repetition at an offset of the run's repetition buffer
+        binding = self.binding(op)
+        self.let(op.result, f"{self.binding_names[binding.slot_number]}[0]")
+
     def _buffer_length(self, op: k.BufferLengthOp) -> None:
         binding = self.binding(op)
         self.let(op.result, self._length(binding))
@@ -1252,6 +1257,7 @@ _STATEMENTS: dict[type[Operation], Callable[[_Printer, Operation], None]] = {
     k.WorkgroupIdOp: _Printer._id_statement,
     k.LocalIdOp: _Printer._id_statement,
     k.BufferLengthOp: _Printer._buffer_length,
+    k.RepetitionOp: _Printer._repetition,
     k.LoadGlobalOp: _Printer._load,
     k.LoadConstantOp: _Printer._load,
     k.LoadUniformOp: _Printer._load,
