@@ -33,6 +33,7 @@ from vyre_xdsl.conversion import (
     memref_shapes,
 )
 from vyre_xdsl.diagnostics import VyreError, check_runnable, verify_after_pass, verify_module
+from vyre_xdsl.dialects.vyre import programs
 
 #: backend name -> "module:function" with signature
 #:   execute(module: ModuleOp, buffers: dict[str, np.ndarray], sig: RunSignature) -> dict[str, np.ndarray]
@@ -143,6 +144,7 @@ def run(
     device: bool = False,
     subgroup_size: int | None = None,
     max_iterations: int | None = None,
+    grid=None,
 ) -> dict[str, np.ndarray]:
     """Run a module and return its output buffers by name (SPEC section 8).
 
@@ -151,12 +153,16 @@ def run(
 
     The compiled module is cached (see `cached_executable`): a repeated run of
     the same module costs about what `Executable.run` costs. `adapter`,
-    `device`, `subgroup_size` and `max_iterations` are as for `compile` and
-    `Executable.run`.
+    `device`, `subgroup_size`, `max_iterations` and `grid` are as for
+    `compile` and `Executable.run`.
     """
     exe = cached_executable(module_or_text, backend, fuse, adapter)
     return exe.run(
-        inputs, device=device, subgroup_size=subgroup_size, max_iterations=max_iterations
+        inputs,
+        device=device,
+        subgroup_size=subgroup_size,
+        max_iterations=max_iterations,
+        grid=grid,
     )
 
 
@@ -186,6 +192,8 @@ class Executable:
     ):
         # `artifact`: a `disk_cache.Artifact` of this compile (then `module` is
         # not needed: it was checked, fused and lowered when it was stored)
+        self._launch_options = (module, fuse, adapter, portable)  # for grid overrides
+        self._grid_variants: dict[tuple, Executable] = {}
         if artifact is None:
             check_runnable(module)
             self.signature: RunSignature = signature(module)
@@ -254,6 +262,7 @@ class Executable:
         profile: bool = False,
         subgroup_size: int | None = None,
         max_iterations: int | None = None,
+        grid=None,
     ) -> dict[str, object]:
         """Run on `inputs` (host arrays or `DeviceArray`s, by buffer name).
 
@@ -267,7 +276,18 @@ class Executable:
         reference backend's work: the run raises `IterationLimitError` before
         a loop that would take its loop iterations, summed over the
         invocations that run them, past this number (from any thread).
+        `grid=(GX, GY, GZ)` launches the module's one program on that explicit
+        grid (a mapping {program name: (GX, GY, GZ)} when it has several), on
+        every backend alike; an invalid grid is a `ValueError`.
         """
+        if grid is not None:
+            return self._with_grid(grid).run(
+                inputs,
+                device=device,
+                profile=profile,
+                subgroup_size=subgroup_size,
+                max_iterations=max_iterations,
+            )
         sig = self.signature
         inputs = require_mapping({} if inputs is None else inputs)
         if max_iterations is not None and self.backend != "reference":
@@ -296,6 +316,7 @@ class Executable:
                     "so kernels cannot be timed on it"
                 )
         bound = self._binder.bind(inputs)
+        self._check_covering_grids(bound)
         final = self._run_kernels(
             self._kernels,
             bound,
@@ -315,6 +336,38 @@ class Executable:
             return self._device_outputs(final, inputs)
         outputs = sig.outputs_of({name: _on_host(final[name]) for name in self._outputs}, inputs)
         return in_memref_shapes(outputs, self._shapes)
+
+    def _with_grid(self, grid) -> Executable:
+        """This executable with the programs `grid` names on explicit grids
+        (compiled once per distinct override)."""
+        from vyre_xdsl.launch import grid_overrides, with_grids
+
+        source, fuse, adapter, portable = self._launch_options
+        if source is None:
+            source = self.module
+        grids = grid_overrides(source, grid)
+        key = tuple(sorted(grids.items()))
+        exe = self._grid_variants.get(key)
+        if exe is None:
+            exe = Executable(with_grids(source, grids), self.backend, fuse, adapter, portable)
+            self._grid_variants[key] = exe
+        return exe
+
+    def _check_covering_grids(self, bound: Mapping[str, object]) -> None:
+        """Refuse a 2-D/3-D program without an explicit grid whose runtime-sized
+        count its derived grid cannot cover (the reference backend refuses it
+        in the interpreter; static counts were refused when lowering)."""
+        if not any(
+            k.static_grid is None
+            and k.indirect is None
+            and math.prod((k.program_workgroup_size or k.workgroup_size)[1:]) > 1
+            for k in self._kernels
+        ):
+            return
+        from vyre_xdsl.dispatch import check_covering_grids
+
+        lengths = {name: int(getattr(a, "size", 0)) for name, a in bound.items()}
+        check_covering_grids(programs(self.module), lengths)
 
     def _device_outputs(
         self, final: Mapping[str, object], inputs: Mapping[str, object]
@@ -371,21 +424,35 @@ def compile(
     *,
     adapter: int | str | None = None,
     portable: bool = False,
+    workgroup_size=None,
 ) -> Executable:
     """Parse, verify, (fuse,) and compile once; see `Executable`. `adapter`
     picks the device (an index into `vyre_xdsl.runtime.adapters()` or a
     substring of its description; default: `VYRE_ADAPTER`, else the best).
+    `workgroup_size=(X, Y, Z)` replaces every program's workgroup size (each
+    axis within [256, 256, 64], at most 256 invocations; else a `ValueError`).
 
     The result comes from the persistent compile cache when an earlier
     process compiled the same text (or module) with the same options for the
     same target (docs/runtime.md, "Caches"); then nothing is parsed or lowered."""
     _check_module_type(module_or_text)
     module_or_text = _converted(module_or_text)
+    if workgroup_size is not None:
+        module_or_text = _with_workgroup_size(module_or_text, workgroup_size)
     if not isinstance(module_or_text, str | bytes):
         verify_module(module_or_text)
     name = backend or default_backend()
     _backend(name)  # an unknown backend is an error now, not at the first run
     return compiled_executable(module_or_text, name, _fuse_mode(fuse), adapter, portable)
+
+
+def _with_workgroup_size(source: ModuleOp | str | bytes, workgroup_size) -> ModuleOp:
+    """A copy of `source` whose programs all have `workgroup_size` (checked)."""
+    from vyre_xdsl.launch import checked_workgroup_size, with_workgroup_size
+
+    size = checked_workgroup_size(workgroup_size)
+    module = parse(source) if isinstance(source, str | bytes) else source
+    return with_workgroup_size(module, size)
 
 
 def compiled_executable(

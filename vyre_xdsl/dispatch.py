@@ -19,7 +19,7 @@ from collections.abc import Mapping
 
 from vyre_xdsl.analysis import buffers_written
 from vyre_xdsl.diagnostics import VyreDiagnostic, VyreError
-from vyre_xdsl.dialects.vyre import SUBGROUP_OPS, AtomicOp, ProgramOp
+from vyre_xdsl.dialects.vyre import SUBGROUP_OPS, AtomicOp, InvocationIdOp, ProgramOp
 
 MAX_WORKGROUPS_PER_DIM = 65535
 
@@ -126,11 +126,40 @@ def derived_grid_shortage(workgroup: tuple[int, int, int], n: int) -> str | None
     )
 
 
+def needs_covering_grid(program: ProgramOp) -> bool:
+    """Whether the derived grid of `program` must cover its element count along
+    x: a 2-D or 3-D workgroup, no explicit or indirect grid, and the program
+    reads `vyre.invocation_id` (a program that indexes by its linear id,
+    `workgroup_id x * threads + linear local id`, is covered: the derived grid
+    launches at least one invocation per element)."""
+    if program.explicit_grid is not None or program.indirect_buffer is not None:
+        return False
+    if program.workgroup[1] * program.workgroup[2] == 1:
+        return False
+    return any(isinstance(op, InvocationIdOp) for op in program.walk())
+
+
 def check_derived_grid(program: ProgramOp, n: int) -> None:
     """Refuse, at the program, a derived grid that cannot cover `n` elements
-    (`derived_grid_shortage`); explicit and indirect grids are the user's."""
-    if program.explicit_grid is not None or program.indirect_buffer is not None:
+    (`needs_covering_grid`, `derived_grid_shortage`); explicit and indirect
+    grids are the user's."""
+    if not needs_covering_grid(program):
         return
     problem = derived_grid_shortage(program.workgroup, n)
     if problem is not None:
         raise VyreDiagnostic([(program, f"@{program.sym_name.data}: {problem}")])
+
+
+def check_covering_grids(progs, lengths: Mapping[str, int]) -> None:
+    """`check_derived_grid` for each of `progs` whose counts include
+    runtime-sized buffers, with their lengths from `lengths` (by name)."""
+    for program in progs:
+        if not needs_covering_grid(program):
+            continue
+        counts = {}
+        for buffer in program.buffers():
+            name = buffer.buffer_name
+            counts[name] = (
+                buffer.static_count if buffer.static_count is not None else lengths.get(name, 0)
+            )
+        check_derived_grid(program, logical_element_count(program, counts))
