@@ -154,8 +154,15 @@ def run(
     The compiled module is cached (see `cached_executable`): a repeated run of
     the same module costs about what `Executable.run` costs. `adapter`,
     `device`, `subgroup_size`, `max_iterations` and `grid` are as for
-    `compile` and `Executable.run`.
+    `compile` and `Executable.run` (here the grid applies before compiling, so
+    a module whose own derived grid would be refused runs on the one given).
     """
+    if grid is not None:
+        from vyre_xdsl.launch import grid_overrides, with_grids
+
+        _check_module_type(module_or_text)
+        module = _parsed(_converted(module_or_text))
+        module_or_text, grid = with_grids(module, grid_overrides(module, grid)), None
     exe = cached_executable(module_or_text, backend, fuse, adapter)
     return exe.run(
         inputs,
