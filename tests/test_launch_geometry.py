@@ -321,3 +321,22 @@ def test_vyre_run_grid_option(tmp_path, capsys):
     assert "out: uint32[8] = [0, 1, 2, 3, 0, 0, 0, 0]" in capsys.readouterr().out
     assert vyre_run.main(argv + ["--grid", "2,0,1"]) == 1
     assert "1 ... 65535" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_reader_of_num_workgroups_is_not_fused_into_another_grid(backend):
+    # @d alone launches 16 workgroups; fused behind a 64-workgroup program it
+    # would read 64
+    text = (
+        """
+vyre.program @big workgroup_size [64, 1, 1] {
+  vyre.buffer @wide binding 0 write_only : ui32[4096]
+  %i = vyre.invocation_id x
+  vyre.store @wide[%i] = %i : ui32
+}
+"""
+        + DERIVED
+    )
+    out = vyre_xdsl.run(text, {}, backend=backend, fuse="force")
+    np.testing.assert_array_equal(out["out"], np.full(1000, 16 * 100 + 1, np.uint32))
+    np.testing.assert_array_equal(out["wide"], np.arange(4096, dtype=np.uint32))

@@ -618,6 +618,14 @@ class ProgramOp(IRDLOperation):
         return int(x), int(y), int(z)
 
     @property
+    def fixed_launch(self) -> bool:
+        """Whether the program must launch exactly its own grid: it has an
+        explicit one, or reads `vyre.num_workgroups` (fusion keeps it apart)."""
+        if self.explicit_grid is not None:
+            return True
+        return any(isinstance(op, NumWorkgroupsOp) for op in self.walk())
+
+    @property
     def non_composable(self) -> bool:
         return "non_composable" in self.attributes
 

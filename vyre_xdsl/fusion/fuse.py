@@ -127,17 +127,21 @@ def refuse_explicit_grids(progs: Sequence[ProgramOp]) -> None:
     """A program with an explicit grid (`grid [GX, GY, GZ]`) is never fused with
     another: its ids span a grid that no other arm's dispatch shares."""
     for program in progs:
-        grid = program.explicit_grid
-        if grid is not None:
+        if program.fixed_launch:
+            grid = program.explicit_grid
+            what = (
+                f"launches an explicit grid {list(grid)}"
+                if grid is not None
+                else "reads vyre.num_workgroups"
+            )
             others = ", ".join(f"@{p.sym_name.data}" for p in progs if p is not program)
             raise VyreDiagnostic(
                 [
                     (
                         program,
-                        f"cannot fuse: @{program.sym_name.data} launches an explicit grid "
-                        f"{list(grid)}, which the fused dispatch would not keep for it and "
-                        f"{others}; fix: fuse it in a separate group (vyre-fuse keeps it a "
-                        "program of its own)",
+                        f"cannot fuse: @{program.sym_name.data} {what}, and the dispatch "
+                        f"fused with {others} would launch another grid; fix: fuse it in a "
+                        "separate group (vyre-fuse keeps it a program of its own)",
                     )
                 ]
             )

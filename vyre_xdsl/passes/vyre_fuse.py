@@ -19,7 +19,8 @@ The run signature of the *unfused* module (`vyre_xdsl.abi.signature`) decides
 which buffers are intermediates, whose stores the fused program may drop.
 
 A program with an indirect grid (`{indirect = @grid}`) or an explicit one
-(`grid [GX, GY, GZ]`) is never fused with another: it stays its own program,
+(`grid [GX, GY, GZ]`), or one that reads `vyre.num_workgroups` (a fused
+dispatch would launch another grid), is never fused with another: it stays its own program,
 and the runs of programs between such programs are fused separately (in
 module order). With `remarks=true` the pass says so at the program.
 """
@@ -83,6 +84,12 @@ class VyreFusePass(ModulePass):
                         program,
                         f"@{program.sym_name.data} launches an explicit grid "
                         f"{list(program.explicit_grid)}; it is not fused with another program",
+                    )
+                elif program.fixed_launch:
+                    print_remark(
+                        program,
+                        f"@{program.sym_name.data} reads vyre.num_workgroups; it is not "
+                        "fused with another program",
                     )
         for group in _fusion_groups(progs):
             if len(group) < 2:
@@ -149,7 +156,7 @@ def _fusion_groups(progs: list) -> list[list]:
     grid; each program with one is a group of its own."""
     groups: list[list] = [[]]
     for program in progs:
-        if program.indirect_buffer is not None or program.explicit_grid is not None:
+        if program.indirect_buffer is not None or program.fixed_launch:
             groups += [[program], []]
         else:
             groups[-1].append(program)
