@@ -153,6 +153,28 @@ def test_mkl009_indirect_dispatch_is_never_fused():
     assert "indirect grid" in p.rejections[0].message
 
 
+MKL011_EXPLICIT = (
+    _copy("p", "x", "t")
+    + """
+vyre.program @c workgroup_size [64, 1, 1] grid [4, 1, 1] {
+  vyre.buffer @t binding 0 read_only : ui32[256]
+  vyre.buffer @out binding 1 write_only : ui32[256]
+  %i = vyre.invocation_id x
+  %v = vyre.load @t[%i] : ui32
+  vyre.store @out[%i] = %v : ui32
+}
+"""
+)
+
+
+def test_mkl011_explicit_grid_is_never_fused():
+    graph = graph_of(MKL011_EXPLICIT)
+    p = plan(graph)
+    assert _groups(p) == [(0,), (1,)]
+    assert _rejections(p, graph) == {("p", "c", "t"): P.MKL011_EXPLICIT_GRID}
+    assert "explicit grid [4, 1, 1]" in p.rejections[0].message
+
+
 def test_mkl010_a_group_that_would_lose_is_not_fused():
     # @stage over 1024 workgroups with workgroup memory, @flip (one workgroup)
     # reads @t at its own index: legal without a split, but the fused kernel

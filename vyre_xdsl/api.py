@@ -33,6 +33,7 @@ from vyre_xdsl.conversion import (
     memref_shapes,
 )
 from vyre_xdsl.diagnostics import VyreError, check_runnable, verify_after_pass, verify_module
+from vyre_xdsl.dialects.vyre import programs
 
 #: backend name -> "module:function" with signature
 #:   execute(module: ModuleOp, buffers: dict[str, np.ndarray], sig: RunSignature) -> dict[str, np.ndarray]
@@ -144,6 +145,7 @@ def run(
     subgroup_size: int | None = None,
     max_iterations: int | None = None,
     repeat: int = 1,
+    grid=None,
 ) -> dict[str, np.ndarray]:
     """Run a module and return its output buffers by name (SPEC section 8).
 
@@ -152,10 +154,17 @@ def run(
 
     The compiled module is cached (see `cached_executable`): a repeated run of
     the same module costs about what `Executable.run` costs. `adapter`,
-    `device`, `subgroup_size`, `max_iterations` and `repeat` are as for
-    `compile` and `Executable.run`.
+    `device`, `subgroup_size`, `max_iterations`, `repeat` and `grid` are as for
+    `compile` and `Executable.run` (here the grid applies before compiling, so
+    a module whose own derived grid would be refused runs on the one given).
     """
     check_repeat(repeat)
+    if grid is not None:
+        from vyre_xdsl.launch import grid_overrides, with_grids
+
+        _check_module_type(module_or_text)
+        module = _parsed(_converted(module_or_text))
+        module_or_text, grid = with_grids(module, grid_overrides(module, grid)), None
     exe = cached_executable(module_or_text, backend, fuse, adapter)
     return exe.run(
         inputs,
@@ -163,6 +172,7 @@ def run(
         subgroup_size=subgroup_size,
         max_iterations=max_iterations,
         repeat=repeat,
+        grid=grid,
     )
 
 
@@ -203,6 +213,8 @@ class Executable:
     ):
         # `artifact`: a `disk_cache.Artifact` of this compile (then `module` is
         # not needed: it was checked, fused and lowered when it was stored)
+        self._launch_options = (module, fuse, adapter, portable)  # for grid overrides
+        self._grid_variants: dict[tuple, Executable] = {}
         if artifact is None:
             check_runnable(module)
             self.signature: RunSignature = signature(module)
@@ -272,6 +284,7 @@ class Executable:
         subgroup_size: int | None = None,
         max_iterations: int | None = None,
         repeat: int = 1,
+        grid=None,
     ) -> dict[str, object]:
         """Run on `inputs` (host arrays or `DeviceArray`s, by buffer name).
 
@@ -294,8 +307,21 @@ class Executable:
         0 .. N - 1. On the GPU all N repetitions are one submission. A trap
         names its repetition (`VyreTrap.repetition`). `repeat` < 1 or not an
         int is a `ValueError`.
+
+        `grid=(GX, GY, GZ)` launches the module's one program on that explicit
+        grid (a mapping {program name: (GX, GY, GZ)} when it has several), on
+        every backend alike; an invalid grid is a `ValueError`.
         """
         repeat = check_repeat(repeat)
+        if grid is not None:
+            return self._with_grid(grid).run(
+                inputs,
+                device=device,
+                profile=profile,
+                subgroup_size=subgroup_size,
+                max_iterations=max_iterations,
+                repeat=repeat,
+            )
         sig = self.signature
         inputs = require_mapping({} if inputs is None else inputs)
         if max_iterations is not None and self.backend != "reference":
@@ -324,6 +350,7 @@ class Executable:
                     "so kernels cannot be timed on it"
                 )
         bound = self._binder.bind(inputs)
+        self._check_covering_grids(bound)
         final = self._run_kernels(
             self._kernels,
             bound,
@@ -344,6 +371,38 @@ class Executable:
             return self._device_outputs(final, inputs)
         outputs = sig.outputs_of({name: _on_host(final[name]) for name in self._outputs}, inputs)
         return in_memref_shapes(outputs, self._shapes)
+
+    def _with_grid(self, grid) -> Executable:
+        """This executable with the programs `grid` names on explicit grids
+        (compiled once per distinct override)."""
+        from vyre_xdsl.launch import grid_overrides, with_grids
+
+        source, fuse, adapter, portable = self._launch_options
+        if source is None:
+            source = self.module
+        grids = grid_overrides(source, grid)
+        key = tuple(sorted(grids.items()))
+        exe = self._grid_variants.get(key)
+        if exe is None:
+            exe = Executable(with_grids(source, grids), self.backend, fuse, adapter, portable)
+            self._grid_variants[key] = exe
+        return exe
+
+    def _check_covering_grids(self, bound: Mapping[str, object]) -> None:
+        """Refuse a 2-D/3-D program without an explicit grid whose runtime-sized
+        count its derived grid cannot cover (the reference backend refuses it
+        in the interpreter; static counts were refused when lowering)."""
+        if not any(
+            k.static_grid is None
+            and k.indirect is None
+            and math.prod((k.program_workgroup_size or k.workgroup_size)[1:]) > 1
+            for k in self._kernels
+        ):
+            return
+        from vyre_xdsl.dispatch import check_covering_grids
+
+        lengths = {name: int(getattr(a, "size", 0)) for name, a in bound.items()}
+        check_covering_grids(programs(self.module), lengths)
 
     def _device_outputs(
         self, final: Mapping[str, object], inputs: Mapping[str, object]
@@ -403,21 +462,35 @@ def compile(
     *,
     adapter: int | str | None = None,
     portable: bool = False,
+    workgroup_size=None,
 ) -> Executable:
     """Parse, verify, (fuse,) and compile once; see `Executable`. `adapter`
     picks the device (an index into `vyre_xdsl.runtime.adapters()` or a
     substring of its description; default: `VYRE_ADAPTER`, else the best).
+    `workgroup_size=(X, Y, Z)` replaces every program's workgroup size (each
+    axis within [256, 256, 64], at most 256 invocations; else a `ValueError`).
 
     The result comes from the persistent compile cache when an earlier
     process compiled the same text (or module) with the same options for the
     same target (docs/runtime.md, "Caches"); then nothing is parsed or lowered."""
     _check_module_type(module_or_text)
     module_or_text = _converted(module_or_text)
+    if workgroup_size is not None:
+        module_or_text = _with_workgroup_size(module_or_text, workgroup_size)
     if not isinstance(module_or_text, str | bytes):
         verify_module(module_or_text)
     name = backend or default_backend()
     _backend(name)  # an unknown backend is an error now, not at the first run
     return compiled_executable(module_or_text, name, _fuse_mode(fuse), adapter, portable)
+
+
+def _with_workgroup_size(source: ModuleOp | str | bytes, workgroup_size) -> ModuleOp:
+    """A copy of `source` whose programs all have `workgroup_size` (checked)."""
+    from vyre_xdsl.launch import checked_workgroup_size, with_workgroup_size
+
+    size = checked_workgroup_size(workgroup_size)
+    module = parse(source) if isinstance(source, str | bytes) else source
+    return with_workgroup_size(module, size)
 
 
 def compiled_executable(

@@ -18,8 +18,8 @@ import math
 from collections.abc import Mapping
 
 from vyre_xdsl.analysis import buffers_written
-from vyre_xdsl.diagnostics import VyreError
-from vyre_xdsl.dialects.vyre import SUBGROUP_OPS, AtomicOp, ProgramOp
+from vyre_xdsl.diagnostics import VyreDiagnostic, VyreError
+from vyre_xdsl.dialects.vyre import SUBGROUP_OPS, AtomicOp, InvocationIdOp, ProgramOp
 
 MAX_WORKGROUPS_PER_DIM = 65535
 
@@ -91,3 +91,75 @@ def fold_grid(groups: int) -> tuple[int, int, int]:
 
 def dispatch_grid(n: int, workgroup_size: tuple[int, int, int]) -> tuple[int, int, int]:
     return fold_grid(workgroup_count(n, workgroup_size))
+
+
+# ---------------------------------------------------------------- explicit grids
+
+
+def launched_grid(program: ProgramOp, n: int) -> tuple[int, int, int]:
+    """Workgroups per axis that a dispatch of `program` over `n` logical elements
+    launches when its grid is not indirect: the explicit grid, else the derived
+    one (folded over y past 65535 workgroups). `vyre.num_workgroups` reads it."""
+    explicit = program.explicit_grid
+    return explicit if explicit is not None else dispatch_grid(n, program.workgroup)
+
+
+def derived_grid_shortage(workgroup: tuple[int, int, int], n: int) -> str | None:
+    """Why a derived grid cannot cover `n` elements with this workgroup, or None.
+
+    The derived grid spans axis x only: `ceil(n / (X*Y*Z))` workgroups, so
+    `invocation_id x` takes `groups * X` values. With a one-dimensional
+    workgroup that covers `n`; with Y or Z above 1 it may not, and such a
+    program would silently run on too few workgroups."""
+    wx, wy, wz = workgroup
+    if wy * wz == 1:
+        return None
+    groups = workgroup_count(n, workgroup)
+    if groups * wx >= n:
+        return None
+    return (
+        f"workgroup_size {list(workgroup)} has y or z above 1, but without 'grid' the derived "
+        f"grid launches {groups} workgroup(s) along x only, so invocation_id x covers "
+        f"{groups * wx} of its {n} elements (invocation_id y only 0 ... {wy - 1}). Fix: add an "
+        f"explicit grid after the workgroup size, e.g. 'grid [{math.ceil(n / wx)}, 1, 1]' "
+        "for one element per invocation along x, or the grid of your 2-D/3-D layout"
+    )
+
+
+def needs_covering_grid(program: ProgramOp) -> bool:
+    """Whether the derived grid of `program` must cover its element count along
+    x: a 2-D or 3-D workgroup, no explicit or indirect grid, and the program
+    reads `vyre.invocation_id` (a program that indexes by its linear id,
+    `workgroup_id x * threads + linear local id`, is covered: the derived grid
+    launches at least one invocation per element)."""
+    if program.explicit_grid is not None or program.indirect_buffer is not None:
+        return False
+    if program.workgroup[1] * program.workgroup[2] == 1:
+        return False
+    return any(isinstance(op, InvocationIdOp) for op in program.walk())
+
+
+def check_derived_grid(program: ProgramOp, n: int) -> None:
+    """Refuse, at the program, a derived grid that cannot cover `n` elements
+    (`needs_covering_grid`, `derived_grid_shortage`); explicit and indirect
+    grids are the user's."""
+    if not needs_covering_grid(program):
+        return
+    problem = derived_grid_shortage(program.workgroup, n)
+    if problem is not None:
+        raise VyreDiagnostic([(program, f"@{program.sym_name.data}: {problem}")])
+
+
+def check_covering_grids(progs, lengths: Mapping[str, int]) -> None:
+    """`check_derived_grid` for each of `progs` whose counts include
+    runtime-sized buffers, with their lengths from `lengths` (by name)."""
+    for program in progs:
+        if not needs_covering_grid(program):
+            continue
+        counts = {}
+        for buffer in program.buffers():
+            name = buffer.buffer_name
+            counts[name] = (
+                buffer.static_count if buffer.static_count is not None else lengths.get(name, 0)
+            )
+        check_derived_grid(program, logical_element_count(program, counts))

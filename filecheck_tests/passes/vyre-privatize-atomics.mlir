@@ -54,7 +54,7 @@ vyre.program @hist workgroup_size [256, 1, 1] {
 // two chunks of the linear lane index, the second one guarded and clamped.
 // The early return becomes an if around the rest, so every invocation reaches
 // the barriers.
-vyre.program @low workgroup_size [16, 4, 1] {
+vyre.program @low workgroup_size [16, 4, 1] grid [63, 1, 1] {
   vyre.buffer @x binding 0 read_only : ui32[1000]
   vyre.buffer @low binding 1 read_write : ui32[100]
   %i = vyre.invocation_id x

@@ -354,14 +354,17 @@ class DispatchOp(IRDLOperation):
     buffer is runtime-sized, or `indirect @buf` when the runtime reads it from
     words 0..2 of that host binding when the kernel is launched
     (`dispatch_workgroups_indirect`; `indirect @buf offset B`: the three words
-    from byte B, a multiple of 4); `count` names the buffers whose element
-    counts decide the logical element count (their maximum, at least 1).
+    from byte B, a multiple of 4); `grid explicit [GX, GY, GZ]` is the
+    program's own explicit grid: launched exactly, with workgroup ids that span
+    every axis; `count` names the buffers whose element counts decide the
+    logical element count (their maximum, at least 1).
 
     ```mlir
     kernel.dispatch workgroup_size [64, 1, 1] program_workgroup_size [64, 1, 1] grid [16, 1, 1] count [@y]
     kernel.dispatch workgroup_size [128, 1, 1] program_workgroup_size [1, 1, 1] grid ? count [@x, @out]
     kernel.dispatch workgroup_size [64, 1, 1] program_workgroup_size [64, 1, 1] grid indirect @grid count [@out]
     kernel.dispatch workgroup_size [64, 1, 1] program_workgroup_size [64, 1, 1] grid indirect @grid offset 12 count [@out]
+    kernel.dispatch workgroup_size [16, 16, 1] program_workgroup_size [16, 16, 1] grid explicit [4, 4, 1] count [@b]
     ```
     """
 
@@ -373,6 +376,7 @@ class DispatchOp(IRDLOperation):
     count_buffers = prop_def(ArrayAttr)
     indirect = opt_prop_def(StringAttr)
     indirect_offset = opt_prop_def(IntegerAttr)
+    explicit = opt_prop_def(UnitAttr)
 
     traits = traits_def(HasParent(DescriptorOp))
 
@@ -384,6 +388,7 @@ class DispatchOp(IRDLOperation):
         count_buffers: Sequence[str],
         indirect: str | None = None,
         indirect_offset: int = 0,
+        explicit: bool = False,
     ):
         properties: dict[str, Attribute] = {
             "workgroup_size": _dense(workgroup_size),
@@ -396,7 +401,14 @@ class DispatchOp(IRDLOperation):
             properties["indirect"] = StringAttr(indirect)
         if indirect_offset:
             properties["indirect_offset"] = IntegerAttr(indirect_offset, i64)
+        if explicit:
+            properties["explicit"] = UnitAttr()
         super().__init__(properties=properties)
+
+    @property
+    def is_explicit(self) -> bool:
+        """Whether the grid is the program's explicit one (ids span every axis)."""
+        return self.explicit is not None
 
     @property
     def indirect_buffer(self) -> str | None:
@@ -438,7 +450,10 @@ class DispatchOp(IRDLOperation):
         parser.parse_keyword("grid")
         grid = indirect = None
         offset = 0
-        if parser.parse_optional_keyword("indirect") is not None:
+        explicit = parser.parse_optional_keyword("explicit") is not None
+        if explicit:
+            grid = _parse_int_list(parser, "grid")
+        elif parser.parse_optional_keyword("indirect") is not None:
             indirect = parser.parse_symbol_name().data
             if parser.parse_optional_keyword("offset") is not None:
                 offset = parser.parse_integer(allow_boolean=False, allow_negative=False)
@@ -448,7 +463,7 @@ class DispatchOp(IRDLOperation):
         names = parser.parse_comma_separated_list(
             parser.Delimiter.SQUARE, lambda: parser.parse_symbol_name().data
         )
-        op = cls(workgroup, program, grid, names, indirect, offset)
+        op = cls(workgroup, program, grid, names, indirect, offset, explicit)
         op.attributes.update(parser.parse_optional_attr_dict())
         return op
 
@@ -466,6 +481,8 @@ class DispatchOp(IRDLOperation):
         elif self.static_grid is None:
             printer.print_string("?")
         else:
+            if self.is_explicit:
+                printer.print_string("explicit ")
             _print_int_list(printer, self.static_grid)
         printer.print_string(" count [")
         printer.print_list(self.count_names, printer.print_symbol_name)
@@ -475,6 +492,12 @@ class DispatchOp(IRDLOperation):
     def verify_(self) -> None:
         if self.indirect is not None and self.grid is not None:
             raise VerifyException("an indirect dispatch has no static grid")
+        if self.is_explicit and self.grid is None:
+            raise VerifyException("an explicit grid needs its workgroups per axis")
+        if self.is_explicit and self.is_widened:
+            raise VerifyException(
+                "a kernel with an explicit grid runs the program's own workgroup size"
+            )
         if self.indirect_offset is not None and self.indirect is None:
             raise VerifyException("an indirect grid offset needs an indirect grid")
         if self.indirect_byte_offset < 0 or self.indirect_byte_offset % 4:
@@ -1079,6 +1102,19 @@ class LocalIdOp(_IdOp):
     name = "kernel.local_id"
 
 
+@irdl_op_definition
+class NumWorkgroupsOp(_IdOp):
+    """The number of workgroups the dispatch launches on one axis (the program's
+    explicit, derived or indirect grid; lowering keeps that grid as launched).
+
+    ```mlir
+    %n = kernel.num_workgroups y
+    ```
+    """
+
+    name = "kernel.num_workgroups"
+
+
 # ============================================================================ locals
 
 
@@ -1377,6 +1413,7 @@ Kernel = Dialect(
         InvocationIdOp,
         WorkgroupIdOp,
         LocalIdOp,
+        NumWorkgroupsOp,
         LocalOp,
         LocalStoreOp,
         LocalLoadOp,

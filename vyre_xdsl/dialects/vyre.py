@@ -151,6 +151,8 @@ SUPPORTED_TYPES = ", ".join(semantics.ELEMENT_TYPE_NAMES)
 ACCESS_MODES = ("read_only", "read_write", "write_only", "uniform", "workgroup")
 MAX_WORKGROUP = (1024, 1024, 64)
 MAX_INVOCATIONS = 1024
+#: workgroups per axis of an explicit grid (WebGPU's maxComputeWorkgroupsPerDimension)
+MAX_GRID_PER_AXIS = 65535
 #: program bindings are host slots, which lie below 2^24 (the workgroup slots start there)
 MAX_BINDING = 2**24 - 1
 
@@ -526,6 +528,23 @@ class ProgramOp(IRDLOperation):
     `indirect_offset = B` reads the three words from byte `B` of the buffer
     (a multiple of 4; upstream's `count_offset`).
 
+    `grid [GX, GY, GZ]` after the workgroup size launches exactly GX x GY x GZ
+    workgroups (each axis 1 ... 65535), whatever the buffer lengths; the ids
+    span it on every axis (`invocation_id a = workgroup_id a x workgroup_size a
+    + local_id a`). It excludes `indirect`.
+
+    ```mlir
+    vyre.program @tile workgroup_size [16, 16, 1] grid [4, 2, 1] {
+      vyre.buffer @out binding 0 write_only : ui32[2048]
+      %x = vyre.invocation_id x
+      %y = vyre.invocation_id y
+      %w = vyre.const 64 : ui32
+      %row = vyre.mul %y, %w : ui32
+      %i = vyre.add %row, %x : ui32
+      vyre.store @out[%i] = %i : ui32
+    }
+    ```
+
     ```mlir
     vyre.program @consume {indirect = @grid} workgroup_size [64, 1, 1] {
       vyre.buffer @grid binding 2 read_only : ui32[3]
@@ -559,6 +578,7 @@ class ProgramOp(IRDLOperation):
 
     sym_name = prop_def(StringAttr)
     workgroup_size = prop_def(DenseArrayBase)
+    grid = opt_prop_def(DenseArrayBase)
     body = region_def("single_block")
 
     traits = traits_def(IsolatedFromAbove(), NoTerminator(), SymbolOpInterface())
@@ -569,20 +589,41 @@ class ProgramOp(IRDLOperation):
         workgroup_size: Sequence[int],
         body: Region | Sequence[Operation] | None = None,
         attributes: dict[str, Attribute] | None = None,
+        grid: Sequence[int] | None = None,
     ):
+        properties: dict[str, Attribute] = {
+            "sym_name": StringAttr(name),
+            "workgroup_size": DenseArrayBase.from_list(i32, list(workgroup_size)),
+        }
+        if grid is not None:
+            properties["grid"] = DenseArrayBase.from_list(i32, list(grid))
         super().__init__(
-            properties={
-                "sym_name": StringAttr(name),
-                "workgroup_size": DenseArrayBase.from_list(i32, list(workgroup_size)),
-            },
+            properties=properties,
             regions=[_as_region(body)],
             attributes=attributes or {},
         )
 
     @property
+    def explicit_grid(self) -> tuple[int, int, int] | None:
+        """The workgroups per axis of `grid [GX, GY, GZ]`, or None (a derived or
+        indirect grid)."""
+        if self.grid is None:
+            return None
+        x, y, z = self.grid.get_values()
+        return int(x), int(y), int(z)
+
+    @property
     def workgroup(self) -> tuple[int, int, int]:
         x, y, z = self.workgroup_size.get_values()
         return int(x), int(y), int(z)
+
+    @property
+    def fixed_launch(self) -> bool:
+        """Whether the program must launch exactly its own grid: it has an
+        explicit one, or reads `vyre.num_workgroups` (fusion keeps it apart)."""
+        if self.explicit_grid is not None:
+            return True
+        return any(isinstance(op, NumWorkgroupsOp) for op in self.walk())
 
     @property
     def non_composable(self) -> bool:
@@ -636,8 +677,17 @@ class ProgramOp(IRDLOperation):
             I32_MAX,
             f"the limits are {list(MAX_WORKGROUP)} per axis and {MAX_INVOCATIONS} invocations",
         )
+        grid = None
+        if parser.parse_optional_keyword("grid") is not None:
+            grid = parse_int_triple_in(
+                parser,
+                "grid",
+                -I32_MAX - 1,
+                I32_MAX,
+                f"each axis launches 1 ... {MAX_GRID_PER_AXIS} workgroups",
+            )
         body = _parse_body(parser)
-        op = cls(name.data, sizes, body)
+        op = cls(name.data, sizes, body, grid=grid)
         op.attributes.update(attributes)
         return op
 
@@ -648,6 +698,8 @@ class ProgramOp(IRDLOperation):
         printer.print_string(" workgroup_size [")
         printer.print_string(", ".join(str(v) for v in self.workgroup_size.get_values()))
         printer.print_string("]")
+        if self.explicit_grid is not None:
+            printer.print_string(f" grid [{', '.join(str(g) for g in self.explicit_grid)}]")
         _print_body(printer, self.body)
 
     def verify(self, verify_nested_ops: bool = True) -> None:
@@ -678,6 +730,7 @@ class ProgramOp(IRDLOperation):
                 f"workgroup_size {list(sizes)} has {total} invocations; the limit is {MAX_INVOCATIONS}"
             )
         self._verify_indirect()
+        self._verify_grid()
         seen: set[str] = set()
         for buffer in self.buffers():
             if buffer.sym_name.data in seen:
@@ -692,6 +745,25 @@ class ProgramOp(IRDLOperation):
                     f"buffer @{op.sym_name.data} is declared after a statement; "
                     "declarations come first"
                 )
+
+    def _verify_grid(self) -> None:
+        """`grid [GX, GY, GZ]`: three axes, each 1 ... 65535; not with `indirect`."""
+        if self.grid is None:
+            return
+        values = list(self.grid.get_values())
+        if len(values) != 3:
+            raise VerifyException("grid must have exactly 3 axes [GX, GY, GZ]")
+        for axis, value in enumerate(values):
+            if not 1 <= value <= MAX_GRID_PER_AXIS:
+                raise VerifyException(
+                    f"grid axis {AXES[axis]} is {value} workgroups; every axis must launch "
+                    f"1 ... {MAX_GRID_PER_AXIS} workgroups (the device limit per dimension)"
+                )
+        if "indirect" in self.attributes:
+            raise VerifyException(
+                "a program has either an explicit grid or an indirect one, not both: "
+                "remove 'grid [...]' or the 'indirect' attribute"
+            )
 
     def _verify_indirect(self) -> None:
         """`{indirect = @grid}`: @grid is a declared host `ui32` buffer of at least 3
@@ -1205,7 +1277,7 @@ def _uniformity_step(value: SSAValue) -> tuple[bool | None, Sequence[SSAValue]]:
     owner = value.owner
     if not isinstance(owner, Operation):
         return False, ()
-    if isinstance(owner, ConstOp | BufLenOp | WorkgroupIdOp):
+    if isinstance(owner, ConstOp | BufLenOp | WorkgroupIdOp | NumWorkgroupsOp):
         return None, ()
     if isinstance(owner, InvocationIdOp | LocalIdOp | SubgroupLocalIdOp):
         return False, ()
@@ -1620,6 +1692,20 @@ class RepetitionOp(IRDLOperation):
 
     def __init__(self):
         super().__init__(result_types=[ui32])
+
+
+@irdl_op_definition
+class NumWorkgroupsOp(_IdOp):
+    """The number of workgroups launched on one axis: the explicit grid's, the
+    derived grid's (as launched: folded over y past 65535 workgroups) or the
+    indirect grid's.
+
+    ```mlir
+    %n = vyre.num_workgroups x
+    ```
+    """
+
+    name = "vyre.num_workgroups"
 
 
 def _constant_array(value: SSAValue) -> np.ndarray | None:
@@ -3642,6 +3728,7 @@ Vyre = Dialect(
         WorkgroupIdOp,
         LocalIdOp,
         RepetitionOp,
+        NumWorkgroupsOp,
         *TABLE_OPS.values(),
         SelectOp,
         FmaOp,

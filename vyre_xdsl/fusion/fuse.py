@@ -123,6 +123,30 @@ def fuse_programs(
     ).program
 
 
+def refuse_explicit_grids(progs: Sequence[ProgramOp]) -> None:
+    """A program with an explicit grid (`grid [GX, GY, GZ]`) is never fused with
+    another: its ids span a grid that no other arm's dispatch shares."""
+    for program in progs:
+        if program.fixed_launch:
+            grid = program.explicit_grid
+            what = (
+                f"launches an explicit grid {list(grid)}"
+                if grid is not None
+                else "reads vyre.num_workgroups"
+            )
+            others = ", ".join(f"@{p.sym_name.data}" for p in progs if p is not program)
+            raise VyreDiagnostic(
+                [
+                    (
+                        program,
+                        f"cannot fuse: @{program.sym_name.data} {what}, and the dispatch "
+                        f"fused with {others} would launch another grid; fix: fuse it in a "
+                        "separate group (vyre-fuse keeps it a program of its own)",
+                    )
+                ]
+            )
+
+
 @dataclass(frozen=True)
 class FusionOutcome:
     """A fused program and what the cost model (`vyre_xdsl.fusion.cost`) needs to know of it."""
@@ -152,6 +176,7 @@ def fuse_with_outcome(
         return FusionOutcome(ProgramOp(name or "fused", (1, 1, 1)))
     if len(progs) == 1:
         return FusionOutcome(progs[0].clone())
+    refuse_explicit_grids(progs)
     fusion = _Fusion(progs, split_grid_sync, frozenset(intermediates), name, recompute)
     program = fusion.run()
     return FusionOutcome(

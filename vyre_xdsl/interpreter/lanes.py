@@ -31,6 +31,8 @@ class Launch:
     workgroup: tuple[int, int, int]
     #: the grid read from an indirect grid buffer (it replaces the one `n` gives)
     indirect: tuple[int, int, int] | None = None
+    #: `indirect` is the program's explicit grid: workgroup ids span every axis
+    explicit: bool = False
 
     @property
     def threads(self) -> int:
@@ -62,6 +64,15 @@ class Launch:
 
     def workgroup_of(self, lanes: np.ndarray) -> np.ndarray:
         return lanes // self.threads
+
+    def workgroup_ids(self, lanes: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Workgroup ids per axis: an explicit grid's span every axis (x fastest);
+        otherwise the logical workgroup is the x id and y and z are 0."""
+        group = self.workgroup_of(lanes)
+        if not self.explicit:
+            return group, np.zeros_like(group), np.zeros_like(group)
+        gx, gy, _ = self.grid
+        return group % gx, (group // gx) % gy, group // (gx * gy)
 
     def local_ids(self, lanes: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         wx, wy, _ = self.workgroup

@@ -10,6 +10,7 @@ lanes for the rest of the program. Op dispatch is a plain dict keyed by op class
 from __future__ import annotations
 
 import contextlib
+import math
 from collections.abc import Callable, Iterable, Iterator, MutableMapping
 from contextvars import ContextVar
 from dataclasses import dataclass
@@ -39,6 +40,7 @@ from vyre_xdsl.dialects.vyre import (
     LoadOp,
     LocalIdOp,
     LoopOp,
+    NumWorkgroupsOp,
     ProgramOp,
     RegionOp,
     RepetitionOp,
@@ -56,7 +58,7 @@ from vyre_xdsl.dialects.vyre import (
     WorkgroupIdOp,
     type_name,
 )
-from vyre_xdsl.dispatch import checked_indirect_grid, logical_element_count
+from vyre_xdsl.dispatch import check_derived_grid, checked_indirect_grid, logical_element_count
 from vyre_xdsl.interpreter.atomics import atomic
 from vyre_xdsl.interpreter.lanes import Frame, Launch, broadcast
 from vyre_xdsl.interpreter.memory import Memory
@@ -261,7 +263,12 @@ def _launch(
     buffer as it is now (after the programs before it ran)."""
     n = logical_element_count(program, counts)
     name = program.indirect_buffer
+    explicit = program.explicit_grid
+    if explicit is not None:
+        threads = math.prod(program.workgroup)
+        return Launch(math.prod(explicit) * threads, program.workgroup, explicit, explicit=True)
     if name is None:
+        check_derived_grid(program, n)
         return Launch(n, program.workgroup)
     grid = checked_indirect_grid(
         program.sym_name.data, name, host[name], offset=program.indirect_offset
@@ -410,11 +417,16 @@ def _const(m: Machine, op: ConstOp, frame: Frame, scope: Scope) -> None:
     _set(frame, op, literal_array(op.literal(), ty))
 
 
+@handles(NumWorkgroupsOp)
+def _num_workgroups(m: Machine, op: NumWorkgroupsOp, frame: Frame, scope: Scope) -> None:
+    _set(frame, op, np.array([m.launch.grid[op.axis_index]], dtype=np.uint32))
+
+
 @handles(InvocationIdOp, WorkgroupIdOp, LocalIdOp)
 def _ids(m: Machine, op, frame: Frame, scope: Scope) -> None:
     axis = op.axis_index
     local = m.launch.local_ids(frame.lanes)[axis]
-    group = m.launch.workgroup_of(frame.lanes) if axis == 0 else np.zeros_like(local)
+    group = m.launch.workgroup_ids(frame.lanes)[axis]
     if isinstance(op, LocalIdOp):
         value = local
     elif isinstance(op, WorkgroupIdOp):

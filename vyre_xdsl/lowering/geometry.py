@@ -39,6 +39,7 @@ from vyre_xdsl.dialects.vyre import (
     LoadOp,
     LoopOp,
     LtOp,
+    NumWorkgroupsOp,
     ProgramOp,
     RegionOp,
     ReturnOp,
@@ -57,11 +58,23 @@ def is_explicit_noop(program: ProgramOp) -> bool:
     return not list(program.body.block.ops)
 
 
+def fixes_launch(program: ProgramOp) -> bool:
+    """Whether the program's launched grid must be exactly its own: an explicit
+    grid, or `vyre.num_workgroups`, which reads it (no widening, no cut-down
+    grid, no vector form, no coarsening)."""
+    if program.explicit_grid is not None:
+        return True
+    return any(isinstance(op, NumWorkgroupsOp) for op in program.walk())
+
+
 def pins_geometry(program: ProgramOp) -> bool:
     """Whether the program's ids must keep their declared workgroup meaning
     (workgroup memory, barriers, subgroup ops: subgroups lie within a workgroup;
-    an indirect grid, which counts the program's own workgroups)."""
+    an indirect grid, which counts the program's own workgroups; an explicit
+    grid or `vyre.num_workgroups`: `fixes_launch`)."""
     if any(b.is_workgroup for b in program.buffers()) or program.indirect_buffer is not None:
+        return True
+    if fixes_launch(program):
         return True
     return any(isinstance(op, (BarrierOp, *SUBGROUP_OPS)) for op in program.walk())
 

@@ -26,9 +26,14 @@ from vyre_xdsl.analysis import atomic_buffers, contains_trap, declaration_of, is
 from vyre_xdsl.diagnostics import VyreDiagnostic
 from vyre_xdsl.dialects import kernel as k
 from vyre_xdsl.dialects import vyre as v
-from vyre_xdsl.dispatch import count_buffer_names
+from vyre_xdsl.dispatch import check_derived_grid, count_buffer_names
 from vyre_xdsl.lowering.canonical import descriptor_id
-from vyre_xdsl.lowering.geometry import active_groups, kernel_grid, kernel_workgroup_size
+from vyre_xdsl.lowering.geometry import (
+    active_groups,
+    fixes_launch,
+    kernel_grid,
+    kernel_workgroup_size,
+)
 from vyre_xdsl.lowering.privatize import privatize_program
 from vyre_xdsl.lowering.profile import DEFAULT_PROFILE, TargetProfile
 from vyre_xdsl.lowering.split import is_scratch_buffer, split_program
@@ -111,6 +116,8 @@ def lower_program(
     workgroup = kernel_workgroup_size(program, profile)
     counts = count_buffer_names(program)
     n = _static_count(program, counts)
+    if n is not None:
+        check_derived_grid(program, n)
     name = program.sym_name.data
     result = []
     for index, part in enumerate(parts):
@@ -120,11 +127,20 @@ def lower_program(
             attributes["part"] = IntegerAttr(index, i64)
         indirect = program.indirect_buffer
         grid = None if indirect or n is None else _part_grid(part, n, workgroup)
+        explicit = program.explicit_grid
+        if explicit is not None:
+            grid = explicit  # launched exactly, whatever the counts say
         if privatize:
             # after the grid: the workgroups it leaves out would only flush identities
             part = _privatized(part, program, profile)
         dispatch = k.DispatchOp(
-            workgroup, program.workgroup, grid, counts, indirect, program.indirect_offset
+            workgroup,
+            program.workgroup,
+            grid,
+            counts,
+            indirect,
+            program.indirect_offset,
+            explicit=explicit is not None,
         )
         dispatch.location = program.location
         descriptor = k.DescriptorOp(symbol, descriptor_id(part), [dispatch], attributes=attributes)
@@ -157,7 +173,7 @@ def _part_grid(part: v.ProgramOp, n: int, workgroup: tuple[int, int, int]) -> tu
     """The grid of one part: the program's grid for `n` elements, cut down to the
     workgroups in which the part can have an effect (`active_groups`: a part
     whose effects all sit under arm guards runs on the grid of those arms)."""
-    groups = active_groups(part)
+    groups = None if fixes_launch(part) else active_groups(part)
     if groups is not None:
         n = min(n, max(groups, 1) * math.prod(part.workgroup))
     return kernel_grid(n, part.workgroup, workgroup)
@@ -368,6 +384,7 @@ _ID_OPS: dict[type[Operation], type[k._IdOp]] = {  # noqa: SLF001
     v.InvocationIdOp: k.InvocationIdOp,
     v.WorkgroupIdOp: k.WorkgroupIdOp,
     v.LocalIdOp: k.LocalIdOp,
+    v.NumWorkgroupsOp: k.NumWorkgroupsOp,
 }
 
 _HANDLERS: dict[type[Operation], Callable[[_Lowering, Operation], Operation | None]] = {
@@ -379,6 +396,7 @@ _HANDLERS: dict[type[Operation], Callable[[_Lowering, Operation], Operation | No
     v.WorkgroupIdOp: _Lowering._id,
     v.LocalIdOp: _Lowering._id,
     v.RepetitionOp: _Lowering._repetition,
+    v.NumWorkgroupsOp: _Lowering._id,
     v.LetOp: _Lowering._let,
     v.AssignOp: _Lowering._assign,
     v.VarOp: _Lowering._var,

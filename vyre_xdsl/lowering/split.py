@@ -161,6 +161,7 @@ def split_program(program: ProgramOp) -> list[ProgramOp]:
         program.sym_name.data,
         program.workgroup,
         [b.clone() for b in program.buffers()] + _hoisted(list(program.statements()), {}, origin),
+        grid=program.explicit_grid,
     )
     image = {original: clone for clone, original in origin.items()}
 
@@ -282,7 +283,7 @@ def _build_part(
         spill.attributes[SCRATCH_ATTR] = UnitAttr()
         body.append(spill)
     statements: list[Operation] = []
-    index = _Index(program.workgroup, statements) if slots.of else None
+    index = _Index(program.workgroup, statements, program.explicit_grid) if slots.of else None
     for value in need.reload_values:
         mapping[value] = _reload(value, slots, index, statements)
     for op in flat.walk():
@@ -300,7 +301,9 @@ def _build_part(
             statements += _insert_stores(
                 op, clone, slots, index, spilled_values, spilled_locals, declaration_of
             )
-    part = ProgramOp(program.sym_name.data, program.workgroup, body + statements)
+    part = ProgramOp(
+        program.sym_name.data, program.workgroup, body + statements, grid=program.explicit_grid
+    )
     part.attributes.update(program.attributes)
     part.location = program.location
     return part
@@ -309,12 +312,23 @@ def _build_part(
 class _Index:
     """The invocation's linear index `p`, built once at the top of a part."""
 
-    def __init__(self, workgroup: tuple[int, int, int], statements: list[Operation]):
+    def __init__(
+        self,
+        workgroup: tuple[int, int, int],
+        statements: list[Operation],
+        grid: tuple[int, int, int] | None = None,
+    ):
         wx, wy, wz = workgroup
         size = ConstOp(wx * wy * wz, "ui32")
         wid = WorkgroupIdOp(0)
-        base = MulOp(wid, size)
-        ops: list[Operation] = [size, wid, base, lx := LocalIdOp(0)]
+        ops: list[Operation] = [size, wid]
+        group = wid
+        if grid is not None and grid[1:] != (1, 1):
+            # an explicit grid: workgroup ids span every axis; the linear
+            # workgroup is x + (y + z * GY) * GX
+            group = self._linear_group(grid, ops)
+        base = MulOp(group, size)
+        ops += [base, lx := LocalIdOp(0)]
         p = AddOp(base, lx)
         for axis, stride, extent in ((1, wx, wy), (2, wx * wy, wz)):
             if extent == 1:  # that local id is always 0
@@ -327,6 +341,18 @@ class _Index:
         ops.append(p)
         statements.extend(ops)
         self.p = p.results[0]
+
+    @staticmethod
+    def _linear_group(grid: tuple[int, int, int], ops: list[Operation]) -> Operation:
+        gx, gy, _ = grid
+        wy, wz = WorkgroupIdOp(1), WorkgroupIdOp(2)
+        c_gy, c_gx = ConstOp(gy, "ui32"), ConstOp(gx, "ui32")
+        z_rows = MulOp(wz, c_gy)
+        rows = AddOp(wy, z_rows)
+        row_start = MulOp(rows, c_gx)
+        linear = AddOp(ops[1], row_start)
+        ops += [wy, wz, c_gy, c_gx, z_rows, rows, row_start, linear]
+        return linear
 
     def element(self, slots: _Slots, key: object) -> tuple[str, list[Operation]]:
         """The spill buffer of `key` and the ops computing its element index."""

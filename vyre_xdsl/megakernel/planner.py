@@ -22,6 +22,7 @@ The planner is small and deterministic (vyre-semantics section 4.2, step 4):
    | `MKL005_WORKGROUP_MISMATCH` | `vyre-fuse` refuses the merged group's programs: a member whose workgroup differs from the fused one uses workgroup memory, barriers or local/workgroup ids, over-dispatch (fused workgroup > 4x the largest member's), or a member whose invocations the fused dispatch does not cover (the message is fusion's) |
 
    | `MKL009_INDIRECT_DISPATCH` | either program launches an indirect grid (`{indirect = @grid}`): its grid is only known on the GPU, so it is never fused |
+   | `MKL011_EXPLICIT_GRID` | either program launches an explicit grid (`grid [GX, GY, GZ]`) or reads `vyre.num_workgroups`: its ids or that count belong to its own grid, which a fused dispatch would not keep, so it is never fused |
    | `MKL010_NO_GAIN` | the fused group would lose against its programs run one by one: by the fusion cost model (`vyre_xdsl.fusion.cost`), its idle workgroups cost more than the launches and bytes it saves |
    | `MKL008_RESOURCE_LIMIT` | the fused program does not fit the target profile (storage buffers per stage, workgroup memory, workgroup size): lowering refuses it |
 
@@ -60,6 +61,7 @@ MKL007_CYCLE = "MKL007_CYCLE"
 MKL008_RESOURCE_LIMIT = "MKL008_RESOURCE_LIMIT"
 MKL009_INDIRECT_DISPATCH = "MKL009_INDIRECT_DISPATCH"
 MKL010_NO_GAIN = "MKL010_NO_GAIN"
+MKL011_EXPLICIT_GRID = "MKL011_EXPLICIT_GRID"
 
 REJECTION_CODES = (
     MKL001_UNKNOWN_ENDPOINT,
@@ -72,6 +74,7 @@ REJECTION_CODES = (
     MKL008_RESOURCE_LIMIT,
     MKL009_INDIRECT_DISPATCH,
     MKL010_NO_GAIN,
+    MKL011_EXPLICIT_GRID,
 )
 
 #: dependence classes (from `vyre_xdsl.fusion`)
@@ -268,6 +271,15 @@ def _synchronization(graph: ProgramGraph, edge: Dependence) -> tuple[str, str] |
             return MKL009_INDIRECT_DISPATCH, (
                 f"@{node.name} launches an indirect grid (read from "
                 f"@{node.program.indirect_buffer}); it is never fused with another program"
+            )
+        if node.program.explicit_grid is not None:
+            return MKL011_EXPLICIT_GRID, (
+                f"@{node.name} launches an explicit grid {list(node.program.explicit_grid)}; "
+                "it is never fused with another program"
+            )
+        if node.program.fixed_launch:
+            return MKL011_EXPLICIT_GRID, (
+                f"@{node.name} reads vyre.num_workgroups; it is never fused with another program"
             )
     return None
 

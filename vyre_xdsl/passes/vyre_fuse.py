@@ -18,9 +18,11 @@ program stays as it was. `force=true` fuses all programs into one (splitting at
 The run signature of the *unfused* module (`vyre_xdsl.abi.signature`) decides
 which buffers are intermediates, whose stores the fused program may drop.
 
-A program with an indirect grid (`{indirect = @grid}`) is never fused with
-another: it stays its own program, and the runs of programs between such
-programs are fused separately (in module order).
+A program with an indirect grid (`{indirect = @grid}`) or an explicit one
+(`grid [GX, GY, GZ]`), or one that reads `vyre.num_workgroups` (a fused
+dispatch would launch another grid), is never fused with another: it stays its own program,
+and the runs of programs between such programs are fused separately (in
+module order). With `remarks=true` the pass says so at the program.
 """
 
 from __future__ import annotations
@@ -75,6 +77,20 @@ class VyreFusePass(ModulePass):
         check_buffer_types(progs)  # before the signature, which would blame only one program
         intermediates = {b.name for b in signature(op).buffers if b.is_intermediate}
         users = _programs_using(progs, intermediates)
+        if self.remarks:
+            for program in progs:
+                if program.explicit_grid is not None:
+                    print_remark(
+                        program,
+                        f"@{program.sym_name.data} launches an explicit grid "
+                        f"{list(program.explicit_grid)}; it is not fused with another program",
+                    )
+                elif program.fixed_launch:
+                    print_remark(
+                        program,
+                        f"@{program.sym_name.data} reads vyre.num_workgroups; it is not "
+                        "fused with another program",
+                    )
         for group in _fusion_groups(progs):
             if len(group) < 2:
                 continue
@@ -136,11 +152,11 @@ def _programs_using(progs: list, names: set[str]) -> dict[str, set[int]]:
 
 
 def _fusion_groups(progs: list) -> list[list]:
-    """Maximal runs of consecutive programs without an indirect grid; each
-    program with one is a group of its own."""
+    """Maximal runs of consecutive programs without an indirect or explicit
+    grid; each program with one is a group of its own."""
     groups: list[list] = [[]]
     for program in progs:
-        if program.indirect_buffer is not None:
+        if program.indirect_buffer is not None or program.fixed_launch:
             groups += [[program], []]
         else:
             groups[-1].append(program)

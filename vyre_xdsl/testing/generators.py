@@ -1598,6 +1598,10 @@ class _ProgramGen:
             axis = d.weighted([("x", 6), ("y", 1), ("z", 1)])
             if self.mod.elementwise:
                 op, axis = v.InvocationIdOp, "x"
+            elif op is v.InvocationIdOp and self.wg[1] * self.wg[2] > 1:
+                # without an explicit grid, invocation ids of a 2-D/3-D workgroup
+                # need a derived grid that covers the count (else it is refused)
+                op = v.LocalIdOp
             self.feature(f"{op.name}:{axis}")
             return self.value(op(axis), "ui32")
         if kind == "buf_len":

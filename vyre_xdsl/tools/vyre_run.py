@@ -260,6 +260,13 @@ def argument_parser() -> argparse.ArgumentParser:
         "the outputs after the last",
     )
     parser.add_argument(
+        "--grid",
+        metavar="[NAME=]GX,GY,GZ",
+        action="append",
+        help="launch the program on this explicit grid (workgroups per axis); with several "
+        "programs, name each one: --grid NAME=GX,GY,GZ (repeatable)",
+    )
+    parser.add_argument(
         "-v",
         "--verbose",
         action="store_true",
@@ -275,12 +282,45 @@ def run_module(
     the GPU time per kernel (--time) on stderr."""
     exe = cached_executable(module, backend, args.fuse, args.adapter if backend == "wgpu" else None)
     report_backend(backend, exe.adapter, args.verbose)
-    outputs = exe.run(
-        inputs, profile=args.time, max_iterations=args.max_iterations, repeat=args.repeat
-    )
+    grid = grid_option(getattr(args, "grid", None))
+    try:
+        outputs = exe.run(
+            inputs,
+            profile=args.time,
+            max_iterations=args.max_iterations,
+            repeat=args.repeat,
+            grid=grid,
+        )
+    except ValueError as error:
+        if grid is None:
+            raise
+        raise UsageError(f"--grid: {error}") from None
     if args.time:
         print(exe.last_profile, file=sys.stderr)
     return outputs
+
+
+def grid_option(values: list[str] | None):
+    """`--grid GX,GY,GZ` as a tuple, or `--grid NAME=GX,GY,GZ ...` as a mapping."""
+    if not values:
+        return None
+    named: dict[str, tuple[int, ...]] = {}
+    plain = None
+    for value in values:
+        name, _, axes = value.rpartition("=")
+        try:
+            grid = tuple(int(a) for a in axes.split(","))
+        except ValueError:
+            raise UsageError(
+                f"--grid {value!r}: expected GX,GY,GZ or NAME=GX,GY,GZ (integers)"
+            ) from None
+        if name:
+            named[name] = grid
+        else:
+            plain = grid
+    if plain is not None and (named or len(values) > 1):
+        raise UsageError("--grid: name every program (NAME=GX,GY,GZ) when giving several grids")
+    return plain if plain is not None else named
 
 
 def report_backend(backend: str, adapter: str | None, verbose: bool) -> None:
@@ -330,6 +370,11 @@ def run_command(args: argparse.Namespace, backend: str) -> None:
     if is_bundle_file(args.file):  # a target-module bundle from vyre-compile
         if args.time or args.adapter is not None:
             raise UsageError("--time and --adapter apply to modules, not to bundles")
+        if args.grid:
+            raise UsageError(
+                "--grid applies to modules, not to bundles: write 'grid [GX, GY, GZ]' in the "
+                "program and compile it again (the bundle carries it)"
+            )
         if args.verbose and backend == "wgpu":
             from vyre_xdsl.runtime import gpu_device
 

@@ -146,9 +146,10 @@ vyre.program @own workgroup_size [64, 1, 1] {
 // CHECK-NOT:  storageBarrier
 // CHECK:      // -----
 
-// The same in a two-dimensional workgroup: `invocation_id x` is shared by the
+// The same in a two-dimensional workgroup (on an explicit grid that covers the
+// 256 elements along x): `invocation_id x` is shared by the
 // invocations of a column, so the buffer is not private and the barrier fences.
-vyre.program @own2d workgroup_size [32, 2, 1] {
+vyre.program @own2d workgroup_size [32, 2, 1] grid [8, 1, 1] {
   vyre.buffer @x binding 0 read_only : f32[256]
   vyre.buffer @p binding 1 read_write : f32[256]
   vyre.buffer @out binding 2 write_only : f32[4]

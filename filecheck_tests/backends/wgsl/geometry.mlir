@@ -5,7 +5,7 @@
 // barrier kernels record traps without returning.
 
 vyre.program @ids workgroup_size [8, 4, 2] {
-  vyre.buffer @out binding 0 write_only : ui32[64]
+  vyre.buffer @out binding 0 write_only : ui32[8]
   %gx = vyre.invocation_id x
   %gy = vyre.invocation_id y
   %wx = vyre.workgroup_id x

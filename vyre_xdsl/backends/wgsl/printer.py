@@ -636,10 +636,22 @@ class _Printer:
         component = "xyz"[axis]
         if self.width > 1:  # kernel_width(): only invocation_id x occurs
             return f"(vyre_invocation * {self.width}u + {self.copy}u)"
+        if isinstance(op, k.NumWorkgroupsOp):
+            # lowering keeps the grid of a kernel that reads it exactly as the
+            # program's dispatch launches it (`fixes_launch`)
+            return f"vyre_nwg.{component}"
         if self.dispatch.is_widened:
             if isinstance(op, k.LocalIdOp) or axis != 0:
                 return "0u"
             return "vyre_invocation"
+        if self.dispatch.is_explicit:
+            # an explicit grid: workgroup ids span every axis
+            if isinstance(op, k.LocalIdOp):
+                return f"vyre_lid.{component}"
+            if isinstance(op, k.WorkgroupIdOp):
+                return f"vyre_wid.{component}"
+            size = self.dispatch.kernel_workgroup[axis]
+            return f"(vyre_wid.{component} * {size}u + vyre_lid.{component})"
         if isinstance(op, k.LocalIdOp):
             return f"vyre_lid.{component}"
         if isinstance(op, k.WorkgroupIdOp):
@@ -1256,6 +1268,7 @@ _STATEMENTS: dict[type[Operation], Callable[[_Printer, Operation], None]] = {
     k.InvocationIdOp: _Printer._id_statement,
     k.WorkgroupIdOp: _Printer._id_statement,
     k.LocalIdOp: _Printer._id_statement,
+    k.NumWorkgroupsOp: _Printer._id_statement,
     k.BufferLengthOp: _Printer._buffer_length,
     k.RepetitionOp: _Printer._repetition,
     k.LoadGlobalOp: _Printer._load,
@@ -1336,7 +1349,7 @@ def _elementwise(descriptor: k.DescriptorOp) -> bool:
     f32 (docs/performance.md).
     """
     d = descriptor.dispatch()
-    if d is None or d.is_widened or d.static_grid is None:
+    if d is None or d.is_widened or d.static_grid is None or _fixed_launch(descriptor):
         return False
     if tuple(d.kernel_workgroup[1:]) != (1, 1) or tuple(d.program_workgroup) != tuple(
         d.kernel_workgroup
@@ -1407,6 +1420,8 @@ def groups_per_workgroup(descriptor: k.DescriptorOp) -> int:
     d = descriptor.dispatch()
     if d is None or d.static_grid is None or d.is_widened or d.indirect_buffer is not None:
         return 1
+    if _fixed_launch(descriptor):
+        return 1
     bodies = [op for op in descriptor.statements() if _is_private_body(op)]
     if len(bodies) != 1:
         return 1
@@ -1418,6 +1433,15 @@ def groups_per_workgroup(descriptor: k.DescriptorOp) -> int:
         return 1
     groups = math.prod(d.static_grid)
     return max(1, min(MAX_GROUPS_PER_WORKGROUP, groups // MIN_COARSENED_WORKGROUPS))
+
+
+def _fixed_launch(descriptor: k.DescriptorOp) -> bool:
+    """Whether the kernel must launch exactly its dispatch's grid: an explicit
+    grid, or `kernel.num_workgroups` reads it (no vector form, no coarsening)."""
+    d = descriptor.dispatch()
+    if d is not None and d.is_explicit:
+        return True
+    return any(isinstance(op, k.NumWorkgroupsOp) for op in descriptor.walk())
 
 
 def coarsened_grid(descriptor: k.DescriptorOp, groups_per: int) -> tuple[int, int, int]:
