@@ -47,8 +47,10 @@ class _Gen:
     def __init__(self, rng: random.Random, name: str):
         self.rng = rng
         workgroup = rng.choice(WORKGROUPS)
-        self.b = ProgramBuilder(name, workgroup)
         self.one_dimensional = workgroup[1:] == (1, 1)  # subgroup ops need it
+        # a 2-D/3-D workgroup needs an explicit grid (its derived grid covers x only)
+        grid = None if self.one_dimensional else (rng.randint(1, 4), rng.randint(1, 3), 1)
+        self.b = ProgramBuilder(name, workgroup, grid=grid)
         self.pools: list[dict[str, list[SSAValue]]] = [{t: [] for t in TYPES + VECTORS}]
         self.locals: list[list[tuple[str, str]]] = [[]]
         self.counter = 0
@@ -198,8 +200,11 @@ class _Gen:
         self.add(self.b.atomic(kind, "counters", self.index(), self.value("ui32"), expected))
 
     def _id(self, depth: int) -> None:
-        op = self.rng.choice([self.b.invocation_id, self.b.workgroup_id, self.b.local_id])
-        self.add(op(self.rng.choice("xyz")))
+        if self.rng.random() < 0.1:
+            self.add(self.b.repetition())
+            return
+        ids = [self.b.invocation_id, self.b.workgroup_id, self.b.local_id, self.b.num_workgroups]
+        self.add(self.rng.choice(ids)(self.rng.choice("xyz")))
 
     def _local(self, depth: int) -> None:
         visible = [entry for scope in self.locals for entry in scope]

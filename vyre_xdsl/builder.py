@@ -51,8 +51,10 @@ class ProgramBuilder:
         workgroup_size: Sequence[int] = (64, 1, 1),
         *,
         non_composable: bool = False,
+        grid: Sequence[int] | None = None,
     ):
-        self.program = vyre.ProgramOp(name, workgroup_size)
+        """`grid`: the program's explicit grid (workgroups per axis), else derived."""
+        self.program = vyre.ProgramOp(name, workgroup_size, grid=grid)
         if non_composable:
             from xdsl.dialects.builtin import UnitAttr
 
@@ -196,6 +198,12 @@ class ProgramBuilder:
 
     def local_id(self, axis: str = "x", name: str | None = None) -> SSAValue:
         return self._value(vyre.LocalIdOp(axis), name)
+
+    def num_workgroups(self, axis: str = "x", name: str | None = None) -> SSAValue:
+        return self._value(vyre.NumWorkgroupsOp(axis), name)
+
+    def repetition(self, name: str | None = None) -> SSAValue:
+        return self._value(vyre.RepetitionOp(), name)
 
     def op(self, mnemonic: str, *operands: SSAValue, name: str | None = None) -> SSAValue:
         """Any pure op of the semantics table by mnemonic: `b.op("add", x, y)`."""

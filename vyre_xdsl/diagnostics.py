@@ -47,6 +47,11 @@ class VyreDiagnostic(DiagnosticException, VyreError):
         self.errors = list(errors)
         super().__init__("\n".join(located_message(op, message) for op, message in self.errors))
 
+    def __reduce__(self):
+        # pickled (to another process) as its located messages: ops do not travel
+        errors = [(None, located_message(op, message)) for op, message in self.errors]
+        return (type(self), (errors,))
+
 
 def unlocated_text(error: Exception) -> str:
     """`str(error)` without the locations a `VyreDiagnostic` starts its lines

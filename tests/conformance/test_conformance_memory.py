@@ -262,8 +262,9 @@ def programs_share_buffers() -> Case:
 
 
 def ids_3d() -> Case:
-    """Every id on every axis, workgroup [4, 2, 2]: lane L (of the first 48) stores its
-    nine ids at out[9L .. 9L+8]; the other launched lanes store out of bounds."""
+    """Every id on every axis, workgroup [4, 2, 2] on 27 workgroups (432 lanes, one per
+    element; an explicit grid, as a 3-D workgroup needs): lane L (of the first 48) stores
+    its nine ids at out[9L .. 9L+8]; the other launched lanes store out of bounds."""
     wg = (4, 2, 2)
     kinds = [(op, axis) for op in ("invocation_id", "workgroup_id", "local_id") for axis in "xyz"]
     stores = [
@@ -299,6 +300,7 @@ def ids_3d() -> Case:
         g, t = divmod(lane, 16)
         lx, ly, lz = t % 4, (t // 4) % 2, t // 8
         want += [g * 4 + lx, ly, lz, g, 0, 0, lx, ly, lz]
+    text = text.replace("workgroup_size [4, 2, 2]", "workgroup_size [4, 2, 2] grid [27, 1, 1]")
     return Case("ids-3d", text, {}, {"out": u32(want)})
 
 
