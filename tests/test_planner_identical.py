@@ -97,3 +97,23 @@ def _artifact_bytes(planner, text: str, name: str, profile: TargetProfile) -> by
 def test_the_plan_is_the_reference_plan(name, profile):
     text, limits = TEXTS[name], PROFILES[profile]
     assert _artifact_bytes(P, text, name, limits) == _artifact_bytes(R, text, name, limits)
+
+
+def test_a_100_program_chain_needs_o_n_fusion_work(monkeypatch):
+    """Not timed: the planner fuses O(N) programs in its trials on a pointwise
+    chain (the pre-optimisation planner fused every prefix: ~N^2/2 programs in
+    ~2N trials), and the plan is still the whole chain in one group."""
+    trials: list[int] = []
+    real = P._trial
+
+    def counted(graph, members, profile):
+        trials.append(len(members))
+        return real(graph, members, profile)
+
+    monkeypatch.setattr(P, "_trial", counted)
+    n = 100
+    graph = ProgramGraph.from_module(load_module_text(chain_module(n, n=256), "chain"))
+    p = P.plan(graph)
+    assert [g.members for g in p.groups] == [tuple(range(n))]
+    assert len(trials) <= n // 2
+    assert sum(trials) <= 2 * n
