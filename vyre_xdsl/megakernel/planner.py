@@ -526,7 +526,8 @@ def _pointwise(node) -> tuple | None:
     """(workgroup, buffer length) when the node's program is pointwise: top-level
     straight-line ops among `_POINTWISE_OPS`, a 1-D workgroup, every declared
     host buffer of one static length, accessed (only loaded or only stored, at
-    most one store) exactly at `vyre.invocation_id x`, no trap sidecar needed."""
+    most one store) exactly at `vyre.invocation_id x`, no trap sidecar needed.
+    (`_Search` also requires that no buffer name has two element types.)"""
     from vyre_xdsl.dialects.vyre import BufferOp, InvocationIdOp, LoadOp, StoreOp
     from vyre_xdsl.lowering.lower import needs_sidecar
 
@@ -646,6 +647,12 @@ class _Search:
         self.value_ids = {v.name: v.id for v in graph.values}
         self.trace: list[int] = []
         self.maximal: _State | None = None
+        # host buffer names declared with two element types (fusion refuses them)
+        types: dict[str, set[str]] = {}
+        for node in graph.nodes:
+            for buffer in node.program.buffers():
+                types.setdefault(buffer.buffer_name, set()).add(str(buffer.element_type))
+        self.mixed_types = {name for name, found in types.items() if len(found) > 1}
 
     # -------------------------------------------------------------- states
 
@@ -665,6 +672,8 @@ class _Search:
     def _leaf(self, k: int) -> _Group:
         node = self.graph.nodes[k]
         kind = _pointwise(node)
+        if kind is not None and not self.mixed_types.isdisjoint(node.reads | node.writes):
+            kind = None
         open_, closed = None, 0
         if kind is not None:
             open_ = {}
