@@ -40,6 +40,7 @@ The planner is small and deterministic (vyre-semantics section 4.2, step 4):
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 
 import attrs
@@ -429,33 +430,14 @@ def cost_of(graph: ProgramGraph, assignment: Sequence[int]) -> Cost:
 def extend(graph: ProgramGraph, groups: UnionFind, rules: Rules) -> UnionFind:
     """`groups` with every data edge merged that is legal against the groups so
     far, in canonical edge order, repeated until nothing more merges."""
-    groups = groups.copy()
-    changed = True
-    while changed:
-        changed = False
-        for edge in graph.data_edges():
-            if groups.find(edge.producer) == groups.find(edge.consumer):
-                continue
-            if check_merge(graph, groups, edge, rules) is None:
-                groups.union(edge.producer, edge.consumer)
-                changed = True
-    return groups
+    search = _Search(graph, rules)
+    return search.extend(search.state_of(groups)).union_find()
 
 
 def candidates(graph: ProgramGraph, rules: Rules) -> list[UnionFind]:
     """The baseline, max-fusion (the baseline extended), and for every edge that
     is legal on its own, that one merge extended: distinct assignments only."""
-    baseline = UnionFind(len(graph.nodes))
-    found = [baseline, extend(graph, baseline, rules)]
-    for edge in graph.data_edges():
-        if check_merge(graph, baseline, edge, rules) is None:
-            single = baseline.copy()
-            single.union(edge.producer, edge.consumer)
-            found.append(extend(graph, single, rules))
-    distinct: dict[tuple[int, ...], UnionFind] = {}
-    for candidate in found:
-        distinct.setdefault(candidate.assignment(), candidate)
-    return list(distinct.values())
+    return [state.union_find() for state in _Search(graph, rules).candidates()]
 
 
 def plan(
@@ -472,13 +454,16 @@ def plan(
     from vyre_xdsl.megakernel.classify import memoized
 
     rules = Rules(memoized(classify or default_classifier), profile)
-    explored = candidates(graph, rules)
-    chosen = min(explored, key=lambda c: (cost_of(graph, c.assignment()).total, c.assignment()))
-    return _plan_of(graph, chosen, rules, len(explored))
+    search = _Search(graph, rules)
+    explored = search.candidates()
+    chosen = min(explored, key=lambda s: (cost_of(graph, s.assignment()).total, s.assignment()))
+    return _plan_of(graph, search, chosen, rules, len(explored))
 
 
-def _plan_of(graph: ProgramGraph, groups: UnionFind, rules: Rules, explored: int) -> Plan:
-    assignment = groups.assignment()
+def _plan_of(
+    graph: ProgramGraph, search: _Search, state: _State, rules: Rules, explored: int
+) -> Plan:
+    assignment = state.assignment()
     stages = group_stages(graph, assignment)
     members: dict[int, list[int]] = {}
     for node, group in enumerate(assignment):
@@ -488,14 +473,14 @@ def _plan_of(graph: ProgramGraph, groups: UnionFind, rules: Rules, explored: int
         for g, ms in sorted(members.items())
     )
     fused, rejections = [], []
-    for edge in graph.data_edges():
+    for k, edge in enumerate(search.edges):
         if assignment[edge.producer] == assignment[edge.consumer]:
             fused.append((edge, rules.classify(graph, edge)))
         else:
-            rejection = check_merge(graph, groups, edge, rules)
-            if rejection is None:
+            reason = search.check(state, k)
+            if reason is None:
                 raise AssertionError(f"the selected plan leaves the legal edge {edge} unfused")
-            rejections.append(rejection)
+            rejections.append(Rejection(edge, *reason))
     return Plan(
         groups=fusion_groups,
         node_groups=assignment,
@@ -506,6 +491,363 @@ def _plan_of(graph: ProgramGraph, groups: UnionFind, rules: Rules, explored: int
         cost=cost_of(graph, assignment),
         candidates_explored=explored,
     )
+
+
+# ------------------------------------------------------------------ near-linear search
+#
+# `_Search` computes exactly what `check_merge`, `extend` and the candidate list
+# above define (tests/test_planner_identical.py compares it with a copy of the
+# original quadratic planner), in near-linear time on long chains:
+#
+# - the checks that depend on the edge only (MKL002, MKL006, MKL009, MKL003) run
+#   once per edge;
+# - the groups are a union-find whose roots carry an immutable summary (size,
+#   span, members on demand, and for pointwise groups the buffers still open);
+#   MKL004 looks only at the dependences of the smaller group's members;
+# - MKL007 needs no search when every group is an interval of program order and
+#   the two groups are adjacent intervals (all dependences run forward, so no
+#   other group can be both after and before the merged one); otherwise the
+#   group graph is searched as `_cycle` does;
+# - the trial (MKL005/MKL004/MKL010/MKL008) is decided without fusing when both
+#   groups are *pointwise* (`_pointwise`) with the same workgroup and buffer
+#   length: fusion then cannot refuse, places no barrier, guards no arm (every
+#   arm launches the same grid, so `benefit` >= 1), forwards every load of a
+#   buffer an earlier member stored, and drops each group intermediate whose
+#   first writer precedes its first reader; the fused kernel needs no trap
+#   sidecar (no member does), so it fits the target iff its remaining buffers
+#   fit `max_storage_buffers` (and its workgroup the workgroup limits). Any other
+#   case runs the real trial, memoised per member set;
+# - a candidate's extension stops as soon as its partition equals the max-fusion
+#   run's partition after the same edge of the first pass (a 128-bit partition
+#   hash): from there both runs take the same decisions, so they end alike.
+
+_MASK = (1 << 128) - 1
+_MIX = 0x9E3779B97F4A7C15F39CC0605CEDC835
+_POINTWISE_OPS = frozenset(
+    ("vyre.buffer", "vyre.invocation_id", "vyre.const", "vyre.load", "vyre.store")
+    + ("vyre.add", "vyre.sub", "vyre.mul")
+)
+_POINTWISE_ACCESS = frozenset(("read_only", "write_only", "read_write"))
+
+
+def _mix(key: int) -> int:
+    return ((key ^ (key >> 61)) * _MIX) & _MASK
+
+
+def _pointwise(node) -> tuple | None:
+    """(workgroup, buffer length) when the node's program is pointwise: top-level
+    straight-line ops among `_POINTWISE_OPS`, a 1-D workgroup, every declared
+    host buffer of one static length, accessed (only loaded or only stored, at
+    most one store) exactly at `vyre.invocation_id x`, no trap sidecar needed.
+    (`_Search` also requires that no buffer name has two element types.)"""
+    from vyre_xdsl.dialects.vyre import BufferOp, InvocationIdOp, LoadOp, StoreOp
+    from vyre_xdsl.lowering.lower import needs_sidecar
+
+    program = node.program
+    if program.non_composable or program.indirect_buffer is not None:
+        return None
+    if program.workgroup[1:] != (1, 1):
+        return None
+    counts, loaded, stored = set(), set(), []
+    for op in program.body.block.ops:
+        if op.name not in _POINTWISE_OPS or op.regions:
+            return None
+        if isinstance(op, BufferOp):
+            if op.is_workgroup or op.access_mode not in _POINTWISE_ACCESS:
+                return None
+            counts.add(op.static_count)
+        elif isinstance(op, InvocationIdOp):
+            if op.axis.value.data != 0:
+                return None
+        elif isinstance(op, LoadOp | StoreOp):
+            owner = op.index.owner
+            if not isinstance(owner, InvocationIdOp) or owner.axis.value.data != 0:
+                return None
+            (loaded.add if isinstance(op, LoadOp) else stored.append)(op.buffer_name)
+    declared = {b.buffer_name for b in program.buffers()}
+    if (
+        len(counts) != 1
+        or None in counts
+        or len(stored) != len(set(stored))
+        or loaded & set(stored)
+        or loaded | set(stored) != declared
+        or needs_sidecar(program)
+    ):
+        return None
+    return program.workgroup, counts.pop()
+
+
+class _Group:
+    """The immutable summary of one group (shared by every state that has it)."""
+
+    __slots__ = ("size", "lo", "hi", "key", "kind", "open", "closed", "parts", "_members")
+
+    def __init__(self, size, lo, hi, key, kind, open_, closed, parts, members=None):
+        self.size, self.lo, self.hi, self.key = size, lo, hi, key
+        self.kind = kind  # pointwise (workgroup, length), or None
+        self.open = open_  # pointwise: value -> members touching it, for values touched outside too
+        self.closed = closed  # pointwise: values touched only inside that its fused program keeps
+        self.parts = parts
+        self._members = members
+
+    @property
+    def convex(self) -> bool:
+        return self.hi - self.lo + 1 == self.size
+
+    def members(self) -> tuple[int, ...]:
+        if self._members is None:
+            found, stack = [], [self]
+            while stack:
+                group = stack.pop()
+                if group._members is not None:
+                    found.extend(group._members)
+                else:
+                    stack.extend(group.parts)
+            self._members = tuple(sorted(found))
+        return self._members
+
+
+class _State:
+    """A partition of the programs: union-find (the root of a set is its
+    smallest member, as `UnionFind`) with a `_Group` per root."""
+
+    __slots__ = ("parent", "groups", "key", "nonconvex")
+
+    def __init__(self, parent, groups, key, nonconvex):
+        self.parent, self.groups, self.key, self.nonconvex = parent, groups, key, nonconvex
+
+    def copy(self) -> _State:
+        return _State(list(self.parent), list(self.groups), self.key, self.nonconvex)
+
+    def find(self, x: int) -> int:
+        parent = self.parent
+        while parent[x] != x:
+            parent[x] = parent[parent[x]]
+            x = parent[x]
+        return x
+
+    def assignment(self) -> tuple[int, ...]:
+        ids: dict[int, int] = {}
+        return tuple(ids.setdefault(self.find(k), len(ids)) for k in range(len(self.parent)))
+
+    def union_find(self) -> UnionFind:
+        return UnionFind(len(self.parent), [self.find(k) for k in range(len(self.parent))])
+
+
+class _Search:
+    def __init__(self, graph: ProgramGraph, rules: Rules):
+        import random
+
+        self.graph, self.rules = graph, rules
+        self.edges = graph.data_edges()
+        self.n = len(graph.nodes)
+        self.profile = rules.profile
+        self.adjacent: list[list[int]] = [[] for _ in range(self.n)]
+        for k, dep in enumerate(graph.dependences):
+            self.adjacent[dep.producer].append(k)
+            if dep.consumer != dep.producer:
+                self.adjacent[dep.consumer].append(k)
+        self.edge_reasons: dict[int, tuple[str, str] | None] = {}
+        self.touchers = [len(set(v.writers) | set(v.readers)) for v in graph.values]
+        self.dropped = [
+            v.is_intermediate
+            and (not v.readers or (bool(v.writers) and min(v.readers) > min(v.writers)))
+            for v in graph.values
+        ]
+        rng = random.Random(0x5EED)
+        self.node_keys = [rng.getrandbits(128) for _ in range(self.n)]
+        self.value_ids = {v.name: v.id for v in graph.values}
+        self.trace: list[int] = []
+        self.maximal: _State | None = None
+        # host buffer names declared with two element types (fusion refuses them)
+        types: dict[str, set[str]] = {}
+        for node in graph.nodes:
+            for buffer in node.program.buffers():
+                types.setdefault(buffer.buffer_name, set()).add(str(buffer.element_type))
+        self.mixed_types = {name for name, found in types.items() if len(found) > 1}
+
+    # -------------------------------------------------------------- states
+
+    def baseline(self) -> _State:
+        groups = [self._leaf(k) for k in range(self.n)]
+        key = sum(_mix(g.key) for g in groups) & _MASK
+        return _State(list(range(self.n)), groups, key, 0)
+
+    def state_of(self, groups: UnionFind) -> _State:
+        state = self.baseline()
+        for k in range(self.n):
+            root = groups.find(k)
+            if root != k:
+                self._union(state, k, root)
+        return state
+
+    def _leaf(self, k: int) -> _Group:
+        node = self.graph.nodes[k]
+        kind = _pointwise(node)
+        if kind is not None and not self.mixed_types.isdisjoint(node.reads | node.writes):
+            kind = None
+        open_, closed = None, 0
+        if kind is not None:
+            open_ = {}
+            for name in node.reads | node.writes:
+                v = self.value_ids[name]
+                if self.touchers[v] > 1:
+                    open_[v] = 1
+                elif not self.dropped[v]:
+                    closed += 1
+        return _Group(1, k, k, self.node_keys[k], kind, open_, closed, (), (k,))
+
+    def _union(self, state: _State, a: int, b: int) -> None:
+        ra, rb = state.find(a), state.find(b)
+        if ra == rb:
+            return
+        ga, gb = state.groups[ra], state.groups[rb]
+        merged = self._merged(ga, gb)
+        state.nonconvex += (not merged.convex) - (not ga.convex) - (not gb.convex)
+        state.key = (state.key - _mix(ga.key) - _mix(gb.key) + _mix(merged.key)) & _MASK
+        root, other = min(ra, rb), max(ra, rb)
+        state.parent[other] = root
+        state.groups[root] = merged
+        state.groups[other] = None
+
+    def _merged(self, ga: _Group, gb: _Group) -> _Group:
+        open_, closed = None, 0
+        kind = ga.kind if ga.kind is not None and ga.kind == gb.kind else None
+        if kind is not None:
+            small, large = sorted((ga.open, gb.open), key=len)
+            open_ = dict(large)
+            closed = ga.closed + gb.closed
+            for v, count in small.items():
+                total = open_.get(v, 0) + count
+                if total == self.touchers[v]:
+                    del open_[v]
+                    closed += not self.dropped[v]
+                else:
+                    open_[v] = total
+        return _Group(
+            ga.size + gb.size,
+            min(ga.lo, gb.lo),
+            max(ga.hi, gb.hi),
+            (ga.key + gb.key) & _MASK,
+            kind,
+            open_,
+            closed,
+            (ga, gb),
+        )
+
+    # -------------------------------------------------------------- checks
+
+    def check(self, state: _State, k: int) -> tuple[str, str] | None:
+        """`check_merge` of data edge `self.edges[k]` against `state` (code, message)."""
+        edge = self.edges[k]
+        if k not in self.edge_reasons:
+            graph, classify = self.graph, self.rules.classify
+            self.edge_reasons[k] = (
+                _disconnected(graph, edge)
+                or _synchronization(graph, edge)
+                or _edge_class(graph, edge, classify)
+            )
+        reason = self.edge_reasons[k]
+        if reason is not None:
+            return reason
+        ra, rb = state.find(edge.producer), state.find(edge.consumer)
+        ga, gb = state.groups[ra], state.groups[rb]
+        return (
+            self._hazard(state, edge, ga, gb, rb)
+            or self._cycle(state, edge, ga, gb)
+            or self._trial(edge, ga, gb)
+        )
+
+    def _hazard(self, state, edge, ga, gb, rb) -> tuple[str, str] | None:
+        graph, deps = self.graph, self.graph.dependences
+        small, other_root = (ga, rb) if ga.size <= gb.size else (gb, state.find(edge.producer))
+        joining = sorted(
+            {
+                index
+                for m in small.members()
+                for index in self.adjacent[m]
+                if state.find(deps[index].producer + deps[index].consumer - m) == other_root
+            }
+        )
+        for index in joining:
+            dep = deps[index]
+            if dep != edge and self.rules.classify(graph, dep) == CROSS_WORKGROUP:
+                return MKL004_SEVERAL_CONSUMERS, (
+                    "merging would also fuse a dependence that crosses workgroups: "
+                    f"{_describe(graph, dep)}"
+                )
+        return None
+
+    def _cycle(self, state, edge, ga, gb) -> tuple[str, str] | None:
+        if state.nonconvex == 0 and (ga.hi + 1 == gb.lo or gb.hi + 1 == ga.lo):
+            return None
+        return _cycle(self.graph, state.union_find(), edge)
+
+    def _trial(self, edge, ga, gb) -> tuple[str, str] | None:
+        kind = ga.kind
+        if kind is not None and kind == gb.kind:
+            workgroup, profile = kind[0], self.profile
+            fits_workgroup = (
+                all(size <= most for size, most in zip(workgroup, profile.max_workgroup_size))
+                and math.prod(workgroup) <= profile.max_invocations
+            )
+            if fits_workgroup and self._kept(ga, gb) <= profile.max_storage_buffers:
+                return None
+        members = tuple(sorted(ga.members() + gb.members()))
+        key = ("fusion-trial", members, self.profile)
+        if key not in self.graph.memo:
+            self.graph.memo[key] = _trial(self.graph, members, self.profile)
+        return self.graph.memo[key]
+
+    def _kept(self, ga: _Group, gb: _Group) -> int:
+        """The host buffers the fused program of two pointwise groups declares."""
+        small, large = sorted((ga.open, gb.open), key=len)
+        kept = ga.closed + gb.closed + len(ga.open) + len(gb.open)
+        for v, count in small.items():
+            if v in large:
+                kept -= 1
+                if large[v] + count == self.touchers[v] and self.dropped[v]:
+                    kept -= 1
+        return kept
+
+    # -------------------------------------------------------------- search
+
+    def extend(self, state: _State, record: bool = False, follow: bool = False) -> _State:
+        """`extend`: with `record`, the partition key after each edge of the first
+        pass is kept; with `follow`, the run stops at such a key (see above)."""
+        state = state.copy()
+        edges, trace = self.edges, self.trace
+        first, changed = True, True
+        while changed:
+            changed = False
+            for k, edge in enumerate(edges):
+                if state.find(edge.producer) != state.find(edge.consumer):
+                    if self.check(state, k) is None:
+                        self._union(state, edge.producer, edge.consumer)
+                        changed = True
+                if first:
+                    if record:
+                        trace.append(state.key)
+                    elif follow and state.key == trace[k]:
+                        assert self.maximal is not None
+                        return self.maximal
+            first = False
+        return state
+
+    def candidates(self) -> list[_State]:
+        baseline = self.baseline()
+        self.trace = []
+        self.maximal = self.extend(baseline, record=True)
+        found = [baseline, self.maximal]
+        for k, edge in enumerate(self.edges):
+            if self.check(baseline, k) is None:
+                single = baseline.copy()
+                self._union(single, edge.producer, edge.consumer)
+                found.append(self.extend(single, follow=True))
+        distinct: dict[tuple[int, ...], _State] = {}
+        for candidate in found:
+            distinct.setdefault(candidate.assignment(), candidate)
+        return list(distinct.values())
 
 
 def group_stages(graph: ProgramGraph, assignment: Sequence[int]) -> list[int]:
