@@ -1,10 +1,11 @@
 # TEST-ONLY ORACLE: a verbatim copy of vyre_xdsl/megakernel/planner.py as it was
-# before the near-linear planner (issue 29 item 2): the PRE-OPTIMISATION planner.
+# before the near-linear planner: the PRE-OPTIMISATION planner.
 # tests/test_planner_identical.py checks that the optimised planner chooses the
 # same plan (groups, rejections and their messages, stages, cost,
 # candidates_explored: hence the same artifact and bundle bytes) on a corpus.
 # It is quadratic-to-cubic in the number of programs; never import it from
-# vyre_xdsl. Only this comment was added to the copy.
+# vyre_xdsl. Only this comment and the explicit-grid rule (MKL011, added to both
+# planners with launch geometry) were added to the copy.
 # ruff: noqa
 """The megakernel planner: fusion groups, legality, cost and stages (SPEC section 7).
 
@@ -67,6 +68,7 @@ MKL006_SYNCHRONIZATION_BOUNDARY = "MKL006_SYNCHRONIZATION_BOUNDARY"
 MKL007_CYCLE = "MKL007_CYCLE"
 MKL008_RESOURCE_LIMIT = "MKL008_RESOURCE_LIMIT"
 MKL009_INDIRECT_DISPATCH = "MKL009_INDIRECT_DISPATCH"
+MKL011_EXPLICIT_GRID = "MKL011_EXPLICIT_GRID"
 MKL010_NO_GAIN = "MKL010_NO_GAIN"
 
 REJECTION_CODES = (
@@ -276,6 +278,16 @@ def _synchronization(graph: ProgramGraph, edge: Dependence) -> tuple[str, str] |
             return MKL009_INDIRECT_DISPATCH, (
                 f"@{node.name} launches an indirect grid (read from "
                 f"@{node.program.indirect_buffer}); it is never fused with another program"
+            )
+        # the explicit-grid rule, which came with launch geometry after this copy
+        if node.program.explicit_grid is not None:
+            return MKL011_EXPLICIT_GRID, (
+                f"@{node.name} launches an explicit grid {list(node.program.explicit_grid)}; "
+                "it is never fused with another program"
+            )
+        if node.program.fixed_launch:
+            return MKL011_EXPLICIT_GRID, (
+                f"@{node.name} reads vyre.num_workgroups; it is never fused with another program"
             )
     return None
 
