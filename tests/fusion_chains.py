@@ -321,7 +321,19 @@ class _Context:
         self.plan = plan
         self.element = element
         self.declared = declared
-        self.i = b.invocation_id("x", name="i")
+        self.i = self.element_index(b, plan.workgroup)
+
+    @staticmethod
+    def element_index(b: ProgramBuilder, workgroup: tuple[int, int, int]) -> SSAValue:
+        """`invocation_id x` for a 1-D workgroup; for a 2-D one, which the derived
+        grid launches along x only, the linear id `workgroup_id x * X*Y + local_id y
+        * X + local_id x` (one invocation per element, as a covering grid needs)."""
+        x, y, _ = workgroup
+        if y == 1:
+            return b.invocation_id("x", name="i")
+        base = b.op("mul", b.workgroup_id("x"), b.const(x * y, "ui32"))
+        row = b.op("mul", b.local_id("y"), b.const(x, "ui32"))
+        return b.op("add", b.op("add", base, row), b.local_id("x"), name="i")
 
     def threshold(self, value: int) -> SSAValue:
         return self.b.const(float(value) if self.element == "f32" else value, self.element)
@@ -349,10 +361,11 @@ class _Context:
             return b.mul(i, self.u(3))
         if pattern == "stride2":
             return b.mul(i, self.u(2))
-        if pattern == "mirror":
-            wx = self.plan.workgroup[0]
-            base = b.mul(b.workgroup_id("x"), self.u(wx))
-            return b.add(base, b.sub(self.u(wx - 1), b.local_id("x")))
+        if pattern == "mirror":  # the element index reversed within its workgroup
+            wx, wy, _ = self.plan.workgroup
+            base = b.mul(b.workgroup_id("x"), self.u(wx * wy))
+            local = b.sub(i, base)
+            return b.add(base, b.sub(self.u(wx * wy - 1), local))
         if pattern == "gather":
             return b.load("idx", i)
         if pattern == "first":
