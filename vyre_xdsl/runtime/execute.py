@@ -12,7 +12,8 @@ A run (`run_kernels`):
 1. every host buffer a kernel binds gets one GPU storage buffer (from the pool),
    shared by name across the kernels of the run, so what one kernel writes the
    next one reads without leaving the GPU; inputs are written with
-   `queue.write_buffer`, the other buffers cleared on the GPU;
+   `queue.write_buffer`, the other buffers cleared on the GPU (unless the
+   first kernel to bind one marks it `no_clear`: it writes all of it);
 2. each binding is bound with exactly `count * 4` bytes (`count` is the
    binding's declared element count, or the host array's length for a
    runtime-sized buffer), so `arrayLength` is the element count the program
@@ -126,6 +127,9 @@ MAP_UPLOAD_MIN_BYTES = 1 << 20
 RUN_PLAN_CACHE_SIZE = 64
 #: sets of bind groups kept per sized plan (one per set of pooled buffers seen)
 BIND_GROUP_SETS = 4
+#: runs leave unzeroed the buffers whose first kernel marks them `no_clear`
+#: (`kernel-elide-clears`); False zeroes them all (to measure what it saves)
+ELIDE_CLEARS = True
 
 
 @dataclass
@@ -155,6 +159,8 @@ class _Sized:
     grids: list[tuple[int, int, int]]  # per step
     # (storage buffers..., sidecar buffer) -> per step [(group, bind group)]
     bind_groups: OrderedDict[tuple, list[list[tuple[int, object]]]]
+    # names a run need not zero (`_no_clear`)
+    no_clear: frozenset[str] = frozenset()
 
 
 @dataclass
@@ -305,11 +311,37 @@ def _sized(gpu: GpuDevice, plan: _Plan, host: Mapping[str, np.ndarray]) -> _Size
             sizes.setdefault(binding.group, []).append(size)
         binding_bytes.append(sizes)
     grids = [kernel.dispatch_grid(lengths) for kernel in kernels]
-    sized = _Sized(buffer_bytes, binding_bytes, grids, OrderedDict())
+    no_clear = _no_clear(plan, lengths, buffer_bytes)
+    sized = _Sized(buffer_bytes, binding_bytes, grids, OrderedDict(), no_clear)
     plan.sized[key] = sized
     while len(plan.sized) > RUN_PLAN_CACHE_SIZE:
         plan.sized.popitem(last=False)
     return sized
+
+
+def _no_clear(plan: _Plan, lengths: Mapping[str, int], buffer_bytes: list[int]) -> frozenset[str]:
+    """The buffers a run need not zero: the first kernel that binds the buffer
+    marks it `no_clear` (it writes every element it binds before any read) and
+    binds all of the buffer's bytes (a host array longer than a static count
+    would leave a tail unwritten)."""
+    first: dict[str, WgslBinding] = {}
+    for kernel in plan.kernels:
+        for binding in kernel.bindings:
+            if not binding.is_trap_sidecar:
+                first.setdefault(binding.name, binding)
+    names = set()
+    for name, nbytes in zip(plan.names, buffer_bytes):
+        binding = first.get(name)
+        if binding is None or not binding.no_clear:
+            continue
+        if storage_bytes(binding.element, _binding_count(binding, lengths)) >= nbytes:
+            names.add(name)
+    return frozenset(names)
+
+
+def _clear(encoder, buffer) -> None:
+    """Zero `buffer` on the GPU (recorded in `encoder`): every clear of a run."""
+    encoder.clear_buffer(buffer)
 
 
 def _bind_groups(gpu: GpuDevice, plan: _Plan, sized: _Sized, storage: list, sidecar) -> list:
@@ -537,6 +569,7 @@ def _record_run(
             plan.static_sized = sized
     wanted = [n for n in (outputs if outputs is not None else plan.names) if n in plan.index]
     kept = set(wanted) if keep else ()
+    uncleared = sized.no_clear if ELIDE_CLEARS else ()
     run = _Run(gpu)
     try:
         encoder = gpu.encoder()
@@ -553,13 +586,14 @@ def _record_run(
                 name in kept,
                 uploads is None or name in uploads,
                 name in wanted,
+                name not in uncleared,
             )
             for name, nbytes in zip(plan.names, sized.buffer_bytes)
         ]
         arena.allocate(run, encoder, _arena_numbers(plan, frozenset(arena.names)))
         sidecar = run.storage(plan.traps * plan.stride) if plan.traps else None
         if sidecar is not None:
-            encoder.clear_buffer(sidecar)
+            _clear(encoder, sidecar)
         bind_groups = _bind_groups(gpu, plan, sized, storage, sidecar)
         indirect = [
             _IndirectGrid(gpu, step, storage[plan.index[step.kernel.indirect]])
@@ -745,6 +779,7 @@ def _storage(
     kept: bool,
     upload: bool,
     output: bool,
+    clear: bool = True,
 ) -> list:
     """[buffer, offset] bound for `name` in this run.
 
@@ -753,6 +788,8 @@ def _storage(
     takes no input, the buffer cleared). A buffer whose output is `kept` is
     not returned to the pool at the end of the run. Zero-filled buffers that
     are not outputs (intermediates) share one arena buffer, cleared at once.
+    Without `clear` (the run's first kernel to bind it writes all of it) a
+    zero-filled buffer is not cleared.
     """
     if isinstance(array, DeviceArray):
         source = array.buffer(run.gpu)
@@ -768,12 +805,12 @@ def _storage(
         return [buffer, 0]
     zero = isinstance(array, ZeroFilled) or not upload
     if zero and not output and not kept:
-        return arena.slot(name, nbytes)
+        return arena.slot(name, nbytes, clear)
     buffer = run.storage(nbytes, kept, clean=not zero)
-    if zero:
-        encoder.clear_buffer(buffer)
-    else:
+    if not zero:
         run.upload(buffer, array)
+    elif clear:
+        _clear(encoder, buffer)
     return [buffer, 0]
 
 
@@ -782,16 +819,18 @@ class _Arena:
     `clear_buffer` calls however many intermediates there are (each slot
     aligned to `min-storage-buffer-offset-alignment`). Slots go to arenas by
     `_arena_numbers`, so that no dispatch uses one buffer both read-only and
-    writable."""
+    writable. An arena buffer is cleared unless none of its slots needs it."""
 
     def __init__(self, gpu: GpuDevice):
         self.align = max(4, gpu.limits.get("min-storage-buffer-offset-alignment", 256))
         self.names: list[str] = []
         self.slots: list[tuple[list, int]] = []  # ([buffer, offset], bytes)
+        self.clears: list[bool] = []  # per slot: whether it needs zeroing
 
-    def slot(self, name: str, nbytes: int) -> list:
+    def slot(self, name: str, nbytes: int, clear: bool = True) -> list:
         entry = [None, 0]
         self.names.append(name)
+        self.clears.append(clear)
         self.slots.append((entry, (nbytes + self.align - 1) // self.align * self.align))
         return entry
 
@@ -803,10 +842,12 @@ class _Arena:
             number = numbers[name]
             entry[1] = sizes.get(number, 0)
             sizes[number] = entry[1] + nbytes
+        cleared = {numbers[name] for name, clear in zip(self.names, self.clears) if clear}
         buffers = {}
         for number, size in sorted(sizes.items()):
             buffers[number] = run.storage(size)
-            encoder.clear_buffer(buffers[number])
+            if number in cleared:
+                _clear(encoder, buffers[number])
         for name, (entry, _) in zip(self.names, self.slots):
             entry[0] = buffers[numbers[name]]
 

@@ -68,6 +68,7 @@ def compile_descriptor(descriptor: k.DescriptorOp, max_bytes: int = MAX_WGSL_BYT
             per_invocation=b.static_count if b.is_scratch else 0,
             visibility=b.access,
             is_trap_sidecar=b.is_trap_sidecar,
+            no_clear=b.is_no_clear,
         )
         for b in descriptor.bindings()
         # the indirect grid buffer is bound even when the body never reads it,

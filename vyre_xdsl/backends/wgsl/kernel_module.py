@@ -27,6 +27,10 @@ class WgslBinding:
     # `scratch` only: elements per invocation; the runtime allocates (zeroed)
     # this many times the invocations of the dispatch (the count is then None)
     per_invocation: int = 0
+    # `kernel.binding ... no_clear`: this kernel writes every element before any
+    # read, so a run whose first kernel to bind the buffer is this one need not
+    # zero it first (`kernel-elide-clears`)
+    no_clear: bool = False
 
     @property
     def is_scratch(self) -> bool:
