@@ -137,6 +137,44 @@ class _Staged:
     name: str
     staging: object
     nbytes: int
+    mapping: object = None  # the promise of a map started before the wait (`_start_reading`)
+
+
+#: map readback buffers before the one wait for the batch (False: map each after it)
+MAP_BEFORE_WAIT = True
+
+
+def _start_map(buffer):
+    """Start mapping `buffer` for reading; the device wait that finishes its
+    batch resolves the map (wgpu fires map callbacks when it polls)."""
+    import wgpu
+
+    return buffer.map_async(wgpu.MapMode.READ, 0, buffer.size)
+
+
+def _settle(buffer, mapping) -> None:
+    """Leave `buffer` unmapped after a map started on it (waiting for the map first)."""
+    try:
+        mapping.sync_wait()
+    except Exception:  # a failed map leaves the buffer unmapped
+        return
+    if buffer.map_state == "mapped":
+        buffer.unmap()
+
+
+def _start_reading(gpu: GpuDevice, run: _Run, stages: list[_Staged]) -> None:
+    """Map every buffer read after the next wait (the run's staged outputs and
+    the trap records of the submitted batches) before that wait, so that one
+    device wait finishes the batch and resolves every map."""
+    if not MAP_BEFORE_WAIT:
+        return
+    for stage in stages:
+        if stage.nbytes and stage.mapping is None:
+            stage.mapping = _start_map(stage.staging)
+            run.mapped.append(stage)
+    for batch in gpu.in_flight:
+        if batch.trap_log is not None:
+            batch.trap_log.start_reading()
 
 
 @dataclass
@@ -644,7 +682,8 @@ def _record_run(
         gpu.submit()
         for source, stage in checks:
             source.check(run.read(stage, np.uint32))
-        gpu.synchronize()  # raises the first trap of the batch
+        _start_reading(gpu, run, staged + ([ticks] if ticks is not None else []))
+        gpu.synchronize()  # the one wait; raises the first trap of the batch
         if ticks is not None:
             stamps = run.read(ticks, np.uint64).astype(np.int64).reshape(-1, 2)
             profile["kernel_ticks"] = [int(end - begin) for begin, end in stamps]
@@ -685,6 +724,12 @@ class TrapLog(Check):
         self.chunks: list[list] = []  # [staging buffer, bytes used]
         # (run label or None for a run that waits for itself, plan, chunk, offset)
         self.records: list[tuple[str | None, _Plan, list, int]] = []
+        self.mappings: list | None = None  # maps of the chunks started before the wait
+
+    def start_reading(self) -> None:
+        """Map the chunks now (after the submit), to be resolved by the next wait."""
+        if self.mappings is None:
+            self.mappings = [_start_map(buffer) for buffer, _ in self.chunks]
 
     def record(self, encoder, plan: _Plan, sidecar, label: str | None) -> None:
         nbytes = plan.traps * plan.stride
@@ -701,8 +746,11 @@ class TrapLog(Check):
         import wgpu
 
         words = {}
-        for buffer, used in self.chunks:
-            buffer.map_sync(wgpu.MapMode.READ, 0, buffer.size)
+        for index, (buffer, used) in enumerate(self.chunks):
+            if self.mappings is not None:
+                self.mappings[index].sync_wait()
+            else:
+                buffer.map_sync(wgpu.MapMode.READ, 0, buffer.size)
             try:
                 mapped = buffer.read_mapped(0, used, copy=False)
                 words[id(buffer)] = np.frombuffer(mapped, np.uint32).copy()
@@ -724,9 +772,12 @@ class TrapLog(Check):
                     raise
 
     def release(self) -> None:
-        for buffer, _ in self.chunks:
+        for index, (buffer, _) in enumerate(self.chunks):
+            if self.mappings is not None:
+                _settle(buffer, self.mappings[index])
             self.gpu.pool.release(buffer, STAGING_USAGE)
         self.chunks.clear()
+        self.mappings = None
 
 
 def _trap_log(gpu: GpuDevice) -> TrapLog:
@@ -878,7 +929,9 @@ def read_buffer(gpu: GpuDevice, buffer, nbytes: int, dtype) -> np.ndarray:
         run = _Run(gpu)
         try:
             staged = run.stage(None if run.mappable else gpu.encoder(), buffer, "", nbytes)
-            gpu.synchronize()
+            gpu.submit()
+            _start_reading(gpu, run, [staged])
+            gpu.synchronize()  # the one wait
             return run.read(staged, dtype)
         finally:
             run.release()
@@ -1090,6 +1143,7 @@ class _Run:
         self.gpu = gpu
         self.held: list[tuple[object, str]] = []
         self.uploaded = 0  # bytes written from the host
+        self.mapped: list[_Staged] = []  # stages whose map started before the wait
         self.mappable = gpu.unified_memory
         self.usage = MAPPABLE_STORAGE_USAGE if self.mappable else STORAGE_USAGE
 
@@ -1140,7 +1194,11 @@ class _Run:
 
         if not stage.nbytes:
             return np.zeros(0, dtype)
-        stage.staging.map_sync(wgpu.MapMode.READ, 0, stage.staging.size)
+        if stage.mapping is not None:
+            stage.mapping.sync_wait()  # resolved by the wait that finished the batch
+            stage.mapping = None
+        else:
+            stage.staging.map_sync(wgpu.MapMode.READ, 0, stage.staging.size)
         try:
             mapped = stage.staging.read_mapped(0, _whole_words(stage.nbytes), copy=False)
             return np.frombuffer(mapped, np.uint8)[: stage.nbytes].copy().view(dtype)
@@ -1148,6 +1206,11 @@ class _Run:
             stage.staging.unmap()
 
     def release(self) -> None:
+        for stage in self.mapped:  # maps started but not read (a trap was raised)
+            if stage.mapping is not None:
+                _settle(stage.staging, stage.mapping)
+                stage.mapping = None
+        self.mapped.clear()
         # in reverse, so that the pool hands a repeated run the same buffers
         # in the same roles (and its cached bind groups apply)
         for buffer, usage in reversed(self.held):
