@@ -23,7 +23,9 @@ A run (`run_kernels`):
    slot of one buffer shared by the run, cleared;
 4. all dispatches are recorded in the device's pending command encoder
    (`GpuDevice.encoder`, shared by the runs not yet submitted) and one compute
-   pass (one pass per kernel when profiled with timestamps;
+   pass, left open so that the next run's dispatches join it when no other
+   command comes between (`GpuDevice.compute_pass`; one pass per kernel when
+   profiled with timestamps;
    `kernel.dispatch_grid`, folded into y past 65535 workgroups), followed by a
    copy of the sidecars into the batch's `TrapLog`;
 5. a run that keeps its outputs on the device returns here (deferred: the
@@ -377,6 +379,20 @@ def _no_clear(plan: _Plan, lengths: Mapping[str, int], buffer_bytes: list[int]) 
     return frozenset(names)
 
 
+class _BatchEncoder:
+    """The pending batch's encoder, fetched at each command (`GpuDevice.encoder`
+    ends the batch's open compute pass first): a run that records only
+    dispatches leaves the pass open for the next run."""
+
+    __slots__ = ("gpu",)
+
+    def __init__(self, gpu: GpuDevice):
+        self.gpu = gpu
+
+    def __getattr__(self, name: str):
+        return getattr(self.gpu.encoder(), name)
+
+
 def _clear(encoder, buffer) -> None:
     """Zero `buffer` on the GPU (recorded in `encoder`): every clear of a run."""
     encoder.clear_buffer(buffer)
@@ -610,7 +626,7 @@ def _record_run(
     uncleared = sized.no_clear if ELIDE_CLEARS else ()
     run = _Run(gpu)
     try:
-        encoder = gpu.encoder()
+        encoder = _BatchEncoder(gpu)
         arena = _Arena(gpu)
         storage = [
             _storage(
@@ -645,10 +661,9 @@ def _record_run(
             else None
         )
         if timer is None:
-            compute = encoder.begin_compute_pass()
+            compute = gpu.compute_pass()  # shared with the runs recorded just before
             for step, groups, grid, source in zip(plan.steps, bind_groups, sized.grids, indirect):
                 _dispatch(compute, step, groups, grid, source)
-            compute.end()
         else:
             steps = zip(plan.steps, bind_groups, sized.grids, indirect)
             for index, (step, groups, grid, source) in enumerate(steps):
