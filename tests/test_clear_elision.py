@@ -272,3 +272,14 @@ def test_a_host_array_longer_than_the_static_count_keeps_its_clear(clears):
     )["out"]
     np.testing.assert_array_equal(out, np.concatenate([x[:64], np.zeros(64, np.float32)]))
     assert clears == [128 * 4]
+
+
+def test_no_clear_is_only_for_a_writable_global_binding():
+    text = """
+kernel.descriptor @d id "0" entry "main" {
+  kernel.dispatch workgroup_size [64, 1, 1] program_workgroup_size [64, 1, 1] grid [1, 1, 1] count [@x]
+  kernel.binding @x slot 0 group 0 constant read_only no_clear : f32[64]
+}
+"""
+    with pytest.raises(Exception, match="'no_clear' applies only to a writable global binding"):
+        parse_module(text).verify()
