@@ -89,6 +89,10 @@ vyre.program @p workgroup_size [64, 1, 1] {{
 }}
 """
 
+# a [1, 1, 1] program: lowering widens its workgroup (ids from the linear index)
+WIDENED = program("""  vyre.store @out[%i] = %x : f32""").replace(
+    "workgroup_size [64, 1, 1]", "workgroup_size [1, 1, 1]"
+)
 X = np.linspace(-3, 5, N, dtype=np.float32)
 
 
@@ -98,6 +102,8 @@ def numpy_out(text: str) -> np.ndarray:
     idx = np.arange(N)
     if text is FULL:
         out[:] = X * 2
+    elif text is WIDENED:
+        out[:] = X
     elif text is GUARDED_FULL:
         out[:] = X
     elif text is EVEN:
@@ -131,7 +137,9 @@ def marked(text: str) -> set[str]:
 # ------------------------------------------------------------------ analysis and pass
 
 
-@pytest.mark.parametrize("text", [FULL, GUARDED_FULL], ids=["full", "guarded-full"])
+@pytest.mark.parametrize(
+    "text", [FULL, GUARDED_FULL, WIDENED], ids=["full", "guarded-full", "widened"]
+)
 def test_a_full_writer_is_marked(text):
     assert marked(text) == {"out"}
     (descriptor,) = k.descriptors(lowered(text, clears=False))
@@ -243,8 +251,18 @@ def test_a_partial_writer_keeps_its_clear_over_a_dirty_pool(text, clears, monkey
 
 @pytest.mark.parametrize(
     "text",
-    [FULL, GUARDED_FULL, EVEN, SHIFTED, HALF, RETURN_FIRST, LOOP, BRANCHES],
-    ids=["full", "guarded-full", "even", "shifted", "half", "return-first", "loop", "branches"],
+    [FULL, GUARDED_FULL, WIDENED, EVEN, SHIFTED, HALF, RETURN_FIRST, LOOP, BRANCHES],
+    ids=[
+        "full",
+        "guarded-full",
+        "widened",
+        "even",
+        "shifted",
+        "half",
+        "return-first",
+        "loop",
+        "branches",
+    ],
 )
 def test_wgpu_matches_the_reference_over_a_dirty_pool(text):
     dirty_pool()
