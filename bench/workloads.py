@@ -40,6 +40,12 @@ Workloads (n = 2^log2n f32 values; the histograms take 2^hist-log2n ui32):
   then one program adds the copies up;
 - `chain4`, `chain8`: the K-stage elementwise chains of bench/gpu_chains.py.
 
+`--chain-public` adds `chain_public`: the 8-stage chain fused, through the
+public path `vyre_xdsl.run(text, {"x": x}, fuse=True, device=True)` (cached
+executable, device input), `--chain-runs` runs back to back and one
+`synchronize()`, wall clock per run; with the runtime's clear elision
+(`execute.ELIDE_CLEARS`) on and off, interleaved batch by batch.
+
 The sums and the scan take integer-valued data in [-2, 2], so every partial
 sum is exact and results compare exactly, whatever the order of additions.
 
@@ -645,6 +651,58 @@ def time_vyre(work: Workload, modes: dict[str, bool | str], args) -> dict[str, d
     return results
 
 
+def chain_public(n: int, args) -> dict:
+    """`chain_public`: the fused 8-stage chain through `vyre_xdsl.run(...,
+    device=True)`, `--chain-runs` back to back then one synchronize, wall clock
+    per run; `--reps` batches with clear elision on and `--reps` with it off,
+    interleaved. The last output of every batch is checked against numpy."""
+    import importlib
+
+    execute = importlib.import_module("vyre_xdsl.runtime.execute")
+    work = make("chain8", n, n)
+    text = work.text
+    x = vyre_xdsl.to_device(work.x, adapter=args.adapter)
+    per_run: dict[str, list[float]] = {"elided": [], "cleared": []}
+    correct = True
+
+    def batch(elide: bool) -> float:
+        nonlocal correct
+        execute.ELIDE_CLEARS = elide
+        start = time.perf_counter()
+        for _ in range(args.chain_runs):
+            out = vyre_xdsl.run(text, {"x": x}, backend="wgpu", fuse=True, device=True)["out"]
+        vyre_xdsl.synchronize()
+        seconds = (time.perf_counter() - start) / args.chain_runs
+        correct = correct and work.check(out.numpy())
+        return seconds
+
+    try:
+        end = time.perf_counter() + args.warmup
+        while time.perf_counter() < end:
+            batch(True)
+            batch(False)
+        for _ in range(args.reps):
+            per_run["elided"].append(batch(True))
+            per_run["cleared"].append(batch(False))
+    finally:
+        execute.ELIDE_CLEARS = True
+        x.free()
+    rows = {label: spread(values) for label, values in per_run.items()}
+    lines = [
+        f"chain_public (fused chain8, 2^{int(math.log2(n))} f32, {args.chain_runs} runs per "
+        "batch): wall clock per run, ms, median (min-max)",
+        "",
+        "| clears | median | min | max |",
+        "| --- | ---: | ---: | ---: |",
+    ]
+    for label, row in rows.items():
+        lines.append(
+            f"| {label} | {row['median'] * 1e3:.3f} | {row['min'] * 1e3:.3f} | "
+            f"{row['max'] * 1e3:.3f} |"
+        )
+    return {"seconds": rows, "correct": correct, "markdown": "\n".join(lines)}
+
+
 def torch_setup():
     try:
         import torch
@@ -828,6 +886,12 @@ def main() -> int:
         help="the fused column fuses every program into one (fuse='force'), cost model or not",
     )
     p.add_argument("--adapter", default=None, help="adapter index or description substring")
+    p.add_argument(
+        "--chain-public",
+        action="store_true",
+        help="also time chain_public (wall clock of run(device=True), clears elided and not)",
+    )
+    p.add_argument("--chain-runs", type=int, default=20, help="chain_public runs per batch")
     p.add_argument("--json", default=None)
     p.add_argument("--markdown", default=None)
     p.add_argument("--plot", default=None)
@@ -875,6 +939,12 @@ def main() -> int:
     table = markdown(rows)
     print()
     print(table)
+    if args.chain_public:
+        public = chain_public(n, args)
+        print()
+        print(public["markdown"])
+        if not public["correct"]:
+            failed.append("chain_public: wrong result")
     meta = {
         "adapter": adapter,
         "log2n": args.log2n,
@@ -886,6 +956,8 @@ def main() -> int:
         "date_utc": time.strftime("%Y-%m-%d %H:%M", time.gmtime()),
         "command": " ".join(sys.argv),
     }
+    if args.chain_public:
+        meta["chain_public"] = {k: v for k, v in public.items() if k != "markdown"}
     if args.json:
         os.makedirs(os.path.dirname(os.path.abspath(args.json)), exist_ok=True)
         with open(args.json, "w") as f:

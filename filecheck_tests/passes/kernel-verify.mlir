@@ -199,3 +199,16 @@ kernel.descriptor @repetition id "0" entry "main" {
 // CHECK: kernel-verify.mlir:[[# @LINE + 1]]:3: error: 'kernel.repetition' reads slot 0 (@a), which is not the repetition binding
   %r = kernel.repetition slot 0
 }
+
+// -----
+
+// `no_clear` only where kernel-elide-clears could prove it: here the store
+// covers half of @y (a grid of 1 workgroup of 32 for 64 elements).
+kernel.descriptor @no_clear id "0" entry "main" {
+  kernel.dispatch workgroup_size [32, 1, 1] program_workgroup_size [32, 1, 1] grid [1, 1, 1] count [@y]
+// CHECK: kernel-verify.mlir:[[# @LINE + 1]]:3: error: binding @y is marked no_clear, but this kernel is not proven to write every element of it before any read. Fix: run kernel-elide-clears (which marks only proven bindings) or drop the mark
+  kernel.binding @y slot 0 group 0 global write_only no_clear : f32[64]
+  %i = kernel.invocation_id x
+  %z = vyre.const 0.0 : f32
+  kernel.store_global slot 0 [%i] = %z : f32
+}

@@ -81,7 +81,7 @@ vyre.program @unbound workgroup_size [64, 1, 1] {
 // CHECK-LABEL: kernel.descriptor @unbound
 // CHECK:        kernel.binding @x slot 1 group 0 constant read_only : ui32[64]
 // CHECK-NEXT:   kernel.binding @y slot 0 group 0 constant read_only : ui32[64]
-// CHECK-NEXT:   kernel.binding @z slot 2 group 0 global write_only : ui32[64]
+// CHECK-NEXT:   kernel.binding @z slot 2 group 0 global write_only no_clear : ui32[64]
 
 // -----
 

@@ -14,6 +14,7 @@ always those of the IR as it is now.
 | `locals` | named-local declarations, reads and assignments (`declaration_of`, `locals_assigned_in`, ...) |
 | `indices` | what an index says about invocations (`structurally_equal`, `injective_in_invocation`, `in_workgroup_span`, `value_range`) |
 | `dependences` | the dependences between consecutive programs and their strength (`hazards`, `classify`; `barrier_hazards`: the few that place barriers, linear in the programs) as fusion uses them |
+| `coverage` | which buffers a kernel descriptor provably writes in full without reading them (`writes_every_element`, `covered_bindings`), so a runtime may leave them uncleared |
 | `loops` | constant trip ranges (`constant_trip_range`) and which loops a backend prints unrolled (`unrolled_trips`, `rolled_loops`, `unrolled_sizes` for a whole nest in one pass) |
 
 ```python
@@ -34,6 +35,7 @@ from vyre_xdsl.analysis.accesses import (
     buffers_read_and_written,
     buffers_written,
 )
+from vyre_xdsl.analysis.coverage import covered_bindings, writes_every_element
 from vyre_xdsl.analysis.dependences import (
     STRENGTHS,
     Hazard,
@@ -85,6 +87,7 @@ __all__ = [
     "buffers_read_and_written",
     "buffers_written",
     "classify",
+    "covered_bindings",
     "contains_trap",
     "declaration_of",
     "declared_local_names",
@@ -108,4 +111,5 @@ __all__ = [
     "reads_loop_variable",
     "structurally_equal",
     "value_range",
+    "writes_every_element",
 ]

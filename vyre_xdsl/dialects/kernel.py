@@ -526,7 +526,10 @@ class BindingOp(IRDLOperation):
     Host classes (`global`, `constant`, `uniform`) carry a bind group; `shared`
     (workgroup memory) and `scratch` do not. `atomic` marks a binding targeted by
     atomics (an `array<atomic<u32>>` in WGSL); `trap_sidecar` the binding the
-    trap sidecar is recorded in.
+    trap sidecar is recorded in. `no_clear` (set by `kernel-elide-clears`) says
+    that this kernel writes every element of the buffer before anything reads
+    it, so a runtime need not zero the buffer first when this kernel is the
+    first of a run to bind it.
 
     ```mlir
     kernel.binding @x slot 0 group 0 constant read_only : f32[1024]
@@ -535,6 +538,7 @@ class BindingOp(IRDLOperation):
     kernel.binding @tile slot 16777216 shared read_write : f32[64]
     kernel.binding @__vyre_descriptor_trap_sidecar slot 4 group 0 global read_write trap_sidecar : ui32[8]
     kernel.binding @__vyre_repetition slot 5 group 0 constant read_only repetition : ui32[1]
+    kernel.binding @out slot 1 group 0 global write_only no_clear : f32[1024]
     ```
 
     `repetition` marks the binding that holds the current repetition of a run
@@ -554,6 +558,7 @@ class BindingOp(IRDLOperation):
     atomic = opt_prop_def(UnitAttr)
     trap_sidecar = opt_prop_def(UnitAttr)
     repetition = opt_prop_def(UnitAttr)
+    no_clear = opt_prop_def(UnitAttr)
 
     traits = traits_def(HasParent(DescriptorOp), SymbolOpInterface())
 
@@ -570,6 +575,7 @@ class BindingOp(IRDLOperation):
         atomic: bool = False,
         trap_sidecar: bool = False,
         repetition: bool = False,
+        no_clear: bool = False,
     ):
         properties: dict[str, Attribute] = {
             "sym_name": StringAttr(name),
@@ -588,6 +594,8 @@ class BindingOp(IRDLOperation):
             properties["trap_sidecar"] = UnitAttr()
         if repetition:
             properties["repetition"] = UnitAttr()
+        if no_clear:
+            properties["no_clear"] = UnitAttr()
         super().__init__(properties=properties)
 
     @property
@@ -631,6 +639,11 @@ class BindingOp(IRDLOperation):
         return self.repetition is not None
 
     @property
+    def is_no_clear(self) -> bool:
+        """Marked by `kernel-elide-clears`: the kernel writes every element before any read."""
+        return self.no_clear is not None
+
+    @property
     def is_host(self) -> bool:
         """Bound as a storage buffer in a bind group (a host class or `scratch`)."""
         return self.mem_class in BOUND_CLASSES
@@ -662,6 +675,7 @@ class BindingOp(IRDLOperation):
         atomic = parser.parse_optional_keyword("atomic") is not None
         sidecar = parser.parse_optional_keyword("trap_sidecar") is not None
         repetition = parser.parse_optional_keyword("repetition") is not None
+        no_clear = parser.parse_optional_keyword("no_clear") is not None
         element_type, count = parse_shaped_type(parser)
         op = cls(
             name,
@@ -674,6 +688,7 @@ class BindingOp(IRDLOperation):
             atomic=atomic,
             trap_sidecar=sidecar,
             repetition=repetition,
+            no_clear=no_clear,
         )
         op.attributes.update(parser.parse_optional_attr_dict())
         return op
@@ -691,6 +706,8 @@ class BindingOp(IRDLOperation):
             printer.print_string(" trap_sidecar")
         if self.is_repetition:
             printer.print_string(" repetition")
+        if self.is_no_clear:
+            printer.print_string(" no_clear")
         print_shaped_type(printer, self.element_type, self.static_count)
         _print_attrs(printer, self)
 
@@ -726,6 +743,13 @@ class BindingOp(IRDLOperation):
             )
         if self.is_atomic and self.element != "ui32":
             raise VerifyException(f"atomic binding @{self.buffer_name} must hold ui32")
+        if self.is_no_clear and (
+            self.mem_class != "global" or self.access == "read_only" or self.is_trap_sidecar
+        ):
+            raise VerifyException(
+                f"binding @{self.buffer_name}: 'no_clear' applies only to a writable global "
+                "binding that is not the trap sidecar"
+            )
 
 
 # ============================================================================ memory

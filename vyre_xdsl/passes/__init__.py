@@ -11,6 +11,7 @@ PASSES: dict[str, tuple[str, str]] = {
     "vyre-fuse": ("vyre_xdsl.passes.vyre_fuse", "VyreFusePass"),
     "vyre-lower": ("vyre_xdsl.passes.vyre_lower", "VyreLowerPass"),
     "kernel-verify": ("vyre_xdsl.passes.kernel_verify", "KernelVerifyPass"),
+    "kernel-elide-clears": ("vyre_xdsl.passes.kernel_elide_clears", "KernelElideClearsPass"),
     "vyre-licm": ("vyre_xdsl.passes.vyre_licm", "VyreLicmPass"),
     "vyre-unroll": ("vyre_xdsl.passes.vyre_unroll", "VyreUnrollPass"),
     "vyre-strength-reduce": ("vyre_xdsl.passes.vyre_strength_reduce", "VyreStrengthReducePass"),

@@ -6,7 +6,8 @@ limits. Each violation is reported on the op that causes it:
 - bindings: duplicate slots; a host or scratch slot (global, constant, uniform,
   scratch: bound in a bind group) at or above 2^24 and a shared slot below it; a user buffer named like the trap
   sidecar; a malformed sidecar; more storage buffers than the target allows;
-  more workgroup memory than the target allows;
+  more workgroup memory than the target allows; a `no_clear` binding that
+  the kernel is not proven to write in full (`writes_every_element`);
 - dispatch: a zero extent (workgroup size or grid); a workgroup size over the
   target profile; a widened geometry the printer cannot remap; count buffers
   that name no host binding;
@@ -31,7 +32,7 @@ from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Operation
 
-from vyre_xdsl.analysis import may_trap
+from vyre_xdsl.analysis import may_trap, writes_every_element
 from vyre_xdsl.diagnostics import VyreDiagnostic
 from vyre_xdsl.dialects import kernel as k
 from vyre_xdsl.dialects import vyre as v
@@ -102,6 +103,15 @@ def _binding_violations(descriptor: k.DescriptorOp, profile: TargetProfile) -> l
                 )
             )
         errors.extend(_sidecar_violations(binding))
+        if binding.is_no_clear and not writes_every_element(descriptor, binding):
+            errors.append(
+                (
+                    binding,
+                    f"binding @{name} is marked no_clear, but this kernel is not proven to "
+                    "write every element of it before any read. Fix: run kernel-elide-clears "
+                    "(which marks only proven bindings) or drop the mark",
+                )
+            )
         if binding.is_host:
             storage += 1
             if storage == profile.max_storage_buffers + 1:

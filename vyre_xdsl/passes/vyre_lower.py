@@ -10,10 +10,13 @@ buffers, unknown subgroup size):
 vyre-opt --lower in.mlir
 vyre-opt -p 'vyre-lower{subgroup-size=8 max-storage-buffers=16}' in.mlir
 vyre-opt -p 'vyre-lower{privatize-atomics=false}' in.mlir
+vyre-opt -p 'vyre-lower{elide-clears=false}' in.mlir
 ```
 
 Each part first goes through atomic privatization (`vyre-privatize-atomics`,
 bounded by the profile's workgroup storage) unless `privatize-atomics=false`.
+The descriptors then go through `kernel-elide-clears` (bindings a run need not
+zero first) unless `elide-clears=false`.
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ from vyre_xdsl.diagnostics import VyreDiagnostic
 from vyre_xdsl.dialects.vyre import ProgramOp
 from vyre_xdsl.lowering.lower import lower_program
 from vyre_xdsl.lowering.profile import ProfilePass, TargetProfile
+from vyre_xdsl.passes.kernel_elide_clears import elide_clears
 from vyre_xdsl.passes.kernel_verify import verify_descriptors
 from vyre_xdsl.passes.vyre_inline import inline_calls
 
@@ -40,14 +44,18 @@ class VyreLowerPass(ProfilePass):
 
     #: privatize qualifying global atomics into workgroup copies (see vyre-privatize-atomics)
     privatize_atomics: bool = True
+    #: mark the bindings a run need not zero first (see kernel-elide-clears)
+    elide_clears: bool = True
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        lower_module(op, self.profile(), self.privatize_atomics)
+        lower_module(op, self.profile(), self.privatize_atomics, self.elide_clears)
 
 
-def lower_module(module: ModuleOp, profile: TargetProfile, privatize: bool = True) -> None:
+def lower_module(
+    module: ModuleOp, profile: TargetProfile, privatize: bool = True, clears: bool = True
+) -> None:
     """Inline calls, then replace every program of `module` by its descriptors;
-    verify them all."""
+    mark the bindings that need no clear (`clears`); verify them all."""
     inline_calls(module)
     errors: list[tuple[Operation | None, str]] = []
     for program in [o for o in module.ops if isinstance(o, ProgramOp)]:
@@ -60,4 +68,6 @@ def lower_module(module: ModuleOp, profile: TargetProfile, privatize: bool = Tru
         module.body.block.erase_op(program)
     if errors:
         raise VyreDiagnostic(errors)
+    if clears:
+        elide_clears(module)
     verify_descriptors(module, profile)

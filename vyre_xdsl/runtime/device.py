@@ -313,6 +313,14 @@ class Batch:
     checks: list[Check] = field(default_factory=list)
     #: the runtime's trap records of this batch (`execute.TrapLog`)
     trap_log: object = None
+    #: the compute pass left open for the next run's dispatches (`GpuDevice.compute_pass`)
+    compute: object = None
+
+    def end_pass(self) -> None:
+        """End the open compute pass, if any."""
+        if self.compute is not None:
+            compute, self.compute = self.compute, None
+            compute.end()
 
 
 @dataclass
@@ -406,11 +414,28 @@ class GpuDevice:
     def encoder(self):
         """The command encoder of the pending batch (made on first use). Commands
         recorded in it run in recording order, after everything submitted before.
-        Hold `lock` from recording until `recorded` or `submit`."""
+        Hold `lock` from recording until `recorded` or `submit`. Ends the
+        batch's open compute pass (`compute_pass`): a command recorded here
+        comes after every dispatch recorded before."""
         if self.pending is None:
             self.pending = Batch(self.device.create_command_encoder())
             self.pool.pending = True
+        else:
+            self.pending.end_pass()
         return self.pending.encoder
+
+    def compute_pass(self):
+        """The pending batch's open compute pass (begun on first use), for
+        dispatches: runs recorded back to back with nothing else between them
+        share one pass (wgpu orders the dispatches of a pass as it orders
+        passes; on lavapipe a pass per run costs about 4x the GPU time of a
+        small dispatch). `encoder` and `submit` end it."""
+        if self.pending is None:
+            self.encoder()
+        batch = self.pending
+        if batch.compute is None:
+            batch.compute = batch.encoder.begin_compute_pass()
+        return batch.compute
 
     def recorded(self, dispatches: int, nbytes: int) -> None:
         """Count a deferred run into the pending batch; past `MAX_PENDING_DISPATCHES`
@@ -432,6 +457,7 @@ class GpuDevice:
             if batch is None:
                 return
             try:
+                batch.end_pass()
                 self.device.queue.submit([batch.encoder.finish()])
             except Exception:  # an invalid encoder: nothing of the batch ran
                 _run_all(batch.checks, check=False)

@@ -12,7 +12,8 @@ A run (`run_kernels`):
 1. every host buffer a kernel binds gets one GPU storage buffer (from the pool),
    shared by name across the kernels of the run, so what one kernel writes the
    next one reads without leaving the GPU; inputs are written with
-   `queue.write_buffer`, the other buffers cleared on the GPU;
+   `queue.write_buffer`, the other buffers cleared on the GPU (unless the
+   first kernel to bind one marks it `no_clear`: it writes all of it);
 2. each binding is bound with exactly `count * 4` bytes (`count` is the
    binding's declared element count, or the host array's length for a
    runtime-sized buffer), so `arrayLength` is the element count the program
@@ -22,7 +23,9 @@ A run (`run_kernels`):
    slot of one buffer shared by the run, cleared;
 4. all dispatches are recorded in the device's pending command encoder
    (`GpuDevice.encoder`, shared by the runs not yet submitted) and one compute
-   pass (one pass per kernel when profiled with timestamps;
+   pass, left open so that the next run's dispatches join it when no other
+   command comes between (`GpuDevice.compute_pass`; one pass per kernel when
+   profiled with timestamps;
    `kernel.dispatch_grid`, folded into y past 65535 workgroups), followed by a
    copy of the sidecars into the batch's `TrapLog`;
 5. a run that keeps its outputs on the device returns here (deferred: the
@@ -126,6 +129,9 @@ MAP_UPLOAD_MIN_BYTES = 1 << 20
 RUN_PLAN_CACHE_SIZE = 64
 #: sets of bind groups kept per sized plan (one per set of pooled buffers seen)
 BIND_GROUP_SETS = 4
+#: runs leave unzeroed the buffers whose first kernel marks them `no_clear`
+#: (`kernel-elide-clears`); False zeroes them all (to measure what it saves)
+ELIDE_CLEARS = True
 
 
 @dataclass
@@ -133,6 +139,44 @@ class _Staged:
     name: str
     staging: object
     nbytes: int
+    mapping: object = None  # the promise of a map started before the wait (`_start_reading`)
+
+
+#: map readback buffers before the one wait for the batch (False: map each after it)
+MAP_BEFORE_WAIT = True
+
+
+def _start_map(buffer):
+    """Start mapping `buffer` for reading; the device wait that finishes its
+    batch resolves the map (wgpu fires map callbacks when it polls)."""
+    import wgpu
+
+    return buffer.map_async(wgpu.MapMode.READ, 0, buffer.size)
+
+
+def _settle(buffer, mapping) -> None:
+    """Leave `buffer` unmapped after a map started on it (waiting for the map first)."""
+    try:
+        mapping.sync_wait()
+    except Exception:  # a failed map leaves the buffer unmapped
+        return
+    if buffer.map_state == "mapped":
+        buffer.unmap()
+
+
+def _start_reading(gpu: GpuDevice, run: _Run, stages: list[_Staged]) -> None:
+    """Map every buffer read after the next wait (the run's staged outputs and
+    the trap records of the submitted batches) before that wait, so that one
+    device wait finishes the batch and resolves every map."""
+    if not MAP_BEFORE_WAIT:
+        return
+    for stage in stages:
+        if stage.nbytes and stage.mapping is None:
+            stage.mapping = _start_map(stage.staging)
+            run.mapped.append(stage)
+    for batch in gpu.in_flight:
+        if batch.trap_log is not None:
+            batch.trap_log.start_reading()
 
 
 @dataclass
@@ -155,6 +199,8 @@ class _Sized:
     grids: list[tuple[int, int, int]]  # per step
     # (storage buffers..., sidecar buffer) -> per step [(group, bind group)]
     bind_groups: OrderedDict[tuple, list[list[tuple[int, object]]]]
+    # names a run need not zero (`_no_clear`)
+    no_clear: frozenset[str] = frozenset()
 
 
 @dataclass
@@ -312,11 +358,51 @@ def _sized(gpu: GpuDevice, plan: _Plan, host: Mapping[str, np.ndarray]) -> _Size
             sizes.setdefault(binding.group, []).append(size)
         binding_bytes.append(sizes)
     grids = [kernel.dispatch_grid(lengths) for kernel in kernels]
-    sized = _Sized(buffer_bytes, binding_bytes, grids, OrderedDict())
+    no_clear = _no_clear(plan, lengths, buffer_bytes)
+    sized = _Sized(buffer_bytes, binding_bytes, grids, OrderedDict(), no_clear)
     plan.sized[key] = sized
     while len(plan.sized) > RUN_PLAN_CACHE_SIZE:
         plan.sized.popitem(last=False)
     return sized
+
+
+def _no_clear(plan: _Plan, lengths: Mapping[str, int], buffer_bytes: list[int]) -> frozenset[str]:
+    """The buffers a run need not zero: the first kernel that binds the buffer
+    marks it `no_clear` (it writes every element it binds before any read) and
+    binds all of the buffer's bytes (a host array longer than a static count
+    would leave a tail unwritten)."""
+    first: dict[str, WgslBinding] = {}
+    for kernel in plan.kernels:
+        for binding in kernel.bindings:
+            if not binding.is_trap_sidecar:
+                first.setdefault(binding.name, binding)
+    names = set()
+    for name, nbytes in zip(plan.names, buffer_bytes):
+        binding = first.get(name)
+        if binding is None or not binding.no_clear:
+            continue
+        if storage_bytes(binding.element, _binding_count(binding, lengths)) >= nbytes:
+            names.add(name)
+    return frozenset(names)
+
+
+class _BatchEncoder:
+    """The pending batch's encoder, fetched at each command (`GpuDevice.encoder`
+    ends the batch's open compute pass first): a run that records only
+    dispatches leaves the pass open for the next run."""
+
+    __slots__ = ("gpu",)
+
+    def __init__(self, gpu: GpuDevice):
+        self.gpu = gpu
+
+    def __getattr__(self, name: str):
+        return getattr(self.gpu.encoder(), name)
+
+
+def _clear(encoder, buffer) -> None:
+    """Zero `buffer` on the GPU (recorded in `encoder`): every clear of a run."""
+    encoder.clear_buffer(buffer)
 
 
 def _bind_groups(
@@ -612,9 +698,10 @@ def _record_run(
             plan.static_sized = sized
     wanted = [n for n in (outputs if outputs is not None else plan.names) if n in plan.index]
     kept = set(wanted) if keep else ()
+    uncleared = sized.no_clear if ELIDE_CLEARS else ()
     run = _Run(gpu)
     try:
-        encoder = gpu.encoder()
+        encoder = _BatchEncoder(gpu)
         arena = _Arena(gpu)
         storage = [
             _storage(
@@ -628,13 +715,14 @@ def _record_run(
                 name in kept,
                 uploads is None or name in uploads,
                 name in wanted,
+                name not in uncleared,
             )
             for name, nbytes in zip(plan.names, sized.buffer_bytes)
         ]
         arena.allocate(run, encoder, _arena_numbers(plan, frozenset(arena.names)))
         sidecar = run.storage(repeat * plan.traps * plan.stride) if plan.traps else None
         if sidecar is not None:
-            encoder.clear_buffer(sidecar)
+            _clear(encoder, sidecar)
         if repeat == 1 and not plan.repetition:
             repetitions = [_bind_groups(gpu, plan, sized, storage, sidecar)]
         else:
@@ -652,12 +740,11 @@ def _record_run(
             else None
         )
         if timer is None:
-            compute = encoder.begin_compute_pass()
+            compute = gpu.compute_pass()  # shared with the runs recorded just before
             for bind_groups in repetitions:
                 steps = zip(plan.steps, bind_groups, sized.grids, indirect)
                 for step, groups, grid, source in steps:
                     _dispatch(compute, step, groups, grid, source)
-            compute.end()
         else:
             index = 0
             for bind_groups in repetitions:
@@ -697,7 +784,8 @@ def _record_run(
         gpu.submit()
         for source, stage in checks:
             source.check(run.read(stage, np.uint32))
-        gpu.synchronize()  # raises the first trap of the batch
+        _start_reading(gpu, run, staged + ([ticks] if ticks is not None else []))
+        gpu.synchronize()  # the one wait; raises the first trap of the batch
         if ticks is not None:
             stamps = run.read(ticks, np.uint64).astype(np.int64).reshape(repeat, -1, 2)
             # per kernel, summed over the repetitions
@@ -739,6 +827,12 @@ class TrapLog(Check):
         self.chunks: list[list] = []  # [staging buffer, bytes used]
         # (run label or None for a run that waits for itself, plan, chunk, offset, repeat)
         self.records: list[tuple[str | None, _Plan, list, int, int]] = []
+        self.mappings: list | None = None  # maps of the chunks started before the wait
+
+    def start_reading(self) -> None:
+        """Map the chunks now (after the submit), to be resolved by the next wait."""
+        if self.mappings is None:
+            self.mappings = [_start_map(buffer) for buffer, _ in self.chunks]
 
     def record(self, encoder, plan: _Plan, sidecar, label: str | None, repeat: int = 1) -> None:
         nbytes = repeat * plan.traps * plan.stride
@@ -755,8 +849,11 @@ class TrapLog(Check):
         import wgpu
 
         words = {}
-        for buffer, used in self.chunks:
-            buffer.map_sync(wgpu.MapMode.READ, 0, buffer.size)
+        for index, (buffer, used) in enumerate(self.chunks):
+            if self.mappings is not None:
+                self.mappings[index].sync_wait()
+            else:
+                buffer.map_sync(wgpu.MapMode.READ, 0, buffer.size)
             try:
                 mapped = buffer.read_mapped(0, used, copy=False)
                 words[id(buffer)] = np.frombuffer(mapped, np.uint32).copy()
@@ -781,9 +878,12 @@ class TrapLog(Check):
                         raise
 
     def release(self) -> None:
-        for buffer, _ in self.chunks:
+        for index, (buffer, _) in enumerate(self.chunks):
+            if self.mappings is not None:
+                _settle(buffer, self.mappings[index])
             self.gpu.pool.release(buffer, STAGING_USAGE)
         self.chunks.clear()
+        self.mappings = None
 
 
 def _name_repetition(error: VyreError, repetition: int, repeat: int) -> None:
@@ -847,6 +947,7 @@ def _storage(
     kept: bool,
     upload: bool,
     output: bool,
+    clear: bool = True,
 ) -> list:
     """[buffer, offset] bound for `name` in this run.
 
@@ -855,6 +956,8 @@ def _storage(
     takes no input, the buffer cleared). A buffer whose output is `kept` is
     not returned to the pool at the end of the run. Zero-filled buffers that
     are not outputs (intermediates) share one arena buffer, cleared at once.
+    Without `clear` (the run's first kernel to bind it writes all of it) a
+    zero-filled buffer is not cleared.
     """
     if isinstance(array, DeviceArray):
         source = array.buffer(run.gpu)
@@ -870,12 +973,12 @@ def _storage(
         return [buffer, 0]
     zero = isinstance(array, ZeroFilled) or not upload
     if zero and not output and not kept:
-        return arena.slot(name, nbytes)
+        return arena.slot(name, nbytes, clear)
     buffer = run.storage(nbytes, kept, clean=not zero)
-    if zero:
-        encoder.clear_buffer(buffer)
-    else:
+    if not zero:
         run.upload(buffer, array)
+    elif clear:
+        _clear(encoder, buffer)
     return [buffer, 0]
 
 
@@ -884,16 +987,18 @@ class _Arena:
     `clear_buffer` calls however many intermediates there are (each slot
     aligned to `min-storage-buffer-offset-alignment`). Slots go to arenas by
     `_arena_numbers`, so that no dispatch uses one buffer both read-only and
-    writable."""
+    writable. An arena buffer is cleared unless none of its slots needs it."""
 
     def __init__(self, gpu: GpuDevice):
         self.align = max(4, gpu.limits.get("min-storage-buffer-offset-alignment", 256))
         self.names: list[str] = []
         self.slots: list[tuple[list, int]] = []  # ([buffer, offset], bytes)
+        self.clears: list[bool] = []  # per slot: whether it needs zeroing
 
-    def slot(self, name: str, nbytes: int) -> list:
+    def slot(self, name: str, nbytes: int, clear: bool = True) -> list:
         entry = [None, 0]
         self.names.append(name)
+        self.clears.append(clear)
         self.slots.append((entry, (nbytes + self.align - 1) // self.align * self.align))
         return entry
 
@@ -905,10 +1010,12 @@ class _Arena:
             number = numbers[name]
             entry[1] = sizes.get(number, 0)
             sizes[number] = entry[1] + nbytes
+        cleared = {numbers[name] for name, clear in zip(self.names, self.clears) if clear}
         buffers = {}
         for number, size in sorted(sizes.items()):
             buffers[number] = run.storage(size)
-            encoder.clear_buffer(buffers[number])
+            if number in cleared:
+                _clear(encoder, buffers[number])
         for name, (entry, _) in zip(self.names, self.slots):
             entry[0] = buffers[numbers[name]]
 
@@ -939,7 +1046,9 @@ def read_buffer(gpu: GpuDevice, buffer, nbytes: int, dtype) -> np.ndarray:
         run = _Run(gpu)
         try:
             staged = run.stage(None if run.mappable else gpu.encoder(), buffer, "", nbytes)
-            gpu.synchronize()
+            gpu.submit()
+            _start_reading(gpu, run, [staged])
+            gpu.synchronize()  # the one wait
             return run.read(staged, dtype)
         finally:
             run.release()
@@ -1151,6 +1260,7 @@ class _Run:
         self.gpu = gpu
         self.held: list[tuple[object, str]] = []
         self.uploaded = 0  # bytes written from the host
+        self.mapped: list[_Staged] = []  # stages whose map started before the wait
         self.mappable = gpu.unified_memory
         self.usage = MAPPABLE_STORAGE_USAGE if self.mappable else STORAGE_USAGE
 
@@ -1201,7 +1311,11 @@ class _Run:
 
         if not stage.nbytes:
             return np.zeros(0, dtype)
-        stage.staging.map_sync(wgpu.MapMode.READ, 0, stage.staging.size)
+        if stage.mapping is not None:
+            stage.mapping.sync_wait()  # resolved by the wait that finished the batch
+            stage.mapping = None
+        else:
+            stage.staging.map_sync(wgpu.MapMode.READ, 0, stage.staging.size)
         try:
             mapped = stage.staging.read_mapped(0, _whole_words(stage.nbytes), copy=False)
             return np.frombuffer(mapped, np.uint8)[: stage.nbytes].copy().view(dtype)
@@ -1209,6 +1323,11 @@ class _Run:
             stage.staging.unmap()
 
     def release(self) -> None:
+        for stage in self.mapped:  # maps started but not read (a trap was raised)
+            if stage.mapping is not None:
+                _settle(stage.staging, stage.mapping)
+                stage.mapping = None
+        self.mapped.clear()
         # in reverse, so that the pool hands a repeated run the same buffers
         # in the same roles (and its cached bind groups apply)
         for buffer, usage in reversed(self.held):

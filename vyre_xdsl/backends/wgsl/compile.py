@@ -69,6 +69,7 @@ def compile_descriptor(descriptor: k.DescriptorOp, max_bytes: int = MAX_WGSL_BYT
             visibility=b.access,
             is_trap_sidecar=b.is_trap_sidecar,
             is_repetition=b.is_repetition,
+            no_clear=b.is_no_clear,
         )
         for b in descriptor.bindings()
         # the indirect grid buffer is bound even when the body never reads it,

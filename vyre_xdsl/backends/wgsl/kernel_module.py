@@ -30,6 +30,10 @@ class WgslBinding:
     # the repetition binding (`kernel.repetition`): one u32, the run's current
     # repetition, bound by the runtime per repetition (never a host buffer)
     is_repetition: bool = False
+    # `kernel.binding ... no_clear`: this kernel writes every element before any
+    # read, so a run whose first kernel to bind the buffer is this one need not
+    # zero it first (`kernel-elide-clears`)
+    no_clear: bool = False
 
     @property
     def is_scratch(self) -> bool:

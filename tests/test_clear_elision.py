@@ -1,0 +1,303 @@
+"""Clear elision: `kernel-elide-clears` marks the bindings a kernel writes in
+full, and the wgpu runtime leaves only those unzeroed. A program that may skip
+an element keeps its clear, so a pooled buffer dirtied by an earlier run never
+shows through. Expected values come from numpy and the reference interpreter."""
+
+from __future__ import annotations
+
+import importlib
+import os
+
+import numpy as np
+import pytest
+
+os.environ.setdefault("WGPU_BACKEND_TYPE", "Vulkan")
+
+import vyre_xdsl  # noqa: E402
+from vyre_xdsl.analysis import covered_bindings  # noqa: E402
+from vyre_xdsl.context import parse_module  # noqa: E402
+from vyre_xdsl.diagnostics import VyreDiagnostic  # noqa: E402
+from vyre_xdsl.dialects import kernel as k  # noqa: E402
+from vyre_xdsl.lowering.profile import TargetProfile  # noqa: E402
+from vyre_xdsl.passes.vyre_lower import lower_module  # noqa: E402
+
+execute = importlib.import_module("vyre_xdsl.runtime.execute")  # the module, not the function
+
+N = 1000  # not a multiple of the workgroup: the last workgroup has idle invocations
+
+
+def program(body: str, n: int = N, name: str = "p") -> str:
+    """out (f32[n], write only) from x (f32[n]); `body` sees %i, %x (x[i]) and %n."""
+    return f"""
+vyre.program @{name} workgroup_size [64, 1, 1] {{
+  vyre.buffer @x binding 0 read_only : f32[{n}]
+  vyre.buffer @out binding 1 write_only : f32[{n}]
+  %i = vyre.invocation_id x
+  %x = vyre.load @x[%i] : f32
+  %n = vyre.const {n} : ui32
+{body}
+}}
+"""
+
+
+FULL = program("""  %two = vyre.const 2.0 : f32
+  %y = vyre.mul %x, %two : f32
+  vyre.store @out[%i] = %y : f32""")
+GUARDED_FULL = program("""  %c = vyre.lt %i, %n : ui32
+  vyre.if %c {
+    vyre.store @out[%i] = %x : f32
+  }""")
+EVEN = program("""  %two = vyre.const 2 : ui32
+  %j = vyre.mul %i, %two : ui32
+  vyre.store @out[%j] = %x : f32""")
+SHIFTED = program("""  %one = vyre.const 1 : ui32
+  %j = vyre.add %i, %one : ui32
+  vyre.store @out[%j] = %x : f32""")
+HALF = program(f"""  %h = vyre.const {N // 2} : ui32
+  %c = vyre.lt %i, %h : ui32
+  vyre.if %c {{
+    vyre.store @out[%i] = %x : f32
+  }}""")
+RETURN_FIRST = program("""  %three = vyre.const 3 : ui32
+  %c = vyre.eq %i, %three : ui32
+  vyre.if %c {
+    vyre.return
+  }
+  vyre.store @out[%i] = %x : f32""")
+LOOP = program("""  %lo = vyre.const 0 : ui32
+  %hi = vyre.const 1 : ui32
+  %odd = vyre.bit_and %i, %hi : ui32
+  vyre.loop @k = %lo to %odd {
+    vyre.store @out[%i] = %x : f32
+  }""")
+BRANCHES = program("""  %zero = vyre.const 0.0 : f32
+  %p = vyre.gt %x, %zero : f32
+  vyre.if %p {
+    vyre.store @out[%i] = %x : f32
+  } else {
+    vyre.store @out[%i] = %zero : f32
+  }""")
+READS_OUT = f"""
+vyre.program @p workgroup_size [64, 1, 1] {{
+  vyre.buffer @x binding 0 read_only : f32[{N}]
+  vyre.buffer @out binding 1 read_write : f32[{N}]
+  %i = vyre.invocation_id x
+  %x = vyre.load @x[%i] : f32
+  %o = vyre.load @out[%i] : f32
+  %s = vyre.add %x, %o : f32
+  vyre.store @out[%i] = %s : f32
+}}
+"""
+
+# a [1, 1, 1] program: lowering widens its workgroup (ids from the linear index)
+WIDENED = program("""  vyre.store @out[%i] = %x : f32""").replace(
+    "workgroup_size [64, 1, 1]", "workgroup_size [1, 1, 1]"
+)
+X = np.linspace(-3, 5, N, dtype=np.float32)
+
+
+def numpy_out(text: str) -> np.ndarray:
+    """What the program computes, by numpy."""
+    out = np.zeros(N, np.float32)
+    idx = np.arange(N)
+    if text is FULL:
+        out[:] = X * 2
+    elif text is WIDENED:
+        out[:] = X
+    elif text is GUARDED_FULL:
+        out[:] = X
+    elif text is EVEN:
+        out[:N:2] = X[: (N + 1) // 2]
+    elif text is SHIFTED:
+        out[1:] = X[:-1]
+    elif text is HALF:
+        out[: N // 2] = X[: N // 2]
+    elif text is RETURN_FIRST:
+        out[:] = X
+        out[3] = 0
+    elif text is LOOP:
+        out[idx % 2 == 1] = X[idx % 2 == 1]
+    elif text is BRANCHES:
+        out[:] = np.where(X > 0, X, 0)
+    return out
+
+
+def lowered(text: str, clears: bool = True):
+    module = parse_module(text)
+    lower_module(module, TargetProfile(), clears=clears)
+    return module
+
+
+def marked(text: str) -> set[str]:
+    return {
+        b.buffer_name for d in k.descriptors(lowered(text)) for b in d.bindings() if b.is_no_clear
+    }
+
+
+# ------------------------------------------------------------------ analysis and pass
+
+
+@pytest.mark.parametrize(
+    "text", [FULL, GUARDED_FULL, WIDENED], ids=["full", "guarded-full", "widened"]
+)
+def test_a_full_writer_is_marked(text):
+    assert marked(text) == {"out"}
+    (descriptor,) = k.descriptors(lowered(text, clears=False))
+    assert covered_bindings(descriptor) == {"out"}
+
+
+@pytest.mark.parametrize(
+    "text",
+    [EVEN, SHIFTED, HALF, RETURN_FIRST, LOOP, BRANCHES, READS_OUT],
+    ids=["even", "shifted", "half", "return-first", "loop", "branches", "reads-out"],
+)
+def test_a_partial_or_unproven_writer_is_not_marked(text):
+    assert marked(text) == set()
+
+
+def test_only_the_first_kernel_to_bind_a_buffer_is_marked():
+    # @a reads out before @b writes all of it: zeroing is what @a sees
+    reader = f"""
+vyre.program @a workgroup_size [64, 1, 1] {{
+  vyre.buffer @out binding 0 read_only : f32[{N}]
+  vyre.buffer @y binding 1 write_only : f32[{N}]
+  %i = vyre.invocation_id x
+  %o = vyre.load @out[%i] : f32
+  vyre.store @y[%i] = %o : f32
+}}
+"""
+    module = lowered(reader + FULL)
+    marks = [
+        (d.sym_name.data, b.buffer_name)
+        for d in k.descriptors(module)
+        for b in d.bindings()
+        if b.is_no_clear
+    ]
+    assert marks == [("a", "y")]
+
+
+def test_verify_rejects_an_unproven_mark():
+    module = lowered(HALF)
+    (binding,) = [b for b in k.descriptors(module)[0].bindings() if b.buffer_name == "out"]
+    from xdsl.dialects.builtin import UnitAttr
+
+    binding.properties["no_clear"] = UnitAttr()
+    from vyre_xdsl.passes.kernel_verify import verify_descriptors
+
+    with pytest.raises(VyreDiagnostic, match="no_clear"):
+        verify_descriptors(module, TargetProfile())
+
+
+# ------------------------------------------------------------------ runtime
+
+
+@pytest.fixture
+def clears(monkeypatch):
+    """Sizes of the buffers each run zeroes (`execute._clear`)."""
+    seen: list[int] = []
+    real = execute._clear
+
+    def counting(encoder, buffer):
+        seen.append(buffer.size)
+        real(encoder, buffer)
+
+    monkeypatch.setattr(execute, "_clear", counting)
+    return seen
+
+
+def run(text: str, backend: str = "wgpu") -> np.ndarray:
+    return np.asarray(vyre_xdsl.run(text, {"x": X}, backend=backend)["out"])
+
+
+def dirty_pool() -> None:
+    """Leave an output-sized pooled buffer full of nonzero values."""
+    assert np.all(run(FULL) == X * 2)
+
+
+def test_a_covered_output_is_not_cleared(clears):
+    dirty_pool()
+    clears.clear()
+    out = run(FULL)
+    np.testing.assert_array_equal(out, X * 2)
+    assert clears == []
+    np.testing.assert_array_equal(run(GUARDED_FULL), X)
+    kept = vyre_xdsl.run(GUARDED_FULL, {"x": X}, backend="wgpu", device=True)["out"]
+    np.testing.assert_array_equal(kept.numpy(), X)  # a device output too
+    assert clears == []
+
+
+def test_the_elision_can_be_turned_off(clears, monkeypatch):
+    monkeypatch.setattr(execute, "ELIDE_CLEARS", False)
+    np.testing.assert_array_equal(run(FULL), X * 2)
+    assert clears == [N * 4]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [EVEN, HALF, RETURN_FIRST, LOOP],
+    ids=["even", "half", "return-first", "loop"],
+)
+def test_a_partial_writer_keeps_its_clear_over_a_dirty_pool(text, clears, monkeypatch):
+    dirty_pool()
+    clears.clear()
+    out = run(text)
+    np.testing.assert_array_equal(out, numpy_out(text))
+    assert N * 4 in clears  # (a loop's trap sidecar is cleared too)
+    # the test can fail: without that clear, the dirty pool shows through
+    dirty_pool()
+    monkeypatch.setattr(execute, "_clear", lambda encoder, buffer: None)
+    assert not np.array_equal(run(text), numpy_out(text))
+
+
+@pytest.mark.parametrize(
+    "text",
+    [FULL, GUARDED_FULL, WIDENED, EVEN, SHIFTED, HALF, RETURN_FIRST, LOOP, BRANCHES],
+    ids=[
+        "full",
+        "guarded-full",
+        "widened",
+        "even",
+        "shifted",
+        "half",
+        "return-first",
+        "loop",
+        "branches",
+    ],
+)
+def test_wgpu_matches_the_reference_over_a_dirty_pool(text):
+    dirty_pool()
+    reference = run(text, "reference")
+    np.testing.assert_array_equal(reference, numpy_out(text))
+    np.testing.assert_array_equal(run(text), reference)
+
+
+def test_a_host_array_longer_than_the_static_count_keeps_its_clear(clears):
+    # the kernel writes its 64 declared elements; the run binds a 128-element
+    # output, whose tail only the clear makes zero
+    full = program("""  vyre.store @out[%i] = %x : f32""", n=128)
+    x = np.arange(128, dtype=np.float32) + 1
+    assert np.all(vyre_xdsl.run(full, {"x": x}, backend="wgpu")["out"] == x)  # dirty the pool
+    kernels = execute.compiled_kernels(
+        parse_module(program("""  vyre.store @out[%i] = %x : f32""", n=64))
+    )
+    assert [b.no_clear for b in kernels[0].bindings] == [False, True]
+    clears.clear()
+    out = execute.run_kernels(
+        kernels,
+        {"x": x[:64], "out": execute.ZeroFilled(128, np.float32)},
+        outputs=["out"],
+        uploads={"x"},
+    )["out"]
+    np.testing.assert_array_equal(out, np.concatenate([x[:64], np.zeros(64, np.float32)]))
+    assert clears == [128 * 4]
+
+
+def test_no_clear_is_only_for_a_writable_global_binding():
+    text = """
+kernel.descriptor @d id "0" entry "main" {
+  kernel.dispatch workgroup_size [64, 1, 1] program_workgroup_size [64, 1, 1] grid [1, 1, 1] count [@x]
+  kernel.binding @x slot 0 group 0 constant read_only no_clear : f32[64]
+}
+"""
+    with pytest.raises(Exception, match="'no_clear' applies only to a writable global binding"):
+        parse_module(text).verify()

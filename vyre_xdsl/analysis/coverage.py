@@ -1,0 +1,158 @@
+"""Which buffers a kernel descriptor writes in full (kernel-dialect IR).
+
+`writes_every_element(descriptor, binding)` is True only when it is proven
+that every element of the binding is stored by this kernel and that the
+kernel never reads the binding, so its contents before the kernel cannot
+show: a runtime may then skip zeroing the buffer (`kernel-elide-clears`). The
+proof is deliberately narrow; anything it does not recognise is "not proven":
+
+- the binding is a writable, non-atomic `global` binding of 32-bit elements
+  (one element per storage word) that no load or atomic of the kernel
+  addresses;
+- some `kernel.store_global` to it stores at index `kernel.invocation_id x`,
+  and every invocation reaches it: it is at the top level of the body, or
+  inside `kernel.block`/`kernel.region` scopes and `kernel.if`s whose
+  condition is `invocation_id x < B` (or a conjunction of such) with `B` a
+  `ui32` constant at least the binding's count or the binding's own
+  `kernel.buffer_length`; nothing before it on the way there (in the body or
+  in an enclosing scope) may end the invocation (`kernel.return`, a trap, an
+  op that may trap). A store in a loop or under any other condition does not
+  count;
+- the launch has at least as many `invocation_id x` values as the binding has
+  elements: a static grid of G logical workgroups has G times the program's
+  workgroup x size of them (a kernel widened from `[1, 1, 1]`: at least the
+  smaller of its invocations and the logical element count); a runtime grid
+  (`?`) covers the logical element count, the largest of the count buffers, so
+  it covers a runtime-sized binding that is a count buffer, or a static one no
+  larger than a static count buffer (only for a one-dimensional program
+  workgroup). Indirect grids are never proven.
+
+```python
+from vyre_xdsl.analysis import covered_bindings, writes_every_element
+
+names = covered_bindings(descriptor)   # {"out"}
+```
+"""
+
+from __future__ import annotations
+
+import math
+
+from xdsl.ir import Operation, SSAValue
+
+from vyre_xdsl import semantics
+from vyre_xdsl.analysis.expressions import may_trap
+from vyre_xdsl.dialects import kernel as k
+from vyre_xdsl.dialects.vyre import AndOp, ConstOp, LtOp, ui32
+
+
+def writes_every_element(descriptor: k.DescriptorOp, binding: k.BindingOp) -> bool:
+    """Whether `descriptor` provably stores every element of `binding` and never
+    reads it (see the module docstring for what is recognised)."""
+    if (
+        binding.mem_class != "global"
+        or binding.access == "read_only"
+        or binding.is_atomic
+        or binding.is_trap_sidecar
+        or binding.element not in semantics.ELEMENTS
+        or semantics.ELEMENTS[binding.element].storage_bytes != 4
+    ):
+        return False
+    slot = binding.slot_number
+    for op in descriptor.body.walk():
+        if isinstance(op, k.LoadGlobalOp | k.AtomicOp) and op.slot_number == slot:
+            return False
+    if not _launch_covers(descriptor, binding):
+        return False
+    return _stores_everywhere(descriptor.body.block.ops, binding)
+
+
+def covered_bindings(descriptor: k.DescriptorOp) -> set[str]:
+    """The names of the bindings `descriptor` writes every element of (`writes_every_element`)."""
+    return {b.buffer_name for b in descriptor.bindings() if writes_every_element(descriptor, b)}
+
+
+# ---------------------------------------------------------------------- launch
+
+
+def _launch_covers(descriptor: k.DescriptorOp, binding: k.BindingOp) -> bool:
+    dispatch = descriptor.dispatch()
+    if dispatch is None or dispatch.indirect_buffer is not None:
+        return False
+    program = dispatch.program_workgroup
+    count = binding.static_count
+    counts = [descriptor.binding_named(name) for name in dispatch.count_names]
+    static_counts = [b.static_count for b in counts if b is not None and b.static_count is not None]
+    grid = dispatch.static_grid
+    if grid is not None:
+        if count is None or grid[2] != 1:
+            return False
+        groups = grid[0] * grid[1]
+        if dispatch.is_widened:
+            if program != (1, 1, 1):
+                return False
+            # the kernel skips program ids past the declared launch, which has
+            # at least the logical element count of them
+            ids = min(groups * math.prod(dispatch.kernel_workgroup), max(static_counts + [1]))
+        else:
+            ids = groups * program[0]
+        return count <= ids
+    if program[1:] != (1, 1):
+        return False
+    # a runtime grid launches ids for the logical element count: the largest count buffer
+    if binding.buffer_name in dispatch.count_names:
+        return True
+    return count is not None and any(count <= c for c in static_counts)
+
+
+# ---------------------------------------------------------------------- body
+
+
+def _stores_everywhere(ops, binding: k.BindingOp) -> bool:
+    """Whether every invocation with id x below the binding's count reaches a
+    store of `binding` at index id x among `ops` (a block's ops, in order)."""
+    for op in ops:
+        if (
+            isinstance(op, k.StoreGlobalOp)
+            and op.slot_number == binding.slot_number
+            and _is_invocation_x(op.index)
+        ):
+            return True
+        if isinstance(op, k.BlockOp | k.RegionOp) and _stores_everywhere(
+            op.body.block.ops, binding
+        ):
+            return True
+        if (
+            isinstance(op, k.IfOp)
+            and _guard_passes_all(op.cond, binding)
+            and _stores_everywhere(op.then_region.block.ops, binding)
+        ):
+            return True
+        if _may_end_invocation(op):
+            return False
+    return False
+
+
+def _may_end_invocation(op: Operation) -> bool:
+    return any(isinstance(inner, k.ReturnOp | k.TrapOp) or may_trap(inner) for inner in op.walk())
+
+
+def _is_invocation_x(value: SSAValue) -> bool:
+    owner = value.owner
+    return isinstance(owner, k.InvocationIdOp) and owner.axis_index == 0
+
+
+def _guard_passes_all(cond: SSAValue, binding: k.BindingOp) -> bool:
+    """Whether `cond` holds in every invocation whose id x is below the binding's count."""
+    owner = cond.owner
+    if isinstance(owner, AndOp):
+        return all(_guard_passes_all(operand, binding) for operand in owner.operands)
+    if not isinstance(owner, LtOp) or not _is_invocation_x(owner.operands[0]):
+        return False
+    bound = owner.operands[1].owner
+    if isinstance(bound, k.BufferLengthOp):
+        return bound.slot_number == binding.slot_number
+    if isinstance(bound, ConstOp) and bound.result.type == ui32:
+        count = binding.static_count
+        return count is not None and int(bound.literal()) >= count
+    return False
