@@ -11,8 +11,10 @@ frees them. Expected values come from numpy.
 
 from __future__ import annotations
 
+import importlib
 import os
 import threading
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -91,9 +93,10 @@ def test_a_device_run_records_without_submitting_until_a_read(scale):
 
 
 def test_queued_runs_chain_through_one_batch(scale):
-    """Ten runs, each fed the last one's output, all recorded before one read."""
+    """Ten runs, each fed the last one's output, all recorded before one read
+    (halves below 16: ten times x * 3 + 0.5 stays below 2^21 halves, exact in f32)."""
     gpu = scale.gpu
-    x = _data(2)
+    x = (np.random.default_rng(2).integers(-32, 32, N) / 2).astype(np.float32)
     y = vyre_xdsl.to_device(x)
     expected = x
     for _ in range(10):
@@ -353,3 +356,45 @@ def test_a_buffer_returned_while_the_books_are_held_is_taken_in_later():
         assert pool.free_bytes == 0 and len(pool.later) == 1
     assert pool.acquire(256) is buffer and pool.created == 1
     assert pool.later == type(pool.later)() and pool.in_use_bytes == 256
+
+
+def _doubling_chain(stages: int, n: int) -> str:
+    """x -> t1 -> ... -> out, each program doubling its input."""
+    names = ["x"] + [f"t{k}" for k in range(1, stages)] + ["out"]
+    return "".join(
+        f"""vyre.program @p{k} workgroup_size [64, 1, 1] {{
+  vyre.buffer @{src} binding 0 read_only : f32[{n}]
+  vyre.buffer @{dst} binding 1 write_only : f32[{n}]
+  %i = vyre.invocation_id x
+  %v = vyre.load @{src}[%i] : f32
+  %r = vyre.add %v, %v : f32
+  vyre.store @{dst}[%i] = %r : f32
+}}
+"""
+        for k, (src, dst) in enumerate(zip(names, names[1:]))
+    )
+
+
+def test_intermediates_past_the_max_buffer_size_go_on_in_another_arena_buffer(monkeypatch):
+    """An unfused 5-program chain keeps its four 4 KiB intermediates in arenas
+    (t1 with t3, t2 with t4: no dispatch binds one arena read-only and
+    writable); with a device that allows buffers of 6 KiB at most, each arena
+    takes two buffers (one of 8 KiB would be refused by wgpu), and the chain
+    still gives numpy's values. Before, an arena was one buffer whatever its
+    size (a 4 GiB arena on the H200, whose limit is just below 4 GiB)."""
+    execute = importlib.import_module("vyre_xdsl.runtime.execute")
+    gpu = device_module.gpu_device()
+    vyre_xdsl.synchronize()
+    monkeypatch.setitem(gpu.limits, "max-buffer-size", 6 * 1024)
+    sizes: list[int] = []
+    storage = execute._Run.storage  # noqa: SLF001
+
+    def recorded(run, nbytes, kept=False, clean=False):
+        sizes.append(nbytes)
+        return storage(run, nbytes, kept, clean)
+
+    monkeypatch.setattr(execute._Run, "storage", recorded)  # noqa: SLF001
+    x = _data(11)
+    out = vyre_xdsl.run(_doubling_chain(5, N), {"x": x}, backend="wgpu", fuse=False)["out"]
+    assert np.array_equal(out, x * np.float32(32))
+    assert max(sizes) <= 6 * 1024 and sizes.count(N * 4) >= 4

@@ -987,10 +987,13 @@ class _Arena:
     `clear_buffer` calls however many intermediates there are (each slot
     aligned to `min-storage-buffer-offset-alignment`). Slots go to arenas by
     `_arena_numbers`, so that no dispatch uses one buffer both read-only and
-    writable. An arena buffer is cleared unless none of its slots needs it."""
+    writable; an arena that would pass the device's `max-buffer-size` goes on
+    in another buffer. An arena buffer is cleared unless none of its slots
+    needs it."""
 
     def __init__(self, gpu: GpuDevice):
         self.align = max(4, gpu.limits.get("min-storage-buffer-offset-alignment", 256))
+        self.max_bytes = gpu.limits.get("max-buffer-size", 1 << 62)
         self.names: list[str] = []
         self.slots: list[tuple[list, int]] = []  # ([buffer, offset], bytes)
         self.clears: list[bool] = []  # per slot: whether it needs zeroing
@@ -1005,19 +1008,34 @@ class _Arena:
     def allocate(self, run: _Run, encoder, numbers: dict[str, int]) -> None:
         if not self.slots:
             return
-        sizes: dict[int, int] = {}
-        for name, (entry, nbytes) in zip(self.names, self.slots):
-            number = numbers[name]
-            entry[1] = sizes.get(number, 0)
-            sizes[number] = entry[1] + nbytes
-        cleared = {numbers[name] for name, clear in zip(self.names, self.clears) if clear}
+        keys = self._buffer_keys(numbers)
+        sizes: dict[tuple[int, int], int] = {}
+        for key, (entry, nbytes) in zip(keys, self.slots):
+            entry[1] = sizes.get(key, 0)
+            sizes[key] = entry[1] + nbytes
+        cleared = {key for key, clear in zip(keys, self.clears) if clear}
         buffers = {}
-        for number, size in sorted(sizes.items()):
-            buffers[number] = run.storage(size)
-            if number in cleared:
-                _clear(encoder, buffers[number])
-        for name, (entry, _) in zip(self.names, self.slots):
-            entry[0] = buffers[numbers[name]]
+        for key, size in sorted(sizes.items()):
+            buffers[key] = run.storage(size)
+            if key in cleared:
+                _clear(encoder, buffers[key])
+        for key, (entry, _) in zip(keys, self.slots):
+            entry[0] = buffers[key]
+
+    def _buffer_keys(self, numbers: dict[str, int]) -> list[tuple[int, int]]:
+        """Per slot, (arena number, part): a part holds slots while they fit in
+        `max_bytes`, then the arena goes on in the next part."""
+        used: dict[int, int] = {}
+        parts: dict[int, int] = {}
+        keys = []
+        for name, (_, nbytes) in zip(self.names, self.slots):
+            number = numbers[name]
+            if used.get(number, 0) and used[number] + nbytes > self.max_bytes:
+                parts[number] = parts.get(number, 0) + 1
+                used[number] = 0
+            used[number] = used.get(number, 0) + nbytes
+            keys.append((number, parts.get(number, 0)))
+        return keys
 
 
 def _kept(run: _Run, array, buffer) -> DeviceArray:
