@@ -14,7 +14,6 @@ from __future__ import annotations
 import importlib
 import os
 import threading
-from pathlib import Path
 
 import numpy as np
 import pytest
