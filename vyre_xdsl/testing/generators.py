@@ -335,6 +335,16 @@ class GeneratedModule:
     def text(self) -> str:
         return str(self.module)
 
+    def __repr__(self) -> str:
+        # short: hypothesis prints a failing example's arguments, and walking the
+        # module's IR objects field by field takes unbounded time (the text is
+        # reported through `note`)
+        names = ", ".join(sorted(self.inputs))
+        return f"GeneratedModule(<{len(self.text)} chars of IR>, inputs: {names})"
+
+    def _repr_pretty_(self, printer, cycle: bool) -> None:
+        printer.text(repr(self))
+
 
 # ============================================================================ module
 
