@@ -26,7 +26,7 @@ JSON). `from_bytes()` checks, in order, each failure its own `BundleError`:
 | `NonCanonicalEncodingError` | the body is not the canonical JSON of what it decodes to |
 | `InvalidProfileError` | the profile is not a WGSL generation-2 profile within the hard limits below |
 | `InvalidSignatureError` | a run-signature entry has a bad name, element type, count or flags, or a host shape that is not one of its buffers' |
-| `InvalidBindingError` | a kernel's bindings: bad or repeated slots, visibility, memory class, element type, count, sidecar, scratch |
+| `InvalidBindingError` | a kernel's bindings: bad or repeated slots, visibility, memory class, element type, count, sidecar, scratch, a repetition binding not exactly the lowering's |
 | `InvalidLaunchError` | a workgroup size or grid outside the profile (or WGSL's 65535 workgroups per axis), an indirect grid that is no ui32 buffer of the run or whose offset leaves no 3 words, a kernel that does not launch as its dispatch record says |
 | `InvalidElementCountError` | count buffers that are not bindings, counts that disagree with the bindings |
 | `InvalidWgslError` | a WGSL module larger than 32 MiB, or one without its entry point |
