@@ -10,6 +10,7 @@ import attrs
 import blake3
 import pytest
 from test_megakernel_cases import MKL003, PIPELINE, module_of
+from test_repetition import COUNTER
 
 from vyre_xdsl.diagnostics import VyreError
 from vyre_xdsl.megakernel import bundle as B
@@ -30,6 +31,13 @@ def small() -> bytes:
 def staged() -> bytes:
     """A bundle with two modules in two stages."""
     return compile_module(module_of(MKL003)).bundle_bytes()
+
+
+@pytest.fixture(scope="module")
+def repeating() -> bytes:
+    """One fused group of two programs that read `vyre.repetition` (its kernel
+    binds the repetition word)."""
+    return compile_module(module_of(COUNTER)).bundle_bytes()
 
 
 def document(data: bytes) -> dict:
@@ -53,7 +61,7 @@ def test_layout_is_blake3_of_the_body_then_canonical_json(small):
     assert json.loads(body)["schema_version"] == 2
 
 
-@pytest.mark.parametrize("name", ["small", "staged"])
+@pytest.mark.parametrize("name", ["small", "staged", "repeating"])
 def test_round_trip_is_byte_exact(name, request):
     data = request.getfixturevalue(name)
     assert B.TargetModuleBundle.from_bytes(data).to_bytes() == data
@@ -381,10 +389,118 @@ STAGED_FORGERIES = {
 }
 
 
-@pytest.mark.parametrize("name", sorted(FORGERIES) + sorted(STAGED_FORGERIES))
-def test_forged_field_is_refused_with_its_own_error(small, staged, name):
-    edit, error, match = FORGERIES.get(name) or STAGED_FORGERIES[name]
-    doc = document(staged if name in STAGED_FORGERIES else small)
+def _repetition(doc: dict) -> dict:
+    """The repetition binding of the (one) kernel of the `repeating` bundle."""
+    (binding,) = [b for b in _kernel(doc)["bindings"] if b["name"] == "__vyre_repetition"]
+    return binding
+
+
+def _buffer_binding(doc: dict, name: str) -> dict:
+    (binding,) = [b for b in _kernel(doc)["bindings"] if b["name"] == name]
+    return binding
+
+
+_NOT_ONE_WORD = "must be a constant read_only ui32\\[1\\] in bind group 0"
+
+# Forged repetition bindings (of the `repeating` bundle): the one binding the
+# runtime fills with the repetition, exactly as the lowering emits it.
+REPETITION_FORGERIES = {
+    "repetition-name": (
+        lambda d: _repetition(d).update(name="rep"),
+        B.InvalidBindingError,
+        "marked repetition but is not @__vyre_repetition",
+    ),
+    "repetition-flag-on-a-buffer": (
+        lambda d: _buffer_binding(d, "acc").update(is_repetition=True),
+        B.InvalidBindingError,
+        "'acc' is marked repetition",
+    ),
+    "repetition-flag-dropped": (
+        lambda d: _repetition(d).update(is_repetition=False),
+        B.InvalidBindingError,
+        "reserved name but is not marked repetition",
+    ),
+    "repetition-element": (
+        lambda d: _repetition(d).update(element="f32"),
+        B.InvalidBindingError,
+        _NOT_ONE_WORD,
+    ),
+    "repetition-count": (
+        lambda d: _repetition(d).update(count=2),
+        B.InvalidBindingError,
+        _NOT_ONE_WORD,
+    ),
+    "repetition-runtime-sized": (
+        lambda d: _repetition(d).update(count=None),
+        B.InvalidBindingError,
+        _NOT_ONE_WORD,
+    ),
+    "repetition-class": (
+        lambda d: _repetition(d).update(memory_class="global"),
+        B.InvalidBindingError,
+        _NOT_ONE_WORD,
+    ),
+    "repetition-uniform": (
+        lambda d: _repetition(d).update(memory_class="uniform"),
+        B.InvalidBindingError,
+        _NOT_ONE_WORD,
+    ),
+    "repetition-visibility": (
+        lambda d: _repetition(d).update(visibility="read_write"),
+        B.InvalidBindingError,
+        _NOT_ONE_WORD,
+    ),
+    "repetition-group": (
+        lambda d: _repetition(d).update(group=1),
+        B.InvalidBindingError,
+        _NOT_ONE_WORD,
+    ),
+    "repetition-sidecar": (
+        lambda d: _repetition(d).update(is_trap_sidecar=True),
+        B.InvalidBindingError,
+        _NOT_ONE_WORD,
+    ),
+    "repetition-no-clear": (
+        lambda d: _repetition(d).update(no_clear=True),
+        B.InvalidBindingError,
+        _NOT_ONE_WORD,
+    ),
+    "repetition-per-invocation": (
+        lambda d: _repetition(d).update(per_invocation=1),
+        B.InvalidBindingError,
+        _NOT_ONE_WORD,
+    ),
+    "repetition-twice": (
+        lambda d: _kernel(d)["bindings"].append(dict(_repetition(d), slot=9)),
+        B.InvalidBindingError,
+        "bound twice",
+    ),
+    # a well-formed repetition binding at a slot the WGSL does not declare: the
+    # re-derived kernel has it elsewhere
+    "repetition-slot": (
+        lambda d: _repetition(d).update(slot=9),
+        B.WgslMismatchError,
+        "bindings is not what its descriptor prints",
+    ),
+    "repetition-dropped": (
+        lambda d: _kernel(d)["bindings"].remove(_repetition(d)),
+        B.WgslMismatchError,
+        "bindings is not what its descriptor prints",
+    ),
+}
+
+
+@pytest.mark.parametrize(
+    "name", sorted(FORGERIES) + sorted(STAGED_FORGERIES) + sorted(REPETITION_FORGERIES)
+)
+def test_forged_field_is_refused_with_its_own_error(small, staged, repeating, name):
+    edit, error, match = (
+        FORGERIES.get(name) or STAGED_FORGERIES.get(name) or REPETITION_FORGERIES[name]
+    )
+    source = (
+        staged if name in STAGED_FORGERIES else repeating if name in REPETITION_FORGERIES else small
+    )
+    doc = document(source)
     edit(doc)
     with pytest.raises(error, match=match):
         B.TargetModuleBundle.from_bytes(signed(doc))
@@ -501,6 +617,26 @@ def test_payload_validation(envelope):
     )
     with pytest.raises(E.PayloadError, match="resource 99"):
         E.TargetPayload.new(artifact, E.WGSL_FORMAT, payload.profile, [dangling], payload.bytes)
+
+
+def test_a_payload_entry_records_the_repetition_slot(repeating):
+    envelope = compile_module(module_of(COUNTER))
+    payload = envelope.require_target_payload(E.WGSL_FORMAT)
+    (entry,) = payload.entries
+    (kernel,) = B.TargetModuleBundle.from_bytes(repeating).kernels()
+    (binding,) = [b for b in kernel.bindings if b.is_repetition]
+    assert entry.repetition_slot == binding.slot
+    names = {r.value: r.name for r in envelope.artifact.resources}
+    assert sorted(names[b.resource] for b in entry.resource_bindings) == ["acc", "seen"]
+    # the runtime's word may not share a slot with a resource of the run
+    clash = attrs.evolve(entry, repetition_slot=entry.resource_bindings[0].slot)
+    with pytest.raises(E.PayloadError, match="binds one \\(group, slot\\) twice"):
+        E.TargetPayload.new(
+            envelope.artifact, E.WGSL_FORMAT, payload.profile, [clash], payload.bytes
+        )
+    # a kernel that reads no repetition records none
+    plain = compile_module(module_of(MKL003)).require_target_payload(E.WGSL_FORMAT)
+    assert all(e.repetition_slot is None for e in plain.entries)
 
 
 # ---------------------------------------------------------------------- artifact bytes

@@ -24,6 +24,7 @@ import pytest
 from test_bundle_coverage import spill_module
 from test_megakernel_cases import MKL003, module_of
 from test_megakernel_scratch_indirect import INDIRECT, SPILLS
+from test_repetition import COUNTER
 
 import vyre_xdsl
 from vyre_xdsl.abi import signature
@@ -43,7 +44,10 @@ SOURCES = {
     "spills": SPILLS,  # grid_sync spills: scratch bindings
     "indirect": INDIRECT,  # indirect grids, one at a byte offset
     "spills_ui8": spill_module("ui8"),  # packed scratch, and a trap sidecar after it
+    "repetition": COUNTER,  # a fused group reading vyre.repetition: the repetition binding
 }
+#: sources run with `repeat` > 1 (expected: the source run as often on the reference)
+REPEATS = {"repetition": 3}
 MUTANTS_PER_SOURCE = 100
 SEED = 17
 
@@ -132,7 +136,8 @@ def test_forged_bundles_are_refused_or_run_like_the_source(name):
     module = module_of(SOURCES[name])
     data = compile_module(module).bundle_bytes()
     inputs = random_inputs(signature(module), 3, {})
-    expected = vyre_xdsl.run(module, inputs, backend="reference")
+    repeat = REPEATS.get(name, 1)
+    expected = vyre_xdsl.run(module, inputs, backend="reference", repeat=repeat)
     refused = accepted = 0
     for k, (path, forged) in enumerate(mutants(data, MUTANTS_PER_SOURCE, SEED)):
         where = f"{name} mutant {k} (seed {SEED}) at {'/'.join(map(str, path))}"
@@ -145,7 +150,7 @@ def test_forged_bundles_are_refused_or_run_like_the_source(name):
             pytest.fail(f"{where}: {type(error).__name__}: {error}")
         accepted += 1
         for backend in ("reference", "wgpu"):
-            got = run_bundle(bundle, inputs, backend=backend)
+            got = run_bundle(bundle, inputs, backend=backend, repeat=repeat)
             assert exactly_equal(got, expected), (
                 f"{where}: the {backend} run differs from the source's"
             )

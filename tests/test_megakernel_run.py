@@ -106,25 +106,23 @@ def test_bundle_runs_like_the_reference(name):
     text = SOURCES[name]
     module = module_of(text)
     inputs = random_inputs(signature(module), 7, {})
-    if "vyre.repetition" in text:  # bundles do not carry the repetition binding
-        from vyre_xdsl.megakernel.compile import MKT002_REPETITION, TargetUnsupportedError
-
-        with pytest.raises(TargetUnsupportedError) as refused:
-            compile_module(module)
-        assert refused.value.code == MKT002_REPETITION
-        return
+    # a module that reads vyre.repetition, or an example meant to be repeated
+    # (`--repeat T`), runs 3 times: the bundle carries the repetition binding
+    repeat = 3 if "vyre.repetition" in text or "--repeat" in text else 1
     data = compile_module(module).bundle_bytes()
     bundle = TargetModuleBundle.from_bytes(data)
-    expected = outcome(lambda: vyre_xdsl.run(text, inputs, backend="reference"))
-    got = outcome(lambda: run_bundle(bundle, inputs))
+    expected = outcome(lambda: vyre_xdsl.run(text, inputs, backend="reference", repeat=repeat))
+    got = outcome(lambda: run_bundle(bundle, inputs, repeat=repeat))
     assert_same(expected, got, None if approximate(module) else F32_ULP)
     # the same as running the programs one by one on the GPU: bit for bit when
     # no program was fused with another (the very same kernels)
-    unfused = outcome(lambda: vyre_xdsl.run(text, inputs, backend="wgpu"))
+    unfused = outcome(lambda: vyre_xdsl.run(text, inputs, backend="wgpu", repeat=repeat))
     singletons = all(len(m.nodes) == 1 for m in bundle.modules)
     assert_same(unfused, got, 0.0 if singletons else F32_ULP)
     # the bundle's own copy of the source programs, on the interpreter: exact
-    assert_same(expected, outcome(lambda: run_bundle(data, inputs, backend="reference")))
+    assert_same(
+        expected, outcome(lambda: run_bundle(data, inputs, backend="reference", repeat=repeat))
+    )
     # the seed's logical element count agrees with what each dispatch covers
     # (None when a count buffer is runtime-sized: then it is the input's size)
     counts = {b.name: b.count for b in bundle.signature}

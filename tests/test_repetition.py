@@ -328,12 +328,8 @@ vyre.program @half workgroup_size [64, 1, 1] {
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
-def test_a_bundle_repeats_and_refuses_vyre_repetition(backend):
-    from vyre_xdsl.megakernel.compile import (
-        MKT002_REPETITION,
-        TargetUnsupportedError,
-        compile_module,
-    )
+def test_a_bundle_repeats(backend):
+    from vyre_xdsl.megakernel.compile import compile_module
     from vyre_xdsl.megakernel.run import run_bundle
 
     rng = np.random.default_rng(3)
@@ -346,6 +342,79 @@ def test_a_bundle_repeats_and_refuses_vyre_repetition(backend):
     np.testing.assert_allclose(out["y"], want, rtol=1e-6)
     with pytest.raises(ValueError, match="repeat"):
         run_bundle(bundle, {"x": x, "y": y}, backend=backend, repeat=0)
-    with pytest.raises(TargetUnsupportedError) as refused:
-        compile_module(vyre_xdsl.parse(COUNTER))
-    assert refused.value.code == MKT002_REPETITION
+
+
+def _bundle(text: str):
+    from vyre_xdsl.megakernel.bundle import TargetModuleBundle
+    from vyre_xdsl.megakernel.compile import compile_module
+
+    return TargetModuleBundle.from_bytes(compile_module(vyre_xdsl.parse(text)).bundle_bytes())
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_an_fdtd_2d_bundle_reads_fict_through_the_repetition(backend):
+    from vyre_xdsl.megakernel.run import run_bundle
+
+    bundle = _bundle(FDTD)
+    readers = [k for k in bundle.kernels() if any(b.is_repetition for b in k.bindings)]
+    assert [k.source for k in readers] == ["fdtd_ey"]
+    rng = np.random.default_rng(2)
+    ex, ey, hz = (rng.random(600, dtype=np.float32) for _ in range(3))
+    fict = rng.random(20, dtype=np.float32)
+    inputs = {"ex": ex, "ey": ey, "hz": hz, "fict": fict}
+    out = run_bundle(bundle, inputs, backend=backend, repeat=6)
+    for name, want in zip(("ex", "ey", "hz"), _fdtd(ex, ey, hz, fict, 6)):
+        np.testing.assert_allclose(out[name], want, rtol=1e-5, atol=1e-6, err_msg=name)
+    np.testing.assert_array_equal(out["ey"][:30], np.full(30, fict[5]))  # the 6th step's
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("repeat", [1, 5])
+def test_a_fused_bundle_group_sees_one_repetition_in_every_member(backend, repeat):
+    from vyre_xdsl.megakernel.run import run_bundle
+
+    bundle = _bundle(COUNTER)
+    (module,) = bundle.modules  # @count and @again, fused into one kernel
+    assert module.nodes == (0, 1) and len(module.kernels) == 1
+    acc = np.arange(8, dtype=np.uint32)
+    out = run_bundle(bundle, {"acc": acc}, backend=backend, repeat=repeat)
+    want_acc, want_seen = _counter_expected(acc, repeat)
+    np.testing.assert_array_equal(out["acc"], want_acc)
+    np.testing.assert_array_equal(out["seen"], want_seen)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_bundle_that_spills_at_grid_sync_repeats(backend):
+    from vyre_xdsl.megakernel.run import run_bundle
+
+    bundle = _bundle(SPILL)
+    (module,) = bundle.modules
+    assert [sum(b.is_repetition for b in k.bindings) for k in module.kernels] == [1, 1]
+    assert all(any(b.is_scratch for b in k.bindings) for k in module.kernels)
+    x = np.arange(16, dtype=np.uint32) * 3
+    zeros = np.zeros(16, np.uint32)
+    out = run_bundle(bundle, {"x": x, "y": zeros, "out": zeros}, backend=backend, repeat=4)
+    for name, want in zip(("x", "y", "out"), _spill_expected(x, 4)):
+        np.testing.assert_array_equal(out[name], want, err_msg=name)
+
+
+def test_vyre_compile_then_vyre_run_repeat(tmp_path):
+    acc = np.arange(8, dtype=np.uint32)
+    np.save(tmp_path / "acc.npy", acc)
+    source = tmp_path / "count.mlir"
+    source.write_text(COUNTER)
+    vkb = tmp_path / "count.vkb"
+    done = subprocess.run([BIN / "vyre-compile", source, "-o", vkb], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    for backend in BACKENDS:
+        outdir = tmp_path / backend
+        done = subprocess.run(
+            [BIN / "vyre-run", vkb, "--repeat", "3", "--backend", backend]
+            + ["--input", f"acc={tmp_path / 'acc.npy'}", "--output-dir", outdir],
+            capture_output=True,
+            text=True,
+        )
+        assert done.returncode == 0, done.stderr
+        want_acc, want_seen = _counter_expected(acc, 3)
+        np.testing.assert_array_equal(np.load(outdir / "acc.npy"), want_acc)
+        np.testing.assert_array_equal(np.load(outdir / "seen.npy"), want_seen)

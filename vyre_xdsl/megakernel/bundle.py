@@ -26,7 +26,7 @@ JSON). `from_bytes()` checks, in order, each failure its own `BundleError`:
 | `NonCanonicalEncodingError` | the body is not the canonical JSON of what it decodes to |
 | `InvalidProfileError` | the profile is not a WGSL generation-2 profile within the hard limits below |
 | `InvalidSignatureError` | a run-signature entry has a bad name, element type, count or flags, or a host shape that is not one of its buffers' |
-| `InvalidBindingError` | a kernel's bindings: bad or repeated slots, visibility, memory class, element type, count, sidecar, scratch |
+| `InvalidBindingError` | a kernel's bindings: bad or repeated slots, visibility, memory class, element type, count, sidecar, scratch, a repetition binding not exactly the lowering's |
 | `InvalidLaunchError` | a workgroup size or grid outside the profile (or WGSL's 65535 workgroups per axis), an indirect grid that is no ui32 buffer of the run or whose offset leaves no 3 words, a kernel that does not launch as its dispatch record says |
 | `InvalidElementCountError` | count buffers that are not bindings, counts that disagree with the bindings |
 | `InvalidWgslError` | a WGSL module larger than 32 MiB, or one without its entry point |
@@ -62,6 +62,7 @@ from vyre_xdsl.abi import RunSignature
 from vyre_xdsl.backends.wgsl.kernel_module import WgslKernel
 from vyre_xdsl.canonical import ProgramTextError, canonical_json, parse_program_text
 from vyre_xdsl.diagnostics import VyreDiagnostic, VyreError
+from vyre_xdsl.dialects.kernel import REPETITION_NAME
 from vyre_xdsl.megakernel.artifact import SignatureBuffer, run_signature
 from vyre_xdsl.megakernel.records import RecordShapeError, from_json, to_json
 from vyre_xdsl.semantics import ELEMENT_TYPE_NAMES
@@ -562,6 +563,9 @@ def _check_bindings(
         if binding.is_scratch:
             _check_scratch(binding, signature, bad)
             continue
+        if binding.is_repetition or binding.name == REPETITION_NAME:
+            _check_repetition(binding, signature, bad)
+            continue
         if binding.per_invocation:
             raise bad(
                 f"{this} is not scratch but has {binding.per_invocation} elements per invocation"
@@ -603,6 +607,39 @@ def _check_scratch(binding, signature: dict, bad) -> None:
         raise bad(
             f"{this} needs no element count and 1 to 2^32 - 1 elements per invocation "
             f"(has {binding.count} and {binding.per_invocation})"
+        )
+
+
+def _check_repetition(binding, signature: dict, bad) -> None:
+    """The repetition binding (`kernel.repetition`, `vyre.repetition`): the
+    runtime binds it, one ui32 per repetition of the run; exactly the
+    lowering's `@__vyre_repetition`, never a buffer of the run (the name is
+    reserved for it, and the flag on any other binding is forged)."""
+    this = f"binding '{binding.name:.60}'"
+    if not binding.is_repetition:
+        raise bad(f"{this} has the repetition binding's reserved name but is not marked repetition")
+    if binding.name != REPETITION_NAME:
+        raise bad(f"{this} is marked repetition but is not @{REPETITION_NAME}")
+    if REPETITION_NAME in signature:
+        raise bad(f"{this} has the name of a buffer of the run")
+    shape = (
+        binding.group,
+        binding.element,
+        binding.count,
+        binding.memory_class,
+        binding.visibility,
+        binding.per_invocation,
+        binding.is_trap_sidecar,
+        binding.no_clear,
+    )
+    if shape != (0, "ui32", 1, "constant", "read_only", 0, False, False):
+        raise bad(
+            f"the repetition binding must be a constant read_only ui32[1] in bind group 0 "
+            f"(has group {binding.group}, {binding.memory_class} {binding.visibility} "
+            f"{binding.element!s:.40}[{binding.count}]"
+            f"{', per-invocation' if binding.per_invocation else ''}"
+            f"{', trap sidecar' if binding.is_trap_sidecar else ''}"
+            f"{', no_clear' if binding.no_clear else ''})"
         )
 
 

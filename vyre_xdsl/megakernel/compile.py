@@ -14,6 +14,9 @@ For each fusion record of the artifact, in order:
    the same name among the members' ABI values (`InvalidArtifactError` when
    there is none): bind group 1 for uniform, else 0; memory `constant` for
    constant/uniform classes or constant-lifetime values, else `global`;
+   the run's own bindings are recorded apart: `scratch` (grid_sync spills) to
+   the artifact's scratch records, the repetition word (`vyre.repetition`) as
+   the entry's `repetition_slot`; the trap sidecar is not recorded;
 5. compute the logical element count by the seed's rule;
 6. build the `TargetModuleImage` (with each descriptor's dispatch record) and
    one `TargetEntryPoint` per dispatch.
@@ -81,8 +84,10 @@ MKT000_FUSION_REFUSED = "MKT000_FUSION_REFUSED"
 #: values across a `grid_sync`; their per-invocation scratch would be sized by
 #: a grid that only the GPU knows when the dispatch starts
 MKT001_INDIRECT_GRID_SCRATCH = "MKT001_INDIRECT_GRID_SCRATCH"
-#: `TargetUnsupportedError.code`: a program reads `vyre.repetition`; a bundle
-#: records no repetition binding (run it with `repeat=` as a module instead)
+#: retired `TargetUnsupportedError.code`: a program read `vyre.repetition`,
+#: which bundles did not carry. They now do (`TargetEntryPoint.repetition_slot`,
+#: the kernel's `is_repetition` binding), and nothing raises this code; the
+#: name is kept so that it is never reused for another refusal
 MKT002_REPETITION = "MKT002_REPETITION"
 
 
@@ -223,16 +228,8 @@ def _fuse(graph: ProgramGraph, module: SelectedModule) -> ProgramOp:
 
 def _check_expressible(fused: ProgramOp, module: SelectedModule) -> None:
     """Refuse, with its stable code, a group the WGSL target cannot express."""
-    from vyre_xdsl.dialects.vyre import RepetitionOp
     from vyre_xdsl.lowering.split import is_scratch_buffer, split_program
 
-    if any(isinstance(op, RepetitionOp) for op in fused.walk()):
-        raise TargetUnsupportedError(
-            MKT002_REPETITION,
-            f"fusion group {module.group} (@{fused.sym_name.data}) reads vyre.repetition, "
-            "which a target-module bundle does not carry. Fix: run the module itself with "
-            "repeat= (vyre-run --repeat N FILE.mlir), or pass the step through a buffer",
-        )
     if fused.indirect_buffer is None:
         return
     parts = split_program(fused)
@@ -296,7 +293,7 @@ def selected_resource_bindings(
     by_name = {r.name: r for r in artifact.resources if r.value in used}
     bindings = []
     for binding in kernel.bindings:
-        if binding.is_trap_sidecar or binding.is_scratch:
+        if binding.is_trap_sidecar or binding.is_scratch or binding.is_repetition:
             continue
         resource = by_name.get(binding.name)
         if resource is None:
@@ -340,6 +337,29 @@ def selected_scratch_bindings(
             )
         bindings.append(TargetScratchBinding(scratch=index, group=0, slot=binding.slot))
     return tuple(bindings)
+
+
+def selected_repetition_slot(module: SelectedModule, kernel: WgslKernel) -> int | None:
+    """The bind group 0 slot of the kernel's repetition word (`kernel.repetition`,
+    `vyre.repetition`), or None when it reads none. The runtime binds it, per
+    repetition of the run, not the host; `InvalidArtifactError` for a repetition
+    binding other than the lowering's `@__vyre_repetition` (group 0, ui32[1],
+    constant, read_only)."""
+    from vyre_xdsl.dialects.kernel import REPETITION_NAME
+
+    found = [b for b in kernel.bindings if b.is_repetition or b.name == REPETITION_NAME]
+    if not found:
+        return None
+    shape = [
+        (b.name, b.is_repetition, b.group, b.element, b.count, b.memory_class, b.visibility)
+        for b in found
+    ]
+    if shape != [(REPETITION_NAME, True, 0, "ui32", 1, "constant", "read_only")]:
+        raise InvalidArtifactError(
+            f"fusion group {module.group} kernel `{kernel.entry_point}` has a repetition binding "
+            f"that is not one constant read_only ui32[1] @{REPETITION_NAME} in group 0"
+        )
+    return found[0].slot
 
 
 def selected_indirect_resource(
@@ -393,6 +413,7 @@ def _entries(
             scratch_bindings=selected_scratch_bindings(artifact, module, kernel),
             indirect=selected_indirect_resource(artifact, module, kernel),
             indirect_offset=kernel.indirect_offset,
+            repetition_slot=selected_repetition_slot(module, kernel),
         )
         for part, (_, _, kernel) in enumerate(kernels)
     ]

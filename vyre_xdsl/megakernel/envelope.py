@@ -25,8 +25,8 @@ from vyre_xdsl.megakernel.artifact import Artifact
 from vyre_xdsl.megakernel.bundle import ProfileRecord
 from vyre_xdsl.megakernel.records import to_json
 
-PAYLOAD_SCHEMA_VERSION = 4
-PAYLOAD_DOMAIN = b"vyre-xdsl-target-payload-v4\0"
+PAYLOAD_SCHEMA_VERSION = 5
+PAYLOAD_DOMAIN = b"vyre-xdsl-target-payload-v5\0"
 
 
 class PayloadError(VyreError):
@@ -91,6 +91,9 @@ class TargetEntryPoint:
     scratch_bindings: tuple[TargetScratchBinding, ...] = ()
     indirect: int | None = None  # artifact value holding the grid (dispatch_workgroups_indirect)
     indirect_offset: int = 0  # byte offset of the grid in it
+    # bind group 0 slot of the repetition word (`vyre.repetition`), which the
+    # runtime binds per repetition of the run; None: the kernel reads none
+    repetition_slot: int | None = None
 
 
 @attrs.frozen
@@ -171,6 +174,12 @@ def _validate_scratch_and_indirect(entry: TargetEntryPoint, artifact: Artifact) 
     if len(set(scratch)) != len(scratch):
         raise PayloadError(f"{where} binds one scratch resource twice")
     slots = [(b.group, b.slot) for b in entry.resource_bindings + entry.scratch_bindings]
+    if entry.repetition_slot is not None:
+        if not 0 <= entry.repetition_slot < 1 << 24:
+            raise PayloadError(
+                f"{where}: repetition slot {entry.repetition_slot} is outside the host range"
+            )
+        slots.append((0, entry.repetition_slot))
     if len(set(slots)) != len(slots):
         raise PayloadError(f"{where} binds one (group, slot) twice")
     if entry.indirect is None:

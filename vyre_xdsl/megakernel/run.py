@@ -44,8 +44,9 @@ def run_bundle(
     `max_iterations` bounds the reference backend's loop iterations (see
     `vyre_xdsl.interpreter.execute`). `repeat=N` runs the bundle's modules N
     times in order on the same buffers (one submission on a GPU), as
-    `Executable.run(repeat=N)` does (`vyre-compile` refuses modules that read
-    `vyre.repetition`)."""
+    `Executable.run(repeat=N)` does: `vyre.repetition` is 0 .. N - 1 (the wgpu
+    backend binds each repetition's word to the kernels' repetition binding,
+    the reference backend gives the programs the repetition)."""
     from vyre_xdsl.api import check_repeat
 
     repeat = check_repeat(repeat)
