@@ -142,7 +142,8 @@ class _Staged:
     mapping: object = None  # the promise of a map started before the wait (`_start_reading`)
 
 
-#: map readback buffers before the one wait for the batch (False: map each after it)
+#: map readback buffers before the one wait for the batch, on devices that gain
+#: from it (`GpuDevice.maps_before_wait`); False: map each after the wait
 MAP_BEFORE_WAIT = True
 
 
@@ -168,7 +169,7 @@ def _start_reading(gpu: GpuDevice, run: _Run, stages: list[_Staged]) -> None:
     """Map every buffer read after the next wait (the run's staged outputs and
     the trap records of the submitted batches) before that wait, so that one
     device wait finishes the batch and resolves every map."""
-    if not MAP_BEFORE_WAIT:
+    if not (MAP_BEFORE_WAIT and gpu.maps_before_wait):
         return
     for stage in stages:
         if stage.nbytes and stage.mapping is None:
@@ -1025,6 +1026,8 @@ class _Arena:
     def _buffer_keys(self, numbers: dict[str, int]) -> list[tuple[int, int]]:
         """Per slot, (arena number, part): a part holds slots while they fit in
         `max_bytes`, then the arena goes on in the next part."""
+        if sum(nbytes for _, nbytes in self.slots) <= self.max_bytes:
+            return [(numbers[name], 0) for name in self.names]
         used: dict[int, int] = {}
         parts: dict[int, int] = {}
         keys = []
