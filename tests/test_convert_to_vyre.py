@@ -231,6 +231,16 @@ def test_matmul_scf_example_2d_parallel_with_inner_reduction(backend):
     np.testing.assert_allclose(out["C"], a.astype(np.float64) @ b, rtol=1e-5, atol=1e-5)
 
 
+def test_docs_show_the_converted_matmul_example():
+    """docs/mlir-input.md prints what `vyre-opt -p convert-to-vyre
+    examples/matmul_scf.mlir` prints: the program on grid axes."""
+    doc = (EXAMPLES.parent / "docs" / "mlir-input.md").read_text()
+    shown = doc.split("shows grid axes")[1].split("```mlir\n")[1].split("```")[0]
+    converted = str(parse((EXAMPLES / "matmul_scf.mlir").read_text()))
+    assert shown.rstrip() == converted.rstrip()
+    assert "workgroup_size [4, 8, 1] grid [1, 1, 1]" in shown
+
+
 @pytest.mark.parametrize("backend", BACKENDS)
 @pytest.mark.parametrize("fuse", [False, True])
 def test_stencil_example_with_runtime_sized_memrefs(backend, fuse):
