@@ -1193,3 +1193,15 @@ def test_dynamic_bounds_keep_the_flattened_mapping(backend):
 
 def test_gpu_launch_func_keeps_the_flattened_mapping():
     assert geometry(GPU_LAUNCH) == [((64, 1, 1), None)]
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("workgroup", [(64, 1, 1), (1, 32, 1), (4, 4, 4)])
+def test_workgroup_override_regrids_converted_grid_axes(backend, workgroup):
+    # compile(..., workgroup_size=...) keeps every iteration of a grid-axes nest
+    import vyre_xdsl
+
+    a = np.random.default_rng(3).integers(-1000, 1000, (9, 10, 11)).astype(np.int32)
+    exe = vyre_xdsl.compile(PARALLEL_3D, backend, workgroup_size=workgroup)
+    out = exe.run({"a": a, "b": np.zeros((9, 10, 11), np.int32)})
+    np.testing.assert_array_equal(np.asarray(out["b"]).reshape(9, 10, 11), 2 * a[:, :, ::-1] - a)
