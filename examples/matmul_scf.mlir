@@ -1,6 +1,8 @@
 // C = A × B in standard MLIR (scf + memref), run by vyre_xdsl through
 // convert-to-vyre: the 2-D scf.parallel becomes one vyre.program with one
-// invocation per element of C, and the scf.for reduction runs inside each.
+// invocation per element of C, on grid axes (j on x, i on y: it reads a row
+// of A and a column of B, so it is not elementwise; docs/mlir-input.md), and
+// the scf.for reduction runs inside each.
 //
 //   vyre-run examples/matmul_scf.mlir --backend reference
 //   vyre-opt -p convert-to-vyre examples/matmul_scf.mlir

@@ -231,6 +231,16 @@ def test_matmul_scf_example_2d_parallel_with_inner_reduction(backend):
     np.testing.assert_allclose(out["C"], a.astype(np.float64) @ b, rtol=1e-5, atol=1e-5)
 
 
+def test_docs_show_the_converted_matmul_example():
+    """docs/mlir-input.md prints what `vyre-opt -p convert-to-vyre
+    examples/matmul_scf.mlir` prints: the program on grid axes."""
+    doc = (EXAMPLES.parent / "docs" / "mlir-input.md").read_text()
+    shown = doc.split("shows grid axes")[1].split("```mlir\n")[1].split("```")[0]
+    converted = str(parse((EXAMPLES / "matmul_scf.mlir").read_text()))
+    assert shown.rstrip() == converted.rstrip()
+    assert "workgroup_size [4, 8, 1] grid [1, 1, 1]" in shown
+
+
 @pytest.mark.parametrize("backend", BACKENDS)
 @pytest.mark.parametrize("fuse", [False, True])
 def test_stencil_example_with_runtime_sized_memrefs(backend, fuse):
@@ -902,3 +912,296 @@ def test_named_elementwise_linalg_ops_fuse(backend):
     out = run(NAMED_CHAIN, {"a": a, "b": b, "c": zeros, "d": zeros}, backend, fuse=True)
     np.testing.assert_array_equal(out["c"], a + b)
     np.testing.assert_array_equal(out["d"], (a + b) * b)
+
+
+# ---------------------------------------------------------------- grid axes
+#
+# A 2-D or 3-D parallel nest with static bounds that is not elementwise runs on
+# an explicit grid (x = innermost dimension); an elementwise one keeps the
+# flattened 1-D mapping, so that it still fuses (docs/mlir-input.md).
+
+
+def geometry(text: str) -> list[tuple[tuple[int, int, int], tuple[int, int, int] | None]]:
+    """(workgroup, explicit grid) of each converted program."""
+    return [(op.workgroup, op.explicit_grid) for op in parse(text).ops if isinstance(op, ProgramOp)]
+
+
+def scf_parallel(lbs, ubs, args: str, body: str, ivs=("%i", "%j", "%k")) -> str:
+    """A function whose one scf.parallel over [lbs, ubs) (steps 1) runs `body`."""
+    n = len(lbs)
+    values = sorted({*lbs, *ubs, 1})
+    consts = "\n".join(f"  %c{v} = arith.constant {v} : index" for v in values)
+    operands = ", ".join([f"%c{v}" for v in (*lbs, *ubs)] + ["%c1"] * n)
+    types = ", ".join(["index"] * 3 * n)
+    block = ", ".join(f"{iv}: index" for iv in ivs[:n])
+    return f"""
+func.func @f({args}) {{
+{consts}
+  "scf.parallel"({operands}) <{{operandSegmentSizes = array<i32: {n}, {n}, {n}, 0>}}> ({{
+  ^bb0({block}):
+{body}
+    scf.reduce
+  }}) : ({types}) -> ()
+  func.return
+}}
+"""
+
+
+# a 5-point stencil over the interior of 37 x 23 (neither a multiple of 16)
+STENCIL_2D = scf_parallel(
+    (1, 1),
+    (36, 22),
+    "%x: memref<37x23xf32>, %y: memref<37x23xf32>",
+    """
+    %im = arith.subi %i, %c1 : index
+    %ip = arith.addi %i, %c1 : index
+    %jm = arith.subi %j, %c1 : index
+    %jp = arith.addi %j, %c1 : index
+    %n = memref.load %x[%im, %j] : memref<37x23xf32>
+    %s = memref.load %x[%ip, %j] : memref<37x23xf32>
+    %w = memref.load %x[%i, %jm] : memref<37x23xf32>
+    %e = memref.load %x[%i, %jp] : memref<37x23xf32>
+    %m = memref.load %x[%i, %j] : memref<37x23xf32>
+    %q = arith.constant 0.25 : f32
+    %a1 = arith.addf %n, %s : f32
+    %a2 = arith.addf %w, %e : f32
+    %a3 = arith.addf %a1, %a2 : f32
+    %a4 = arith.mulf %a3, %q : f32
+    %r = arith.subf %a4, %m : f32
+    memref.store %r, %y[%i, %j] : memref<37x23xf32>""",
+)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_2d_stencil_runs_on_grid_axes(backend):
+    # 35 x 21 iterations: j on x (21 -> 2 workgroups of 16), i on y (35 -> 3)
+    assert geometry(STENCIL_2D) == [((16, 16, 1), (2, 3, 1))]
+    x = np.random.default_rng(21).standard_normal((37, 23)).astype(np.float32)
+    out = run(STENCIL_2D, {"x": x, "y": np.full((37, 23), -7, np.float32)}, backend)
+    x64 = x.astype(np.float64)
+    want = np.full((37, 23), -7, np.float64)  # the border is never written
+    want[1:-1, 1:-1] = (
+        0.25 * (x64[:-2, 1:-1] + x64[2:, 1:-1] + x64[1:-1, :-2] + x64[1:-1, 2:]) - x64[1:-1, 1:-1]
+    )
+    np.testing.assert_allclose(out["y"], want, rtol=1e-5, atol=1e-5)
+
+
+# a 3-D nest over 9 x 10 x 11 that reads a[i, j, 10 - k] (not elementwise)
+PARALLEL_3D = scf_parallel(
+    (0, 0, 0),
+    (9, 10, 11),
+    "%a: memref<9x10x11xi32>, %b: memref<9x10x11xi32>",
+    """
+    %kr = arith.subi %c10, %k : index
+    %v = memref.load %a[%i, %j, %kr] : memref<9x10x11xi32>
+    %u = memref.load %a[%i, %j, %k] : memref<9x10x11xi32>
+    %two = arith.constant 2 : i32
+    %t = arith.muli %v, %two : i32
+    %r = arith.subi %t, %u : i32
+    memref.store %r, %b[%i, %j, %k] : memref<9x10x11xi32>""",
+)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_3d_parallel_runs_on_grid_axes(backend):
+    # k (11) on x, j (10) on y, i (9) on z; workgroup [8, 8, 4]
+    assert geometry(PARALLEL_3D) == [((8, 8, 4), (2, 2, 3))]
+    a = np.random.default_rng(3).integers(-1000, 1000, (9, 10, 11)).astype(np.int32)
+    out = run(PARALLEL_3D, {"a": a, "b": np.zeros((9, 10, 11), np.int32)}, backend)
+    np.testing.assert_array_equal(out["b"], 2 * a[:, :, ::-1] - a)
+
+
+LINALG_MATMUL = """
+func.func @mm(%A: memref<37x29xf32>, %B: memref<29x23xf32>, %C: memref<37x23xf32>) {
+  linalg.matmul ins(%A, %B : memref<37x29xf32>, memref<29x23xf32>) outs(%C : memref<37x23xf32>)
+  func.return
+}
+"""
+
+SCF_MATMUL = scf_parallel(
+    (0, 0),
+    (37, 23),
+    "%A: memref<37x29xf32>, %B: memref<29x23xf32>, %C: memref<37x23xf32>",
+    """
+    %c0k = arith.constant 0 : index
+    %c29 = arith.constant 29 : index
+    %zero = arith.constant 0.0 : f32
+    %sum = scf.for %k = %c0k to %c29 step %c1 iter_args(%acc = %zero) -> (f32) {
+      %a = memref.load %A[%i, %k] : memref<37x29xf32>
+      %b = memref.load %B[%k, %j] : memref<29x23xf32>
+      %p = arith.mulf %a, %b : f32
+      %s = arith.addf %acc, %p : f32
+      scf.yield %s : f32
+    }
+    memref.store %sum, %C[%i, %j] : memref<37x23xf32>""",
+)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("form", ["linalg", "scf"])
+def test_matmul_runs_on_grid_axes(backend, form):
+    text = LINALG_MATMUL if form == "linalg" else SCF_MATMUL
+    assert geometry(text) == [((16, 16, 1), (2, 3, 1))]
+    rng = np.random.default_rng(7)
+    a = rng.standard_normal((37, 29)).astype(np.float32)
+    b = rng.standard_normal((29, 23)).astype(np.float32)
+    c = rng.standard_normal((37, 23)).astype(np.float32)
+    out = run(text, {"A": a, "B": b, "C": c}, backend)
+    want = a.astype(np.float64) @ b + (c if form == "linalg" else 0)  # linalg accumulates
+    np.testing.assert_allclose(out["C"], want, rtol=1e-4, atol=1e-4)
+
+
+TRANSPOSE = """
+#id = affine_map<(i, j) -> (i, j)>
+#tr = affine_map<(i, j) -> (j, i)>
+func.func @t(%a: memref<37x23xi32>, %b: memref<23x37xi32>) {
+  linalg.generic {indexing_maps = [#tr, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%a : memref<37x23xi32>) outs(%b : memref<23x37xi32>) {
+  ^bb0(%v: i32, %o: i32):
+    linalg.yield %v : i32
+  }
+  func.return
+}
+"""
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_transpose_runs_on_grid_axes(backend):
+    # b[i, j] = a[j, i] over b's 23 x 37: j (37) on x, i (23) on y
+    assert geometry(TRANSPOSE) == [((16, 16, 1), (3, 2, 1))]
+    a = np.arange(37 * 23, dtype=np.int32).reshape(37, 23)
+    out = run(TRANSPOSE, {"a": a, "b": np.zeros((23, 37), np.int32)}, backend)
+    np.testing.assert_array_equal(out["b"], a.T)
+
+
+# two elementwise 2-D loops over 37 x 23: flattened, no explicit grid, they fuse
+ELEMENTWISE_2D = """
+func.func @chain(%x: memref<37x23xf32>, %t: memref<37x23xf32>, %y: memref<37x23xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c23 = arith.constant 23 : index
+  %c37 = arith.constant 37 : index
+  %two = arith.constant 2.0 : f32
+  "scf.parallel"(%c0, %c0, %c37, %c23, %c1, %c1) <{operandSegmentSizes = array<i32: 2, 2, 2, 0>}> ({
+  ^bb0(%i: index, %j: index):
+    %v = memref.load %x[%i, %j] : memref<37x23xf32>
+    %d = arith.mulf %v, %two : f32
+    memref.store %d, %t[%i, %j] : memref<37x23xf32>
+    scf.reduce
+  }) : (index, index, index, index, index, index) -> ()
+  "scf.parallel"(%c0, %c0, %c37, %c23, %c1, %c1) <{operandSegmentSizes = array<i32: 2, 2, 2, 0>}> ({
+  ^bb0(%i: index, %j: index):
+    %v = memref.load %t[%i, %j] : memref<37x23xf32>
+    %w = memref.load %x[%i, %j] : memref<37x23xf32>
+    %s = arith.addf %v, %w : f32
+    memref.store %s, %y[%i, %j] : memref<37x23xf32>
+    scf.reduce
+  }) : (index, index, index, index, index, index) -> ()
+  func.return
+}
+"""
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_elementwise_2d_loops_stay_flat_and_fuse(backend):
+    assert geometry(ELEMENTWISE_2D) == [((64, 1, 1), None)] * 2
+    fused = fuse_module(parse(ELEMENTWISE_2D))
+    assert len([op for op in fused.ops if isinstance(op, ProgramOp)]) == 1
+    x = np.random.default_rng(8).standard_normal((37, 23)).astype(np.float32)
+    zeros = np.zeros((37, 23), np.float32)
+    out = run(ELEMENTWISE_2D, {"x": x, "t": zeros, "y": zeros}, backend, fuse=True)
+    np.testing.assert_allclose(out["y"], 3.0 * x.astype(np.float64), rtol=RTOL)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_grid_program_beside_elementwise_ones_under_fuse(backend):
+    # the stencil (explicit grid) is kept apart; the run still matches numpy
+    module = STENCIL_2D.replace(
+        "%x: memref<37x23xf32>, %y: memref<37x23xf32>",
+        "%x: memref<37x23xf32>, %y: memref<37x23xf32>, %z: memref<37x23xf32>",
+    ).replace(
+        "  func.return",
+        """  %c0 = arith.constant 0 : index
+  %c23 = arith.constant 23 : index
+  %c37 = arith.constant 37 : index
+  "scf.parallel"(%c0, %c0, %c37, %c23, %c1, %c1) <{operandSegmentSizes = array<i32: 2, 2, 2, 0>}> ({
+  ^bb0(%i: index, %j: index):
+    %v = memref.load %y[%i, %j] : memref<37x23xf32>
+    %d = arith.mulf %v, %v : f32
+    memref.store %d, %z[%i, %j] : memref<37x23xf32>
+    scf.reduce
+  }) : (index, index, index, index, index, index) -> ()
+  func.return""",
+    )
+    assert geometry(module) == [((16, 16, 1), (2, 3, 1)), ((64, 1, 1), None)]
+    x = np.random.default_rng(4).standard_normal((37, 23)).astype(np.float32)
+    zeros = np.zeros((37, 23), np.float32)
+    x64 = x.astype(np.float64)
+    y = np.zeros((37, 23))
+    y[1:-1, 1:-1] = (
+        0.25 * (x64[:-2, 1:-1] + x64[2:, 1:-1] + x64[1:-1, :-2] + x64[1:-1, 2:]) - x64[1:-1, 1:-1]
+    )
+    for fuse in (False, True):
+        out = run(module, {"x": x, "y": zeros, "z": zeros}, backend, fuse=fuse)
+        np.testing.assert_allclose(out["y"], y, rtol=1e-5, atol=1e-5)
+        np.testing.assert_allclose(out["z"], y * y, rtol=1e-4, atol=1e-5)
+
+
+def test_grid_geometry_rule():
+    from vyre_xdsl.conversion.function import grid_geometry
+
+    assert grid_geometry([37, 23]) == ([1, 0], (16, 16, 1), (2, 3, 1))
+    assert grid_geometry([3, 2]) == ([1, 0], (2, 3, 1), (1, 1, 1))
+    assert grid_geometry([9, 10, 11]) == ([2, 1, 0], (8, 8, 4), (2, 2, 3))
+    # a dimension of extent 1 takes no axis: 2-D on x and y
+    assert grid_geometry([37, 1, 23]) == ([2, 0], (16, 16, 1), (2, 3, 1))
+    assert grid_geometry([100]) is None  # 1-D stays flattened
+    assert grid_geometry([2, 3, 4, 5]) is None  # four axes: flattened
+    assert grid_geometry([None, 5]) is None  # dynamic
+    assert grid_geometry([0, 5]) is None  # empty
+    assert grid_geometry([4, 16 * 65535]) is not None
+    assert grid_geometry([4, 16 * 65535 + 1]) is None  # too many workgroups on x
+
+
+# a non-elementwise 2-D nest with a dynamic bound: flattened (no explicit grid)
+DYNAMIC_2D = """
+func.func @f(%x: memref<?x5xf32>, %y: memref<?x5xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c5 = arith.constant 5 : index
+  %n = memref.dim %y, %c0 : memref<?x5xf32>
+  "scf.parallel"(%c0, %c0, %n, %c5, %c1, %c1) <{operandSegmentSizes = array<i32: 2, 2, 2, 0>}> ({
+  ^bb0(%i: index, %j: index):
+    %c4 = arith.constant 4 : index
+    %jr = arith.subi %c4, %j : index
+    %v = memref.load %x[%i, %jr] : memref<?x5xf32>
+    memref.store %v, %y[%i, %j] : memref<?x5xf32>
+    scf.reduce
+  }) : (index, index, index, index, index, index) -> ()
+  func.return
+}
+"""
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_dynamic_bounds_keep_the_flattened_mapping(backend):
+    assert geometry(DYNAMIC_2D) == [((64, 1, 1), None)]
+    x = np.arange(35, dtype=np.float32).reshape(7, 5)
+    out = run(DYNAMIC_2D, {"x": x, "y": np.zeros((7, 5), np.float32)}, backend)
+    np.testing.assert_array_equal(out["y"], x[:, ::-1])
+
+
+def test_gpu_launch_func_keeps_the_flattened_mapping():
+    assert geometry(GPU_LAUNCH) == [((64, 1, 1), None)]
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("workgroup", [(64, 1, 1), (1, 32, 1), (4, 4, 4)])
+def test_workgroup_override_regrids_converted_grid_axes(backend, workgroup):
+    # compile(..., workgroup_size=...) keeps every iteration of a grid-axes nest
+    import vyre_xdsl
+
+    a = np.random.default_rng(3).integers(-1000, 1000, (9, 10, 11)).astype(np.int32)
+    exe = vyre_xdsl.compile(PARALLEL_3D, backend, workgroup_size=workgroup)
+    out = exe.run({"a": a, "b": np.zeros((9, 10, 11), np.int32)})
+    np.testing.assert_array_equal(np.asarray(out["b"]).reshape(9, 10, 11), 2 * a[:, :, ::-1] - a)

@@ -112,9 +112,29 @@ def with_grids(module: ModuleOp, grids: Mapping[str, Sequence[int]]) -> ModuleOp
 
 
 def with_workgroup_size(module: ModuleOp, size: Sequence[int]) -> ModuleOp:
-    """A copy of `module` in which every program has workgroup size `size`."""
+    """A copy of `module` in which every program has workgroup size `size`.
+
+    In a module converted from standard MLIR (`convert-to-vyre`), a program's
+    explicit grid was chosen to cover its loop nest with its workgroup (grid
+    axes, docs/mlir-input.md); it is chosen again for `size` so that the new
+    launch covers at least the same invocations on every axis (the converted
+    body guards each axis by its extent)."""
+    from vyre_xdsl.conversion import SHAPES_ATTRIBUTE
+
     copy = module.clone()
+    converted = SHAPES_ATTRIBUTE in copy.attributes
     for program in programs(copy):
+        grid = program.explicit_grid
+        if converted and grid is not None:
+            covered = [g * w for g, w in zip(grid, program.workgroup, strict=True)]
+            regrid = [-(-c // w) for c, w in zip(covered, size, strict=True)]
+            if max(regrid) > MAX_GRID_PER_AXIS:
+                raise ValueError(
+                    f"workgroup_size {tuple(size)} needs a grid of {tuple(regrid)} workgroups "
+                    f"for program @{program.sym_name.data}; each axis is at most "
+                    f"{MAX_GRID_PER_AXIS}"
+                )
+            program.grid = DenseArrayBase.from_list(i32, regrid)
         _set_workgroup(program, size)
     return copy
 

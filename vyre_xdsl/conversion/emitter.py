@@ -21,7 +21,7 @@ from vyre_xdsl.dialects.vyre import ELEMENT_TYPES, TABLE_OPS
 ui32 = ELEMENT_TYPES["ui32"]
 i1 = ELEMENT_TYPES["i1"]
 
-#: the workgroup size of every converted program
+#: the workgroup size of a converted program on the derived 1-D grid
 WORKGROUP_SIZE = (64, 1, 1)
 
 
@@ -47,6 +47,10 @@ class ProgramEmitter:
         #: counters of a flattened iteration space -> (the flat index, the extents)
         self.flattened: dict[tuple[SSAValue, ...], tuple[SSAValue, list[SSAValue]]] = {}
         self.buffers: dict[str, BufferUse] = {}
+        #: the launch geometry: `workgroup_size`, and an explicit `grid` (None:
+        #: derived from the written buffers), set by a grid-axes mapping
+        self.workgroup_size: tuple[int, int, int] = WORKGROUP_SIZE
+        self.grid: tuple[int, int, int] | None = None
         self.location: Attribute | None = None
         #: the source op being converted (for errors)
         self.location_op: Operation | None = None
@@ -108,7 +112,7 @@ class ProgramEmitter:
             for op in list(block.ops):
                 op.detach()
                 ops.append(op)
-        return vyre.ProgramOp(self.name, WORKGROUP_SIZE, ops)
+        return vyre.ProgramOp(self.name, self.workgroup_size, ops, grid=self.grid)
 
     # ------------------------------------------------------------------ ops
 
@@ -152,8 +156,8 @@ class ProgramEmitter:
     def buf_len(self, buffer: str) -> SSAValue:
         return self.value_of(vyre.BufLenOp(buffer))
 
-    def invocation_id(self) -> SSAValue:
-        return self.value_of(vyre.InvocationIdOp("x"))
+    def invocation_id(self, axis: str = "x") -> SSAValue:
+        return self.value_of(vyre.InvocationIdOp(axis))
 
     def let(self, name: str, value: SSAValue) -> None:
         self.add(vyre.LetOp(name, value))

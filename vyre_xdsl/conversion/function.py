@@ -205,18 +205,31 @@ class FunctionConverter:
     # ------------------------------------------------------------------ the mapping
 
     def parallel_indices(
-        self, em: ProgramEmitter, extents: list[SSAValue], writes: list[SSAValue], covered: bool
+        self,
+        em: ProgramEmitter,
+        extents: list[SSAValue],
+        writes: list[SSAValue],
+        covered: bool,
+        static: list[int | None] | None = None,
     ):
         """Map an iteration space of `extents` onto invocations; a context
         manager yielding the zero-based iteration counters, one per dimension.
 
-        The space is flattened row-major onto `vyre.invocation_id x` and
-        decomposed with div/mod. The derived grid launches one invocation per
-        element of the largest buffer the program writes; when the space is
+        Grid axes: when `static` (the extents as integers, given only for a
+        nest that is not elementwise, see `_elementwise_scf`) has two or three
+        dimensions above 1, all known, and `grid_geometry` fits them, each of
+        them is one axis of an explicit grid (`_grid_mapping`).
+
+        Otherwise the space is flattened row-major onto `vyre.invocation_id x`
+        and decomposed with div/mod. The derived grid launches one invocation
+        per element of the largest buffer the program writes; when the space is
         known to fit (`covered`), invocation `i` runs iteration `i` (and those
         past the end none); otherwise each invocation `i` below that count `C`
         runs iterations `i`, `i + C`, `i + 2C`, ….
         """
+        geometry = grid_geometry(static) if static is not None else None
+        if geometry is not None:
+            return self._grid_mapping(em, static, *geometry)
 
         @contextmanager
         def mapping():
@@ -243,6 +256,28 @@ class FunctionConverter:
                         yield self._counters(em, flat, extents)
 
         return mapping()
+
+    @staticmethod
+    @contextmanager
+    def _grid_mapping(
+        em: ProgramEmitter,
+        static: list[int],
+        dims: list[int],
+        workgroup: tuple[int, int, int],
+        grid: tuple[int, int, int],
+    ):
+        """Dimension `dims[a]` is `vyre.invocation_id` on axis `a` (x, y, z) of
+        the explicit `grid`; every axis is guarded by its extent (the last
+        workgroup on an axis may run past it); a dimension of extent 1 is 0."""
+        em.workgroup_size, em.grid = workgroup, grid
+        ids = [em.invocation_id("xyz"[a]) for a in range(len(dims))]
+        inside = None
+        for a, d in enumerate(dims):
+            below = em.op("lt", ids[a], em.const(static[d], ui32))
+            inside = below if inside is None else em.op("and", inside, below)
+        with em.if_(inside):
+            zero = em.zero(ui32) if len(dims) < len(static) else None
+            yield [ids[dims.index(d)] if d in dims else zero for d in range(len(static))]
 
     @staticmethod
     def _counters(em: ProgramEmitter, flat: SSAValue, extents: list[SSAValue]) -> list[SSAValue]:
@@ -534,7 +569,8 @@ class FunctionConverter:
         if top:
             writes = written_memrefs(op)
             covered = self._parallel_covered(op, writes)
-            with self.parallel_indices(em, counts, writes, covered) as ks:
+            static = None if self._elementwise_scf(op) else self._static_trip_counts(op)
+            with self.parallel_indices(em, counts, writes, covered, static) as ks:
                 for d, k in enumerate(ks):
                     em.values[block.args[d]] = induction(d, k)
                 self.emit_block(em, block)
@@ -587,6 +623,36 @@ class FunctionConverter:
                 counters.pop()
 
         level(0)
+
+    @staticmethod
+    def _static_trip_counts(op: Operation) -> list[int | None]:
+        """The trip count of each dimension of `scf.parallel` `op` (None: not constant)."""
+        return [
+            _trip_count(_constant(lb.owner), _constant(ub.owner), _constant(st.owner))
+            for lb, ub, st in zip(op.lowerBound, op.upperBound, op.step, strict=True)
+        ]
+
+    def _elementwise_scf(self, op: Operation) -> bool:
+        """Whether `scf.parallel` `op` is elementwise: its lower bounds are 0,
+        its steps 1, and every memref access in it indexes a memref of the
+        iteration space's shape by exactly the induction variables, in order.
+        Such a nest keeps the flattened 1-D mapping (each access is then the
+        invocation id itself, and the program fuses with its neighbours); any
+        other one with static bounds gets grid axes (`parallel_indices`)."""
+        if any(_constant(lb.owner) != 0 for lb in op.lowerBound):
+            return False
+        if any(_constant(st.owner) != 1 for st in op.step):
+            return False
+        shape = tuple(_constant(ub.owner) for ub in op.upperBound)
+        ivs = list(op.body.block.args)
+        for inner in op.walk():
+            if inner.name in ("memref.load", "memref.store"):
+                arg = self.arguments.get(inner.memref)
+                if arg is None or arg.shape != shape or list(inner.indices) != ivs:
+                    return False
+            elif inner.name == "linalg.generic":
+                return False
+        return True
 
     def _parallel_covered(self, op: Operation, writes: list[SSAValue]) -> bool:
         """Whether the derived grid has an invocation per iteration of `op`: its
@@ -697,10 +763,34 @@ class FunctionConverter:
                 _is_permutation_of(maps[len(op.inputs) + i], parallel)
                 for i in range(len(op.outputs))
             )
-            with self.parallel_indices(em, [extents[d] for d in parallel], writes, covered) as ks:
+            static = None
+            if not self._elementwise_generic(op, maps, kinds, sources):
+                static = [sources[d][2] if sources[d][2] >= 0 else None for d in parallel]
+            space = [extents[d] for d in parallel]
+            with self.parallel_indices(em, space, writes, covered, static) as ks:
                 inner(ks)
             return
         self._nest(em, [extents[d] for d in parallel], inner)
+
+    def _elementwise_generic(self, op: Operation, maps, kinds: list[str], sources) -> bool:
+        """Whether `linalg.generic` `op` is elementwise: only parallel iterators,
+        and every memref operand of the iteration space's (static) shape read
+        and written through the identity map (`_elementwise_scf`)."""
+        if any(kind != "parallel" for kind in kinds):
+            return False
+        shape = tuple(size if size >= 0 else None for _, _, size in sources)
+        for operand, affine_map in zip(op.operands, maps, strict=True):
+            if not isinstance(operand.type, MemRefType):
+                continue
+            results = affine_map.results
+            identity = [AffineDimExpr(d) for d in range(len(kinds))]
+            arg = self.arguments.get(operand)
+            if arg is None or arg.shape != shape or list(results) != identity:
+                return False
+        return not any(
+            inner.name in ("memref.load", "memref.store", "linalg.generic")
+            for inner in op.body.walk()
+        )
 
     def _generic_body(self, em: ProgramEmitter, op: Operation, maps, ivs: list[SSAValue]) -> None:
         block = op.body.block
@@ -774,6 +864,38 @@ def _trip_count(lb: int | None, ub: int | None, step: int | None) -> int | None:
     if lb is None or ub is None or not step:
         return None
     return max(0, -(-(ub - lb) // step))
+
+
+#: the workgroup of a grid-axes mapping (x, y, z), by the number of axes
+GRID_WORKGROUPS = {2: (16, 16, 1), 3: (8, 8, 4)}
+
+#: the most workgroups an explicit grid may launch on one axis
+GRID_AXIS_LIMIT = 65535
+
+
+def grid_geometry(
+    static: list[int | None],
+) -> tuple[list[int], tuple[int, int, int], tuple[int, int, int]] | None:
+    """The grid-axes mapping of an iteration space of `static` extents: the
+    dimensions on axes x, y, z (innermost on x, for coalescing), the workgroup
+    (`GRID_WORKGROUPS`, clipped to the extents) and the grid (ceil(extent /
+    workgroup) per axis); None when the space is not 2-D or 3-D (dimensions of
+    extent 1 aside), has an unknown or zero extent, or needs more than
+    `GRID_AXIS_LIMIT` workgroups on an axis (then it is flattened)."""
+    if any(e is None or e < 1 for e in static):
+        return None
+    dims = [d for d, e in enumerate(static) if e != 1][::-1]
+    if len(dims) not in GRID_WORKGROUPS:
+        return None
+    base = GRID_WORKGROUPS[len(dims)]
+    workgroup = [1, 1, 1]
+    grid = [1, 1, 1]
+    for a, d in enumerate(dims):
+        workgroup[a] = min(base[a], static[d])
+        grid[a] = -(-static[d] // workgroup[a])
+    if max(grid) > GRID_AXIS_LIMIT:
+        return None
+    return dims, tuple(workgroup), tuple(grid)
 
 
 def _at_most_dim(value: SSAValue, memref: SSAValue, d: int, static: int | None) -> bool:

@@ -29,21 +29,25 @@ func.func @rowsum(%A: memref<6x5xf32>, %s: memref<6xf32>) {
 
 // -----
 
-// Named ops go through their generic form: linalg.fill is one parallel
-// program, linalg.matmul a 2-D parallel program with a k loop inside.
+// Named ops go through their generic form: linalg.fill is elementwise (its
+// output map is the identity on %C's shape), so it keeps the flattened 1-D
+// mapping and can fuse; linalg.matmul is not (it has a reduction iterator), so
+// its two parallel iterators are grid axes (j on x, i on y; the workgroup
+// [16, 16, 1] clipped to the extents 2 and 4) with a k loop inside.
 func.func @mm(%A: memref<4x3xf32>, %B: memref<3x2xf32>, %C: memref<4x2xf32>, %z: f32) {
   linalg.fill ins(%z : f32) outs(%C : memref<4x2xf32>)
   linalg.matmul ins(%A, %B : memref<4x3xf32>, memref<3x2xf32>) outs(%C : memref<4x2xf32>)
   func.return
 }
-// CHECK:      vyre.program @mm_0
-// CHECK:        vyre.store @C
-// CHECK:      vyre.program @mm_1
-// CHECK:        vyre.invocation_id x
+// CHECK:      vyre.program @mm_0 workgroup_size [64, 1, 1] {
+// CHECK:        %[[ID:.*]] = vyre.invocation_id x
+// CHECK:          vyre.store @C[%[[ID]]]
+// CHECK:      vyre.program @mm_1 workgroup_size [2, 4, 1] grid [1, 1, 1] {
+// CHECK:        %[[J:.*]] = vyre.invocation_id x
+// CHECK-NEXT:   %[[I:.*]] = vyre.invocation_id y
 // CHECK:        vyre.if
-// CHECK:          vyre.mod
-// CHECK-NEXT:     vyre.div
 // CHECK:          vyre.loop @k{{[0-9]+}}
+// CHECK:            vyre.mul %[[I]], %{{.*}} : ui32
 // CHECK:            vyre.mul %{{.*}}, %{{.*}} : f32
 // CHECK-NEXT:       vyre.add %{{.*}}, %{{.*}} : f32
 // CHECK:            vyre.store @C
