@@ -1008,8 +1008,26 @@ class AtomicOp(_MemoryOp):
             )
 
 
+class _SlotValueOp(_MemoryOp):
+    """A `ui32` value read through a binding, written `OP slot N`."""
+
+    def __init__(self, slot: int):
+        super().__init__(properties={"slot": IntegerAttr(slot, i64)}, result_types=[ui32])
+
+    @classmethod
+    def parse(cls, parser: Parser) -> _SlotValueOp:
+        parser.parse_keyword("slot")
+        op = cls(_parse_slot(parser))
+        op.attributes.update(parser.parse_optional_attr_dict())
+        return op
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(f" slot {self.slot_number}")
+        _print_attrs(printer, self)
+
+
 @irdl_op_definition
-class BufferLengthOp(_MemoryOp):
+class BufferLengthOp(_SlotValueOp):
     """The element count of a slot as `ui32` (the declared count, or the bound length when `?`).
 
     ```mlir
@@ -1022,23 +1040,9 @@ class BufferLengthOp(_MemoryOp):
     result = result_def(ui32)
     traits = traits_def(Pure())
 
-    def __init__(self, slot: int):
-        super().__init__(properties={"slot": IntegerAttr(slot, i64)}, result_types=[ui32])
-
-    @classmethod
-    def parse(cls, parser: Parser) -> BufferLengthOp:
-        parser.parse_keyword("slot")
-        op = cls(_parse_slot(parser))
-        op.attributes.update(parser.parse_optional_attr_dict())
-        return op
-
-    def print(self, printer: Printer) -> None:
-        printer.print_string(f" slot {self.slot_number}")
-        _print_attrs(printer, self)
-
 
 @irdl_op_definition
-class RepetitionOp(_MemoryOp):
+class RepetitionOp(_SlotValueOp):
     """The current repetition of the run (`vyre.repetition`), read from the
     `repetition` binding at `slot` (one ui32 word the runtime binds per
     repetition, so that all repetitions are one submission).
@@ -1053,20 +1057,6 @@ class RepetitionOp(_MemoryOp):
     CLASSES: ClassVar[tuple[str, ...]] = ("constant",)
     result = result_def(ui32)
     traits = traits_def(Pure())
-
-    def __init__(self, slot: int):
-        super().__init__(properties={"slot": IntegerAttr(slot, i64)}, result_types=[ui32])
-
-    @classmethod
-    def parse(cls, parser: Parser) -> RepetitionOp:
-        parser.parse_keyword("slot")
-        op = cls(_parse_slot(parser))
-        op.attributes.update(parser.parse_optional_attr_dict())
-        return op
-
-    def print(self, printer: Printer) -> None:
-        printer.print_string(f" slot {self.slot_number}")
-        _print_attrs(printer, self)
 
 
 LOAD_OPS: dict[str, type[_LoadOp]] = {
