@@ -150,11 +150,12 @@ class Counting:
         monkeypatch.setattr(Operation, "verify", counted("verify", verify, self.verified))
         monkeypatch.setattr(Operation, "clone", counted("clone", clone, self.cloned))
         monkeypatch.setattr(Printer, "print_op", printing)
+        import vyre_xdsl.api as api
         import vyre_xdsl.passes.pipeline as pipeline
         import vyre_xdsl.tools.vyre_opt as vyre_opt
 
-        monkeypatch.setattr(vyre_opt, "verify_after_pass", verify_after)
-        monkeypatch.setattr(pipeline, "verify_after_pass", verify_after)
+        for module in (api, pipeline, vyre_opt):
+            monkeypatch.setattr(module, "verify_after_pass", verify_after)
 
 
 def test_verified_after_each_step_once(tmp_path, monkeypatch):
@@ -203,3 +204,30 @@ def test_pipeline_as_one_pass_verifies_after_each_step(monkeypatch):
     VyreToKernelPass(fuse=True).apply(vyre_context(), module)
     assert count.after_pass == ["vyre-fuse", "vyre-lower"]
     assert [op.name for op in module.ops] == ["kernel.descriptor"]
+
+
+@pytest.mark.parametrize("backend", ["reference", "wgpu"])
+def test_compile_verifies_copies_and_prints_each_stage_once(monkeypatch, backend):
+    import importlib
+
+    import numpy as np
+
+    import vyre_xdsl
+
+    execute = importlib.import_module("vyre_xdsl.runtime.execute")
+
+    monkeypatch.setattr(execute, "_COMPILED", type(execute._COMPILED)())  # compile afresh
+    count = Counting(monkeypatch)
+    exe = vyre_xdsl.compile(CHAIN, backend=backend, fuse=True)
+    # parsed, then fused (on a copy, verified after the pass); on wgpu the fused
+    # module is printed once (the kernel cache's key) and lowered on a copy
+    assert count.verified == Counter({"builtin.module": 2})
+    assert count.after_pass == ["vyre-fuse"]
+    lowered = 1 if backend == "wgpu" else 0
+    assert containers(count.cloned) == Counter({"builtin.module": 1 + lowered, "vyre.program": 2})
+    assert count.printed == lowered
+    zeros = np.zeros(256, dtype=np.float32)
+    x = np.arange(256, dtype=np.float32)
+    out = exe.run({"x": x, "t": zeros, "y": zeros})
+    np.testing.assert_allclose(out["y"], (2 * x) ** 2)
+    assert count.verified == Counter({"builtin.module": 2})  # running checks nothing again

@@ -17,7 +17,7 @@ from __future__ import annotations
 import io
 import json
 
-from xdsl.ir import Block, SSAValue
+from xdsl.ir import Block, Operation, SSAValue
 from xdsl.printer import Printer
 from xdsl.utils.exceptions import ParseError
 
@@ -48,10 +48,15 @@ class _HintlessPrinter(Printer):
         self._blocks[block] = f"bb{index}"
 
 
-def canonical_program_text(program: ProgramOp) -> str:
+def hintless_text(op: Operation) -> str:
+    """`op` printed with every name hint dropped (values `%0`, `%1`, ...)."""
     stream = io.StringIO()
-    _HintlessPrinter(stream=stream).print_op(program)
-    return stream.getvalue() + "\n"
+    _HintlessPrinter(stream=stream).print_op(op)
+    return stream.getvalue()
+
+
+def canonical_program_text(program: ProgramOp) -> str:
+    return hintless_text(program) + "\n"
 
 
 def parse_program_text(text: str, name: str = "<program>") -> ProgramOp:
