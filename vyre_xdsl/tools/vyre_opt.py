@@ -48,6 +48,7 @@ from vyre_xdsl.passes import get_all_passes
 from vyre_xdsl.passes.pipeline import expand, leaves_unchanged
 from vyre_xdsl.tools.common import (
     UsageError,
+    fewer_collections,
     format_parse_error,
     say_error,
     silence_closed_streams,
@@ -291,6 +292,10 @@ class VyreOptMain(xDSLOptMain):
     # ------------------------------------------------------------------ running
 
     def run(self) -> None:
+        with fewer_collections():
+            self._run()
+
+    def _run(self) -> None:
         if self.args.cache_info or self.args.clear_cache:
             self._emit(compile_cache_report(self.args.clear_cache))
             return
