@@ -11,6 +11,7 @@ out["y"]
 
 from __future__ import annotations
 
+import contextlib
 import math
 import os
 import threading
@@ -32,7 +33,13 @@ from vyre_xdsl.conversion import (
     is_standard,
     memref_shapes,
 )
-from vyre_xdsl.diagnostics import VyreError, check_runnable, verify_after_pass, verify_module
+from vyre_xdsl.diagnostics import (
+    VyreError,
+    check_runnable,
+    verify_after_pass,
+    verify_module,
+)
+from vyre_xdsl.diagnostics import verified as verified_module
 from vyre_xdsl.dialects.vyre import programs
 
 #: backend name -> "module:function" with signature
@@ -210,9 +217,11 @@ class Executable:
         adapter: int | str | None = None,
         portable: bool = False,
         artifact=None,
+        verified: bool = False,
     ):
         # `artifact`: a `disk_cache.Artifact` of this compile (then `module` is
-        # not needed: it was checked, fused and lowered when it was stored)
+        # not needed: it was checked, fused and lowered when it was stored);
+        # `verified`: the caller verified `module` (fusion verifies its result)
         self._launch_options = (module, fuse, adapter, portable)  # for grid overrides
         self._grid_variants: dict[tuple, Executable] = {}
         if artifact is None:
@@ -220,12 +229,14 @@ class Executable:
             self.signature: RunSignature = signature(module)
             self._module = fuse_module(module, force=fuse == "force") if fuse else module
             self._module_text = None
+            self._verified = verified or bool(fuse)
             # converted standard MLIR: outputs come back in the memref's shape
             self._shapes = memref_shapes(module)
         else:
             self.signature = artifact.signature
             self._module = None
             self._module_text = artifact.module_text
+            self._verified = False
             self._shapes = (
                 memref_shapes(self.module) if SHAPES_ATTRIBUTE in self._module_text else {}
             )
@@ -248,7 +259,9 @@ class Executable:
 
             kernels = None if artifact is None else artifact.kernels
             if kernels is None:
-                kernels = tuple(compiled_kernels(self.module, profile))
+                module = self.module
+                with verified_module(module) if self._verified else contextlib.nullcontext():
+                    kernels = tuple(compiled_kernels(module, profile, self._text()))
             self._kernels = kernels
             self._binder = _Binder(self.signature, self.gpu)
             self._run_kernels = run_kernels
@@ -272,8 +285,13 @@ class Executable:
         `digest`: the canonical digest of the module compiled."""
         from vyre_xdsl.runtime.disk_cache import Artifact
 
-        text = self._module_text if self._module_text is not None else str(self._module)
-        return Artifact(self.signature, text, self._kernels, digest)
+        return Artifact(self.signature, self._text(), self._kernels, digest)
+
+    def _text(self) -> str:
+        """The module's text, printed once."""
+        if self._module_text is None:
+            self._module_text = str(self._module)
+        return self._module_text
 
     def run(
         self,
@@ -534,7 +552,8 @@ def _through_disk_cache(
     module of a text source, when it was parsed already."""
     store = _disk_store()
     if store is None:
-        return Executable(parsed or _parsed(source), backend, fuse, adapter, portable), digest
+        module = parsed or _parsed(source)  # verified here or by the caller
+        return Executable(module, backend, fuse, adapter, portable, verified=True), digest
     from vyre_xdsl.runtime import disk_cache
 
     options = {"fuse": fuse, "profile": _target_profile(backend, adapter, portable)}
@@ -545,7 +564,7 @@ def _through_disk_cache(
         return exe, artifact.digest
     module = parsed or _parsed(source)
     digest = digest or module_digest(module)
-    exe = Executable(module, backend, fuse, adapter, portable)
+    exe = Executable(module, backend, fuse, adapter, portable, verified=True)
     disk_cache.store_artifact(store, key, exe.artifact(digest))
     return exe, digest
 
@@ -787,20 +806,11 @@ def disk_cache_info():
 def module_digest(module: ModuleOp) -> str:
     """BLAKE3 of the module's canonical text (printed with SSA names dropped):
     equal for modules that differ only in value names, spacing or comments."""
-    import io
-
     import blake3
-    from xdsl.printer import Printer
 
-    clone = module.clone(clone_name_hints=False)
-    for op in clone.walk():
-        for region in op.regions:
-            for block in region.blocks:
-                for arg in block.args:
-                    arg.name_hint = None
-    stream = io.StringIO()
-    Printer(stream=stream).print_op(clone)
-    return blake3.blake3(stream.getvalue().encode()).hexdigest()
+    from vyre_xdsl.canonical import hintless_text
+
+    return blake3.blake3(hintless_text(module).encode()).hexdigest()
 
 
 def cached_executable(

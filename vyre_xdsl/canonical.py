@@ -17,6 +17,7 @@ from __future__ import annotations
 import io
 import json
 
+from xdsl.ir import Block, Operation, SSAValue
 from xdsl.printer import Printer
 from xdsl.utils.exceptions import ParseError
 
@@ -29,16 +30,33 @@ class ProgramTextError(VyreError):
     """Canonical program text that does not parse or verify as exactly one program."""
 
 
-def canonical_program_text(program: ProgramOp) -> str:
-    clone = program.clone(clone_name_hints=False)
-    for op in clone.walk():
-        for region in op.regions:
-            for block in region.blocks:
-                for arg in block.args:
-                    arg.name_hint = None
+class _HintlessPrinter(Printer):
+    """A printer that ignores name hints: values print as `%0`, `%1`, ... and blocks
+    as `^bb0`, ... in order, exactly as a copy without hints would (no copy made)."""
+
+    def print_ssa_value(self, value: SSAValue) -> str:
+        name = self._ssa_values.get(value)
+        if name is None:
+            name = self._get_new_valid_name_id()
+            self._ssa_values[value] = name
+        self.print_string(f"%{name}")
+        return name
+
+    def _populate_block_name(self, block: Block, block_index: int | None = None) -> None:
+        assert block not in self._blocks
+        index = block_index if block_index is not None else self._get_new_valid_block_id()
+        self._blocks[block] = f"bb{index}"
+
+
+def hintless_text(op: Operation) -> str:
+    """`op` printed with every name hint dropped (values `%0`, `%1`, ...)."""
     stream = io.StringIO()
-    Printer(stream=stream).print_op(clone)
-    return stream.getvalue() + "\n"
+    _HintlessPrinter(stream=stream).print_op(op)
+    return stream.getvalue()
+
+
+def canonical_program_text(program: ProgramOp) -> str:
+    return hintless_text(program) + "\n"
 
 
 def parse_program_text(text: str, name: str = "<program>") -> ProgramOp:

@@ -14,7 +14,8 @@ in.mlir:7:3: error: store to read_only buffer @x
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 from xdsl.dialects.builtin import FileLineColLoc, ModuleOp, StringAttr
@@ -164,6 +165,27 @@ def _duplicates_in(ops: Iterable[Operation]) -> list[tuple[Operation | None, str
         where = f" (first defined at {earlier[0]}:{earlier[1]}:{earlier[2]})" if earlier else ""
         errors.append((op, f'Redefinition of symbol "{name.data}"{where}'))
     return errors
+
+
+#: ids of the modules a driver has verified and will not change before it prints them
+_VERIFIED: set[int] = set()
+
+
+@contextmanager
+def verified(module: ModuleOp) -> Iterator[None]:
+    """Within this block, `module` counts as verified (`is_verified`): a driver that
+    verified it after its last pass says so to the target that prints it, which then
+    does not verify it again. The module must not change inside the block."""
+    _VERIFIED.add(id(module))
+    try:
+        yield
+    finally:
+        _VERIFIED.discard(id(module))
+
+
+def is_verified(module: ModuleOp) -> bool:
+    """Whether `module` is inside a `verified(module)` block."""
+    return id(module) in _VERIFIED
 
 
 def verify_after_pass(module: ModuleOp, pass_name: str) -> None:

@@ -131,6 +131,7 @@ def profitable_runs(
     recompute: bool = True,
     profile: TargetProfile = DEFAULT_PROFILE,
     remark: Remark | None = None,
+    verify: bool = True,
 ) -> list[tuple[list[int], FusionOutcome | None]]:
     """Consecutive runs of `programs` (indices, in order, covering all) to fuse,
     each with its fusion (None for a run of one program).
@@ -141,8 +142,9 @@ def profitable_runs(
     grids differ most; a run whose fused kernel breaks a limit of `profile`
     (`over_limit`) is cut in the middle; each piece is judged again, and
     `remark` (when given) hears why each cut was made. Refusals of `vyre-fuse`
-    propagate (a `VyreDiagnostic`)."""
-    judge = _Judge(programs, intermediates_of, recompute, profile, remark or _silent)
+    propagate (a `VyreDiagnostic`). `verify=False`: the fusions are not verified
+    (the caller verifies the module they end up in)."""
+    judge = _Judge(programs, intermediates_of, recompute, profile, remark or _silent, verify)
     return judge.runs(list(range(len(programs))))
 
 
@@ -160,7 +162,9 @@ class _Judge:
         recompute: bool,
         profile: TargetProfile,
         remark: Remark,
+        verify: bool = True,
     ):
+        self.verify = verify
         self.programs = programs
         self.intermediates_of = intermediates_of
         self.recompute = recompute
@@ -182,6 +186,7 @@ class _Judge:
             split_grid_sync=True,
             intermediates=self.intermediates_of(run),
             recompute=self.recompute,
+            verify=self.verify,
         )
         if outcome.splits:
             return self.cut(

@@ -102,6 +102,7 @@ def fuse_programs(
     intermediates: Iterable[str] = (),
     name: str | None = None,
     recompute: bool = True,
+    verify: bool = True,
 ) -> ProgramOp:
     """Fuse `programs` (run in this order) into one new program; the inputs are not changed.
 
@@ -112,7 +113,8 @@ def fuse_programs(
     `fused_<first>_<second>...`. With `recompute`, a load of a producer's
     output at another index may take the producer's expression at that index
     (`fusion/recompute.py`) instead of needing a dispatch split. Refusals raise
-    a located `VyreDiagnostic`.
+    a located `VyreDiagnostic`; so does a fused program that does not verify,
+    unless `verify=False` (the caller verifies it with its module).
     """
     return fuse_with_outcome(
         programs,
@@ -120,6 +122,7 @@ def fuse_programs(
         intermediates=intermediates,
         name=name,
         recompute=recompute,
+        verify=verify,
     ).program
 
 
@@ -169,8 +172,10 @@ def fuse_with_outcome(
     intermediates: Iterable[str] = (),
     name: str | None = None,
     recompute: bool = True,
+    verify: bool = True,
 ) -> FusionOutcome:
-    """`fuse_programs`, with the facts the cost model weighs."""
+    """`fuse_programs`, with the facts the cost model weighs. `verify=False` leaves
+    the fused program unverified, for a caller that verifies it with its module."""
     progs = list(programs)
     if not progs:
         return FusionOutcome(ProgramOp(name or "fused", (1, 1, 1)))
@@ -178,7 +183,7 @@ def fuse_with_outcome(
         return FusionOutcome(progs[0].clone())
     refuse_explicit_grids(progs)
     fusion = _Fusion(progs, split_grid_sync, frozenset(intermediates), name, recompute)
-    program = fusion.run()
+    program = fusion.run(verify)
     return FusionOutcome(
         program,
         frozenset(k for k, ordering in fusion.placed.items() if ordering == "grid_sync"),
@@ -441,7 +446,7 @@ class _Fusion:
 
     # ------------------------------------------------------------------ driver
 
-    def run(self) -> ProgramOp:
+    def run(self, verify: bool = True) -> ProgramOp:
         check_buffer_types(self.progs)
         _check_self_aliasing(self.progs)
         _check_geometry(self.progs, self.workgroup)
@@ -488,7 +493,8 @@ class _Fusion:
         for arm in self.arms:
             self._narrow_indices(arm)
         fused = self._build(guarded, placed)
-        self._verify(fused)
+        if verify:
+            self._verify(fused)
         return fused
 
     def _guards(self, fused: Launch, previous: list[bool]) -> list[bool]:

@@ -34,7 +34,11 @@ from vyre_xdsl.lowering.geometry import (
     kernel_grid,
     kernel_workgroup_size,
 )
-from vyre_xdsl.lowering.privatize import privatize_program
+from vyre_xdsl.lowering.privatize import (
+    DEFAULT_BINS_PER_INVOCATION,
+    candidates,
+    privatize_program,
+)
 from vyre_xdsl.lowering.profile import DEFAULT_PROFILE, TargetProfile
 from vyre_xdsl.lowering.split import is_scratch_buffer, split_program
 
@@ -154,8 +158,11 @@ def _privatized(part: v.ProgramOp, program: v.ProgramOp, profile: TargetProfile)
     """`part` with its atomics privatized (a copy when `part` is `program`)."""
     if kernel_workgroup_size(program, profile) != program.workgroup:
         return part  # a widened [1, 1, 1] program: no workgroup to share a copy
+    storage = profile.max_workgroup_storage_bytes
+    if not candidates(part, storage, DEFAULT_BINS_PER_INVOCATION):
+        return part  # nothing to privatize: no copy
     copy = part.clone() if part is program else part
-    return copy if privatize_program(copy, profile.max_workgroup_storage_bytes) else part
+    return copy if privatize_program(copy, storage) else part
 
 
 def _static_count(program: v.ProgramOp, counts: list[str]) -> int | None:

@@ -6,8 +6,11 @@ from importlib.util import find_spec
 
 from xdsl.passes import ModulePass
 
-#: pass name -> (module, class name). One pass per file.
+#: pass name -> (module, class name). One pass per file, except the named pipeline
+#: (`vyre-to-kernel`, also `vyre-to-wgsl`), which composes the others.
 PASSES: dict[str, tuple[str, str]] = {
+    "vyre-to-kernel": ("vyre_xdsl.passes.pipeline", "VyreToKernelPass"),
+    "vyre-to-wgsl": ("vyre_xdsl.passes.pipeline", "VyreToWgslPass"),
     "vyre-fuse": ("vyre_xdsl.passes.vyre_fuse", "VyreFusePass"),
     "vyre-lower": ("vyre_xdsl.passes.vyre_lower", "VyreLowerPass"),
     "kernel-verify": ("vyre_xdsl.passes.kernel_verify", "KernelVerifyPass"),

@@ -20,7 +20,7 @@ from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
 
-from vyre_xdsl.conversion import convert_module
+from vyre_xdsl.conversion import convert_module, is_standard
 
 
 @dataclass(frozen=True)
@@ -31,3 +31,7 @@ class ConvertToVyrePass(ModulePass):
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         convert_module(op)
+
+    def leaves_unchanged(self, op: ModuleOp) -> bool:
+        """Only standard MLIR is converted; anything else is left as it is."""
+        return not is_standard(op)

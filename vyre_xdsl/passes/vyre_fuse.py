@@ -15,6 +15,9 @@ workgroups cost more than the launches and bytes it saves is cut; a run of one
 program stays as it was. `force=true` fuses all programs into one (splitting at
 `grid_sync` where needed), `split-grid-sync=false` too, but refuses a split.
 
+The fused programs are verified with the module after the pass (by `vyre-opt`,
+the `vyre-to-kernel` pipeline and `vyre_xdsl.compile`), not one by one.
+
 The run signature of the *unfused* module (`vyre_xdsl.abi.signature`) decides
 which buffers are intermediates, whose stores the fused program may drop.
 
@@ -108,6 +111,7 @@ class VyreFusePass(ModulePass):
                     intermediates_of,
                     recompute=self.recompute,
                     remark=print_remark if self.remarks else None,
+                    verify=False,
                 )
             for run, outcome in runs:
                 if len(run) < 2:
@@ -119,6 +123,7 @@ class VyreFusePass(ModulePass):
                         split_grid_sync=self.split_grid_sync,
                         recompute=self.recompute,
                         intermediates=intermediates_of(run),
+                        verify=False,
                     )
                 else:
                     fused = outcome.program

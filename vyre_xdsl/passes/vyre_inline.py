@@ -183,3 +183,7 @@ class VyreInlinePass(ModulePass):
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         inline_calls(op)
+
+    def leaves_unchanged(self, op: ModuleOp) -> bool:
+        """A module without functions has nothing to inline."""
+        return not funcs(op)

@@ -89,15 +89,18 @@ _COMPILED: OrderedDict[tuple, list[WgslKernel]] = OrderedDict()
 _COMPILED_LOCK = threading.Lock()
 
 
-def compiled_kernels(module: ModuleOp, profile: TargetProfile | None = None) -> list[WgslKernel]:
-    """`compile_module(module, profile)`, cached by the module's text and the
-    profile (an LRU of 64). The profile defaults to the process's device's
-    (`GpuDevice.target_profile`: the adapter's own workgroup limits)."""
+def compiled_kernels(
+    module: ModuleOp, profile: TargetProfile | None = None, text: str | None = None
+) -> list[WgslKernel]:
+    """`compile_module(module, profile)`, cached by the module's text (`text`, when
+    the caller printed it already) and the profile (an LRU of 64). The profile
+    defaults to the process's device's (`GpuDevice.target_profile`: the
+    adapter's own workgroup limits)."""
     from vyre_xdsl.backends.wgsl import compile_module
 
     if profile is None:
         profile = gpu_device().target_profile
-    key = (str(module), profile)
+    key = (str(module) if text is None else text, profile)
     with _COMPILED_LOCK:
         kernels = _COMPILED.get(key)
         if kernels is not None:

@@ -3,11 +3,13 @@ MLIR-style error text, and all-or-nothing file writes."""
 
 from __future__ import annotations
 
+import gc
 import os
 import sys
 import tempfile
 import uuid
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.utils.exceptions import ParseError
@@ -28,6 +30,25 @@ class UsageError(VyreError):
 
 class ReportedError(Exception):
     """An error whose message is already formatted (located diagnostics)."""
+
+
+#: allocations between two young-generation collections while a tool compiles
+COMPILE_GC_THRESHOLD = 100_000
+
+
+@contextmanager
+def fewer_collections() -> Iterator[None]:
+    """Collect cyclic garbage less often inside the block (the young generation
+    every `COMPILE_GC_THRESHOLD` allocations instead of 700). IR is a great many
+    small objects, all in cycles (each op points to its parent), and the default
+    thresholds make the collector rescan them over and over: on a 1,500-program
+    module about a sixth of the CPU time. The thresholds are restored afterwards."""
+    old = gc.get_threshold()
+    gc.set_threshold(max(old[0], COMPILE_GC_THRESHOLD), *old[1:])
+    try:
+        yield
+    finally:
+        gc.set_threshold(*old)
 
 
 def format_parse_error(error: ParseError) -> str:

@@ -39,13 +39,16 @@ from vyre_xdsl.diagnostics import (
     VyreError,
     clean_message,
     format_errors,
+    verified,
     verify_after_pass,
     verify_module,
 )
 from vyre_xdsl.dialects import get_all_dialects
 from vyre_xdsl.passes import get_all_passes
+from vyre_xdsl.passes.pipeline import expand, leaves_unchanged
 from vyre_xdsl.tools.common import (
     UsageError,
+    fewer_collections,
     format_parse_error,
     say_error,
     silence_closed_streams,
@@ -212,7 +215,7 @@ class VyreOptMain(xDSLOptMain):
         if shortcuts:
             rest = [self.args.passes] if self.args.passes else []
             self.args.passes = ",".join(shortcuts + rest)
-        passes = build_pipeline(self.args.passes, self.available_passes)
+        passes = expand(build_pipeline(self.args.passes, self.available_passes))
         for flag in ("mlir_print_ir_before", "mlir_print_ir_after"):
             names = {n.strip() for n in getattr(self.args, flag).split(",") if n.strip()}
             unknown = sorted(names - set(self.available_passes))
@@ -232,8 +235,10 @@ class VyreOptMain(xDSLOptMain):
                 self._dump(f"IR Dump Before {pass_.name}", prog)
             start = time.perf_counter()
             try:
-                pass_.apply(self.ctx, prog)
-                if not self.args.disable_verify:
+                unchanged = leaves_unchanged(pass_, prog)
+                if not unchanged:
+                    pass_.apply(self.ctx, prog)
+                if not (self.args.disable_verify or unchanged):
                     verify_after_pass(prog, pass_.name)
             except Exception:
                 if self.args.mlir_print_ir_after_failure:
@@ -287,6 +292,10 @@ class VyreOptMain(xDSLOptMain):
     # ------------------------------------------------------------------ running
 
     def run(self) -> None:
+        with fewer_collections():
+            self._run()
+
+    def _run(self) -> None:
         if self.args.cache_info or self.args.clear_cache:
             self._emit(compile_cache_report(self.args.clear_cache))
             return
@@ -346,7 +355,10 @@ class VyreOptMain(xDSLOptMain):
             if not self.args.disable_verify:
                 verify_module(module)
             self.apply_passes(module)
-            return self.output_resulting_program(module)
+            if self.args.disable_verify:
+                return self.output_resulting_program(module)
+            with verified(module):  # after parsing and after each pass
+                return self.output_resulting_program(module)
         except ParseError as error:
             error.span = dataclasses.replace(error.span, line_offset=offset)
             where = error.span.get_location()

@@ -16,7 +16,7 @@ from vyre_xdsl.backends.wgsl.printer import (
     print_descriptor,
     vector_grid,
 )
-from vyre_xdsl.diagnostics import verify_module
+from vyre_xdsl.diagnostics import is_verified, verify_module
 from vyre_xdsl.dialects import kernel as k
 from vyre_xdsl.dialects.vyre import ProgramOp
 from vyre_xdsl.lowering.profile import DEFAULT_PROFILE, TargetProfile
@@ -30,16 +30,21 @@ def lowered_module(
     module_or_programs: ModuleOp | Sequence[ProgramOp],
     profile: TargetProfile = DEFAULT_PROFILE,
 ) -> ModuleOp:
-    """A verified copy of the input with every program lowered to descriptors."""
-    if isinstance(module_or_programs, ModuleOp):
-        module = module_or_programs.clone()
-    else:
+    """A verified module with every program of the input lowered to descriptors:
+    a lowered copy of vyre input, or kernel input itself (nothing changes it then).
+    A module in a driver's `verified` block is not verified again."""
+    if not isinstance(module_or_programs, ModuleOp):
         module = ModuleOp([p.clone() for p in module_or_programs])
-    verify_module(module)
-    if any(isinstance(op, ProgramOp) for op in module.ops):
-        lower_module(module, profile)
-    else:
-        verify_descriptors(module, profile)
+    elif any(isinstance(op, ProgramOp) for op in module_or_programs.ops):
+        module = module_or_programs.clone()
+    else:  # already lowered: checked as it is, against this profile
+        if not is_verified(module_or_programs):
+            verify_module(module_or_programs)
+        verify_descriptors(module_or_programs, profile)
+        return module_or_programs
+    if not (isinstance(module_or_programs, ModuleOp) and is_verified(module_or_programs)):
+        verify_module(module)
+    lower_module(module, profile)
     return module
 
 

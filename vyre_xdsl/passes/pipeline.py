@@ -1,0 +1,129 @@
+"""`vyre-to-kernel` and `vyre-to-wgsl`: the named pipeline every entry point runs.
+
+```
+vyre-opt -p vyre-to-kernel in.mlir                      # = vyre-opt --lower in.mlir
+vyre-opt -p 'vyre-to-kernel{fuse=true}' in.mlir         # = vyre-opt --fuse --lower in.mlir
+vyre-opt -p 'vyre-to-wgsl{fuse=true}' -t wgsl in.mlir   # = vyre-opt --fuse --lower -t wgsl in.mlir
+vyre-opt -p 'vyre-to-kernel{subgroup-size=8 max-storage-buffers=16}' in.mlir
+```
+
+The steps, in order (each one a pass of its own, in its own file):
+
+1. `convert-to-vyre`, on standard MLIR only (`func`, `arith`, `scf`, ...; a
+   vyre module is left as it is);
+2. `vyre-inline`: every `vyre.call` inlined, the functions removed;
+3. `vyre-fuse` (only with `fuse=true`): runs of programs fused where the cost
+   model says fusion wins;
+4. `vyre-lower`: each program split at its `grid_sync` barriers, each part's
+   qualifying atomics privatized (`vyre-privatize-atomics`, per dispatch, unless
+   `privatize-atomics=false`), lowered to a `kernel.descriptor`; then
+   `kernel-elide-clears` (unless `elide-clears=false`) and `kernel-verify`
+   against the target profile.
+
+`vyre-to-wgsl` is the same pipeline under the name of its usual destination;
+the WGSL itself is printed by the `-t wgsl` target. The profile options are
+`vyre-lower`'s; their defaults form the portable profile (the WebGPU default
+limits every device meets).
+
+`vyre-opt` runs the steps as separate passes of its pipeline: the IR is verified
+after each step that changed it (not after `convert-to-vyre` on a vyre module,
+nor after `vyre-inline` on a module without functions: they leave it as it was), `--mlir-print-ir-after=vyre-fuse` and
+`--time-passes` see each step, and `--disable-verify` turns the verification
+off. Applied as one pass (from Python, or by another xDSL driver), the pipeline
+verifies after each step in the same way.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+
+from xdsl.context import Context
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.passes import ModulePass
+
+from vyre_xdsl.diagnostics import verify_after_pass
+from vyre_xdsl.lowering.profile import ProfilePass, TargetProfile
+from vyre_xdsl.passes.convert_to_vyre import ConvertToVyrePass
+from vyre_xdsl.passes.vyre_fuse import VyreFusePass
+from vyre_xdsl.passes.vyre_inline import VyreInlinePass
+from vyre_xdsl.passes.vyre_lower import VyreLowerPass
+
+
+@dataclass(frozen=True)
+class VyreToKernelPass(ProfilePass):
+    """The whole pipeline from vyre programs (or standard MLIR) to verified kernel
+    descriptors: convert-to-vyre, vyre-inline, vyre-fuse (with fuse=true), vyre-lower (atomic privatization,
+    clear elision, kernel-verify)."""
+
+    name = "vyre-to-kernel"
+
+    #: fuse runs of programs where the cost model says fusion wins (vyre-fuse)
+    fuse: bool = False
+    #: privatize qualifying global atomics per dispatch (vyre-privatize-atomics)
+    privatize_atomics: bool = True
+    #: mark the bindings a run need not zero first (kernel-elide-clears)
+    elide_clears: bool = True
+
+    def steps(self) -> tuple[ModulePass, ...]:
+        """The passes this pipeline runs, in order."""
+        profile = {f.name: getattr(self, f.name) for f in fields(ProfilePass)}
+        lower = VyreLowerPass(
+            **profile, privatize_atomics=self.privatize_atomics, elide_clears=self.elide_clears
+        )
+        fuse = [VyreFusePass()] if self.fuse else []
+        return (ConvertToVyrePass(), VyreInlinePass(), *fuse, lower)
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        run_steps(ctx, op, self.steps())
+
+
+@dataclass(frozen=True)
+class VyreToWgslPass(VyreToKernelPass):
+    """The same pipeline as vyre-to-kernel, named for its destination: print the
+    result with -t wgsl."""
+
+    name = "vyre-to-wgsl"
+
+
+def vyre_to_kernel(fuse: bool = False, profile: TargetProfile | None = None) -> VyreToKernelPass:
+    """The pipeline for `profile` (the portable one by default)."""
+    if profile is None:
+        return VyreToKernelPass(fuse=fuse)
+    size = profile.max_workgroup_size
+    return VyreToKernelPass(
+        fuse=fuse,
+        subgroup_size=profile.subgroup_size,
+        max_workgroup_size_x=size[0],
+        max_workgroup_size_y=size[1],
+        max_workgroup_size_z=size[2],
+        max_invocations=profile.max_invocations,
+        max_storage_buffers=profile.max_storage_buffers,
+        max_workgroup_storage=profile.max_workgroup_storage_bytes,
+    )
+
+
+def expand(passes: tuple[ModulePass, ...] | list[ModulePass]) -> list[ModulePass]:
+    """`passes` with each pipeline replaced by its steps (what `vyre-opt` runs)."""
+    out: list[ModulePass] = []
+    for pass_ in passes:
+        out.extend(pass_.steps() if isinstance(pass_, VyreToKernelPass) else [pass_])
+    return out
+
+
+def leaves_unchanged(pass_: ModulePass, module: ModuleOp) -> bool:
+    """Whether applying `pass_` to `module` provably changes nothing (then the IR
+    needs no verification after it, as in MLIR when a pass preserves everything)."""
+    check = getattr(pass_, "leaves_unchanged", None)
+    return bool(check is not None and check(module))
+
+
+def run_steps(
+    ctx: Context, module: ModuleOp, steps: tuple[ModulePass, ...], verify: bool = True
+) -> None:
+    """Apply `steps` in order, verifying after each that changed the module."""
+    for step in steps:
+        if leaves_unchanged(step, module):
+            continue
+        step.apply(ctx, module)
+        if verify:
+            verify_after_pass(module, step.name)
