@@ -38,7 +38,7 @@ from vyre_xdsl.semantics import is_bf16
 #: xDSL's passes that act on generic IR
 STOCK = ("canonicalize", "cse", "dce")
 #: registered passes whose result is not vyre IR, so it cannot run on the reference
-NOT_ON_VYRE_IR = ("vyre-lower",)
+NOT_ON_VYRE_IR = ("vyre-lower", "vyre-to-kernel", "vyre-to-wgsl")
 #: passes that may refuse a module with a diagnostic (that is not a soundness failure)
 MAY_REFUSE = ("vyre-fuse",)
 #: passes after which the interface of the unfused module applies (they merge programs)
@@ -47,7 +47,8 @@ MERGES_PROGRAMS = ("vyre-fuse",)
 
 @cache
 def vyre_passes() -> tuple[str, ...]:
-    """Every `vyre-*` pass registered in the xDSL universe, `vyre-lower` excepted."""
+    """Every `vyre-*` pass registered in the xDSL universe, except those that
+    lower to kernel descriptors (`vyre-lower` and the pipelines that end in it)."""
     names = Universe.get_multiverse().all_passes
     return tuple(sorted(n for n in names if n.startswith("vyre-") and n not in NOT_ON_VYRE_IR))
 
