@@ -104,6 +104,16 @@ def test_verifier_error_after_a_pass_names_the_pass(tmp_path, capsys):
     assert run_tool(BrokenOpt, ["-p", "cse,dce", str(source)]) == 0
 
 
+def test_disable_verify_lets_a_pass_leave_bad_ir(tmp_path, capsys):
+    source = tmp_path / "axpy.mlir"
+    source.write_text(AXPY)
+    argv = ["--disable-verify", "-p", "test-break-buffers", str(source)]
+    assert run_tool(BrokenOpt, argv) == 0
+    captured = capsys.readouterr()
+    assert "vyre.buffer @y binding 0 read_only" in captured.out
+    assert captured.err == ""
+
+
 def test_verify_after_pass_names_the_pass():
     from vyre_xdsl.context import parse_module
     from vyre_xdsl.diagnostics import VyreDiagnostic, verify_after_pass

@@ -114,6 +114,24 @@ def containers(tally: Counter[str]) -> Counter[str]:
     return Counter({name: n for name, n in tally.items() if name in kinds})
 
 
+def test_print_ir_around_the_pipeline_by_its_name(tmp_path):
+    path = tmp_path / "chain.mlir"
+    path.write_text(CHAIN)
+    status, _, err = opt(
+        path,
+        "-p",
+        "vyre-to-wgsl{fuse=true}",
+        "--mlir-print-ir-before=vyre-to-wgsl",
+        "--mlir-print-ir-after=vyre-to-wgsl",
+    )
+    assert status == 0, err
+    headers = [line for line in err.splitlines() if "IR Dump" in line]
+    assert headers == [
+        "// -----// IR Dump Before convert-to-vyre //----- //",
+        "// -----// IR Dump After vyre-lower //----- //",
+    ]
+
+
 class Counting:
     """Counts the outermost verify/clone calls per op kind, and the modules printed."""
 

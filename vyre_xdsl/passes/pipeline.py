@@ -25,16 +25,19 @@ the WGSL itself is printed by the `-t wgsl` target. The profile options are
 `vyre-lower`'s; their defaults form the portable profile (the WebGPU default
 limits every device meets).
 
-`vyre-opt` runs the steps as separate passes of its pipeline: the IR is verified
-after each step that changed it (not after `convert-to-vyre` on a vyre module,
-nor after `vyre-inline` on a module without functions: they leave it as it was), `--mlir-print-ir-after=vyre-fuse` and
-`--time-passes` see each step, and `--disable-verify` turns the verification
-off. Applied as one pass (from Python, or by another xDSL driver), the pipeline
-verifies after each step in the same way.
+`vyre-opt` runs the steps as separate passes of its pipeline. The IR is verified
+after each step that changed it (not after `convert-to-vyre` on a vyre module, nor
+after `vyre-inline` on a module without functions: they leave it as it was), and
+`--disable-verify` turns that off. `--mlir-print-ir-after=vyre-fuse` and
+`--time-passes` see each step; `--mlir-print-ir-after=vyre-to-kernel` dumps after
+its last step, `--mlir-print-ir-before=vyre-to-kernel` before its first. Applied
+as one pass (from Python, or by another xDSL driver), the pipeline verifies after
+each step in the same way.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, fields
 
 from xdsl.context import Context
@@ -102,12 +105,22 @@ def vyre_to_kernel(fuse: bool = False, profile: TargetProfile | None = None) -> 
     )
 
 
-def expand(passes: tuple[ModulePass, ...] | list[ModulePass]) -> list[ModulePass]:
+def expand(passes: Sequence[ModulePass]) -> list[ModulePass]:
     """`passes` with each pipeline replaced by its steps (what `vyre-opt` runs)."""
     out: list[ModulePass] = []
     for pass_ in passes:
         out.extend(pass_.steps() if isinstance(pass_, VyreToKernelPass) else [pass_])
     return out
+
+
+def end_steps(passes: Sequence[ModulePass], names: set[str], first: bool) -> set[str]:
+    """The names of the first (or last) steps of the pipelines among `passes` that
+    `names` names: where `--mlir-print-ir-before/after=vyre-to-kernel` dumps."""
+    return {
+        (pass_.steps()[0] if first else pass_.steps()[-1]).name
+        for pass_ in passes
+        if isinstance(pass_, VyreToKernelPass) and pass_.name in names
+    }
 
 
 def leaves_unchanged(pass_: ModulePass, module: ModuleOp) -> bool:

@@ -45,7 +45,7 @@ from vyre_xdsl.diagnostics import (
 )
 from vyre_xdsl.dialects import get_all_dialects
 from vyre_xdsl.passes import get_all_passes
-from vyre_xdsl.passes.pipeline import expand, leaves_unchanged
+from vyre_xdsl.passes.pipeline import end_steps, expand, leaves_unchanged
 from vyre_xdsl.tools.common import (
     UsageError,
     fewer_collections,
@@ -215,13 +215,16 @@ class VyreOptMain(xDSLOptMain):
         if shortcuts:
             rest = [self.args.passes] if self.args.passes else []
             self.args.passes = ",".join(shortcuts + rest)
-        passes = expand(build_pipeline(self.args.passes, self.available_passes))
+        built = build_pipeline(self.args.passes, self.available_passes)
+        passes = expand(built)
         for flag in ("mlir_print_ir_before", "mlir_print_ir_after"):
             names = {n.strip() for n in getattr(self.args, flag).split(",") if n.strip()}
             unknown = sorted(names - set(self.available_passes))
             if unknown:
                 option = "--" + flag.replace("_", "-")
                 raise UsageError(f"{option} names unknown pass '{unknown[0]}'")
+            # a pipeline's IR before it is its first step's, after it its last step's
+            names |= end_steps(built, names, first=flag == "mlir_print_ir_before")
             setattr(self, f"_{flag}", names)
         self.pipeline = PassPipeline(passes)
 

@@ -6,6 +6,7 @@ import io
 import os
 from collections.abc import Sequence
 
+from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.printer import Printer
 
@@ -21,7 +22,7 @@ from vyre_xdsl.dialects import kernel as k
 from vyre_xdsl.dialects.vyre import ProgramOp
 from vyre_xdsl.lowering.profile import DEFAULT_PROFILE, TargetProfile
 from vyre_xdsl.passes.kernel_verify import verify_descriptors
-from vyre_xdsl.passes.vyre_lower import lower_module
+from vyre_xdsl.passes.pipeline import run_steps, vyre_to_kernel
 
 DUMP_ENV = "VYRE_DUMP_KDESC"
 
@@ -44,7 +45,9 @@ def lowered_module(
         return module_or_programs
     if not (isinstance(module_or_programs, ModuleOp) and is_verified(module_or_programs)):
         verify_module(module)
-    lower_module(module, profile)
+    # the named pipeline's steps (vyre-fuse is the caller's); `vyre-lower` ends in
+    # kernel-verify, and the input was verified above: nothing between the steps
+    run_steps(Context(), module, vyre_to_kernel(profile=profile).steps(), verify=False)
     return module
 
 
