@@ -19,7 +19,7 @@ programs per step, `t` a constant in each) through `vyre-opt --fuse` and
 `--compile P ...` times the megakernel planner and target compilation
 (`vyre-compile`, in a subprocess: CPU time of the child) on the elementwise
 chain of P programs, each --reps times, and prints min/median/max; the
-targets (issue 29) are 200 programs in 15 s and 1,500 in 60 s:
+targets are 200 programs in 15 s and 1,500 in 60 s:
 
     python bench/compile_time.py --compile 200 1500 --reps 3
 """
