@@ -4,7 +4,7 @@
 func.func @f(%a: memref<4xf32>) {
   %c0 = arith.constant 0 : index
   %v = memref.load %a[%c0] : memref<4xf32>
-  // CHECK: invalid.mlir:[[# @LINE + 1]]:3: error: 'math.erf' is not supported; convert-to-vyre supports func (func, return), arith
+  // CHECK: convert-to-vyre-invalid.mlir:[[# @LINE + 1]]:3: error: 'math.erf' is not supported; convert-to-vyre supports func (func, return), arith
   %r = math.erf %v : f32
   memref.store %r, %a[%c0] : memref<4xf32>
   func.return
@@ -12,7 +12,7 @@ func.func @f(%a: memref<4xf32>) {
 
 // -----
 
-// CHECK: invalid.mlir:[[# @LINE + 1]]:1: error: argument %a (#0) cannot be converted: memref layout strided<[1, 4]> is not the identity
+// CHECK: convert-to-vyre-invalid.mlir:[[# @LINE + 1]]:1: error: argument %a (#0) cannot be converted: memref layout strided<[1, 4]> is not the identity
 func.func @g(%a: memref<4x4xf32, strided<[1, 4]>>) {
   func.return
 }
@@ -20,7 +20,7 @@ func.func @g(%a: memref<4x4xf32, strided<[1, 4]>>) {
 // -----
 
 func.func @h(%a: memref<4xf32>) {
-  // CHECK: invalid.mlir:[[# @LINE + 1]]:3: error: index constant 4294967296 does not fit in 32 bits
+  // CHECK: convert-to-vyre-invalid.mlir:[[# @LINE + 1]]:3: error: index constant 4294967296 does not fit in 32 bits
   %c = arith.constant 4294967296 : index
   %v = arith.constant 1.0 : f32
   memref.store %v, %a[%c] : memref<4xf32>
