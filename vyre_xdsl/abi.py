@@ -76,10 +76,6 @@ class InputShapeError(RunInputError):
     pass
 
 
-class UnsizedBufferError(RunInputError):
-    """Kept for callers that catch it: a runtime-sized buffer is now always an input."""
-
-
 class HostMemoryError(RunInputError):
     """A buffer larger than the host memory cap (`MAX_HOST_BUFFER_BYTES`)."""
 

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 from xdsl.ir import SSAValue
 
-from vyre_xdsl.dispatch import dispatch_grid, workgroup_count
+from vyre_xdsl.dispatch import dispatch_grid
 
 
 @dataclass(frozen=True)
@@ -38,13 +38,6 @@ class Launch:
     def threads(self) -> int:
         wx, wy, wz = self.workgroup
         return wx * wy * wz
-
-    @property
-    def logical_workgroups(self) -> int:
-        if self.indirect is not None:
-            gx, gy, gz = self.indirect
-            return gx * gy * gz
-        return workgroup_count(self.n, self.workgroup)
 
     @property
     def grid(self) -> tuple[int, int, int]:

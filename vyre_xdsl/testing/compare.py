@@ -115,16 +115,6 @@ def is_subnormal(values: np.ndarray) -> np.ndarray:
     return (values != 0) & (np.abs(values) < np.finfo(np.float32).tiny)
 
 
-def flush_subnormals(values: np.ndarray) -> np.ndarray:
-    """`values` with every f32 subnormal replaced by a zero of the same sign, as a
-    GPU that flushes subnormals (WGSL allows it; NVIDIA does) sees them."""
-    values = np.asarray(values)
-    if values.dtype != np.float32:
-        return values
-    zeros = np.copysign(np.float32(0.0), values).astype(np.float32)
-    return np.where(is_subnormal(values), zeros, values).astype(np.float32)
-
-
 def flushed_zero(expected: np.ndarray, actual: np.ndarray) -> np.ndarray:
     """Where a GPU's zero stands for the reference's subnormal (SPEC 3.4: accepted)."""
     return is_subnormal(expected) & (np.asarray(actual, np.float32) == 0)
