@@ -24,7 +24,7 @@ from vyre_xdsl.context import parse_module, vyre_context
 from vyre_xdsl.diagnostics import VyreDiagnostic, verify_module
 from vyre_xdsl.dialects.vyre import BarrierOp, IfOp, LoadOp, ProgramOp, StoreOp, programs
 from vyre_xdsl.fusion import fuse_programs, join_access
-from vyre_xdsl.fusion.dependences import place_barriers
+from vyre_xdsl.fusion.barriers import place_barriers
 from vyre_xdsl.interpreter import VyreTrap
 from vyre_xdsl.passes import get_all_passes
 from vyre_xdsl.passes.vyre_fuse import VyreFusePass

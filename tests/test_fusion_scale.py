@@ -14,7 +14,7 @@ from vyre_xdsl.analysis import dependences as dependences_module
 from vyre_xdsl.context import parse_module
 from vyre_xdsl.dialects.vyre import programs
 from vyre_xdsl.fusion import fuse_programs
-from vyre_xdsl.fusion.dependences import place_barriers
+from vyre_xdsl.fusion.barriers import place_barriers
 from vyre_xdsl.testing.generators import random_module
 
 N = 256

@@ -143,7 +143,7 @@ def barrier_hazards(
     arm it depends on across workgroups (`grid`) and the latest one it depends on
     beyond its invocation (`workgroup` or `grid`). A barrier after the latest
     earlier arm of a strength also orders every earlier arm of that strength, so
-    `fusion.dependences.place_barriers` places the same barriers from these as
+    `fusion.barriers.place_barriers` places the same barriers from these as
     from every dependence (`hazards` lists all pairs, quadratic in a long module)."""
     summaries: dict[str, list[tuple[int, _ArmUse]]] = {}
     for k, found_in_arm in enumerate(per_arm):

@@ -6,7 +6,7 @@ correct when each arm still does exactly what its own dispatch did:
 
 1. *Geometry*: the fused workgroup is the axis-wise max. Each arm runs on
    exactly the invocations its own dispatch launched: an arm whose dispatch
-   was smaller is guarded (`geometry.py`), and an arm with effects whose
+   was smaller is guarded (`launch_guards.py`), and an arm with effects whose
    invocations the fused dispatch does not provably cover is refused.
 2. *Views*: an arm that declared a buffer shorter than the merged declaration
    keeps seeing the shorter buffer (its indices past its count are pushed out
@@ -73,8 +73,8 @@ from vyre_xdsl.dialects.vyre import (
     ui32,
 )
 from vyre_xdsl.dispatch import uses_whole_buffers
-from vyre_xdsl.fusion.dependences import grid_between, place_barriers
-from vyre_xdsl.fusion.geometry import Launch, count_le, count_of, groups_value, launch_within
+from vyre_xdsl.fusion.barriers import grid_between, place_barriers
+from vyre_xdsl.fusion.launch_guards import Launch, count_le, count_of, groups_value, launch_within
 from vyre_xdsl.fusion.merge import (
     Arm,
     MergedBuffer,
