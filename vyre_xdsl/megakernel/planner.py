@@ -496,7 +496,7 @@ def _plan_of(
 # ------------------------------------------------------------------ near-linear search
 #
 # `_Search` computes exactly what `check_merge`, `extend` and the candidate list
-# above define (tests/test_planner_identical.py compares it with a copy of the
+# above define (tests/megakernel/test_planner_identical.py compares it with a copy of the
 # original quadratic planner), in near-linear time on long chains:
 #
 # - the checks that depend on the edge only (MKL002, MKL006, MKL009, MKL003) run

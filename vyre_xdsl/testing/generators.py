@@ -26,7 +26,7 @@ named-local accumulators, `let`/`assign`/`var`, `block`/`region`, atomics,
 workgroup buffers with barriers, runtime-sized buffers, `return` and `trap`,
 calls of module-level `vyre.func`s (integer helpers with a named local and a loop).
 Not generated: the subgroup ops, whose results depend on the subgroup size, which
-differs between the reference and each GPU (tests/test_subgroups.py covers them).
+differs between the reference and each GPU (tests/interpreter/test_subgroups.py covers them).
 
 Every module is deterministic: whatever order invocations run in, and whether
 its programs run one by one or fused into one kernel (when fusion accepts

@@ -1,0 +1,252 @@
+"""The named pipeline `vyre-to-kernel` / `vyre-to-wgsl` (vyre_xdsl.passes.pipeline):
+the same output as the `--fuse --lower` shortcuts on every example, verification after
+each step (off with --disable-verify), and no module verified, cloned or printed twice
+in one stage of a run."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+from collections import Counter
+
+import pytest
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.ir import Operation
+from xdsl.printer import Printer
+
+import vyre_xdsl.diagnostics
+from vyre_xdsl.passes import get_all_passes
+from vyre_xdsl.passes.pipeline import VyreToKernelPass, VyreToWgslPass, expand
+from vyre_xdsl.tools.pipeline import build_pipeline
+from vyre_xdsl.tools.vyre_opt import VyreOptMain, run_tool
+
+from .. import support
+
+EXAMPLES = sorted(support.EXAMPLES.glob("*.mlir"))
+CHAIN = """
+vyre.program @a workgroup_size [64, 1, 1] {
+  vyre.buffer @x binding 0 read_only : f32[256]
+  vyre.buffer @t binding 1 read_write : f32[256]
+  %i = vyre.invocation_id x
+  %v = vyre.load @x[%i] : f32
+  %w = vyre.add %v, %v : f32
+  vyre.store @t[%i] = %w : f32
+}
+vyre.program @b workgroup_size [64, 1, 1] {
+  vyre.buffer @t binding 0 read_only : f32[256]
+  vyre.buffer @y binding 1 read_write : f32[256]
+  %i = vyre.invocation_id x
+  %v = vyre.load @t[%i] : f32
+  %w = vyre.mul %v, %v : f32
+  vyre.store @y[%i] = %w : f32
+}
+"""
+
+
+def opt(*argv: str) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        status = run_tool(VyreOptMain, [str(a) for a in argv])
+    return status, out.getvalue(), err.getvalue()
+
+
+@pytest.mark.parametrize("example", EXAMPLES, ids=lambda p: p.stem)
+def test_pipeline_prints_what_the_shortcuts_print(example):
+    for shortcuts, pipeline in (
+        (["--fuse", "--lower", "-t", "wgsl"], ["-p", "vyre-to-wgsl{fuse=true}", "-t", "wgsl"]),
+        (["--lower", "-t", "wgsl"], ["-p", "vyre-to-wgsl", "-t", "wgsl"]),
+        (["--fuse", "--lower"], ["-p", "vyre-to-kernel{fuse=true}"]),
+        (["--lower"], ["-p", "vyre-to-kernel"]),
+    ):
+        before = opt(example, *shortcuts)
+        assert before[0] == 0, before[2]
+        assert opt(example, *pipeline) == before, (shortcuts, pipeline)
+
+
+def test_pipeline_options_and_steps():
+    (pass_,) = build_pipeline(
+        "vyre-to-kernel{fuse=true subgroup-size=8 max-storage-buffers=16 elide-clears=false}",
+        get_all_passes(),
+    )
+    names = [step.name for step in pass_.steps()]
+    assert names == ["convert-to-vyre", "vyre-inline", "vyre-fuse", "vyre-lower"]
+    lower = pass_.steps()[-1]
+    assert lower.subgroup_size == 8 and lower.max_storage_buffers == 16
+    assert lower.elide_clears is False and lower.privatize_atomics is True
+    assert [s.name for s in VyreToWgslPass().steps()] == [
+        "convert-to-vyre",
+        "vyre-inline",
+        "vyre-lower",
+    ]
+    assert [p.name for p in expand([VyreToKernelPass(), lower])][-2:] == ["vyre-lower"] * 2
+
+
+def test_help_lists_the_pipeline():
+    status, out, _ = opt("--help")
+    assert status == 0
+    assert "vyre-to-kernel" in out and "vyre-to-wgsl" in out
+    assert "fuse=bool (default false)" in " ".join(out.split())
+
+
+def test_profile_option_reaches_kernel_verify(tmp_path):
+    path = tmp_path / "chain.mlir"
+    path.write_text(CHAIN)
+    status, _, err = opt(path, "-p", "vyre-to-kernel{max-invocations=32}")
+    assert status == 1
+    assert "chain.mlir:" in err and "the target profile allows 32" in err
+
+
+def test_each_step_is_seen_by_the_driver(tmp_path):
+    path = tmp_path / "chain.mlir"
+    path.write_text(CHAIN)
+    status, out, err = opt(
+        path, "-p", "vyre-to-kernel{fuse=true}", "--mlir-print-ir-after=vyre-fuse", "--time-passes"
+    )
+    assert status == 0
+    assert "IR Dump After vyre-fuse" in err and "vyre.program @fused_a_b" in err
+    assert "Pass vyre-fuse took" in err and "Pass vyre-lower took" in err
+    assert "kernel.descriptor" in out
+
+
+def containers(tally: Counter[str]) -> Counter[str]:
+    """The counts of modules, programs and descriptors (lowering builds the kernel
+    body from copies of the arithmetic ops, one each)."""
+    kinds = ("builtin.module", "vyre.program", "kernel.descriptor")
+    return Counter({name: n for name, n in tally.items() if name in kinds})
+
+
+def test_print_ir_around_the_pipeline_by_its_name(tmp_path):
+    path = tmp_path / "chain.mlir"
+    path.write_text(CHAIN)
+    status, _, err = opt(
+        path,
+        "-p",
+        "vyre-to-wgsl{fuse=true}",
+        "--mlir-print-ir-before=vyre-to-wgsl",
+        "--mlir-print-ir-after=vyre-to-wgsl",
+    )
+    assert status == 0, err
+    headers = [line for line in err.splitlines() if "IR Dump" in line]
+    assert headers == [
+        "// -----// IR Dump Before convert-to-vyre //----- //",
+        "// -----// IR Dump After vyre-lower //----- //",
+    ]
+
+
+class Counting:
+    """Counts the outermost verify/clone calls per op kind, and the modules printed."""
+
+    def __init__(self, monkeypatch):
+        self.verified: Counter[str] = Counter()
+        self.cloned: Counter[str] = Counter()
+        self.printed = 0
+        self.after_pass: list[str] = []
+        depth = {"verify": 0, "clone": 0}
+        verify, clone, print_op = Operation.verify, Operation.clone, Printer.print_op
+        after = vyre_xdsl.diagnostics.verify_after_pass
+
+        def counted(kind, original, tally):
+            def wrapper(op, *args, **kwargs):
+                if depth[kind] == 0:
+                    tally[op.name] += 1
+                depth[kind] += 1
+                try:
+                    return original(op, *args, **kwargs)
+                finally:
+                    depth[kind] -= 1
+
+            return wrapper
+
+        def printing(printer, op, *args, **kwargs):
+            if isinstance(op, ModuleOp):
+                self.printed += 1
+            return print_op(printer, op, *args, **kwargs)
+
+        def verify_after(module, name):
+            self.after_pass.append(name)
+            return after(module, name)
+
+        monkeypatch.setattr(Operation, "verify", counted("verify", verify, self.verified))
+        monkeypatch.setattr(Operation, "clone", counted("clone", clone, self.cloned))
+        monkeypatch.setattr(Printer, "print_op", printing)
+        import vyre_xdsl.api as api
+        import vyre_xdsl.passes.pipeline as pipeline
+        import vyre_xdsl.tools.vyre_opt as vyre_opt
+
+        for module in (api, pipeline, vyre_opt):
+            monkeypatch.setattr(module, "verify_after_pass", verify_after)
+
+
+def test_verified_after_each_step_once(tmp_path, monkeypatch):
+    path = tmp_path / "chain.mlir"
+    path.write_text(CHAIN)
+    count = Counting(monkeypatch)
+    status, out, err = opt(path, "-p", "vyre-to-wgsl{fuse=true}", "-t", "wgsl")
+    assert status == 0, err
+    assert "@compute" in out
+    # after parsing, after vyre-fuse, after vyre-lower; nothing changed by the others
+    assert count.after_pass == ["vyre-fuse", "vyre-lower"]
+    assert count.verified == Counter({"builtin.module": 3})
+    # each program is copied once, into its arm of the fused program; the target prints
+    # the verified module as it is (no copy, no verification, no printed module)
+    assert containers(count.cloned) == Counter({"vyre.program": 2})
+    assert count.printed == 0
+
+
+def test_disable_verify_verifies_nothing(tmp_path, monkeypatch):
+    path = tmp_path / "chain.mlir"
+    path.write_text(CHAIN)
+    count = Counting(monkeypatch)
+    status, out, err = opt(path, "--disable-verify", "--fuse", "--lower", "-t", "wgsl")
+    assert status == 0, err
+    assert count.after_pass == []
+    # the WGSL target checks the module it was given, once, since nothing else did
+    assert count.verified == Counter({"builtin.module": 1})
+
+
+def test_shortcuts_verify_each_stage_once(tmp_path, monkeypatch):
+    path = tmp_path / "chain.mlir"
+    path.write_text(CHAIN)
+    count = Counting(monkeypatch)
+    status, _, err = opt(path, "--fuse", "--lower", "-t", "wgsl")
+    assert status == 0, err
+    assert count.after_pass == ["vyre-fuse", "vyre-lower"]
+    assert count.verified == Counter({"builtin.module": 3})
+    assert containers(count.cloned) == Counter({"vyre.program": 2})
+
+
+def test_pipeline_as_one_pass_verifies_after_each_step(monkeypatch):
+    from vyre_xdsl.context import parse_module, vyre_context
+
+    module = parse_module(CHAIN, "chain.mlir")
+    count = Counting(monkeypatch)
+    VyreToKernelPass(fuse=True).apply(vyre_context(), module)
+    assert count.after_pass == ["vyre-fuse", "vyre-lower"]
+    assert [op.name for op in module.ops] == ["kernel.descriptor"]
+
+
+@pytest.mark.parametrize("backend", ["reference", "wgpu"])
+def test_compile_verifies_copies_and_prints_each_stage_once(monkeypatch, backend):
+    import importlib
+
+    import numpy as np
+
+    import vyre_xdsl
+
+    execute = importlib.import_module("vyre_xdsl.runtime.execute")
+
+    monkeypatch.setattr(execute, "_COMPILED", type(execute._COMPILED)())  # compile afresh
+    count = Counting(monkeypatch)
+    exe = vyre_xdsl.compile(CHAIN, backend=backend, fuse=True)
+    # parsed, then fused (on a copy, verified after the pass); on wgpu the fused
+    # module is printed once (the kernel cache's key) and lowered on a copy
+    assert count.verified == Counter({"builtin.module": 2})
+    assert count.after_pass == ["vyre-fuse"]
+    lowered = 1 if backend == "wgpu" else 0
+    assert containers(count.cloned) == Counter({"builtin.module": 1 + lowered, "vyre.program": 2})
+    assert count.printed == lowered
+    zeros = np.zeros(256, dtype=np.float32)
+    x = np.arange(256, dtype=np.float32)
+    out = exe.run({"x": x, "t": zeros, "y": zeros})
+    np.testing.assert_allclose(out["y"], (2 * x) ** 2)
+    assert count.verified == Counter({"builtin.module": 2})  # running checks nothing again
