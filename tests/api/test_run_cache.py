@@ -4,19 +4,14 @@ Expected outputs come from numpy."""
 
 from __future__ import annotations
 
-import os
-
 import numpy as np
 import pytest
+from xdsl.dialects.builtin import IntegerAttr
 
-os.environ.setdefault("WGPU_BACKEND_TYPE", "Vulkan")
-
-from xdsl.dialects.builtin import IntegerAttr  # noqa: E402
-
-import vyre_xdsl  # noqa: E402
-from vyre_xdsl import api  # noqa: E402
-from vyre_xdsl.context import parse_module  # noqa: E402
-from vyre_xdsl.dialects.vyre import ConstOp  # noqa: E402
+import vyre_xdsl
+from vyre_xdsl import api
+from vyre_xdsl.context import parse_module
+from vyre_xdsl.dialects.vyre import ConstOp
 
 
 def scale(k: int, names: str = "v") -> str:

@@ -6,8 +6,6 @@ empty runtime-sized input is refused the same way on both backends."""
 
 from __future__ import annotations
 
-import os
-
 import numpy as np
 import pytest
 
@@ -25,8 +23,6 @@ from vyre_xdsl.diagnostics import VyreError
 from vyre_xdsl.megakernel.bundle import TargetModuleBundle
 from vyre_xdsl.megakernel.compile import compile_module
 from vyre_xdsl.megakernel.run import run_bundle
-
-os.environ.setdefault("WGPU_BACKEND_TYPE", "Vulkan")
 
 
 def copy_program(element: str, count: str = "4") -> str:

@@ -6,7 +6,6 @@ Expected values are plain numpy."""
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 
@@ -19,8 +18,6 @@ from vyre_xdsl.abi import InputShapeError
 from vyre_xdsl.megakernel.bundle import TargetModuleBundle
 from vyre_xdsl.megakernel.compile import compile_module
 from vyre_xdsl.megakernel.run import run_bundle
-
-os.environ.setdefault("WGPU_BACKEND_TYPE", "Vulkan")
 
 SWAP = """vyre.program @swap workgroup_size [4, 1, 1] {
   vyre.buffer @v binding 0 read_only : vector<2xui32>[4]

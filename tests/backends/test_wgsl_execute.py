@@ -20,17 +20,6 @@ from vyre_xdsl.dialects.kernel import TRAP_SIDECAR_NAME  # noqa: E402
 
 from ..support import EXAMPLES  # noqa: E402
 
-os.environ.setdefault("WGPU_BACKEND_TYPE", "Vulkan")
-
-
-@pytest.fixture(scope="module")
-def device():
-    adapter = wgpu.gpu.request_adapter_sync(power_preference="high-performance")
-    limit = adapter.limits["max-storage-buffers-per-shader-stage"]
-    return adapter.request_device_sync(
-        required_limits={"max-storage-buffers-per-shader-stage": limit}
-    )
-
 
 def execute(
     device, kernels: list[WgslKernel], arrays: dict[str, np.ndarray]

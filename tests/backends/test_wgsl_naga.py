@@ -9,7 +9,6 @@ printer handles.
 
 from __future__ import annotations
 
-import os
 from importlib.util import find_spec
 
 import pytest
@@ -26,28 +25,13 @@ from vyre_xdsl.diagnostics import verify_module  # noqa: E402
 from .. import support  # noqa: E402
 from .test_wgsl_programs import random_module  # noqa: E402
 
-os.environ.setdefault("WGPU_BACKEND_TYPE", "Vulkan")
-
 EXAMPLES = sorted(support.EXAMPLES.glob("*.mlir"))
 FUSE_AVAILABLE = find_spec("vyre_xdsl.passes.vyre_fuse") is not None
+#: the `device` fixture (conftest.py) requests the features the runtime requests
+DEVICE_FEATURES = True
 VARIANTS = [(p, False) for p in EXAMPLES] + (
     [(p, True) for p in EXAMPLES] if FUSE_AVAILABLE else []
 )
-
-
-@pytest.fixture(scope="module")
-def device():
-    adapter = wgpu.gpu.request_adapter_sync(power_preference="high-performance")
-    limit = adapter.limits["max-storage-buffers-per-shader-stage"]
-    return adapter.request_device_sync(
-        required_limits={"max-storage-buffers-per-shader-stage": limit},
-        # the runtime requests it too: kernels with subgroup ops need it
-        required_features=[
-            f
-            for f in ("subgroup", "shader-f16", "shader-f64", "shader-int64")
-            if f in adapter.features
-        ],
-    )
 
 
 def validate(device, wgsl: str, entry: str = "main") -> None:

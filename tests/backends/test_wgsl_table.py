@@ -12,7 +12,6 @@ and the absolute error of `tanh` near 0.
 from __future__ import annotations
 
 import itertools
-import os
 
 import numpy as np
 import pytest
@@ -25,8 +24,6 @@ from vyre_xdsl.context import parse_module  # noqa: E402
 from vyre_xdsl.testing.wgsl_accuracy import outside  # noqa: E402
 
 from .test_wgsl_execute import execute  # noqa: E402
-
-os.environ.setdefault("WGPU_BACKEND_TYPE", "Vulkan")
 
 EDGES = {
     "ui32": np.array(
@@ -69,11 +66,6 @@ EDGES = {
 }
 HOST = semantics.HOST_DTYPES
 POSITIVE_ONLY = {"log", "log2", "inverse_sqrt", "sqrt", "reciprocal"}
-
-
-@pytest.fixture(scope="module")
-def device():
-    return wgpu.gpu.request_adapter_sync(power_preference="high-performance").request_device_sync()
 
 
 def operand_values(name: str, ty: str) -> np.ndarray:

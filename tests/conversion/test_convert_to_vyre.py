@@ -10,8 +10,6 @@ results exactly. Before `convert-to-vyre` existed every module here was refused
 
 from __future__ import annotations
 
-import os
-
 import numpy as np
 import pytest
 
@@ -21,8 +19,6 @@ from vyre_xdsl.diagnostics import VyreDiagnostic, VyreError
 from vyre_xdsl.dialects.vyre import ProgramOp
 
 from ..support import EXAMPLES
-
-os.environ.setdefault("WGPU_BACKEND_TYPE", "Vulkan")
 
 BACKENDS = ("reference", "wgpu")
 RTOL = 2e-6  # a few f32 ULP: contraction, and the budgets of exp/log/sin/…

@@ -4,8 +4,6 @@ effects of a call; the megakernel compile path."""
 
 from __future__ import annotations
 
-import os
-
 import numpy as np
 import pytest
 from xdsl.traits import get_effects
@@ -18,8 +16,6 @@ from vyre_xdsl.interpreter import VyreTrap
 from vyre_xdsl.megakernel.compile import compile_module
 from vyre_xdsl.megakernel.run import run_bundle
 from vyre_xdsl.passes.vyre_inline import VyreInlinePass
-
-os.environ.setdefault("WGPU_BACKEND_TYPE", "Vulkan")
 
 N = 200
 

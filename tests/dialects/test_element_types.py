@@ -20,6 +20,8 @@ from vyre_xdsl.api import parse
 from vyre_xdsl.diagnostics import VyreDiagnostic, VyreError
 from vyre_xdsl.semantics import ELEMENTS
 
+from ..support import saturate
+
 BIN = os.path.dirname(sys.executable)
 ALL = list(ELEMENTS)
 SCALARS = [t for t in ALL if not t.startswith("vector")]
@@ -163,16 +165,6 @@ def _wrap(value: int, target: str) -> int:
     return value - (1 << bits) if signed and value >> (bits - 1) else value
 
 
-def _saturate(value: float, target: str) -> int:
-    bits, signed = INTS[target]
-    lo, hi = (-(1 << (bits - 1)), (1 << (bits - 1)) - 1) if signed else (0, (1 << bits) - 1)
-    if math.isnan(value):
-        return 0
-    if math.isinf(value):
-        return hi if value > 0 else lo
-    return min(max(math.trunc(value), lo), hi)
-
-
 def _run_cast(values: list, source: str, target: str) -> list:
     body = f"""    %v = vyre.load @x[%i] : {source}
     %r = vyre.cast %v : {source} to {target}
@@ -222,7 +214,7 @@ FLOAT_EDGES += [-32769.0, 4294967296.0, -2147483649.0, 1e19, -1e19, math.inf, -m
 @pytest.mark.parametrize("source", ["f32", "f64"])
 def test_float_to_integer_casts_saturate(source, target):
     values = [float(HOST[source](v)) for v in FLOAT_EDGES]
-    assert _run_cast(values, source, target) == [_saturate(v, target) for v in values]
+    assert _run_cast(values, source, target) == [saturate(v, *INTS[target]) for v in values]
 
 
 def test_float_to_float_casts_round_to_nearest_even():

@@ -15,23 +15,20 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from xdsl.utils.exceptions import ParseError
+from xdsl.utils.lexer import Input
+from xdsl.utils.mlir_lexer import MLIRLexer
 
-os.environ.setdefault("WGPU_BACKEND_TYPE", "Vulkan")
-
-from xdsl.utils.exceptions import ParseError  # noqa: E402
-from xdsl.utils.lexer import Input  # noqa: E402
-from xdsl.utils.mlir_lexer import MLIRLexer  # noqa: E402
-
-import vyre_xdsl  # noqa: E402
-from vyre_xdsl.backends.wgsl.printer import _comment  # noqa: E402
-from vyre_xdsl.builder import ProgramBuilder, module_of  # noqa: E402
-from vyre_xdsl.context import LinearLexer, parse_module  # noqa: E402
-from vyre_xdsl.diagnostics import VyreDiagnostic, verify_module  # noqa: E402
-from vyre_xdsl.dialects import vyre  # noqa: E402
-from vyre_xdsl.dialects.verify import MAX_NESTING_DEPTH  # noqa: E402
-from vyre_xdsl.megakernel.bundle import TargetModuleBundle  # noqa: E402
-from vyre_xdsl.megakernel.compile import compile_module  # noqa: E402
-from vyre_xdsl.megakernel.run import run_bundle  # noqa: E402
+import vyre_xdsl
+from vyre_xdsl.backends.wgsl.printer import _comment
+from vyre_xdsl.builder import ProgramBuilder, module_of
+from vyre_xdsl.context import LinearLexer, parse_module
+from vyre_xdsl.diagnostics import VyreDiagnostic, verify_module
+from vyre_xdsl.dialects import vyre
+from vyre_xdsl.dialects.verify import MAX_NESTING_DEPTH
+from vyre_xdsl.megakernel.bundle import TargetModuleBundle
+from vyre_xdsl.megakernel.compile import compile_module
+from vyre_xdsl.megakernel.run import run_bundle
 
 from ..support import EXAMPLES
 

@@ -11,7 +11,6 @@ program stays elementwise and the fused chain is exact.
 from __future__ import annotations
 
 import itertools
-import os
 
 import numpy as np
 import pytest
@@ -20,7 +19,7 @@ import vyre_xdsl
 from vyre_xdsl.interpreter import VyreTrap
 from vyre_xdsl.semantics import OPS, WGSL_TYPES
 
-os.environ.setdefault("WGPU_BACKEND_TYPE", "Vulkan")
+from ..support import saturate
 
 #: (bits, signed, host dtype), written out here
 TYPES = {
@@ -305,16 +304,6 @@ def _wrap_any(value: int, ty: str) -> int:
     return value - (1 << bits) if signed and value >> (bits - 1) else value
 
 
-def _saturate(value: float, ty: str) -> int:
-    bits, signed = BITS[ty]
-    lo, hi = (-(1 << (bits - 1)), (1 << (bits - 1)) - 1) if signed else (0, (1 << bits) - 1)
-    if value != value:
-        return 0
-    if value in (float("inf"), float("-inf")):
-        return hi if value > 0 else lo
-    return min(max(int(value), lo), hi)  # int() truncates toward zero
-
-
 def _cast_sources(source: str) -> list:
     if source == "f32":
         return [0.0, -0.0, 0.9, -0.9, 1.5, -1.5, 127.5, -128.5, 255.5, 256.0, -32768.9, 65535.5,
@@ -333,7 +322,7 @@ def _cast_expected(value, source: str, target: str):
         return float(value != 0) if target == "f32" else int(value != 0)
     if source == "f32":
         value = float(np.float32(value))
-        return value if target == "f32" else _saturate(value, target)
+        return value if target == "f32" else saturate(value, *BITS[target])
     if target == "f32":
         return float(np.float32(float(value)))  # to nearest: the only float rounding here
     return _wrap_any(value, target)

@@ -163,10 +163,6 @@ def _fused_chains(seeds):
             yield chain, None
 
 
-def _grid_syncs(module) -> int:
-    return sum(isinstance(op, BarrierOp) and op.is_grid_sync for op in module.walk())
-
-
 def _fused_without_recompute(chain):
     fused = chain.module.clone()
     VyreFusePass(force=True, recompute=False).apply(vyre_context(), fused)
@@ -199,7 +195,9 @@ def test_generated_chains_mostly_fuse_and_cover_every_case():
         loads = sum(isinstance(op, LoadOp) for op in ops)
         unfused_loads = sum(isinstance(op, LoadOp) for op in chain.module.walk())
         seen["forwarded"] += loads < unfused_loads
-        seen["recomputed"] += _grid_syncs(fused) < _grid_syncs(_fused_without_recompute(chain))
+        seen["recomputed"] += support.grid_syncs(fused) < support.grid_syncs(
+            _fused_without_recompute(chain)
+        )
     assert seen["fused"] >= 90, seen
     # a split removed by recompute needs a pure producer read at another index: rarer
     assert seen["recomputed"] >= 3, seen

@@ -10,7 +10,7 @@ import pytest
 from vyre_xdsl import run
 from vyre_xdsl.api import fuse_module
 from vyre_xdsl.context import parse_module
-from vyre_xdsl.dialects.vyre import BarrierOp, programs
+from vyre_xdsl.dialects.vyre import programs
 from vyre_xdsl.fusion.cost import (
     BYTES_PER_LAUNCH,
     IDLE_SHARED_WORKGROUP,
@@ -20,13 +20,11 @@ from vyre_xdsl.fusion.cost import (
 from vyre_xdsl.fusion.fuse import fuse_with_outcome
 from vyre_xdsl.testing.fusion_workloads import presum_tree, tree_sum
 
+from ..support import grid_syncs
+
 
 def _names(module) -> list[str]:
     return [p.sym_name.data for p in programs(module)]
-
-
-def _grid_syncs(module) -> int:
-    return sum(1 for op in module.walk() if isinstance(op, BarrierOp) and op.is_grid_sync)
 
 
 # A (64-wide, n elements) stages x through workgroup memory into t; B (one
@@ -145,10 +143,10 @@ def test_the_tree_is_not_fused_across_its_splits() -> None:
     module = parse_module(work.text)
     chosen = fuse_module(module)
     assert _names(chosen) == ["sum0", "sum1", "sum2"]
-    assert _grid_syncs(chosen) == 0
+    assert grid_syncs(chosen) == 0
     forced = fuse_module(module, force=True)
     assert _names(forced) == ["fused_sum0_sum1_sum2"]
-    assert _grid_syncs(forced) == 2
+    assert grid_syncs(forced) == 2
 
 
 def test_an_unrolled_presum_fuses_with_the_first_tree_pass() -> None:
@@ -158,7 +156,7 @@ def test_an_unrolled_presum_fuses_with_the_first_tree_pass() -> None:
     # the later passes read other workgroups' results
     chosen = fuse_module(parse_module(presum_tree(16 * 256 * 256).text))
     assert _names(chosen) == ["fused_presum_sum0", "sum1"]
-    assert _grid_syncs(chosen) == 0
+    assert grid_syncs(chosen) == 0
 
 
 def test_a_presum_loop_left_rolled_stays_out_of_the_tree_kernels() -> None:
@@ -166,7 +164,7 @@ def test_a_presum_loop_left_rolled_stays_out_of_the_tree_kernels() -> None:
     # programs that have workgroup barriers
     chosen = fuse_module(parse_module(presum_tree(32 * 256 * 256, presum=32).text))
     assert _names(chosen) == ["presum", "sum0", "sum1"]
-    assert _grid_syncs(chosen) == 0
+    assert grid_syncs(chosen) == 0
     # forced, the three are one program again (split before the last pass)
     forced = fuse_module(parse_module(presum_tree(32 * 256 * 256, presum=32).text), force=True)
     assert len(_names(forced)) == 1

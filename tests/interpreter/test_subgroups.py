@@ -7,7 +7,6 @@ subgroups of S by local invocation index within each workgroup."""
 from __future__ import annotations
 
 import copy
-import os
 
 import numpy as np
 import pytest
@@ -17,8 +16,6 @@ import vyre_xdsl
 from vyre_xdsl.api import SubgroupSizeError
 from vyre_xdsl.dialects.vyre import SubgroupReduceOp, programs
 from vyre_xdsl.dispatch import logical_element_count
-
-os.environ.setdefault("WGPU_BACKEND_TYPE", "Vulkan")
 
 N = 256
 WG = 64

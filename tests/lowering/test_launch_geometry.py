@@ -8,14 +8,12 @@ import os
 import numpy as np
 import pytest
 
-os.environ.setdefault("WGPU_BACKEND_TYPE", "Vulkan")
-
-import vyre_xdsl  # noqa: E402
-from vyre_xdsl.diagnostics import VyreError  # noqa: E402
-from vyre_xdsl.dispatch import fold_grid, launched_grid  # noqa: E402
-from vyre_xdsl.megakernel.compile import compile_module  # noqa: E402
-from vyre_xdsl.megakernel.run import run_bundle  # noqa: E402
-from vyre_xdsl.tools import vyre_run  # noqa: E402
+import vyre_xdsl
+from vyre_xdsl.diagnostics import VyreError
+from vyre_xdsl.dispatch import fold_grid, launched_grid
+from vyre_xdsl.megakernel.compile import compile_module
+from vyre_xdsl.megakernel.run import run_bundle
+from vyre_xdsl.tools import vyre_run
 
 from ..support import EXAMPLES
 

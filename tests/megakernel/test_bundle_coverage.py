@@ -17,8 +17,6 @@ grid with values live across a `grid_sync` (`MKT001_INDIRECT_GRID_SCRATCH`).
 
 from __future__ import annotations
 
-import os
-
 import numpy as np
 import pytest
 
@@ -37,7 +35,6 @@ from vyre_xdsl.testing.compare import Outcome, generated_differences
 from vyre_xdsl.testing.generators import GeneratorOptions, random_module
 from vyre_xdsl.tools.vyre_run import random_inputs
 
-os.environ.setdefault("WGPU_BACKEND_TYPE", "Vulkan")
 BACKENDS = ("reference", "wgpu")
 
 

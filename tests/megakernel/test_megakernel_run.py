@@ -4,7 +4,6 @@ command-line behaviour in filecheck_tests/tools/vyre-compile-cli.test)."""
 
 from __future__ import annotations
 
-import os
 import pathlib
 import subprocess
 import sys
@@ -23,8 +22,6 @@ from vyre_xdsl.tools.vyre_run import random_inputs
 
 from .. import support
 from .test_megakernel_cases import CASES, PIPELINE, module_of
-
-os.environ.setdefault("WGPU_BACKEND_TYPE", "Vulkan")
 
 EXAMPLES = sorted(support.EXAMPLES.glob("*.mlir"))
 BIN = pathlib.Path(sys.executable).parent

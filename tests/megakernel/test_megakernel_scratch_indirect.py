@@ -8,7 +8,6 @@ numpy's values. `tests/megakernel/test_bundle_mutants.py` forges such bundles to
 from __future__ import annotations
 
 import json
-import os
 import pathlib
 import subprocess
 import sys
@@ -23,7 +22,6 @@ from vyre_xdsl.megakernel.artifact import Artifact, ArtifactPlanError, ScratchRe
 from vyre_xdsl.megakernel.compile import compile_module
 from vyre_xdsl.megakernel.run import run_bundle
 
-os.environ.setdefault("WGPU_BACKEND_TYPE", "Vulkan")
 BACKENDS = ("reference", "wgpu")
 BIN = pathlib.Path(sys.executable).parent
 

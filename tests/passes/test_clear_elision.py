@@ -6,20 +6,17 @@ shows through. Expected values come from numpy and the reference interpreter."""
 from __future__ import annotations
 
 import importlib
-import os
 
 import numpy as np
 import pytest
 
-os.environ.setdefault("WGPU_BACKEND_TYPE", "Vulkan")
-
-import vyre_xdsl  # noqa: E402
-from vyre_xdsl.analysis import covered_bindings  # noqa: E402
-from vyre_xdsl.context import parse_module  # noqa: E402
-from vyre_xdsl.diagnostics import VyreDiagnostic  # noqa: E402
-from vyre_xdsl.dialects import kernel as k  # noqa: E402
-from vyre_xdsl.lowering.profile import TargetProfile  # noqa: E402
-from vyre_xdsl.passes.vyre_lower import lower_module  # noqa: E402
+import vyre_xdsl
+from vyre_xdsl.analysis import covered_bindings
+from vyre_xdsl.context import parse_module
+from vyre_xdsl.diagnostics import VyreDiagnostic
+from vyre_xdsl.dialects import kernel as k
+from vyre_xdsl.lowering.profile import TargetProfile
+from vyre_xdsl.passes.vyre_lower import lower_module
 
 execute = importlib.import_module("vyre_xdsl.runtime.execute")  # the module, not the function
 

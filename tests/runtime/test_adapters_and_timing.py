@@ -7,35 +7,24 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-import tempfile
 
 import numpy as np
 import pytest
 
-os.environ.setdefault("WGPU_BACKEND_TYPE", "Vulkan")
-
-import vyre_xdsl  # noqa: E402
-from vyre_xdsl.diagnostics import VyreDiagnostic, VyreError  # noqa: E402
-from vyre_xdsl.runtime import (  # noqa: E402
+import vyre_xdsl
+from vyre_xdsl.diagnostics import VyreDiagnostic, VyreError
+from vyre_xdsl.runtime import (
     AdapterChoiceError,
     ProfilingUnsupportedError,
     RunProfile,
     adapters,
     gpu_device,
 )
-from vyre_xdsl.runtime.device import adapter_index  # noqa: E402
+from vyre_xdsl.runtime.device import adapter_index
 
-from ..support import ROOT
+from ..support import ROOT, child_environment
 
 CHAIN3 = open(os.path.join(ROOT, "examples", "chain3.mlir")).read()
-
-
-def _environment(**extra: str) -> dict[str, str]:
-    env = dict(os.environ)
-    env["XDG_RUNTIME_DIR"] = env.get("XDG_RUNTIME_DIR") or tempfile.mkdtemp()
-    env.pop("VYRE_ADAPTER", None)
-    env.update(extra)
-    return env
 
 
 def _python(script: str, **env: str) -> subprocess.CompletedProcess:
@@ -44,7 +33,7 @@ def _python(script: str, **env: str) -> subprocess.CompletedProcess:
         cwd=ROOT,
         capture_output=True,
         text=True,
-        env=_environment(**env),
+        env=child_environment(drop_adapter=True, **env),
         timeout=120,
     )
 
@@ -56,7 +45,7 @@ def _vyre_run(*args: str, **env: str) -> subprocess.CompletedProcess:
         cwd=ROOT,
         capture_output=True,
         text=True,
-        env=_environment(**env),
+        env=child_environment(drop_adapter=True, **env),
         timeout=120,
     )
 

@@ -37,17 +37,15 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, note, settings
 
-os.environ.setdefault("WGPU_BACKEND_TYPE", "Vulkan")
-
-import vyre_xdsl  # noqa: E402
-from vyre_xdsl.api import fuse_module  # noqa: E402
-from vyre_xdsl.diagnostics import VyreDiagnostic  # noqa: E402
-from vyre_xdsl.dialects.vyre import programs  # noqa: E402
-from vyre_xdsl.interpreter import VyreTrap  # noqa: E402
-from vyre_xdsl.runtime import adapter_available  # noqa: E402
-from vyre_xdsl.runtime.device import no_adapter_message  # noqa: E402
-from vyre_xdsl.testing.compare import generated_differences, outcome  # noqa: E402
-from vyre_xdsl.testing.generators import modules  # noqa: E402
+import vyre_xdsl
+from vyre_xdsl.api import fuse_module
+from vyre_xdsl.diagnostics import VyreDiagnostic
+from vyre_xdsl.dialects.vyre import programs
+from vyre_xdsl.interpreter import VyreTrap
+from vyre_xdsl.runtime import adapter_available
+from vyre_xdsl.runtime.device import no_adapter_message
+from vyre_xdsl.testing.compare import generated_differences, outcome
+from vyre_xdsl.testing.generators import modules
 
 RANDOM_PROGRAMS = int(os.environ.get("VYRE_RANDOM_PROGRAMS", "300"))
 CORPUS_DIR = pathlib.Path(__file__).parents[1] / "conformance"

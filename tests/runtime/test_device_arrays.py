@@ -9,17 +9,14 @@ and arrays of the wrong dtype or size. Expected values come from numpy.
 from __future__ import annotations
 
 import gc
-import os
 
 import numpy as np
 import pytest
 
-os.environ.setdefault("WGPU_BACKEND_TYPE", "Vulkan")
-
-import vyre_xdsl  # noqa: E402
-from vyre_xdsl.abi import InputDtypeError, InputShapeError, UnexpectedInputError, UnknownBufferError  # noqa: E402
-from vyre_xdsl.interpreter import VyreTrap  # noqa: E402
-from vyre_xdsl.runtime import (  # noqa: E402
+import vyre_xdsl
+from vyre_xdsl.abi import InputDtypeError, InputShapeError, UnexpectedInputError, UnknownBufferError
+from vyre_xdsl.interpreter import VyreTrap
+from vyre_xdsl.runtime import (
     DeviceArray,
     DeviceArrayError,
     DeviceDtypeError,
@@ -27,7 +24,7 @@ from vyre_xdsl.runtime import (  # noqa: E402
     WrongDeviceError,
     gpu_device,
 )
-from vyre_xdsl.runtime.device import GpuDevice  # noqa: E402
+from vyre_xdsl.runtime.device import GpuDevice
 
 N = 1000
 

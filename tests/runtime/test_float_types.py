@@ -8,7 +8,6 @@ hard-coded bit patterns."""
 from __future__ import annotations
 
 import copy
-import os
 import subprocess
 import sys
 
@@ -19,8 +18,6 @@ import pytest
 import vyre_xdsl
 from vyre_xdsl.backends.wgsl.compile import compile_module
 from vyre_xdsl.runtime.device import MissingFeatureError, gpu_device
-
-os.environ.setdefault("WGPU_BACKEND_TYPE", "Vulkan")
 
 BF16 = ml_dtypes.bfloat16
 HOST = {"f16": np.float16, "bf16": BF16, "f64": np.float64}

@@ -9,27 +9,24 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-import tempfile
 
 import numpy as np
 import pytest
 
-os.environ.setdefault("WGPU_BACKEND_TYPE", "Vulkan")
-
-import vyre_xdsl  # noqa: E402
-from vyre_xdsl.abi import InputShapeError  # noqa: E402
-from vyre_xdsl.api import default_backend  # noqa: E402
-from vyre_xdsl.context import parse_module  # noqa: E402
-from vyre_xdsl.interpreter import VyreTrap  # noqa: E402
-from vyre_xdsl.runtime import (  # noqa: E402
+import vyre_xdsl
+from vyre_xdsl.abi import InputShapeError
+from vyre_xdsl.api import default_backend
+from vyre_xdsl.context import parse_module
+from vyre_xdsl.interpreter import VyreTrap
+from vyre_xdsl.runtime import (
     DeviceLimitError,
     adapter_available,
     compiled_kernels,
     gpu_device,
 )
-from vyre_xdsl.runtime.device import REQUESTED_LIMITS, wgsl_digest  # noqa: E402
+from vyre_xdsl.runtime.device import REQUESTED_LIMITS, wgsl_digest
 
-from ..support import ROOT
+from ..support import ROOT, child_environment
 
 CHAIN = """
 vyre.program @scale workgroup_size [64, 1, 1] {
@@ -336,13 +333,6 @@ def test_a_binding_beyond_the_device_limit_is_a_clear_error(monkeypatch):
         vyre_xdsl.run(RUNTIME_SIZED, {"x": np.zeros(1000, np.int32)}, backend="wgpu")
 
 
-def _environment(**extra: str) -> dict[str, str]:
-    env = dict(os.environ)
-    env["XDG_RUNTIME_DIR"] = env.get("XDG_RUNTIME_DIR") or tempfile.mkdtemp()
-    env.update(extra)
-    return env
-
-
 def test_without_an_adapter_the_error_names_the_driver_to_install():
     """No Metal adapter exists on Linux: forcing it stands in for a machine
     without any driver."""
@@ -364,7 +354,7 @@ def test_without_an_adapter_the_error_names_the_driver_to_install():
         cwd=ROOT,
         capture_output=True,
         text=True,
-        env=_environment(WGPU_BACKEND_TYPE="Metal"),
+        env=child_environment(WGPU_BACKEND_TYPE="Metal"),
         timeout=120,
     )
     assert done.returncode == 0, done.stderr
@@ -393,7 +383,7 @@ def test_vyre_run_backend_wgpu_matches_the_reference(tmp_path):
             ],
             capture_output=True,
             text=True,
-            env=_environment(),
+            env=child_environment(),
             timeout=120,
         )
         assert done.returncode == 0, done.stderr
@@ -422,7 +412,7 @@ def test_the_staging_path_without_unified_memory():
         cwd=ROOT,
         capture_output=True,
         text=True,
-        env=_environment(VYRE_NO_UMA="1"),
+        env=child_environment(VYRE_NO_UMA="1"),
         timeout=120,
     )
     assert done.returncode == 0, done.stderr

@@ -6,14 +6,10 @@ read what the run before them wrote."""
 
 from __future__ import annotations
 
-import os
-
 import numpy as np
 import pytest
 
-os.environ.setdefault("WGPU_BACKEND_TYPE", "Vulkan")
-
-import vyre_xdsl  # noqa: E402
+import vyre_xdsl
 
 N = 1000
 STEP = f"""

@@ -8,14 +8,11 @@ buffer read."""
 from __future__ import annotations
 
 import importlib
-import os
 
 import numpy as np
 import pytest
 
-os.environ.setdefault("WGPU_BACKEND_TYPE", "Vulkan")
-
-import vyre_xdsl  # noqa: E402
+import vyre_xdsl
 
 execute = importlib.import_module("vyre_xdsl.runtime.execute")
 

@@ -12,18 +12,15 @@ frees them. Expected values come from numpy.
 from __future__ import annotations
 
 import importlib
-import os
 import threading
 
 import numpy as np
 import pytest
 
-os.environ.setdefault("WGPU_BACKEND_TYPE", "Vulkan")
-
-import vyre_xdsl  # noqa: E402
-from vyre_xdsl.interpreter import VyreTrap  # noqa: E402
-from vyre_xdsl.runtime import device as device_module  # noqa: E402
-from vyre_xdsl.runtime.device import BufferPool  # noqa: E402
+import vyre_xdsl
+from vyre_xdsl.interpreter import VyreTrap
+from vyre_xdsl.runtime import device as device_module
+from vyre_xdsl.runtime.device import BufferPool
 
 N = 1024
 
@@ -248,7 +245,7 @@ def test_an_acquire_during_a_release_keeps_the_books():
         arrived.wait(5)
         try:
             got.append(pool.acquire(256))
-        except BaseException as error:  # noqa: BLE001 - the test reports it
+        except BaseException as error:
             errors.append(error)
         finally:
             done.set()
@@ -279,7 +276,7 @@ def test_threads_sharing_one_executable_get_numpys_results(scale):
                 y = scale.run({"x": vyre_xdsl.to_device(x)}, device=True)["out"]
                 y = vyre_xdsl.run(SCALE, {"x": y}, backend="wgpu", device=True)["out"]
                 assert np.array_equal(np.asarray(y), scaled(scaled(x)))
-        except BaseException as error:  # noqa: BLE001 - the test reports it
+        except BaseException as error:
             errors.append(error)
 
     threads = [threading.Thread(target=work, args=(seed,)) for seed in range(4)]
@@ -317,7 +314,7 @@ def test_an_array_collected_in_a_cycle_gives_the_pool_a_live_buffer():
     finally:
         gc.enable()
     free = [buffer for _, buffer in gpu.pool.returned.values()]
-    assert free and all(buffer._internal is not None for buffer in free)  # noqa: SLF001
+    assert free and all(buffer._internal is not None for buffer in free)
     # and the next run, which takes them, computes numpy's values
     x = _data(9)
     assert np.array_equal(vyre_xdsl.run(SCALE, {"x": vyre_xdsl.to_device(x)})["out"], scaled(x))
@@ -386,13 +383,13 @@ def test_intermediates_past_the_max_buffer_size_go_on_in_another_arena_buffer(mo
     vyre_xdsl.synchronize()
     monkeypatch.setitem(gpu.limits, "max-buffer-size", 6 * 1024)
     sizes: list[int] = []
-    storage = execute._Run.storage  # noqa: SLF001
+    storage = execute._Run.storage
 
     def recorded(run, nbytes, kept=False, clean=False):
         sizes.append(nbytes)
         return storage(run, nbytes, kept, clean)
 
-    monkeypatch.setattr(execute._Run, "storage", recorded)  # noqa: SLF001
+    monkeypatch.setattr(execute._Run, "storage", recorded)
     x = _data(11)
     out = vyre_xdsl.run(_doubling_chain(5, N), {"x": x}, backend="wgpu", fuse=False)["out"]
     assert np.array_equal(out, x * np.float32(32))

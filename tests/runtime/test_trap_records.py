@@ -9,21 +9,17 @@ the sidecar layout as documented (docs/runtime.md): words 4..7 hold address,
 
 from __future__ import annotations
 
-import os
-
 import numpy as np
 import pytest
 
-os.environ.setdefault("WGPU_BACKEND_TYPE", "Vulkan")
-
-import vyre_xdsl  # noqa: E402
-from vyre_xdsl.backends.wgsl.kernel_module import WgslKernel  # noqa: E402
-from vyre_xdsl.backends.wgsl.printer import LOOP_LIMIT_HELPER, TRAP_HELPER  # noqa: E402
-from vyre_xdsl.context import parse_module  # noqa: E402
-from vyre_xdsl.interpreter import VyreTrap  # noqa: E402
-from vyre_xdsl.runtime import compiled_kernels, gpu_device  # noqa: E402
-from vyre_xdsl.runtime.device import wgsl_digest  # noqa: E402
-from vyre_xdsl.runtime.execute import TrapNotRecordedError, _raise_trap  # noqa: E402
+import vyre_xdsl
+from vyre_xdsl.backends.wgsl.kernel_module import WgslKernel
+from vyre_xdsl.backends.wgsl.printer import LOOP_LIMIT_HELPER, TRAP_HELPER
+from vyre_xdsl.context import parse_module
+from vyre_xdsl.interpreter import VyreTrap
+from vyre_xdsl.runtime import compiled_kernels, gpu_device
+from vyre_xdsl.runtime.device import wgsl_digest
+from vyre_xdsl.runtime.execute import TrapNotRecordedError, _raise_trap
 
 INT64 = {"shader-int64", "shader-int64-atomic-min-max"}
 N = 2048

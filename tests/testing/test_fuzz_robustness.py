@@ -27,8 +27,6 @@ import pytest
 import vyre_xdsl
 from vyre_xdsl.testing import fuzz, generators
 
-os.environ.setdefault("WGPU_BACKEND_TYPE", "Vulkan")
-
 TEXT_CASES = int(os.environ.get("VYRE_FUZZ_TEXT", "1000"))
 BUNDLE_CASES = int(os.environ.get("VYRE_FUZZ_BUNDLES", "1000"))
 
