@@ -22,6 +22,7 @@ data). Prints min / median / max per variant and the ratios of the medians.
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import statistics
 import sys
@@ -35,6 +36,9 @@ from xdsl.context import Context  # noqa: E402
 
 import vyre_xdsl  # noqa: E402
 from vyre_xdsl.passes.vyre_coarsen_reductions import VyreCoarsenReductionsPass  # noqa: E402
+from vyre_xdsl.runtime.device import gpu_device  # noqa: E402
+
+results: dict[str, dict] = {}
 
 
 def variants(kind: str, n: int, k: int):
@@ -84,10 +88,18 @@ def measure(kind: str, n: int, args) -> dict[str, list[float]]:
         )
     med = {label: statistics.median(v) for label, v in times.items()}
     print(
-        f"  tree / presum {med['tree'] / med['presum']:.2f}x, "
+        f"  ratio of medians: tree / presum {med['tree'] / med['presum']:.2f}x, "
         f"coarsened / presum {med['coarsened'] / med['presum']:.2f}x, "
         f"tree / coarsened {med['tree'] / med['coarsened']:.2f}x"
     )
+    for a, b in (("tree", "presum"), ("coarsened", "presum")):
+        ratios = [x / y for x, y in zip(times[a], times[b])]
+        print(
+            f"  {a} / {b} per round: min {min(ratios):.2f}x  "
+            f"median {statistics.median(ratios):.2f}x  max {max(ratios):.2f}x"
+        )
+    if args.json:
+        results[kind] = {"seconds": times, "kernels": kernels}
     return times
 
 
@@ -98,9 +110,15 @@ def main() -> int:
     p.add_argument("--k", type=int, default=0, help="elements per invocation (0: chosen)")
     p.add_argument("--reps", type=int, default=15)
     p.add_argument("--warmup", type=float, default=1.0)
+    p.add_argument("--json", default=None, help="write every timed run here")
     args = p.parse_args()
+    print(f"adapter: {gpu_device(None).describe()}")
     for kind in args.kinds:
         measure(kind, 1 << args.log2n, args)
+    if args.json:
+        os.makedirs(os.path.dirname(os.path.abspath(args.json)), exist_ok=True)
+        with open(args.json, "w") as f:
+            json.dump({"command": " ".join(sys.argv), "results": results}, f, indent=1)
     return 0
 
 

@@ -41,7 +41,7 @@ ignored, -0 is below +0); float `add` and `mul` only with permission to
 reassociate (the order changes the rounding).
 
 `partials_refusal(level, ...)` says whether the partials a level writes are
-unobservable (SPEC section 8): the buffer is declared by exactly two
+unobservable (the run interface, docs/cli.md: outputs and intermediates): the buffer is declared by exactly two
 programs, this level (`write_only`) and a later tree level with the same
 combine (`read_only`), neither marks it `output`; that consumer reads it only
 as its leaf (`load @r[i]`, or `select(i < c, load @r[i], e)` with `c` at least

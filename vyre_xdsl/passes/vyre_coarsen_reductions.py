@@ -49,7 +49,7 @@ at the program):
   `reassociate-floats=true` or when the program carries the attribute
   `{reassociate}` (`vyre.program @p {reassociate} workgroup_size ...`), since
   regrouping changes their rounding;
-- its partials are unobservable (SPEC: outputs and intermediates): an
+- its partials are unobservable (docs/cli.md, outputs and intermediates): an
   intermediate declared only by this level and the next one, which reduces it
   with the same combine, reading every element once as its leaf, and whose
   own partials are unobservable in turn, down to a level of one workgroup,
@@ -121,8 +121,9 @@ INDEX = "__vyre_coarsen_k"
 
 
 def launched_workgroups(program: ProgramOp) -> int:
-    """The logical workgroups a program with a derived grid launches (SPEC
-    section 5, folded over y past 65535: every launched one counts)."""
+    """The logical workgroups a program with a derived grid launches (the
+    dispatch rule of docs/kernel-dialect.md, folded over y past 65535: every
+    launched one counts)."""
     counts = {
         b.buffer_name: b.static_count
         for b in program.buffers()
@@ -315,5 +316,9 @@ def _write_partials(level: TreeLevel, groups: int, new_groups: int, k: int) -> N
         body.add(guard)
         body = _Emitter(block=guard.then_region.block)
     body.add(StoreOp(level.partials, slot, value))
+    condition = final.cond.owner
     final.detach()
     final.erase()
+    if isinstance(condition, Operation) and not condition.results[0].uses:
+        condition.detach()
+        condition.erase()
