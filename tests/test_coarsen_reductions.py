@@ -298,3 +298,19 @@ def test_registered_and_in_the_pipeline():
         dispatch = next(op for op in module.walk() if op.name == "kernel.dispatch")
         first_grid[on] = re.search(r"grid (?:explicit )?\[(\d+), 1, 1\]", str(dispatch)).group(1)
     assert first_grid == {False: "4096", True: "1024"}
+
+
+@pytest.mark.parametrize("backend", ["reference", "wgpu"])
+def test_partials_stored_past_the_buffer_stay_dropped(backend):
+    # r0 holds 10 of the 16 partials: the last 6 workgroups' partials are
+    # dropped (out-of-bounds stores), so only x[0:640] counts, coarsened or not
+    text = tree(1024, "min", "ui32", 64)
+    text = text.replace("ui32[16]", "ui32[10]").replace(
+        "vyre.const 16 : ui32", "vyre.const 10 : ui32"
+    )
+    x = data("ui32", 1024, "min", 7)
+    x[640:] = 0  # would win the min if they were mixed in
+    module = coarsened(text, k=4)
+    assert grids(module)[0] == (3, 1, 1)
+    for source in (text, module):
+        assert vyre_xdsl.run(source, {"x": x}, backend=backend)["out"][0] == x[:640].min()

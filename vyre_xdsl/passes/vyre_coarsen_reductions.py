@@ -12,8 +12,11 @@ The textbook reduction loads one element per invocation into workgroup
 memory and halves it with a barrier per step, one partial per workgroup, a
 program per level. Most of its time goes to the barrier steps of its many
 workgroups. The pass rewrites a level (a program that
-`vyre_xdsl.analysis.reductions.tree_level` recognizes) that launched G
-workgroups of W invocations to launch G' = ceil(G / k) (an explicit `grid`):
+`vyre_xdsl.analysis.reductions.tree_level` recognizes) whose G workgroups of W
+invocations store their partials (G: the workgroups it launched, at most the
+partials buffer's length, since a partial stored past the end is dropped and
+its leaves must not be mixed into the others) to launch G' = ceil(G / k)
+(an explicit `grid`):
 invocation i first combines the leaves of the original invocations
 i, i + G'W, i + 2G'W, ... (those below GW: the same leaves, each once; the
 loads stay coalesced), then the tree runs as before. Workgroup w writes its
@@ -186,8 +189,13 @@ class VyreCoarsenReductionsPass(ModulePass):
         why = combine_refusal(level.combine, level.element, allowed)
         if why is not None:
             return why
-        groups = launched_workgroups(program)
-        if groups == 1:
+        # workgroups whose partial lands in the buffer (a partial stored past its
+        # end is dropped, so its leaves must not be mixed into the others)
+        size = max(
+            (b.static_count or 0) for p in progs if (b := p.buffer(level.partials)) is not None
+        )
+        groups = min(launched_workgroups(program), size)
+        if groups <= 1:
             return "it runs one workgroup"
         why = partials_refusal(level, levels, progs, launched_workgroups)
         if why is not None:
@@ -235,8 +243,8 @@ class _Emitter:
 
 
 def coarsen(level: TreeLevel, groups: int, k: int) -> None:
-    """Rewrite `level` (which launched `groups` workgroups) to combine k leaves
-    per invocation on ceil(groups / k) workgroups."""
+    """Rewrite `level` to combine k leaves per invocation on ceil(groups / k)
+    workgroups, `groups` being the original workgroups whose partials were kept."""
     program, width = level.program, level.width
     new_groups = math.ceil(groups / k)
     program.properties["grid"] = DenseArrayBase.from_list(i32, [new_groups, 1, 1])
