@@ -314,3 +314,26 @@ def test_partials_stored_past_the_buffer_stay_dropped(backend):
     assert grids(module)[0] == (3, 1, 1)
     for source in (text, module):
         assert vyre_xdsl.run(source, {"x": x}, backend=backend)["out"][0] == x[:640].min()
+
+
+@pytest.mark.parametrize("fuse", [True, "force"])
+def test_coarsened_module_fuses_and_runs_on_the_gpu(fuse):
+    n = 200_003
+    x = data("si32", n, "max", 11)
+    module = coarsened(tree(n, "max", "si32"), k=8)
+    out = vyre_xdsl.run(module, {"x": x}, backend="wgpu", fuse=fuse)["out"]
+    assert out[0] == x.max()
+
+
+def test_random_sizes_and_k_on_the_reference_backend():
+    rng = np.random.default_rng(12)
+    for _ in range(12):
+        width = int(rng.choice([32, 64, 128, 256]))
+        n = int(rng.integers(width * 2 + 1, 40_000))
+        k = int(rng.integers(2, 17))
+        op = str(rng.choice(["add", "min", "max"]))
+        x = data("ui32", n, op, int(rng.integers(1 << 30)))
+        module = coarsened(tree(n, op, "ui32", width), k=k)
+        assert grids(module)[0] == (math.ceil(math.ceil(n / width) / k), 1, 1), (n, width, k)
+        out = vyre_xdsl.run(module, {"x": x}, backend="reference")["out"]
+        assert out[0] == numpy_reduce(op, x), (op, n, width, k)
