@@ -503,6 +503,8 @@ def partials_refusal(
         declaring = [p for p in programs if p.buffer(name) is not None]
         at = programs.index(level.program)
         later = [p for p in declaring if programs.index(p) > at]
+        if not later:
+            return f"@{name} is read by no later program: the caller gets it back"
         if len(declaring) != 2 or len(later) != 1:
             return (
                 f"@{name} is declared by {len(declaring)} programs; partials must be "
