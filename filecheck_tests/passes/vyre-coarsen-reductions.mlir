@@ -83,7 +83,7 @@ vyre.program @level0 workgroup_size [64, 1, 1] {
     vyre.store @r0[%w] = %total : ui32
   }
 }
-// REMARK: vyre-coarsen-reductions.mlir:[[# @LINE + 1]]:1: remark: not coarsened: it runs one workgroup
+// REMARK: vyre-coarsen-reductions.mlir:[[# @LINE + 1]]:1: remark: not coarsened: it runs one workgroup (or keeps one partial)
 vyre.program @level1 workgroup_size [64, 1, 1] {
   vyre.buffer @r0 binding 0 read_only : ui32[16]
   vyre.buffer @out binding 1 write_only : ui32[1]

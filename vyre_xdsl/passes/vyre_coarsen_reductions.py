@@ -191,16 +191,18 @@ class VyreCoarsenReductionsPass(ModulePass):
             return why
         # workgroups whose partial lands in the buffer (a partial stored past its
         # end is dropped, so its leaves must not be mixed into the others)
-        size = max(
-            (b.static_count or 0) for p in progs if (b := p.buffer(level.partials)) is not None
-        )
-        groups = min(launched_workgroups(program), size)
+        counts = [b.static_count for p in progs if (b := p.buffer(level.partials)) is not None]
+        if None in counts:
+            return f"its partials @{level.partials} are runtime-sized"
+        groups = min(launched_workgroups(program), max(counts))
         if groups <= 1:
-            return "it runs one workgroup"
+            return "it runs one workgroup (or keeps one partial)"
         why = partials_refusal(level, levels, progs, launched_workgroups)
         if why is not None:
             return f"its partials are observable: {why}"
         k = self.k or self._auto_k(groups)
+        if self.k == 1:
+            return "k = 1 changes nothing"
         if k < 2:
             return (
                 f"{groups} workgroups; fewer than 2 x min-workgroups "
