@@ -57,6 +57,7 @@ def measure(kind: str, n: int, args) -> dict[str, list[float]]:
     work, exes = variants(kind, n, args.k)
     x = vyre_xdsl.to_device(work.x)
     times: dict[str, list[float]] = {label: [] for label in exes}
+    per_kernel: dict[str, list[list[float]]] = {label: [] for label in exes}
     wrong = []
 
     def run(label: str, record: bool) -> None:
@@ -67,6 +68,7 @@ def measure(kind: str, n: int, args) -> dict[str, list[float]]:
         out.free()
         if record:
             times[label].append(exe.last_profile.total_seconds)
+            per_kernel[label].append([k.seconds for k in exe.last_profile.kernels])
 
     end = time.perf_counter() + args.warmup
     while time.perf_counter() < end:
@@ -86,6 +88,9 @@ def measure(kind: str, n: int, args) -> dict[str, list[float]]:
             f"  {label:10s} min {min(ms):8.3f}  median {statistics.median(ms):8.3f}  "
             f"max {max(ms):8.3f} ms"
         )
+    for label, runs in per_kernel.items():
+        medians = [statistics.median(r[i] for r in runs) * 1e3 for i in range(len(runs[0]))]
+        print(f"  {label:10s} per kernel, median ms: " + ", ".join(f"{m:.3f}" for m in medians))
     med = {label: statistics.median(v) for label, v in times.items()}
     print(
         f"  ratio of medians: tree / presum {med['tree'] / med['presum']:.2f}x, "
@@ -99,7 +104,7 @@ def measure(kind: str, n: int, args) -> dict[str, list[float]]:
             f"median {statistics.median(ratios):.2f}x  max {max(ratios):.2f}x"
         )
     if args.json:
-        results[kind] = {"seconds": times, "kernels": kernels}
+        results[kind] = {"seconds": times, "kernels": kernels, "kernel_seconds": per_kernel}
     return times
 
 
