@@ -15,6 +15,7 @@ always those of the IR as it is now.
 | `indices` | what an index says about invocations (`structurally_equal`, `injective_in_invocation`, `in_workgroup_span`, `value_range`) |
 | `dependences` | the dependences between consecutive programs and their strength (`hazards`, `classify`; `barrier_hazards`: the few that place barriers, linear in the programs) as fusion uses them |
 | `coverage` | which buffers a kernel descriptor provably writes in full without reading them (`writes_every_element`, `covered_bindings`), so a runtime may leave them uncleared |
+| `reductions` | workgroup tree reductions: the shape of a textbook tree level (`tree_level`), whether its combine may be regrouped (`combine_refusal`) and whether its partials are observable (`partials_refusal`), as `vyre-coarsen-reductions` uses them (import from `vyre_xdsl.analysis.reductions`) |
 | `loops` | constant trip ranges (`constant_trip_range`) and which loops a backend prints unrolled (`unrolled_trips`, `rolled_loops`, `unrolled_sizes` for a whole nest in one pass) |
 
 ```python

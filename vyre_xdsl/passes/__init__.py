@@ -23,6 +23,10 @@ PASSES: dict[str, tuple[str, str]] = {
         "vyre_xdsl.passes.vyre_privatize_atomics",
         "VyrePrivatizeAtomicsPass",
     ),
+    "vyre-coarsen-reductions": (
+        "vyre_xdsl.passes.vyre_coarsen_reductions",
+        "VyreCoarsenReductionsPass",
+    ),
     "convert-to-vyre": ("vyre_xdsl.passes.convert_to_vyre", "ConvertToVyrePass"),
 }
 

@@ -20,6 +20,9 @@ The steps, in order (each one a pass of its own, in its own file):
    `kernel-elide-clears` (unless `elide-clears=false`) and `kernel-verify`
    against the target profile.
 
+With `coarsen-reductions=true`, `vyre-coarsen-reductions` runs between steps
+2 and 3 (float add/mul trees also need `reassociate-floats=true`).
+
 `vyre-to-wgsl` is the same pipeline under the name of its usual destination;
 the WGSL itself is printed by the `-t wgsl` target. The profile options are
 `vyre-lower`'s; their defaults form the portable profile (the WebGPU default
@@ -47,6 +50,7 @@ from xdsl.passes import ModulePass
 from vyre_xdsl.diagnostics import verify_after_pass
 from vyre_xdsl.lowering.profile import ProfilePass, TargetProfile
 from vyre_xdsl.passes.convert_to_vyre import ConvertToVyrePass
+from vyre_xdsl.passes.vyre_coarsen_reductions import VyreCoarsenReductionsPass
 from vyre_xdsl.passes.vyre_fuse import VyreFusePass
 from vyre_xdsl.passes.vyre_inline import VyreInlinePass
 from vyre_xdsl.passes.vyre_lower import VyreLowerPass
@@ -66,6 +70,10 @@ class VyreToKernelPass(ProfilePass):
     privatize_atomics: bool = True
     #: mark the bindings a run need not zero first (kernel-elide-clears)
     elide_clears: bool = True
+    #: coarsen workgroup tree reductions (vyre-coarsen-reductions), before fusion
+    coarsen_reductions: bool = False
+    #: let vyre-coarsen-reductions regroup float add/mul reductions
+    reassociate_floats: bool = False
 
     def steps(self) -> tuple[ModulePass, ...]:
         """The passes this pipeline runs, in order."""
@@ -74,7 +82,12 @@ class VyreToKernelPass(ProfilePass):
             **profile, privatize_atomics=self.privatize_atomics, elide_clears=self.elide_clears
         )
         fuse = [VyreFusePass()] if self.fuse else []
-        return (ConvertToVyrePass(), VyreInlinePass(), *fuse, lower)
+        coarsen = (
+            [VyreCoarsenReductionsPass(reassociate_floats=self.reassociate_floats)]
+            if self.coarsen_reductions
+            else []
+        )
+        return (ConvertToVyrePass(), VyreInlinePass(), *coarsen, *fuse, lower)
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         run_steps(ctx, op, self.steps())

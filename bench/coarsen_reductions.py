@@ -1,0 +1,131 @@
+"""GPU time of the textbook tree reduction with and without the compiler's
+coarsening (`vyre-coarsen-reductions`), against the hand-coarsened presum +
+tree of bench/workloads.py, on the same input.
+
+    python bench/coarsen_reductions.py --log2n 22 --reps 15
+    python bench/coarsen_reductions.py --kinds sum min max --log2n 22 --k 16
+
+Variants, timed interleaved (one profiled run of each per round, after
+`--warmup` seconds of runs of all of them, so a drift of the machine's speed
+hits them alike):
+
+- `tree`: the textbook tree (`<kind>_tree`), one element per invocation;
+- `coarsened`: the same module after `vyre-coarsen-reductions` (`--k`, 0 =
+  chosen per level; float add regrouped: `reassociate-floats=true`);
+- `presum`: `<kind>_presum`, each invocation combining 16 elements by hand.
+
+GPU time is the sum of the timestamp-query deltas of a run's kernels. Every
+run's result is checked against numpy (exactly: the sums take integer-valued
+data). Prints min / median / max per variant and the ratios of the medians.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import sys
+import time
+
+os.environ.setdefault("WGPU_BACKEND_TYPE", "Vulkan")
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+from workloads import make  # noqa: E402
+from xdsl.context import Context  # noqa: E402
+
+import vyre_xdsl  # noqa: E402
+from vyre_xdsl.passes.vyre_coarsen_reductions import VyreCoarsenReductionsPass  # noqa: E402
+from vyre_xdsl.runtime.device import gpu_device  # noqa: E402
+
+results: dict[str, dict] = {}
+
+
+def variants(kind: str, n: int, k: int):
+    tree = make(f"{kind}_tree", n, n)
+    presum = make(f"{kind}_presum", n, n)
+    coarsened = vyre_xdsl.parse(tree.text)
+    VyreCoarsenReductionsPass(k=k, reassociate_floats=True).apply(Context(), coarsened)
+    return tree, {
+        "tree": vyre_xdsl.compile(tree.text, backend="wgpu"),
+        "coarsened": vyre_xdsl.compile(coarsened, backend="wgpu"),
+        "presum": vyre_xdsl.compile(presum.text, backend="wgpu"),
+    }
+
+
+def measure(kind: str, n: int, args) -> dict[str, list[float]]:
+    work, exes = variants(kind, n, args.k)
+    x = vyre_xdsl.to_device(work.x)
+    times: dict[str, list[float]] = {label: [] for label in exes}
+    per_kernel: dict[str, list[list[float]]] = {label: [] for label in exes}
+    wrong = []
+
+    def run(label: str, record: bool) -> None:
+        exe = exes[label]
+        out = exe.run({"x": x}, device=True, profile=True)["out"]
+        if not work.check(out.numpy()):
+            wrong.append(label)
+        out.free()
+        if record:
+            times[label].append(exe.last_profile.total_seconds)
+            per_kernel[label].append([k.seconds for k in exe.last_profile.kernels])
+
+    end = time.perf_counter() + args.warmup
+    while time.perf_counter() < end:
+        for label in exes:
+            run(label, False)
+    for _ in range(args.reps):
+        for label in exes:
+            run(label, True)
+    x.free()
+    if wrong:
+        raise SystemExit(f"{kind}: wrong results from {sorted(set(wrong))}")
+    kernels = {label: len(exe.last_profile.kernels) for label, exe in exes.items()}
+    print(f"{kind} (2^{args.log2n}), kernels per run: {kernels}")
+    for label, values in times.items():
+        ms = [v * 1e3 for v in values]
+        print(
+            f"  {label:10s} min {min(ms):8.3f}  median {statistics.median(ms):8.3f}  "
+            f"max {max(ms):8.3f} ms"
+        )
+    for label, runs in per_kernel.items():
+        medians = [statistics.median(r[i] for r in runs) * 1e3 for i in range(len(runs[0]))]
+        print(f"  {label:10s} per kernel, median ms: " + ", ".join(f"{m:.3f}" for m in medians))
+    med = {label: statistics.median(v) for label, v in times.items()}
+    print(
+        f"  ratio of medians: tree / presum {med['tree'] / med['presum']:.2f}x, "
+        f"coarsened / presum {med['coarsened'] / med['presum']:.2f}x, "
+        f"tree / coarsened {med['tree'] / med['coarsened']:.2f}x"
+    )
+    for a, b in (("tree", "presum"), ("coarsened", "presum")):
+        ratios = [x / y for x, y in zip(times[a], times[b])]
+        print(
+            f"  {a} / {b} per round: min {min(ratios):.2f}x  "
+            f"median {statistics.median(ratios):.2f}x  max {max(ratios):.2f}x"
+        )
+    if args.json:
+        results[kind] = {"seconds": times, "kernels": kernels, "kernel_seconds": per_kernel}
+    return times
+
+
+def main() -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--log2n", type=int, default=22)
+    p.add_argument("--kinds", nargs="+", default=["sum"], choices=["sum", "min", "max"])
+    p.add_argument("--k", type=int, default=0, help="elements per invocation (0: chosen)")
+    p.add_argument("--reps", type=int, default=15)
+    p.add_argument("--warmup", type=float, default=1.0)
+    p.add_argument("--json", default=None, help="write every timed run here")
+    args = p.parse_args()
+    print(f"adapter: {gpu_device(None).describe()}")
+    for kind in args.kinds:
+        measure(kind, 1 << args.log2n, args)
+    if args.json:
+        os.makedirs(os.path.dirname(os.path.abspath(args.json)), exist_ok=True)
+        with open(args.json, "w") as f:
+            json.dump({"command": " ".join(sys.argv), "results": results}, f, indent=1)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,345 @@
+"""`vyre-coarsen-reductions` keeps every result: textbook tree reductions (one
+element per invocation, a barrier tree per workgroup, a program per level)
+run on the reference interpreter and on the GPU (lavapipe) with the pass off
+and on, against numpy; sum, min and max (and mul, bit_xor) on integers,
+float sums with permission to reassociate, sizes that are not multiples of
+k x 256. Where the pass must not apply (float add without permission, a
+combine that is not associative, partials that are observable or read in
+another way) it leaves the module as it was and says why. Expected values
+come from numpy alone."""
+
+from __future__ import annotations
+
+import math
+import re
+
+import numpy as np
+import pytest
+from xdsl.context import Context
+
+import vyre_xdsl
+from vyre_xdsl.analysis.reductions import tree_level
+from vyre_xdsl.dialects.vyre import programs
+from vyre_xdsl.passes import get_all_passes
+from vyre_xdsl.passes.vyre_coarsen_reductions import VyreCoarsenReductionsPass
+
+F32_INF = "0x7F800000"
+F32_NINF = "0xFF800000"
+#: (combine, element) -> identity as IR text
+IDENTITIES = {
+    ("add", "ui32"): "0",
+    ("add", "si32"): "0",
+    ("add", "f32"): "0.0",
+    ("mul", "ui32"): "1",
+    ("bit_xor", "ui32"): "0",
+    ("min", "ui32"): "4294967295",
+    ("max", "ui32"): "0",
+    ("min", "si32"): "2147483647",
+    ("max", "si32"): "-2147483648",
+    ("min", "f32"): F32_INF,
+    ("max", "f32"): F32_NINF,
+    ("sub", "ui32"): "0",
+}
+DTYPES = {"ui32": np.uint32, "si32": np.int32, "f32": np.float32}
+
+
+def level(name, src, dst, n, width, element, op, pad=True, attrs="", dst_access="write_only"):
+    """One textbook level: each workgroup of `width` reduces its elements of
+    `src` (the identity past n) in workgroup memory and writes dst[workgroup]."""
+    m = math.ceil(n / width)
+    ident = IDENTITIES[(op, element)]
+    leaf = "%v"
+    guard = ""
+    if pad and n % width:
+        guard = f"""
+  %n = vyre.const {n} : ui32
+  %inside = vyre.lt %i, %n : ui32
+  %ident = vyre.const {ident} : {element}
+  %vp = vyre.select %inside, %v, %ident : {element}"""
+        leaf = "%vp"
+    return f"""vyre.program @{name} {attrs}workgroup_size [{width}, 1, 1] {{
+  vyre.buffer @{src} binding 0 read_only : {element}[{n}]
+  vyre.buffer @{dst} binding 1 {dst_access} : {element}[{m}]
+  vyre.buffer @tile_{name} workgroup : {element}[{width}]
+  %i = vyre.invocation_id x
+  %l = vyre.local_id x
+  %w = vyre.workgroup_id x
+  %v = vyre.load @{src}[%i] : {element}{guard}
+  vyre.store @tile_{name}[%l] = {leaf} : {element}
+  vyre.barrier
+  %zero = vyre.const 0 : ui32
+  %levels = vyre.const {int(math.log2(width))} : ui32
+  %half = vyre.const {width // 2} : ui32
+  vyre.loop @level = %zero to %levels {{
+    %k = vyre.var @level : ui32
+    %stride = vyre.shr %half, %k : ui32
+    %active = vyre.lt %l, %stride : ui32
+    vyre.if %active {{
+      %j = vyre.add %l, %stride : ui32
+      %a = vyre.load @tile_{name}[%l] : {element}
+      %b = vyre.load @tile_{name}[%j] : {element}
+      %s = vyre.{op} %a, %b : {element}
+      vyre.store @tile_{name}[%l] = %s : {element}
+    }}
+    vyre.barrier
+  }}
+  %first = vyre.eq %l, %zero : ui32
+  vyre.if %first {{
+    %total = vyre.load @tile_{name}[%zero] : {element}
+    vyre.store @{dst}[%w] = %total : {element}
+  }}
+}}"""
+
+
+def tree(n, op, element, width=256, attrs="", first_access="write_only"):
+    """Levels from @x (n elements) down to one value in @out."""
+    texts, src, size, k = [], "x", n, 0
+    while True:
+        m = math.ceil(size / width)
+        dst = "out" if m == 1 else f"r{k}"
+        access = first_access if k == 0 and m > 1 else "write_only"
+        texts.append(level(f"level{k}", src, dst, size, width, element, op, True, attrs, access))
+        if m == 1:
+            return "\n".join(texts) + "\n"
+        src, size, k = dst, m, k + 1
+
+
+def data(element, n, op, seed=0):
+    rng = np.random.default_rng(seed)
+    if element == "f32":
+        return rng.standard_normal(n).astype(np.float32)
+    if op == "mul":
+        return rng.choice(np.array([1, 1, 1, 3, 5, 7], np.uint32), n)
+    if element == "si32":
+        return rng.integers(-1000, 1000, n).astype(np.int32)
+    return rng.integers(0, 1 << 32, n, dtype=np.uint64).astype(np.uint32)
+
+
+def numpy_reduce(op, x):
+    if op == "add":
+        if x.dtype == np.float32:
+            return np.float64(x.astype(np.float64).sum())
+        return np.add.reduce(x, dtype=x.dtype)
+    if op == "mul":
+        return np.multiply.reduce(x, dtype=x.dtype)
+    if op == "bit_xor":
+        return np.bitwise_xor.reduce(x)
+    return {"min": np.min, "max": np.max}[op](x)
+
+
+def coarsened(text, **options):
+    module = vyre_xdsl.parse(text)
+    VyreCoarsenReductionsPass(**options).apply(Context(), module)
+    module.verify()
+    return module
+
+
+def grids(module):
+    return [p.explicit_grid for p in programs(module)]
+
+
+def check(out, expected, x):
+    if x.dtype == np.float32:
+        # float sums: a different grouping rounds differently
+        bound = 1e-5 * float(np.abs(x.astype(np.float64)).sum()) + 1e-6
+        assert abs(float(out[0]) - float(expected)) <= bound
+    else:
+        assert out.dtype == x.dtype and out[0] == expected
+
+
+CASES = [
+    # op, element, n, width, k
+    ("add", "ui32", 100_003, 256, 16),
+    ("min", "ui32", 70_001, 256, 4),
+    ("min", "ui32", 256 * 1001, 256, 16),  # no padding, 1001 workgroups: 63 x 16 > 1001
+    ("max", "ui32", 65_536, 256, 16),
+    ("add", "si32", 50_000, 64, 8),
+    ("min", "si32", 123_457, 64, 0),
+    ("max", "si32", 4_097, 64, 16),
+    ("mul", "ui32", 9_999, 64, 4),
+    ("bit_xor", "ui32", 30_001, 128, 8),
+    ("min", "f32", 100_001, 256, 16),
+    ("max", "f32", 77_777, 64, 8),
+    ("add", "f32", 100_003, 256, 16),
+]
+
+
+@pytest.mark.parametrize("backend", ["reference", "wgpu"])
+@pytest.mark.parametrize(("op", "element", "n", "width", "k"), CASES)
+def test_pass_on_and_off_agree_with_numpy(backend, op, element, n, width, k):
+    text = tree(n, op, element, width)
+    x = data(element, n, op)
+    expected = numpy_reduce(op, x)
+    options = {"k": k, "reassociate_floats": True, "min_workgroups": 8}
+    module = coarsened(text, **options)
+    first = grids(module)[0]
+    groups = math.ceil(n / width)
+    chosen = k or first[0] and math.ceil(groups / first[0])
+    assert first == (math.ceil(groups / chosen), 1, 1), "the first level was not coarsened"
+    off = vyre_xdsl.run(text, {"x": x}, backend=backend)["out"]
+    on = vyre_xdsl.run(module, {"x": x}, backend=backend)["out"]
+    check(off, expected, x)
+    check(on, expected, x)
+
+
+def test_every_level_of_a_long_chain_is_coarsened_and_repeat_keeps_the_result():
+    n = 300_001  # 1172 partials, then 5, then 1
+    x = data("ui32", n, "min", 3)
+    module = coarsened(tree(n, "min", "ui32"), k=4)
+    assert grids(module) == [(293, 1, 1), (2, 1, 1), None]
+    for backend in ("reference", "wgpu"):
+        out = vyre_xdsl.run(module, {"x": x}, backend=backend, repeat=2)["out"]
+        assert out[0] == x.min()
+
+
+def test_automatic_k_leaves_min_workgroups():
+    n = 1 << 20  # 4096 workgroups of 256
+    module = coarsened(tree(n, "add", "ui32"))
+    assert grids(module)[0] == (1024, 1, 1)  # k = 4 keeps the default 1024
+    module = coarsened(tree(n, "add", "ui32"), min_workgroups=64)
+    assert grids(module)[0] == (256, 1, 1)  # k stops at max-k = 16
+    module = coarsened(tree(n, "add", "ui32"), min_workgroups=4096)
+    assert grids(module)[0] is None  # coarsening would leave fewer than 4096
+
+
+def test_program_attribute_allows_float_reassociation():
+    n = 40_000
+    text = tree(n, "add", "f32", attrs="{reassociate} ")
+    x = data("f32", n, "add", 5)
+    module = coarsened(text, k=8)
+    assert grids(module)[0] == (20, 1, 1)
+    check(vyre_xdsl.run(module, {"x": x}, backend="reference")["out"], numpy_reduce("add", x), x)
+
+
+def unchanged(text, reason, capsys, **options):
+    module = coarsened(text, remarks=True, **options)
+    assert str(module) == str(vyre_xdsl.parse(text))
+    assert reason in capsys.readouterr().err
+
+
+def test_float_add_without_permission_is_left_alone(capsys):
+    unchanged(tree(100_000, "add", "f32"), "reassociate-floats=true", capsys, k=4)
+
+
+def test_non_associative_combine_is_left_alone(capsys):
+    unchanged(tree(100_000, "sub", "ui32"), "'sub' is not associative", capsys, k=4)
+
+
+def test_observable_partials_are_left_alone(capsys):
+    # the first level's partials are marked output: the caller gets them back
+    # (the second level's partials are still an intermediate: it is coarsened)
+    text = tree(100_000, "add", "ui32", first_access="write_only output")
+    module = coarsened(text, k=4, remarks=True)
+    assert grids(module) == [None, (1, 1, 1), None]
+    assert "@r0 is marked output" in capsys.readouterr().err
+    x = data("ui32", 100_000, "add")
+    out = vyre_xdsl.run(module, {"x": x}, backend="reference")
+    assert out["out"][0] == numpy_reduce("add", x)
+    np.testing.assert_array_equal(
+        out["r0"], np.add.reduceat(x, np.arange(0, 100_000, 256), dtype=np.uint32)
+    )
+
+
+def test_partials_read_by_another_program_are_left_alone(capsys):
+    text = tree(100_000, "add", "ui32")
+    spy = """vyre.program @spy workgroup_size [64, 1, 1] {
+  vyre.buffer @r0 binding 0 read_only : ui32[391]
+  vyre.buffer @copy binding 1 write_only : ui32[391]
+  %i = vyre.invocation_id x
+  %v = vyre.load @r0[%i] : ui32
+  vyre.store @copy[%i] = %v : ui32
+}
+"""
+    text += spy
+    module = coarsened(text, k=4, remarks=True)
+    assert grids(module)[0] is None
+    assert "@r0 is declared by 3 programs" in capsys.readouterr().err
+    x = data("ui32", 100_000, "add")
+    out = vyre_xdsl.run(module, {"x": x}, backend="reference")
+    assert out["out"][0] == numpy_reduce("add", x)
+
+
+def test_partials_reduced_after_a_transform_are_left_alone(capsys):
+    # the second level reduces 2 * r0[i], not r0[i]: a different grouping of
+    # r0 would still sum the same, but the rule only admits plain leaves
+    text = tree(100_000, "add", "ui32").replace(
+        "%v = vyre.load @r0[%i] : ui32",
+        "%v0 = vyre.load @r0[%i] : ui32\n  %v = vyre.add %v0, %v0 : ui32",
+    )
+    module = coarsened(text, k=4, remarks=True)
+    assert grids(module)[0] is None
+    assert "does not read @r0" in capsys.readouterr().err
+
+
+def test_applying_twice_changes_nothing_more():
+    once = coarsened(tree(100_000, "max", "si32"), k=4)
+    twice = vyre_xdsl.parse(str(once))
+    VyreCoarsenReductionsPass(k=4).apply(Context(), twice)
+    assert str(twice) == str(once)
+
+
+def test_recognizer_reasons():
+    text = tree(1000, "add", "ui32")
+    assert tree_level(programs(vyre_xdsl.parse(text))[0]).__class__.__name__ == "TreeLevel"
+    broken = text.replace("%half = vyre.const 128", "%half = vyre.const 64", 1)
+    why = tree_level(programs(vyre_xdsl.parse(broken))[0])
+    assert why == "the steps do not combine every lane of the workgroup into tile[0]"
+
+
+def test_registered_and_in_the_pipeline():
+    assert "vyre-coarsen-reductions" in get_all_passes()
+    from vyre_xdsl.passes.pipeline import VyreToKernelPass
+
+    text = tree(1 << 20, "add", "ui32")
+    first_grid = {}
+    for on in (False, True):
+        module = vyre_xdsl.parse(text)
+        VyreToKernelPass(coarsen_reductions=on).apply(Context(), module)
+        dispatch = next(op for op in module.walk() if op.name == "kernel.dispatch")
+        first_grid[on] = re.search(r"grid (?:explicit )?\[(\d+), 1, 1\]", str(dispatch)).group(1)
+    assert first_grid == {False: "4096", True: "1024"}
+
+
+@pytest.mark.parametrize("backend", ["reference", "wgpu"])
+def test_partials_stored_past_the_buffer_stay_dropped(backend):
+    # r0 holds 10 of the 16 partials: the last 6 workgroups' partials are
+    # dropped (out-of-bounds stores), so only x[0:640] counts, coarsened or not
+    text = tree(1024, "min", "ui32", 64)
+    text = text.replace("ui32[16]", "ui32[10]").replace(
+        "vyre.const 16 : ui32", "vyre.const 10 : ui32"
+    )
+    x = data("ui32", 1024, "min", 7)
+    x[640:] = 0  # would win the min if they were mixed in
+    module = coarsened(text, k=4)
+    assert grids(module)[0] == (3, 1, 1)
+    for source in (text, module):
+        assert vyre_xdsl.run(source, {"x": x}, backend=backend)["out"][0] == x[:640].min()
+
+
+@pytest.mark.parametrize("fuse", [True, "force"])
+def test_coarsened_module_fuses_and_runs_on_the_gpu(fuse):
+    n = 200_003
+    x = data("si32", n, "max", 11)
+    module = coarsened(tree(n, "max", "si32"), k=8)
+    out = vyre_xdsl.run(module, {"x": x}, backend="wgpu", fuse=fuse)["out"]
+    assert out[0] == x.max()
+
+
+def test_random_sizes_and_k_on_the_reference_backend():
+    rng = np.random.default_rng(12)
+    for _ in range(12):
+        width = int(rng.choice([32, 64, 128, 256]))
+        n = int(rng.integers(width * 2 + 1, 40_000))
+        k = int(rng.integers(2, 17))
+        op = str(rng.choice(["add", "min", "max"]))
+        x = data("ui32", n, op, int(rng.integers(1 << 30)))
+        module = coarsened(tree(n, op, "ui32", width), k=k)
+        assert grids(module)[0] == (math.ceil(math.ceil(n / width) / k), 1, 1), (n, width, k)
+        out = vyre_xdsl.run(module, {"x": x}, backend="reference")["out"]
+        assert out[0] == numpy_reduce(op, x), (op, n, width, k)
+
+
+def test_partials_that_are_the_module_output_are_left_alone(capsys):
+    # one level alone: its 391 partials are what the caller gets back
+    text = level("level0", "x", "r0", 100_000, 256, "ui32", "add") + "\n"
+    unchanged(text, "@r0 is read by no later program", capsys, k=4)

@@ -1,0 +1,574 @@
+"""Workgroup tree reductions: recognize a textbook tree level, and say whether
+its partial results are unobservable, so that a pass may change them.
+
+A *tree level* is a program in which every invocation computes one *leaf*
+value from its `invocation_id x` alone, stores it into a workgroup buffer
+(the *tile*) at its `local_id x`, and then the workgroup combines the tile
+with one associative and commutative op in barrier-separated halving steps,
+and invocation 0 stores the tile's element 0 into a host buffer (the
+*partials*) at its `workgroup_id x`:
+
+```mlir
+vyre.program @level0 workgroup_size [256, 1, 1] {
+  vyre.buffer @x binding 0 read_only : f32[1048576]
+  vyre.buffer @r0 binding 1 write_only : f32[4096]
+  vyre.buffer @tile workgroup : f32[256]
+  %i = vyre.invocation_id x
+  %l = vyre.local_id x
+  %w = vyre.workgroup_id x
+  %v = vyre.load @x[%i] : f32
+  vyre.store @tile[%l] = %v : f32
+  vyre.barrier
+  // vyre.loop @level = 0 to 8 { if l < (128 >> level) {
+  //   tile[l] = tile[l] op tile[l + (128 >> level)] }; barrier }
+  // if l == 0 { r0[w] = tile[0] }
+}
+```
+
+`tree_level(program)` proves this shape or says why not (a `NotATree`
+reason): the leaf is a slice of expressions over `invocation_id x`,
+constants and loads of buffers the program never writes; every halving step
+`if l < s { tile[l] = tile[l] op tile[l + s] }` is followed by a barrier, its
+stride `s` is a constant (possibly of the loop variable of a loop with
+constant bounds), and a symbolic run of the steps over the workgroup's lanes
+shows that tile element 0 ends up combining every lane exactly once.
+
+`combine_refusal(op, type, reassociate_floats)` says whether the combine may
+be regrouped: integer `add mul min max bit_and bit_or bit_xor` always (they
+wrap, so they are associative and commutative exactly); `f32`-family `min`
+and `max` always (the language defines them order-independently: NaN is
+ignored, -0 is below +0); float `add` and `mul` only with permission to
+reassociate (the order changes the rounding).
+
+`partials_refusal(level, ...)` says whether the partials a level writes are
+unobservable (the run interface, docs/cli.md: outputs and intermediates): the buffer is declared by exactly two
+programs, this level (`write_only`) and a later tree level with the same
+combine (`read_only`), neither marks it `output`; that consumer reads it only
+as its leaf (`load @r[i]`, or `select(i < c, load @r[i], e)` with `c` at least
+the buffer's length and `e` not reading it), with enough invocations to read
+every element; and the consumer's own partials are unobservable in the same
+way, or the consumer runs a single workgroup (its one result is the whole
+reduction, the same value whichever way the partials were grouped).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+from xdsl.ir import Attribute, Operation, SSAValue
+
+from vyre_xdsl.analysis.expressions import is_speculatable
+from vyre_xdsl.dialects.vyre import (
+    SUBGROUP_OPS,
+    BarrierOp,
+    BinaryOp,
+    ConstOp,
+    EqOp,
+    IfOp,
+    InvocationIdOp,
+    LoadOp,
+    LocalIdOp,
+    LoopOp,
+    LtOp,
+    NumWorkgroupsOp,
+    ProgramOp,
+    SelectOp,
+    StoreOp,
+    VarOp,
+    WorkgroupIdOp,
+    element_info,
+    type_name,
+    ui32,
+)
+from vyre_xdsl.semantics import OPS
+
+__all__ = [
+    "ASSOCIATIVE_COMBINES",
+    "IDEMPOTENT_COMBINES",
+    "NotATree",
+    "TreeLevel",
+    "combine_identity",
+    "combine_refusal",
+    "partials_refusal",
+    "tree_level",
+]
+
+#: combines that are associative and commutative on integers (wrapping)
+ASSOCIATIVE_COMBINES = ("add", "mul", "min", "max", "bit_and", "bit_or", "bit_xor")
+#: combines with x op x == x: a partial may be repeated instead of an identity
+IDEMPOTENT_COMBINES = ("min", "max", "bit_and", "bit_or")
+#: float combines whose result does not depend on the order (no rounding)
+EXACT_FLOAT_COMBINES = ("min", "max")
+#: stride ops the step evaluator knows (on ui32 constants)
+_STRIDE_OPS = ("add", "sub", "mul", "div", "shl", "shr", "min", "max")
+
+
+class NotATree(str):
+    """Why a program is not a recognized tree level (a plain message)."""
+
+
+@dataclass(frozen=True)
+class TreeLevel:
+    """A recognized tree level (see the module docstring)."""
+
+    program: ProgramOp
+    #: the combine's mnemonic (`add`, `min`, ...) and its element type
+    combine: str
+    element: Attribute
+    #: the workgroup buffer the tree runs in, and the host buffer of partials
+    tile: str
+    partials: str
+    #: invocations per workgroup (x; y and z are 1)
+    width: int
+    #: `store @tile[l] = leaf` (at the top level of the body)
+    leaf_store: StoreOp
+    #: the ops that compute the leaf, in program order (all at the top level)
+    leaf_ops: tuple[Operation, ...]
+    #: `if l == 0 { store @partials[w] = load @tile[0] }`
+    final: IfOp
+
+
+# ---------------------------------------------------------------- the combine
+
+
+def combine_refusal(combine: str, element: Attribute, reassociate_floats: bool) -> str | None:
+    """Why `combine` on `element` may not be regrouped, or None when it may."""
+    info = element_info(element)
+    if info is None or info.family == "vector":
+        return f"the tree combines {element}; only scalar integers and floats are coarsened"
+    if combine not in ASSOCIATIVE_COMBINES:
+        return f"'{combine}' is not associative and commutative"
+    if info.is_float:
+        if combine not in EXACT_FLOAT_COMBINES and not reassociate_floats:
+            return (
+                f"float '{combine}' rounds differently when regrouped; allow it with "
+                "reassociate-floats=true or the program attribute {reassociate}"
+            )
+        if combine.startswith("bit_"):
+            return f"'{combine}' does not apply to {element}"
+    return None
+
+
+def combine_identity(combine: str, element: Attribute) -> int | float | None:
+    """The identity of `combine` on `element` (x op e == x for every x, floats
+    included: -0.0 for add), or None for an idempotent combine, whose partials
+    are repeated instead."""
+    if combine in IDEMPOTENT_COMBINES:
+        return None
+    info = element_info(element)
+    assert info is not None
+    if combine == "mul":
+        return 1.0 if info.is_float else 1
+    return -0.0 if info.is_float else 0
+
+
+# ---------------------------------------------------------------- recognizing a level
+
+
+def tree_level(program: ProgramOp) -> TreeLevel | NotATree:
+    """The tree level `program` is, or why it is not one."""
+    try:
+        return _Matcher(program).match()
+    except _Refused as refusal:
+        return NotATree(str(refusal))
+
+
+class _Refused(Exception):
+    pass
+
+
+def _require(condition: bool, message: str) -> None:
+    if not condition:
+        raise _Refused(message)
+
+
+def _is_id(value: SSAValue, cls: type[Operation], axis: int = 0) -> bool:
+    return isinstance(value.owner, cls) and value.owner.axis_index == axis
+
+
+def _const(value: SSAValue) -> int | float | bool | None:
+    return value.owner.literal() if isinstance(value.owner, ConstOp) else None
+
+
+def evaluate_ui32(value: SSAValue, env: Mapping[str, int]) -> int | None:
+    """The value of a ui32 expression of constants, the loop variables in `env`
+    (read with `vyre.var`) and the ops of `_STRIDE_OPS`, else None."""
+    if value.type != ui32:
+        return None
+    owner = value.owner
+    if isinstance(owner, ConstOp):
+        return int(owner.literal())
+    if isinstance(owner, VarOp):
+        return env.get(owner.var_name.data)
+    if isinstance(owner, BinaryOp):
+        name = owner.name.removeprefix("vyre.")
+        if name not in _STRIDE_OPS:
+            return None
+        a, b = evaluate_ui32(owner.lhs, env), evaluate_ui32(owner.rhs, env)
+        if a is None or b is None:
+            return None
+        result = OPS[name].evaluate(np.array([a], np.uint32), np.array([b], np.uint32))
+        return int(np.asarray(result).reshape(-1)[0])
+    return None
+
+
+class _Matcher:
+    def __init__(self, program: ProgramOp):
+        self.program = program
+        self.buffers = {b.buffer_name: b for b in program.buffers()}
+
+    def match(self) -> TreeLevel:
+        program = self.program
+        x, y, z = program.workgroup
+        _require(y == 1 and z == 1, f"workgroup_size {[x, y, z]} is not one-dimensional")
+        _require(
+            program.explicit_grid is None and program.indirect_buffer is None,
+            "the program has an explicit or indirect grid",
+        )
+        self.width = x
+        statements = [op for op in program.body.block.ops if op not in self.buffers.values()]
+        store_at = next(
+            (n for n, op in enumerate(statements) if not self._is_value(op)),
+            None,
+        )
+        _require(store_at is not None, "the program stores nothing")
+        leaf_store = statements[store_at]
+        _require(
+            isinstance(leaf_store, StoreOp),
+            f"its first statement is '{leaf_store.name}', not the store of a leaf "
+            "into workgroup memory",
+        )
+        tile = self.buffers.get(leaf_store.buffer_name)
+        _require(
+            tile is not None and tile.is_workgroup,
+            f"its first store writes @{leaf_store.buffer_name}, not a workgroup buffer",
+        )
+        _require(
+            tile.static_count is not None and tile.static_count >= self.width,
+            f"workgroup buffer @{tile.buffer_name} is shorter than the workgroup",
+        )
+        _require(_is_id(leaf_store.index, LocalIdOp), "the leaf is not stored at 'local_id x'")
+        self.tile = tile.buffer_name
+        self.element = tile.element_type
+        leaf_ops = self._leaf_slice(leaf_store.value)
+        rest = [op for op in statements[store_at + 1 :] if not _is_pure_value(op)]
+        _require(
+            bool(rest) and _is_workgroup_barrier(rest[0]),
+            "no workgroup barrier follows the store of the leaf",
+        )
+        self.combine: str | None = None
+        strides = self._steps(rest[1:-1])
+        final = rest[-1] if len(rest) > 1 else None
+        partials = self._final(final)
+        self._simulate(strides)
+        assert self.combine is not None
+        others = [
+            b.buffer_name
+            for b in self.buffers.values()
+            if b.is_workgroup and b.buffer_name != self.tile
+        ]
+        _require(not others, f"it declares other workgroup buffers ({', '.join(others)})")
+        return TreeLevel(
+            program=program,
+            combine=self.combine,
+            element=self.element,
+            tile=self.tile,
+            partials=partials,
+            width=self.width,
+            leaf_store=leaf_store,
+            leaf_ops=leaf_ops,
+            final=final,
+        )
+
+    # the leaf
+
+    def _is_value(self, op: Operation) -> bool:
+        """A top-level op before the leaf store that only computes a value."""
+        if isinstance(op, LoadOp):
+            buffer = self.buffers.get(op.buffer_name)
+            return buffer is not None and not buffer.is_workgroup
+        return _is_pure_value(op)
+
+    def _leaf_slice(self, leaf: SSAValue) -> tuple[Operation, ...]:
+        body = self.program.body.block
+        written = {op.buffer_name for op in self.program.walk() if isinstance(op, StoreOp)} | {
+            self.tile
+        }
+        seen: set[Operation] = set()
+        stack = [leaf]
+        while stack:
+            owner = stack.pop().owner
+            if not isinstance(owner, Operation) or owner in seen:
+                _require(isinstance(owner, Operation), "the leaf reads a block argument")
+                continue
+            seen.add(owner)
+            _require(owner.parent_block() is body, "the leaf is computed inside a region")
+            if isinstance(owner, LoadOp):
+                _require(
+                    owner.buffer_name not in written,
+                    f"the leaf loads @{owner.buffer_name}, which the program writes",
+                )
+            elif isinstance(owner, InvocationIdOp):
+                _require(owner.axis_index == 0, "the leaf reads an invocation id on y or z")
+            else:
+                _require(
+                    not isinstance(
+                        owner, (LocalIdOp, WorkgroupIdOp, NumWorkgroupsOp, VarOp, *SUBGROUP_OPS)
+                    ),
+                    f"the leaf depends on '{owner.name}', not only on 'invocation_id x'",
+                )
+                _require(
+                    is_speculatable(owner),
+                    f"the leaf computes '{owner.name}', which may trap or has effects",
+                )
+            stack.extend(owner.operands)
+        return tuple(op for op in body.ops if op in seen)
+
+    # the halving steps
+
+    def _steps(self, statements: Sequence[Operation]) -> list[int]:
+        strides: list[int] = []
+        n = 0
+        while n < len(statements):
+            op = statements[n]
+            if isinstance(op, LoopOp):
+                strides += self._loop_steps(op)
+                n += 1
+                continue
+            _require(
+                n + 1 < len(statements) and _is_workgroup_barrier(statements[n + 1]),
+                f"'{op.name}' is not a halving step followed by a barrier",
+            )
+            strides.append(self._step(op, {}))
+            n += 2
+        return strides
+
+    def _loop_steps(self, loop: LoopOp) -> list[int]:
+        lower, upper = _const(loop.lower), _const(loop.upper)
+        _require(
+            isinstance(lower, int) and isinstance(upper, int),
+            "a loop of the tree has bounds that are not constants",
+        )
+        name = loop.var_name.data
+        inner = [
+            op
+            for op in loop.body.block.ops
+            if not _is_pure_value(op) and not (isinstance(op, VarOp) and op.var_name.data == name)
+        ]
+        _require(
+            len(inner) == 2 and _is_workgroup_barrier(inner[1]),
+            "a loop of the tree is not one halving step and a barrier",
+        )
+        return [self._step(inner[0], {name: k}) for k in range(lower, upper)]
+
+    def _step(self, op: Operation, env: Mapping[str, int]) -> int:
+        """The stride of `if l < s { tile[l] = tile[l] op tile[l + s] }`."""
+        _require(isinstance(op, IfOp), f"'{op.name}' is not a halving step")
+        assert isinstance(op, IfOp)
+        _require(not op.has_else, "a step has an else branch")
+        cond = op.cond.owner
+        _require(
+            isinstance(cond, LtOp) and _is_id(cond.lhs, LocalIdOp),
+            "a step's condition is not 'local_id x < stride'",
+        )
+        stride = evaluate_ui32(cond.rhs, env)
+        _require(stride is not None, "a step's stride is not a constant")
+        ops = [inner for inner in op.then_region.block.ops if not _is_pure_value(inner)]
+        stores = [inner for inner in ops if isinstance(inner, StoreOp)]
+        loads = [inner for inner in ops if isinstance(inner, LoadOp)]
+        _require(
+            len(stores) == 1 and len(loads) == 2 and len(ops) == 3,
+            "a step is not two loads of the tile and one store",
+        )
+        store = stores[0]
+        _require(
+            store.buffer_name == self.tile and _is_id(store.index, LocalIdOp),
+            "a step does not store to tile[local_id x]",
+        )
+        combine = store.value.owner
+        _require(
+            isinstance(combine, BinaryOp) and combine.parent is store.parent,
+            "a step does not store one binary op of its two loads",
+        )
+        assert isinstance(combine, BinaryOp)
+        name = combine.name.removeprefix("vyre.")
+        _require(
+            self.combine in (None, name), f"the steps combine with '{self.combine}' and '{name}'"
+        )
+        self.combine = name
+        operands = {combine.lhs.owner, combine.rhs.owner}
+        _require(operands == set(loads), "a step does not combine its two loads")
+        own = [ld for ld in loads if _is_id(ld.index, LocalIdOp)]
+        _require(len(own) == 1, "a step does not read tile[local_id x]")
+        other = loads[0] if own[0] is loads[1] else loads[1]
+        _require(
+            own[0].buffer_name == self.tile and other.buffer_name == self.tile,
+            "a step reads a buffer other than the tile",
+        )
+        index = other.index.owner
+        _require(
+            isinstance(index, BinaryOp) and index.name == "vyre.add",
+            "a step's partner is not tile[local_id x + stride]",
+        )
+        terms = [index.lhs, index.rhs]
+        lanes = [t for t in terms if _is_id(t, LocalIdOp)]
+        _require(len(lanes) == 1, "a step's partner is not tile[local_id x + stride]")
+        offset = terms[1] if lanes[0] is terms[0] else terms[0]
+        _require(
+            evaluate_ui32(offset, env) == stride,
+            "a step's partner offset differs from its stride",
+        )
+        return stride
+
+    def _simulate(self, strides: Sequence[int]) -> None:
+        """Run the steps over sets of lanes: tile[0] must hold every lane once."""
+        lanes = [1 << lane for lane in range(self.width)]
+        for stride in strides:
+            for lane in range(min(stride, self.width)):
+                partner = lane + stride
+                _require(
+                    partner < self.width,
+                    f"a step of stride {stride} reads tile[{partner}], past the workgroup",
+                )
+                _require(
+                    not lanes[lane] & lanes[partner],
+                    f"a step of stride {stride} combines a lane twice",
+                )
+                lanes[lane] |= lanes[partner]
+        _require(
+            lanes[0] == (1 << self.width) - 1,
+            "the steps do not combine every lane of the workgroup into tile[0]",
+        )
+
+    # the final store
+
+    def _final(self, op: Operation | None) -> str:
+        _require(isinstance(op, IfOp), "the program does not end with 'if local_id x == 0'")
+        assert isinstance(op, IfOp)
+        cond = op.cond.owner
+        _require(
+            isinstance(cond, EqOp)
+            and {_is_id(cond.lhs, LocalIdOp), _is_id(cond.rhs, LocalIdOp)} == {True, False}
+            and 0 in (_const(cond.lhs), _const(cond.rhs)),
+            "the program does not end with 'if local_id x == 0'",
+        )
+        _require(not op.has_else, "the final if has an else branch")
+        ops = [inner for inner in op.then_region.block.ops if not _is_pure_value(inner)]
+        _require(
+            len(ops) == 2 and isinstance(ops[0], LoadOp) and isinstance(ops[1], StoreOp),
+            "the final if is not 'store @partials[workgroup_id x] = load @tile[0]'",
+        )
+        load, store = ops
+        _require(
+            load.buffer_name == self.tile and _const(load.index) == 0,
+            "the final if does not read tile[0]",
+        )
+        _require(
+            store.value is load.result and _is_id(store.index, WorkgroupIdOp),
+            "the final if does not store tile[0] at 'workgroup_id x'",
+        )
+        partials = self.buffers[store.buffer_name]
+        _require(not partials.is_workgroup, "the final store writes workgroup memory")
+        return partials.buffer_name
+
+
+def _is_pure_value(op: Operation) -> bool:
+    return is_speculatable(op) and not isinstance(op, (NumWorkgroupsOp, *SUBGROUP_OPS))
+
+
+def _is_workgroup_barrier(op: Operation) -> bool:
+    return isinstance(op, BarrierOp) and op.ordering.data in ("seq_cst", "acq_rel")
+
+
+# ---------------------------------------------------------------- observability
+
+
+def partials_refusal(
+    level: TreeLevel,
+    levels: Mapping[ProgramOp, TreeLevel],
+    programs: Sequence[ProgramOp],
+    launched: Callable[[ProgramOp], int],
+) -> str | None:
+    """Why the partials `level` writes are observable (see the module docstring),
+    or None when nothing outside the chain of levels can see them.
+    `launched(program)` gives the logical workgroups a program launches."""
+    seen: set[str] = set()
+    while True:
+        name = level.partials
+        if name in seen:
+            return f"@{name} is read back into its own chain"
+        seen.add(name)
+        declaring = [p for p in programs if p.buffer(name) is not None]
+        at = programs.index(level.program)
+        later = [p for p in declaring if programs.index(p) > at]
+        if not later:
+            return f"@{name} is read by no later program: the caller gets it back"
+        if len(declaring) != 2 or len(later) != 1:
+            return (
+                f"@{name} is declared by {len(declaring)} programs; partials must be "
+                "declared by their level and the next level only"
+            )
+        consumer = later[0]
+        mine, theirs = level.program.buffer(name), consumer.buffer(name)
+        assert mine is not None and theirs is not None
+        if mine.is_output or theirs.is_output:
+            return f"@{name} is marked output"
+        if mine.access_mode != "write_only" or theirs.access_mode != "read_only":
+            return (
+                f"@{name} is {mine.access_mode} in @{level.program.sym_name.data} and "
+                f"{theirs.access_mode} in @{consumer.sym_name.data}; partials must be "
+                "write_only, then read_only"
+            )
+        size = [c for c in (mine.static_count, theirs.static_count)]
+        if None in size:
+            return f"@{name} is runtime-sized"
+        size = max(size)
+        nxt = levels.get(consumer)
+        if nxt is None:
+            return f"@{name} is read by @{consumer.sym_name.data}, which is not a tree level"
+        if (nxt.combine, nxt.element) != (level.combine, level.element):
+            return (
+                f"@{name} is reduced by @{consumer.sym_name.data} with '{nxt.combine}', "
+                f"not '{level.combine}'"
+            )
+        why = _reads_each_once(nxt, name, size, launched(consumer) * nxt.width)
+        if why is not None:
+            return f"@{consumer.sym_name.data} {why}"
+        if launched(consumer) == 1:
+            return None
+        level = nxt
+
+
+def _reads_each_once(level: TreeLevel, name: str, size: int, invocations: int) -> str | None:
+    """Whether `level`'s leaf is `name[i]` for every i < size, and independent of
+    `name` past it; and only the leaf reads `name`."""
+    loads = [op for op in level.program.walk() if isinstance(op, LoadOp) and op.buffer_name == name]
+    leaf = level.leaf_store.value.owner
+    read = leaf
+    if isinstance(leaf, SelectOp):
+        cond = leaf.cond.owner
+        bound = _const(cond.rhs) if isinstance(cond, LtOp) else None
+        if not (
+            isinstance(cond, LtOp)
+            and _is_id(cond.lhs, InvocationIdOp)
+            and isinstance(bound, int)
+            and bound >= size
+        ):
+            return f"does not read @{name} as 'select(invocation_id x < {size}, ...)'"
+        read = leaf.true_value.owner
+    if not (
+        isinstance(read, LoadOp)
+        and read.buffer_name == name
+        and _is_id(read.index, InvocationIdOp)
+        and loads == [read]
+    ):
+        return f"does not read @{name} once, at 'invocation_id x', as its leaf"
+    if invocations < size:
+        return f"launches {invocations} invocations, fewer than the {size} elements of @{name}"
+    return None
+
+
+def element_name(element: Attribute) -> str:
+    return type_name(element) or str(element)
