@@ -18,7 +18,12 @@ correct when each arm still does exactly what its own dispatch did:
    stored in an earlier arm (unconditionally, at top level, with an injective
    index, no write in between, no grid_sync in between) takes the stored
    value instead; an intermediate buffer whose loads are all forwarded has its
-   stores dropped, so a fused chain touches memory once.
+   stores dropped, so a fused chain touches memory once. A store under an
+   index guard (`if invocation_id x < N`, `vyre_xdsl.analysis.guards`) counts
+   as unconditional when `N` covers every invocation the arm runs on (the
+   guard is unwrapped), or is forwarded through a named local when it stores
+   at `invocation_id x` and `N` is at least the buffer's count (an invocation
+   that skips it would have stored out of bounds).
 """
 
 from __future__ import annotations
@@ -28,7 +33,7 @@ from bisect import bisect_left
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from xdsl.dialects.builtin import UnitAttr
+from xdsl.dialects.builtin import IntegerType, UnitAttr
 from xdsl.ir import Operation, SSAValue
 from xdsl.transforms.dead_code_elimination import is_trivially_dead
 from xdsl.utils.exceptions import VerifyException
@@ -36,12 +41,15 @@ from xdsl.utils.exceptions import VerifyException
 from vyre_xdsl.analysis import (
     Access,
     Hazard,
+    IndexBound,
     access_of,
     accesses,
     barrier_hazards,
     buffers_written,
     declaration_of,
     hazards,
+    index_bounds,
+    index_guards,
     injective_in_invocation,
     is_id_expression,
     is_invocation_x,
@@ -70,6 +78,7 @@ from vyre_xdsl.dialects.vyre import (
     WorkgroupIdOp,
     f32,
     i1,
+    is_float_type,
     ui32,
 )
 from vyre_xdsl.dispatch import uses_whole_buffers
@@ -78,6 +87,7 @@ from vyre_xdsl.fusion.geometry import Launch, count_le, count_of, groups_value, 
 from vyre_xdsl.fusion.merge import (
     Arm,
     MergedBuffer,
+    arm_name,
     buffer_declarations,
     check_buffer_types,
     clone_arms,
@@ -443,6 +453,7 @@ class _Fusion:
         self.arms_by_launch: dict[Launch, list[int]] = {}  # own launch -> the arms with it
         self.placed: dict[int, str] = {}  # arm index -> the barrier placed after it
         self.saved_bytes = 0  # memory traffic saved by forwarding and dropped stores
+        self.taken: set[str] = set()  # every name in use (fresh names avoid them)
 
     # ------------------------------------------------------------------ driver
 
@@ -452,6 +463,7 @@ class _Fusion:
         _check_geometry(self.progs, self.workgroup)
         self.arms = clone_arms(self.progs)
         taken = used_names(self.arms)
+        self.taken = taken
         rename_shared_locals(self.arms, taken)
         rename_shared_workgroup_buffers(self.arms, taken)
         self.merged = merge_buffers(self.arms)
@@ -464,6 +476,7 @@ class _Fusion:
             self.arms_by_launch.setdefault(launch, []).append(arm.index)
         for arm in self.arms:
             self._narrow_buffer_lengths(arm)
+        self._unwrap_true_guards()
         self.flags = [contain_returns(arm, taken) for arm in self.arms]
 
         self.summary = _Summary(self.arms)
@@ -515,9 +528,14 @@ class _Fusion:
         return view
 
     def _narrow_buffer_lengths(self, arm: Arm) -> None:
+        """`buf_len` of a buffer the arm sees shorter than merged becomes its count; so
+        does `buf_len` of a static intermediate (no host array decides its length), so
+        that a guard on it does not keep a buffer that forwarding could drop."""
         for op in list(arm.walk()):
             if isinstance(op, BufLenOp) and op.buffer_name in arm.views:
                 view = self._narrower(arm, op.buffer_name)
+                if view is None and op.buffer_name in self.intermediates:
+                    view = arm.views[op.buffer_name]
                 if view is not None:
                     const = ConstOp(view, ui32)
                     op.parent.insert_op_before(const, op)
@@ -688,6 +706,129 @@ class _Fusion:
                         ]
                     )
 
+    # ------------------------------------------------------------------ index guards
+
+    def _least_bound(self, bound: IndexBound, arm: Arm) -> int:
+        """The smallest value an index bound of `arm` can have in any run."""
+        if bound.length_of is None:
+            return bound.constant or 0
+        name = bound.length_of
+        if name in arm.views:
+            view = arm.views[name]
+            return self.min_counts.get(name, 0) if view is None else view
+        own = [b.static_count for b in arm.program.buffers() if b.buffer_name == name]
+        return own[0] if own and own[0] is not None else 0
+
+    def _unwrap_true_guards(self) -> None:
+        """Unwrap each index guard (`if invocation_id x < N`, `analysis/guards.py`)
+        around a store of a buffer that a later arm loads, when `N` is at least the
+        x extent of the arm's own dispatch. The arm runs only on invocations its own
+        dispatch launched (it is guarded to them, or the fused dispatch launches no
+        more), so the condition holds in every one of them: the then-branch always
+        runs and the else-branch never does. The store is then unconditional, and
+        forwarding can take it."""
+        loaded_later: set[str] = set()
+        for arm in reversed(self.arms):
+            extent = self.launches[arm.index].static_extent()
+            if extent is not None and loaded_later:
+                self._unwrap_arm_guards(arm, extent, loaded_later)
+            loaded_later |= {op.buffer_name for op in arm.walk() if isinstance(op, LoadOp)}
+
+    def _unwrap_arm_guards(self, arm: Arm, extent: int, loaded_later: set[str]) -> None:
+        candidates: list[IfOp] = []
+        for store in [op for op in arm.walk() if isinstance(op, StoreOp)]:
+            if store.buffer_name not in loaded_later:
+                continue
+            child: Operation = store
+            parent = store.parent_op()
+            while parent is not None and parent is not arm.program:
+                if (
+                    isinstance(parent, IfOp)
+                    and child.parent_region() is parent.then_region
+                    and parent not in candidates
+                ):
+                    candidates.append(parent)
+                child, parent = parent, parent.parent_op()
+        erased: set[Operation] = set()
+        for if_op in candidates:
+            if if_op in erased:
+                continue
+            bounds = index_bounds(if_op.cond)
+            if (
+                bounds is None
+                or any(self._least_bound(b, arm) < extent for b in bounds)
+                or self._unwrap_would_clash(arm, if_op)
+            ):
+                continue
+            if if_op.has_else:
+                erased |= {op for op in if_op.else_region.walk()}
+            block = if_op.parent_block()
+            assert block is not None
+            for inner in list(if_op.then_region.block.ops):
+                inner.detach()
+                block.insert_op_before(inner, if_op)
+            self.orphans.append(if_op.cond)
+            if_op.detach()
+            if_op.erase()
+
+    @staticmethod
+    def _unwrap_would_clash(arm: Arm, if_op: IfOp) -> bool:
+        """Whether a named local that the then-branch declares at its top level is
+        named anywhere else in the arm (unwrapped, the declaration would move into
+        the enclosing scope)."""
+        declared = {op.var_name.data for op in if_op.then_region.block.ops if isinstance(op, LetOp)}
+        if not declared:
+            return False
+        inside = set(if_op.then_region.walk())
+        return any(
+            isinstance(op, LetOp | AssignOp | VarOp | LoopOp)
+            and op.var_name.data in declared
+            and op not in inside
+            for op in arm.walk()
+        )
+
+    def _stored_wherever_in_bounds(self, store: StoreOp, producer: Arm) -> bool:
+        """Whether a store nested in index guards runs in every invocation whose
+        element is in bounds: it stores at `invocation_id x`, nothing but index
+        guards encloses it, and each bound is at least the buffer's count, so an
+        invocation that skips it would have stored out of bounds (which does
+        nothing, and a load there gives 0)."""
+        ty = store.value.type
+        if not is_invocation_x(store.index) or not (
+            isinstance(ty, IntegerType) or is_float_type(ty)
+        ):
+            return False
+        bounds = index_guards(store, producer.program)
+        if bounds is None:
+            return False
+        name = store.buffer_name
+        view = producer.views.get(name)
+        if view is None:  # runtime-sized: only its own length bounds it
+            return all(b.length_of == name for b in bounds)
+        return all(self._least_bound(b, producer) >= view for b in bounds)
+
+    def _through_local(self, store: StoreOp, producer: Arm) -> tuple[SSAValue, Operation]:
+        """For a store nested in index guards: a named local, 0 before the guards,
+        the stored value once stored; its value after the guards, and the op that
+        reads it (at the arm's top level)."""
+        outer: Operation = store
+        while outer.parent_op() is not producer.program:
+            parent = outer.parent_op()
+            assert parent is not None
+            outer = parent
+        block = producer.program.body.block
+        ty = store.value.type
+        name = arm_name(producer.index, f"fwd_{store.buffer_name}", self.taken)
+        zero = ConstOp(_zero_literal(ty), ty)
+        block.insert_op_before(zero, outer)
+        block.insert_op_before(LetOp(name, zero.result), outer)
+        inner = store.parent_block()
+        assert inner is not None
+        inner.insert_op_after(AssignOp(name, store.value), store)
+        var = VarOp(name, ty)
+        block.insert_op_after(var, outer)
+        return var.result, var
+
     # ------------------------------------------------------------------ forwarding
 
     def _forward(self, guarded: list[bool], placed: dict[int, str]) -> None:
@@ -745,7 +886,10 @@ class _Fusion:
         if (
             len(writes) != 1
             or not isinstance(store, StoreOp)
-            or store.parent_op() is not producer.program
+            or not (
+                store.parent_op() is producer.program
+                or self._stored_wherever_in_bounds(store, producer)
+            )
             or guarded[producer.index]
             or producer.workgroup[1:] != (1, 1)
             or consumer.workgroup[1:] != (1, 1)
@@ -863,22 +1007,29 @@ class _Fusion:
         invocation past the buffer's count.
         """
         view = producer.views[store.buffer_name]
+        new_ops: list[Operation] = []
+        if store.parent_op() is producer.program:
+            value, anchor, index = store.value, store, store.index
+        else:  # under index guards (`_stored_wherever_in_bounds`): through a named local
+            value, anchor = self._through_local(store, producer)
+            index_op = InvocationIdOp(0)
+            new_ops.append(index_op)
+            index = index_op.result
         if (
             view is not None
             and extent is not None
             and extent <= view
             and is_invocation_x(store.index)
         ):
-            return store.value
+            return value
         if view is None:
             bound: Operation = BufLenOp(store.buffer_name)
         else:
             bound = ConstOp(view, ui32)
-        inside = TABLE_OPS["lt"](store.index, bound.results[0])
-        zero = ConstOp(_zero_literal(store.value.type), store.value.type)
-        select = SelectOp(inside.results[0], store.value, zero.result)
-        anchor = store
-        for new in (bound, inside, zero, select):
+        inside = TABLE_OPS["lt"](index, bound.results[0])
+        zero = ConstOp(_zero_literal(value.type), value.type)
+        select = SelectOp(inside.results[0], value, zero.result)
+        for new in (*new_ops, bound, inside, zero, select):
             producer.program.body.block.insert_op_after(new, anchor)
             anchor = new
         return select.result
