@@ -399,3 +399,85 @@ vyre.program @cons workgroup_size [64, 1, 1] {{
     t = np.arange(64, dtype=np.uint32) + np.uint32(100)
     t[:bound] = x[:bound] * np.uint32(3)
     _check_runs(text, {"x": x}, {"y": t + np.uint32(1)})
+
+
+# ---------------------------------------------------------------- the analysis
+
+
+@pytest.mark.parametrize(
+    ("ops", "want"),
+    [
+        ("%n = vyre.const 28 : ui32\n  %ok = vyre.lt %j, %n : ui32", ["28"]),
+        ("%n = vyre.const 28 : ui32\n  %ok = vyre.gt %n, %j : ui32", ["28"]),
+        ("%n = vyre.const 27 : ui32\n  %ok = vyre.le %j, %n : ui32", ["28"]),
+        ("%n = vyre.const 27 : ui32\n  %ok = vyre.ge %n, %j : ui32", ["28"]),
+        ("%n = vyre.buf_len @t\n  %ok = vyre.lt %j, %n : ui32", ["len(@t)"]),
+        (
+            "%s = vyre.cast %j : ui32 to si32\n  %n = vyre.const 28 : si32\n"
+            "  %ok = vyre.lt %s, %n : si32",
+            ["28"],
+        ),
+        (
+            "%s = vyre.cast %j : ui32 to ui64\n  %n = vyre.const 5000000000 : ui64\n"
+            "  %ok = vyre.lt %s, %n : ui64",
+            ["5000000000"],
+        ),
+        (
+            "%n = vyre.const 28 : ui32\n  %a = vyre.lt %j, %n : ui32\n"
+            "  %m = vyre.buf_len @t\n  %b = vyre.gt %m, %j : ui32\n  %ok = vyre.and %a, %b : i1",
+            ["28", "len(@t)"],
+        ),
+        (
+            "%s = vyre.cast %j : ui32 to si8\n  %n = vyre.const 127 : si8\n"
+            "  %ok = vyre.le %s, %n : si8",
+            ["128"],  # si8(j) = j for every j < 128
+        ),
+        # not index guards: the wrong direction, a loaded bound, a negative
+        # signed bound, `<=` a length, another index, `or`, a float compare
+        ("%n = vyre.const 28 : ui32\n  %ok = vyre.gt %j, %n : ui32", None),
+        (
+            "%z = vyre.const 0 : ui32\n  %n = vyre.load @t[%z] : ui32\n  %ok = vyre.lt %j, %n : ui32",
+            None,
+        ),
+        (
+            "%s = vyre.cast %j : ui32 to si32\n  %n = vyre.const -1 : si32\n"
+            "  %ok = vyre.lt %s, %n : si32",
+            None,
+        ),
+        (
+            "%s = vyre.cast %j : ui32 to f32\n  %n = vyre.const 28.0 : f32\n"
+            "  %ok = vyre.lt %s, %n : f32",
+            None,
+        ),
+        ("%n = vyre.buf_len @t\n  %ok = vyre.le %j, %n : ui32", None),
+        ("%l = vyre.local_id x\n  %n = vyre.const 28 : ui32\n  %ok = vyre.lt %l, %n : ui32", None),
+        (
+            "%n = vyre.const 28 : ui32\n  %a = vyre.lt %j, %n : ui32\n"
+            "  %b = vyre.gt %n, %j : ui32\n  %ok = vyre.or %a, %b : i1",
+            None,
+        ),
+    ],
+)
+def test_index_bounds_recognizes_the_guard_forms(ops, want):
+    from vyre_xdsl.analysis import index_bounds, index_guards
+    from vyre_xdsl.dialects.vyre import IfOp, StoreOp
+
+    text = f"""
+vyre.program @p workgroup_size [64, 1, 1] {{
+  vyre.buffer @t binding 0 read_write : ui32[64]
+  %j = vyre.invocation_id x
+  {ops}
+  vyre.if %ok {{
+    vyre.store @t[%j] = %j : ui32
+  }} else {{
+    vyre.store @t[%j] = %j : ui32
+  }}
+}}
+"""
+    (program,) = programs(parse_module(text))
+    if_op = next(op for op in program.walk() if isinstance(op, IfOp))
+    found = index_bounds(if_op.cond)
+    assert (None if found is None else [str(b) for b in found]) == want
+    then_store, else_store = [op for op in program.walk() if isinstance(op, StoreOp)]
+    assert index_guards(then_store, program) == found
+    assert index_guards(else_store, program) is None  # the else branch runs where it fails
