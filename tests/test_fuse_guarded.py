@@ -191,6 +191,56 @@ def test_correlation_mean_is_forwarded_through_its_guard(m, forms):
     _check_runs(text, {"data": data}, _expected(data, mean))
 
 
+def _center(m: int, wg: int = 64) -> str:
+    """out[i, j] = (data[i, j] - mean[j]) / std[j], one invocation per column j
+    (a guard `j < M`) over a grid of ROWS * M invocations (the count of @out)."""
+    cells = ROWS * m
+    return f"""
+vyre.program @center workgroup_size [{wg}, 1, 1] {{
+  vyre.buffer @data binding 0 read_only : f32[{cells}]
+  vyre.buffer @mean binding 1 read_only : f32[{m}]
+  vyre.buffer @std binding 2 read_only : f32[{m}]
+  vyre.buffer @out binding 3 write_only : f32[{cells}]
+  %j = vyre.invocation_id x
+  %bound = vyre.const {m} : ui32
+  %ok = vyre.lt %j, %bound : ui32
+  vyre.if %ok {{
+    %mu = vyre.load @mean[%j] : f32
+    %sd = vyre.load @std[%j] : f32
+    %cols = vyre.const {m} : ui32
+    %lo = vyre.const 0 : ui32
+    %rows = vyre.const {ROWS} : ui32
+    vyre.loop @i = %lo to %rows {{
+      %i = vyre.var @i : ui32
+      %row = vyre.mul %i, %cols : ui32
+      %g = vyre.add %row, %j : ui32
+      %d = vyre.load @data[%g] : f32
+      %c = vyre.sub %d, %mu : f32
+      %r = vyre.div %c, %sd : f32
+      vyre.store @out[%g] = %r : f32
+    }}
+  }}
+}}
+"""
+
+
+@pytest.mark.parametrize("m", [64, 28])
+def test_a_smaller_guarded_producer_forwards_to_a_larger_grid(m):
+    """mean and std run over M invocations, the centring over ROWS * M: fused,
+    the first two run under fusion's own guard, and their values still reach
+    the centring without @mean or @std being read back."""
+    text = _correlation(m, ("lt", "gt", "lt")).split("vyre.program @ratio")[0] + _center(m)
+    fused = _fused(text)
+    assert "mean" not in _declared(fused)
+    assert _loaded(fused) == {"data"}
+    data = _data(m)
+    d = data.astype(np.float64)
+    mean = d.mean(axis=0)
+    std = _expected(data, mean)["std"]
+    want = {"std": std, "out": ((d - mean) / std).reshape(-1)}
+    _check_runs(text, {"data": data}, want)
+
+
 def test_a_bound_between_the_count_and_the_grid_forwards_zero_past_the_end():
     """mean[28] stored under `j < 40` of 64 invocations; the next program reads
     mean[j] for every j: past 28 the load is out of bounds and gives 0."""
@@ -228,9 +278,9 @@ vyre.program @plus workgroup_size [64, 1, 1] {
 
 @pytest.mark.parametrize("m", [64, 28])
 def test_an_else_branch_and_other_statements_in_the_guard_stay(m):
-    """The guarded branch also stores @twice; the else branch stores @rest. With
-    M = 64 the guard always holds (the else branch never runs); with M = 28 the
-    else branch runs for j in [28, 64)."""
+    """The guarded branch also stores @twice; the else branch stores @rest, which
+    the consumer reads. With M = 64 the guard always holds (the else branch never
+    runs); with M = 28 the else branch runs for j in [28, 64)."""
     text = f"""
 vyre.program @prod workgroup_size [64, 1, 1] {{
   vyre.buffer @x binding 0 read_only : ui32[{m}]
@@ -256,21 +306,24 @@ vyre.program @prod workgroup_size [64, 1, 1] {{
 }}
 vyre.program @cons workgroup_size [64, 1, 1] {{
   vyre.buffer @t binding 0 read_only : ui32[{m}]
-  vyre.buffer @y binding 1 write_only : ui32[{m}]
+  vyre.buffer @rest binding 1 read_only : ui32[64]
+  vyre.buffer @y binding 2 write_only : ui32[{m}]
   %j = vyre.invocation_id x
   %a = vyre.load @t[%j] : ui32
+  %b = vyre.load @rest[%j] : ui32
   %one = vyre.const 1 : ui32
   %s = vyre.add %a, %one : ui32
-  vyre.store @y[%j] = %s : ui32
+  %sb = vyre.add %s, %b : ui32
+  vyre.store @y[%j] = %sb : ui32
 }}
 """
     fused = _fused(text)
-    assert "t" not in _declared(fused) and _loaded(fused) == {"x"}
+    assert "t" not in _declared(fused) and _loaded(fused) == {"x", "rest"}
     x = np.random.default_rng(m).integers(0, 2**32, m, dtype=np.uint32)
     rest = np.zeros(64, np.uint32)
     rest[m:] = np.arange(m, 64, dtype=np.uint32) + np.uint32(7)
     t = x * np.uint32(3)
-    want = {"twice": t * np.uint32(2), "rest": rest, "y": t + np.uint32(1)}
+    want = {"twice": t * np.uint32(2), "rest": rest, "y": t + np.uint32(1) + rest[:m]}
     _check_runs(text, {"x": x}, want)
 
 

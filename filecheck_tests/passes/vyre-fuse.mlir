@@ -678,6 +678,75 @@ vyre.program @center_all workgroup_size [64, 1, 1] {
 
 // -----
 
+// The column mean runs over 28 invocations, the next program over 200 (the
+// count of @out): fused, the mean runs under fusion's own guard, and its
+// guarded store is forwarded through a named local declared and read outside
+// that guard.
+vyre.program @col_mean workgroup_size [64, 1, 1] {
+  vyre.buffer @x binding 0 read_only : f32[28]
+  vyre.buffer @mean binding 1 write_only : f32[28]
+  %j = vyre.invocation_id x
+  %m = vyre.const 28 : ui32
+  %ok = vyre.lt %j, %m : ui32
+  vyre.if %ok {
+    %v = vyre.load @x[%j] : f32
+    %h = vyre.const 0.5 : f32
+    %mu = vyre.mul %v, %h : f32
+    vyre.store @mean[%j] = %mu : f32
+  }
+}
+vyre.program @spread workgroup_size [64, 1, 1] {
+  vyre.buffer @mean binding 0 read_only : f32[28]
+  vyre.buffer @out binding 1 write_only : f32[200]
+  %j = vyre.invocation_id x
+  %m = vyre.const 28 : ui32
+  %ok = vyre.lt %j, %m : ui32
+  vyre.if %ok {
+    %mu = vyre.load @mean[%j] : f32
+    %k = vyre.const 100 : ui32
+    %g = vyre.add %j, %k : ui32
+    vyre.store @out[%g] = %mu : f32
+  }
+}
+
+// COST-LABEL: vyre.program @fused_col_mean_spread workgroup_size [64, 1, 1] {
+// CHECK-LABEL: vyre.program @fused_col_mean_spread workgroup_size [64, 1, 1] {
+// CHECK-NEXT:    vyre.buffer @x binding 0 read_only : f32[28]
+// CHECK-NEXT:    vyre.buffer @out binding 1 write_only : f32[200]
+// CHECK-NEXT:    %0 = vyre.const 0.0 : f32
+// CHECK-NEXT:    vyre.let @__vyre_fuse_a0_fwd_mean = %0 : f32
+// CHECK-NEXT:    %1 = vyre.const 1 : ui32
+// CHECK-NEXT:    %2 = vyre.workgroup_id x
+// CHECK-NEXT:    %3 = vyre.lt %2, %1 : ui32
+// CHECK-NEXT:    vyre.if %3 {
+// CHECK-NEXT:      %j = vyre.invocation_id x
+// CHECK-NEXT:      %m = vyre.const 28 : ui32
+// CHECK-NEXT:      %ok = vyre.lt %j, %m : ui32
+// CHECK-NEXT:      vyre.if %ok {
+// CHECK-NEXT:        %v = vyre.load @x[%j] : f32
+// CHECK-NEXT:        %h = vyre.const 0.5 : f32
+// CHECK-NEXT:        %mu = vyre.mul %v, %h : f32
+// CHECK-NEXT:        vyre.assign @__vyre_fuse_a0_fwd_mean = %mu : f32
+// CHECK-NEXT:      }
+// CHECK-NEXT:    }
+// CHECK-NEXT:    %4 = vyre.var @__vyre_fuse_a0_fwd_mean : f32
+// CHECK-NEXT:    %5 = vyre.invocation_id x
+// CHECK-NEXT:    %6 = vyre.const 28 : ui32
+// CHECK-NEXT:    %7 = vyre.lt %5, %6 : ui32
+// CHECK-NEXT:    %8 = vyre.const 0.0 : f32
+// CHECK-NEXT:    %mu_1 = vyre.select %7, %4, %8 : f32
+// CHECK-NEXT:    %j_1 = vyre.invocation_id x
+// CHECK-NEXT:    %m_1 = vyre.const 28 : ui32
+// CHECK-NEXT:    %ok_1 = vyre.lt %j_1, %m_1 : ui32
+// CHECK-NEXT:    vyre.if %ok_1 {
+// CHECK-NEXT:      %k = vyre.const 100 : ui32
+// CHECK-NEXT:      %g = vyre.add %j_1, %k : ui32
+// CHECK-NEXT:      vyre.store @out[%g] = %mu_1 : f32
+// CHECK-NEXT:    }
+// CHECK-NEXT:  }
+
+// -----
+
 // One program: unchanged.
 vyre.program @alone workgroup_size [64, 1, 1] {
   vyre.buffer @x binding 0 read_write : ui32[64]

@@ -23,7 +23,8 @@ correct when each arm still does exactly what its own dispatch did:
    as unconditional when `N` covers every invocation the arm runs on (the
    guard is unwrapped), or is forwarded through a named local when it stores
    at `invocation_id x` and `N` is at least the buffer's count (an invocation
-   that skips it would have stored out of bounds).
+   that skips it would have stored out of bounds), also from an arm that runs
+   under fusion's own guard.
 """
 
 from __future__ import annotations
@@ -454,6 +455,11 @@ class _Fusion:
         self.placed: dict[int, str] = {}  # arm index -> the barrier placed after it
         self.saved_bytes = 0  # memory traffic saved by forwarding and dropped stores
         self.taken: set[str] = set()  # every name in use (fresh names avoid them)
+        # top-level ops of forwarding through a named local that stay before / after
+        # the guard fusion puts around their arm (`_through_local`)
+        self.hoisted_before: set[Operation] = set()
+        self.hoisted_after: set[Operation] = set()
+        self.unwrapped: set[StoreOp] = set()  # stores whose index guards were all unwrapped
 
     # ------------------------------------------------------------------ driver
 
@@ -736,9 +742,11 @@ class _Fusion:
 
     def _unwrap_arm_guards(self, arm: Arm, extent: int, loaded_later: set[str]) -> None:
         candidates: list[IfOp] = []
+        nested: list[StoreOp] = []
         for store in [op for op in arm.walk() if isinstance(op, StoreOp)]:
-            if store.buffer_name not in loaded_later:
+            if store.buffer_name not in loaded_later or store.parent_op() is arm.program:
                 continue
+            nested.append(store)
             child: Operation = store
             parent = store.parent_op()
             while parent is not None and parent is not arm.program:
@@ -770,6 +778,9 @@ class _Fusion:
             self.orphans.append(if_op.cond)
             if_op.detach()
             if_op.erase()
+        self.unwrapped |= {
+            store for store in nested if store not in erased and store.parent_op() is arm.program
+        }
 
     @staticmethod
     def _unwrap_would_clash(arm: Arm, if_op: IfOp) -> bool:
@@ -788,11 +799,13 @@ class _Fusion:
         )
 
     def _stored_wherever_in_bounds(self, store: StoreOp, producer: Arm) -> bool:
-        """Whether a store nested in index guards runs in every invocation whose
-        element is in bounds: it stores at `invocation_id x`, nothing but index
-        guards encloses it, and each bound is at least the buffer's count, so an
-        invocation that skips it would have stored out of bounds (which does
-        nothing, and a load there gives 0)."""
+        """Whether the store runs in every invocation whose element is in bounds:
+        it stores at `invocation_id x`, nothing but index guards encloses it, and
+        each bound is at least the buffer's count, so an invocation that skips it
+        would have stored out of bounds (which does nothing, and a load there
+        gives 0). The guard fusion puts around an arm whose dispatch was smaller
+        is such a guard too: it keeps the invocations below the arm's own x
+        extent, which is at least the count of every buffer the arm stores to."""
         ty = store.value.type
         if not is_invocation_x(store.index) or not (
             isinstance(ty, IntegerType) or is_float_type(ty)
@@ -808,9 +821,11 @@ class _Fusion:
         return all(self._least_bound(b, producer) >= view for b in bounds)
 
     def _through_local(self, store: StoreOp, producer: Arm) -> tuple[SSAValue, Operation]:
-        """For a store nested in index guards: a named local, 0 before the guards,
-        the stored value once stored; its value after the guards, and the op that
-        reads it (at the arm's top level)."""
+        """For a store under index guards: a named local, 0 before the guards, the
+        stored value once stored; its value after the guards, and the op that
+        reads it (at the arm's top level). The declaration and the read are
+        recorded in `hoisted`: they stay outside the guard fusion may put around
+        the arm."""
         outer: Operation = store
         while outer.parent_op() is not producer.program:
             parent = outer.parent_op()
@@ -820,13 +835,17 @@ class _Fusion:
         ty = store.value.type
         name = arm_name(producer.index, f"fwd_{store.buffer_name}", self.taken)
         zero = ConstOp(_zero_literal(ty), ty)
+        let = LetOp(name, zero.result)
         block.insert_op_before(zero, outer)
-        block.insert_op_before(LetOp(name, zero.result), outer)
+        block.insert_op_before(let, outer)
         inner = store.parent_block()
         assert inner is not None
-        inner.insert_op_after(AssignOp(name, store.value), store)
+        assign = AssignOp(name, store.value)
+        inner.insert_op_after(assign, store)
         var = VarOp(name, ty)
-        block.insert_op_after(var, outer)
+        block.insert_op_after(var, assign if outer is store else outer)
+        self.hoisted_before.update((zero, let))
+        self.hoisted_after.add(var)
         return var.result, var
 
     # ------------------------------------------------------------------ forwarding
@@ -854,7 +873,9 @@ class _Fusion:
                 store, producer = found
                 self.forwarded_pairs.add((producer, consumer.index))
                 if store not in forwarded:
-                    forwarded[store] = self._forwarded_value(store, self.arms[producer], extent)
+                    forwarded[store] = self._forwarded_value(
+                        store, self.arms[producer], extent, guarded[producer]
+                    )
                 load = access.op
                 self.saved_bytes += ELEMENT_BYTES * (consumer.views.get(access.buffer) or 0)
                 load.results[0].replace_all_uses_with(forwarded[store])
@@ -886,11 +907,16 @@ class _Fusion:
         if (
             len(writes) != 1
             or not isinstance(store, StoreOp)
+            # a top-level store forwards from an arm that runs unguarded; a store under
+            # index guards (or whose always-true guard was unwrapped) also from a
+            # guarded one, through a named local
             or not (
-                store.parent_op() is producer.program
-                or self._stored_wherever_in_bounds(store, producer)
+                (store.parent_op() is producer.program and not guarded[producer.index])
+                or (
+                    (store.parent_op() is not producer.program or store in self.unwrapped)
+                    and self._stored_wherever_in_bounds(store, producer)
+                )
             )
-            or guarded[producer.index]
             or producer.workgroup[1:] != (1, 1)
             or consumer.workgroup[1:] != (1, 1)
             or producer.views.get(buffer, -1) != consumer.views.get(buffer, -2)
@@ -999,16 +1025,19 @@ class _Fusion:
             self._narrower(arm, name) is None for arm in self.arms if name in arm.views
         )
 
-    def _forwarded_value(self, store: StoreOp, producer: Arm, extent: int | None) -> SSAValue:
+    def _forwarded_value(
+        self, store: StoreOp, producer: Arm, extent: int | None, guarded: bool = False
+    ) -> SSAValue:
         """`select(index < count, stored value, 0)`: the load's result (out of bounds gives 0).
 
         Just the stored value when the index is `invocation_id x` and the fused
         dispatch (of x extent `extent`, None when not static) launches no
-        invocation past the buffer's count.
+        invocation past the buffer's count. A store under index guards, or in a
+        `guarded` arm, passes its value through a named local (`_through_local`).
         """
         view = producer.views[store.buffer_name]
         new_ops: list[Operation] = []
-        if store.parent_op() is producer.program:
+        if store.parent_op() is producer.program and not guarded:
             value, anchor, index = store.value, store, store.index
         else:  # under index guards (`_stored_wherever_in_bounds`): through a named local
             value, anchor = self._through_local(store, producer)
@@ -1031,6 +1060,8 @@ class _Fusion:
         select = SelectOp(inside.results[0], value, zero.result)
         for new in (*new_ops, bound, inside, zero, select):
             producer.program.body.block.insert_op_after(new, anchor)
+            if anchor in self.hoisted_after:
+                self.hoisted_after.add(new)
             anchor = new
         return select.result
 
@@ -1097,6 +1128,16 @@ class _Fusion:
             for op in statements:
                 op.detach()
             prologue = live_flag_declaration(arm) if flag else []
+            before = [op for op in statements if op in self.hoisted_before]
+            after = [op for op in statements if op in self.hoisted_after]
+            if guard and len(before) + len(after) < len(statements):
+                statements = [
+                    op
+                    for op in statements
+                    if op not in self.hoisted_before and op not in self.hoisted_after
+                ]
+            else:
+                before, after = [], []
             if guard and statements:  # an arm left empty (all forwarded) needs no guard
                 if _has_grid_sync_ops(statements):
                     raise VyreDiagnostic(
@@ -1110,7 +1151,7 @@ class _Fusion:
                         ]
                     )
                 ops, cond = self._guard(arm)
-                body += ops + [IfOp(cond, prologue + statements)]
+                body += before + ops + [IfOp(cond, prologue + statements)] + after
             else:
                 body += prologue + statements
             if arm.index in placed:
