@@ -534,3 +534,43 @@ vyre.program @p workgroup_size [64, 1, 1] {{
     then_store, else_store = [op for op in program.walk() if isinstance(op, StoreOp)]
     assert index_guards(then_store, program) == found
     assert index_guards(else_store, program) is None  # the else branch runs where it fails
+
+
+@pytest.mark.parametrize(("n_t", "n_y"), [(100, 100), (100, 150), (150, 100)])
+def test_a_runtime_sized_buffer_guarded_by_its_own_length_is_forwarded(n_t, n_y):
+    """`if j < buf_len(@t)` around `t[j] = 3 x[j]`, read back as t[j] by a program
+    whose count is @y's: forwarded (no load of @t) whatever the lengths; past
+    the end of @t the load gave 0."""
+    text = """
+vyre.program @prod workgroup_size [64, 1, 1] {
+  vyre.buffer @x binding 0 read_only : ui32[?]
+  vyre.buffer @t binding 1 read_write : ui32[?]
+  %j = vyre.invocation_id x
+  %n = vyre.buf_len @t
+  %ok = vyre.lt %j, %n : ui32
+  vyre.if %ok {
+    %v = vyre.load @x[%j] : ui32
+    %three = vyre.const 3 : ui32
+    %r = vyre.mul %v, %three : ui32
+    vyre.store @t[%j] = %r : ui32
+  }
+}
+vyre.program @cons workgroup_size [64, 1, 1] {
+  vyre.buffer @t binding 0 read_only : ui32[?]
+  vyre.buffer @y binding 1 read_write : ui32[?]
+  %j = vyre.invocation_id x
+  %a = vyre.load @t[%j] : ui32
+  %one = vyre.const 1 : ui32
+  %s = vyre.add %a, %one : ui32
+  vyre.store @y[%j] = %s : ui32
+}
+"""
+    fused = _fused(text)
+    assert _loaded(fused) == {"x"}
+    x = np.arange(n_t, dtype=np.uint32) * np.uint32(7)
+    t = x * np.uint32(3)
+    y = np.ones(n_y, np.uint32)
+    k = min(n_t, n_y)
+    y[:k] += t[:k]
+    inputs = {"x": x, "t": np.zeros(n_t, np.uint32), "y": np.zeros(n_y, np.uint32)}
+    _check_runs(text, inputs, {"t": t, "y": y})
