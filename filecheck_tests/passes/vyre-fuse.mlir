@@ -518,6 +518,235 @@ vyre.program @long workgroup_size [8, 1, 1] {
 
 // -----
 
+// A CUDA-style guard `if j < 64` on a grid of exactly 64 invocations always
+// holds: it is unwrapped, and the guarded store of the intermediate @t is
+// forwarded (no buffer, no load, no if).
+vyre.program @guarded_scale workgroup_size [64, 1, 1] {
+  vyre.buffer @x binding 0 read_only : ui32[64]
+  vyre.buffer @t binding 1 write_only : ui32[64]
+  %j = vyre.invocation_id x
+  %n = vyre.const 64 : ui32
+  %ok = vyre.lt %j, %n : ui32
+  vyre.if %ok {
+    %v = vyre.load @x[%j] : ui32
+    %three = vyre.const 3 : ui32
+    %r = vyre.mul %v, %three : ui32
+    vyre.store @t[%j] = %r : ui32
+  }
+}
+vyre.program @guarded_plus workgroup_size [64, 1, 1] {
+  vyre.buffer @t binding 0 read_only : ui32[64]
+  vyre.buffer @y binding 1 write_only : ui32[64]
+  %j = vyre.invocation_id x
+  %n = vyre.const 64 : ui32
+  %ok = vyre.gt %n, %j : ui32
+  vyre.if %ok {
+    %a = vyre.load @t[%j] : ui32
+    %one = vyre.const 1 : ui32
+    %s = vyre.add %a, %one : ui32
+    vyre.store @y[%j] = %s : ui32
+  }
+}
+
+// COST-LABEL: vyre.program @fused_guarded_scale_guarded_plus workgroup_size [64, 1, 1] {
+// CHECK-LABEL: vyre.program @fused_guarded_scale_guarded_plus workgroup_size [64, 1, 1] {
+// CHECK-NEXT:    vyre.buffer @x binding 0 read_only : ui32[64]
+// CHECK-NEXT:    vyre.buffer @y binding 1 write_only : ui32[64]
+// CHECK-NEXT:    %j = vyre.invocation_id x
+// CHECK-NEXT:    %v = vyre.load @x[%j] : ui32
+// CHECK-NEXT:    %three = vyre.const 3 : ui32
+// CHECK-NEXT:    %r = vyre.mul %v, %three : ui32
+// CHECK-NEXT:    %j_1 = vyre.invocation_id x
+// CHECK-NEXT:    %n = vyre.const 64 : ui32
+// CHECK-NEXT:    %ok = vyre.gt %n, %j_1 : ui32
+// CHECK-NEXT:    vyre.if %ok {
+// CHECK-NEXT:      %one = vyre.const 1 : ui32
+// CHECK-NEXT:      %s = vyre.add %r, %one : ui32
+// CHECK-NEXT:      vyre.store @y[%j_1] = %s : ui32
+// CHECK-NEXT:    }
+// CHECK-NEXT:  }
+
+// -----
+
+// The same guard on 28 elements of a 64-invocation grid (the column mean of a
+// correlation): invocations 28..63 skip the store, but there it would have
+// been out of bounds, so the stored value is forwarded through a named local
+// (0 where the guard fails, as an out-of-bounds load gives).
+vyre.program @mean_cols workgroup_size [64, 1, 1] {
+  vyre.buffer @x binding 0 read_only : f32[28]
+  vyre.buffer @mean binding 1 write_only : f32[28]
+  %j = vyre.invocation_id x
+  %m = vyre.buf_len @mean
+  %ok = vyre.lt %j, %m : ui32
+  vyre.if %ok {
+    %v = vyre.load @x[%j] : f32
+    %h = vyre.const 0.5 : f32
+    %mu = vyre.mul %v, %h : f32
+    vyre.store @mean[%j] = %mu : f32
+  }
+}
+vyre.program @center workgroup_size [64, 1, 1] {
+  vyre.buffer @x binding 0 read_only : f32[28]
+  vyre.buffer @mean binding 1 read_only : f32[28]
+  vyre.buffer @c binding 2 write_only : f32[28]
+  %j = vyre.invocation_id x
+  %m = vyre.const 28 : ui32
+  %ok = vyre.lt %j, %m : ui32
+  vyre.if %ok {
+    %v = vyre.load @x[%j] : f32
+    %mu = vyre.load @mean[%j] : f32
+    %d = vyre.sub %v, %mu : f32
+    vyre.store @c[%j] = %d : f32
+  }
+}
+
+// COST-LABEL: vyre.program @fused_mean_cols_center workgroup_size [64, 1, 1] {
+// CHECK-LABEL: vyre.program @fused_mean_cols_center workgroup_size [64, 1, 1] {
+// CHECK-NEXT:    vyre.buffer @x binding 0 read_only : f32[28]
+// CHECK-NEXT:    vyre.buffer @c binding 1 write_only : f32[28]
+// CHECK-NEXT:    %j = vyre.invocation_id x
+// CHECK-NEXT:    %m = vyre.const 28 : ui32
+// CHECK-NEXT:    %ok = vyre.lt %j, %m : ui32
+// CHECK-NEXT:    %0 = vyre.const 0.0 : f32
+// CHECK-NEXT:    vyre.let @__vyre_fuse_a0_fwd_mean = %0 : f32
+// CHECK-NEXT:    vyre.if %ok {
+// CHECK-NEXT:      %v = vyre.load @x[%j] : f32
+// CHECK-NEXT:      %h = vyre.const 0.5 : f32
+// CHECK-NEXT:      %mu = vyre.mul %v, %h : f32
+// CHECK-NEXT:      vyre.assign @__vyre_fuse_a0_fwd_mean = %mu : f32
+// CHECK-NEXT:    }
+// CHECK-NEXT:    %1 = vyre.var @__vyre_fuse_a0_fwd_mean : f32
+// CHECK-NEXT:    %2 = vyre.invocation_id x
+// CHECK-NEXT:    %3 = vyre.const 28 : ui32
+// CHECK-NEXT:    %4 = vyre.lt %2, %3 : ui32
+// CHECK-NEXT:    %5 = vyre.const 0.0 : f32
+// CHECK-NEXT:    %mu_1 = vyre.select %4, %1, %5 : f32
+// CHECK-NEXT:    %j_1 = vyre.invocation_id x
+// CHECK-NEXT:    %m_1 = vyre.const 28 : ui32
+// CHECK-NEXT:    %ok_1 = vyre.lt %j_1, %m_1 : ui32
+// CHECK-NEXT:    vyre.if %ok_1 {
+// CHECK-NEXT:      %v_1 = vyre.load @x[%j_1] : f32
+// CHECK-NEXT:      %d = vyre.sub %v_1, %mu_1 : f32
+// CHECK-NEXT:      vyre.store @c[%j_1] = %d : f32
+// CHECK-NEXT:    }
+// CHECK-NEXT:  }
+
+// -----
+
+// A guard below the count (`j < 20` of 28 elements) leaves mean[20..27] as
+// memory holds them: the buffer and its load stay.
+vyre.program @mean_part workgroup_size [64, 1, 1] {
+  vyre.buffer @x binding 0 read_only : f32[28]
+  vyre.buffer @mean binding 1 write_only : f32[28]
+  %j = vyre.invocation_id x
+  %m = vyre.const 20 : ui32
+  %ok = vyre.lt %j, %m : ui32
+  vyre.if %ok {
+    %v = vyre.load @x[%j] : f32
+    vyre.store @mean[%j] = %v : f32
+  }
+}
+vyre.program @center_all workgroup_size [64, 1, 1] {
+  vyre.buffer @x binding 0 read_only : f32[28]
+  vyre.buffer @mean binding 1 read_only : f32[28]
+  vyre.buffer @c binding 2 write_only : f32[28]
+  %j = vyre.invocation_id x
+  %v = vyre.load @x[%j] : f32
+  %mu = vyre.load @mean[%j] : f32
+  %d = vyre.sub %v, %mu : f32
+  vyre.store @c[%j] = %d : f32
+}
+
+// COST-LABEL: vyre.program @fused_mean_part_center_all workgroup_size [64, 1, 1] {
+// CHECK-LABEL: vyre.program @fused_mean_part_center_all workgroup_size [64, 1, 1] {
+// CHECK-NEXT:    vyre.buffer @x binding 0 read_only : f32[28]
+// CHECK-NEXT:    vyre.buffer @mean binding 1 read_write : f32[28]
+// CHECK-NEXT:    vyre.buffer @c binding 2 write_only : f32[28]
+// CHECK-NEXT:    %j = vyre.invocation_id x
+// CHECK-NEXT:    %m = vyre.const 20 : ui32
+// CHECK-NEXT:    %ok = vyre.lt %j, %m : ui32
+// CHECK-NEXT:    vyre.if %ok {
+// CHECK-NEXT:      %v = vyre.load @x[%j] : f32
+// CHECK-NEXT:      vyre.store @mean[%j] = %v : f32
+// CHECK-NEXT:    }
+// CHECK-NEXT:    %j_1 = vyre.invocation_id x
+// CHECK-NEXT:    %v_1 = vyre.load @x[%j_1] : f32
+// CHECK-NEXT:    %mu = vyre.load @mean[%j_1] : f32
+// CHECK-NEXT:    %d = vyre.sub %v_1, %mu : f32
+// CHECK-NEXT:    vyre.store @c[%j_1] = %d : f32
+// CHECK-NEXT:  }
+
+// -----
+
+// The column mean runs over 28 invocations, the next program over 200 (the
+// count of @out): fused, the mean runs under fusion's own guard, and its
+// guarded store is forwarded through a named local declared and read outside
+// that guard.
+vyre.program @col_mean workgroup_size [64, 1, 1] {
+  vyre.buffer @x binding 0 read_only : f32[28]
+  vyre.buffer @mean binding 1 write_only : f32[28]
+  %j = vyre.invocation_id x
+  %m = vyre.const 28 : ui32
+  %ok = vyre.lt %j, %m : ui32
+  vyre.if %ok {
+    %v = vyre.load @x[%j] : f32
+    %h = vyre.const 0.5 : f32
+    %mu = vyre.mul %v, %h : f32
+    vyre.store @mean[%j] = %mu : f32
+  }
+}
+vyre.program @spread workgroup_size [64, 1, 1] {
+  vyre.buffer @mean binding 0 read_only : f32[28]
+  vyre.buffer @out binding 1 write_only : f32[200]
+  %j = vyre.invocation_id x
+  %m = vyre.const 28 : ui32
+  %ok = vyre.lt %j, %m : ui32
+  vyre.if %ok {
+    %mu = vyre.load @mean[%j] : f32
+    %k = vyre.const 100 : ui32
+    %g = vyre.add %j, %k : ui32
+    vyre.store @out[%g] = %mu : f32
+  }
+}
+
+// COST-LABEL: vyre.program @fused_col_mean_spread workgroup_size [64, 1, 1] {
+// CHECK-LABEL: vyre.program @fused_col_mean_spread workgroup_size [64, 1, 1] {
+// CHECK-NEXT:    vyre.buffer @x binding 0 read_only : f32[28]
+// CHECK-NEXT:    vyre.buffer @out binding 1 write_only : f32[200]
+// CHECK-NEXT:    %0 = vyre.const 0.0 : f32
+// CHECK-NEXT:    vyre.let @__vyre_fuse_a0_fwd_mean = %0 : f32
+// CHECK-NEXT:    %1 = vyre.const 1 : ui32
+// CHECK-NEXT:    %2 = vyre.workgroup_id x
+// CHECK-NEXT:    %3 = vyre.lt %2, %1 : ui32
+// CHECK-NEXT:    vyre.if %3 {
+// CHECK-NEXT:      %j = vyre.invocation_id x
+// CHECK-NEXT:      %m = vyre.const 28 : ui32
+// CHECK-NEXT:      %ok = vyre.lt %j, %m : ui32
+// CHECK-NEXT:      vyre.if %ok {
+// CHECK-NEXT:        %v = vyre.load @x[%j] : f32
+// CHECK-NEXT:        %h = vyre.const 0.5 : f32
+// CHECK-NEXT:        %mu = vyre.mul %v, %h : f32
+// CHECK-NEXT:        vyre.assign @__vyre_fuse_a0_fwd_mean = %mu : f32
+// CHECK-NEXT:      }
+// CHECK-NEXT:    }
+// CHECK-NEXT:    %4 = vyre.var @__vyre_fuse_a0_fwd_mean : f32
+// CHECK-NEXT:    %5 = vyre.invocation_id x
+// CHECK-NEXT:    %6 = vyre.const 28 : ui32
+// CHECK-NEXT:    %7 = vyre.lt %5, %6 : ui32
+// CHECK-NEXT:    %8 = vyre.const 0.0 : f32
+// CHECK-NEXT:    %mu_1 = vyre.select %7, %4, %8 : f32
+// CHECK-NEXT:    %j_1 = vyre.invocation_id x
+// CHECK-NEXT:    %m_1 = vyre.const 28 : ui32
+// CHECK-NEXT:    %ok_1 = vyre.lt %j_1, %m_1 : ui32
+// CHECK-NEXT:    vyre.if %ok_1 {
+// CHECK-NEXT:      %k = vyre.const 100 : ui32
+// CHECK-NEXT:      %g = vyre.add %j_1, %k : ui32
+// CHECK-NEXT:      vyre.store @out[%g] = %mu_1 : f32
+// CHECK-NEXT:    }
+// CHECK-NEXT:  }
+
+// -----
+
 // One program: unchanged.
 vyre.program @alone workgroup_size [64, 1, 1] {
   vyre.buffer @x binding 0 read_write : ui32[64]

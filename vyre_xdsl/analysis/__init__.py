@@ -12,6 +12,7 @@ always those of the IR as it is now.
 | `expressions` | which ops are expressions (`is_expression`), which may trap (`may_trap`, `contains_trap`), which may be moved or dropped freely (`is_speculatable`) |
 | `uniformity` | the same value in every invocation of a workgroup (`is_workgroup_uniform`, and `is_kernel_workgroup_uniform` on kernel-dialect IR) or of the whole dispatch (`is_dispatch_uniform`) |
 | `locals` | named-local declarations, reads and assignments (`declaration_of`, `locals_assigned_in`, ...) |
+| `guards` | what a CUDA-style `if invocation_id x < N` guarantees (`index_bounds` of a condition, `index_guards` around an op), so a pass can compare `N` with the dispatch |
 | `indices` | what an index says about invocations (`structurally_equal`, `injective_in_invocation`, `in_workgroup_span`, `value_range`) |
 | `dependences` | the dependences between consecutive programs and their strength (`hazards`, `classify`; `barrier_hazards`: the few that place barriers, linear in the programs) as fusion uses them |
 | `coverage` | which buffers a kernel descriptor provably writes in full without reading them (`writes_every_element`, `covered_bindings`), so a runtime may leave them uncleared |
@@ -51,6 +52,7 @@ from vyre_xdsl.analysis.expressions import (
     is_speculatable,
     may_trap,
 )
+from vyre_xdsl.analysis.guards import IndexBound, index_bounds, index_guards
 from vyre_xdsl.analysis.indices import (
     in_workgroup_span,
     injective_in_invocation,
@@ -79,6 +81,7 @@ __all__ = [
     "STRENGTHS",
     "Access",
     "Hazard",
+    "IndexBound",
     "access_of",
     "accesses",
     "barrier_hazards",
@@ -96,6 +99,8 @@ __all__ = [
     "find_local_declaration",
     "hazards",
     "in_workgroup_span",
+    "index_bounds",
+    "index_guards",
     "injective_in_invocation",
     "is_dispatch_uniform",
     "is_expression",

@@ -18,7 +18,13 @@ correct when each arm still does exactly what its own dispatch did:
    stored in an earlier arm (unconditionally, at top level, with an injective
    index, no write in between, no grid_sync in between) takes the stored
    value instead; an intermediate buffer whose loads are all forwarded has its
-   stores dropped, so a fused chain touches memory once.
+   stores dropped, so a fused chain touches memory once. A store under an
+   index guard (`if invocation_id x < N`, `vyre_xdsl.analysis.guards`) counts
+   as unconditional when `N` covers every invocation the arm runs on (the
+   guard is unwrapped), or is forwarded through a named local when it stores
+   at `invocation_id x` and `N` is at least the buffer's count (an invocation
+   that skips it would have stored out of bounds), also from an arm that runs
+   under fusion's own guard.
 """
 
 from __future__ import annotations
@@ -28,7 +34,7 @@ from bisect import bisect_left
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from xdsl.dialects.builtin import UnitAttr
+from xdsl.dialects.builtin import IntegerType, UnitAttr
 from xdsl.ir import Operation, SSAValue
 from xdsl.transforms.dead_code_elimination import is_trivially_dead
 from xdsl.utils.exceptions import VerifyException
@@ -36,12 +42,15 @@ from xdsl.utils.exceptions import VerifyException
 from vyre_xdsl.analysis import (
     Access,
     Hazard,
+    IndexBound,
     access_of,
     accesses,
     barrier_hazards,
     buffers_written,
     declaration_of,
     hazards,
+    index_bounds,
+    index_guards,
     injective_in_invocation,
     is_id_expression,
     is_invocation_x,
@@ -70,6 +79,7 @@ from vyre_xdsl.dialects.vyre import (
     WorkgroupIdOp,
     f32,
     i1,
+    is_float_type,
     ui32,
 )
 from vyre_xdsl.dispatch import uses_whole_buffers
@@ -78,6 +88,7 @@ from vyre_xdsl.fusion.launch_guards import Launch, count_le, count_of, groups_va
 from vyre_xdsl.fusion.merge import (
     Arm,
     MergedBuffer,
+    arm_name,
     buffer_declarations,
     check_buffer_types,
     clone_arms,
@@ -443,6 +454,12 @@ class _Fusion:
         self.arms_by_launch: dict[Launch, list[int]] = {}  # own launch -> the arms with it
         self.placed: dict[int, str] = {}  # arm index -> the barrier placed after it
         self.saved_bytes = 0  # memory traffic saved by forwarding and dropped stores
+        self.taken: set[str] = set()  # every name in use (fresh names avoid them)
+        # top-level ops of forwarding through a named local that stay before / after
+        # the guard fusion puts around their arm (`_through_local`)
+        self.hoisted_before: set[Operation] = set()
+        self.hoisted_after: set[Operation] = set()
+        self.unwrapped: set[StoreOp] = set()  # stores whose index guards were all unwrapped
 
     # ------------------------------------------------------------------ driver
 
@@ -452,6 +469,7 @@ class _Fusion:
         _check_geometry(self.progs, self.workgroup)
         self.arms = clone_arms(self.progs)
         taken = used_names(self.arms)
+        self.taken = taken
         rename_shared_locals(self.arms, taken)
         rename_shared_workgroup_buffers(self.arms, taken)
         self.merged = merge_buffers(self.arms)
@@ -464,6 +482,7 @@ class _Fusion:
             self.arms_by_launch.setdefault(launch, []).append(arm.index)
         for arm in self.arms:
             self._narrow_buffer_lengths(arm)
+        self._unwrap_true_guards()
         self.flags = [contain_returns(arm, taken) for arm in self.arms]
 
         self.summary = _Summary(self.arms)
@@ -515,9 +534,14 @@ class _Fusion:
         return view
 
     def _narrow_buffer_lengths(self, arm: Arm) -> None:
+        """`buf_len` of a buffer the arm sees shorter than merged becomes its count; so
+        does `buf_len` of a static intermediate (no host array decides its length), so
+        that a guard on it does not keep a buffer that forwarding could drop."""
         for op in list(arm.walk()):
             if isinstance(op, BufLenOp) and op.buffer_name in arm.views:
                 view = self._narrower(arm, op.buffer_name)
+                if view is None and op.buffer_name in self.intermediates:
+                    view = arm.views[op.buffer_name]
                 if view is not None:
                     const = ConstOp(view, ui32)
                     op.parent.insert_op_before(const, op)
@@ -688,6 +712,142 @@ class _Fusion:
                         ]
                     )
 
+    # ------------------------------------------------------------------ index guards
+
+    def _least_bound(self, bound: IndexBound, arm: Arm) -> int:
+        """The smallest value an index bound of `arm` can have in any run."""
+        if bound.length_of is None:
+            return bound.constant or 0
+        name = bound.length_of
+        if name in arm.views:
+            view = arm.views[name]
+            return self.min_counts.get(name, 0) if view is None else view
+        own = [b.static_count for b in arm.program.buffers() if b.buffer_name == name]
+        return own[0] if own and own[0] is not None else 0
+
+    def _unwrap_true_guards(self) -> None:
+        """Unwrap each index guard (`if invocation_id x < N`, `analysis/guards.py`)
+        around a store of a buffer that a later arm loads, when `N` is at least the
+        x extent of the arm's own dispatch. The arm runs only on invocations its own
+        dispatch launched (it is guarded to them, or the fused dispatch launches no
+        more), so the condition holds in every one of them: the then-branch always
+        runs and the else-branch never does. The store is then unconditional, and
+        forwarding can take it."""
+        loaded_later: set[str] = set()
+        for arm in reversed(self.arms):
+            extent = self.launches[arm.index].static_extent()
+            if extent is not None and loaded_later:
+                self._unwrap_arm_guards(arm, extent, loaded_later)
+            loaded_later |= {op.buffer_name for op in arm.walk() if isinstance(op, LoadOp)}
+
+    def _unwrap_arm_guards(self, arm: Arm, extent: int, loaded_later: set[str]) -> None:
+        candidates: list[IfOp] = []
+        nested: list[StoreOp] = []
+        for store in [op for op in arm.walk() if isinstance(op, StoreOp)]:
+            if store.buffer_name not in loaded_later or store.parent_op() is arm.program:
+                continue
+            nested.append(store)
+            child: Operation = store
+            parent = store.parent_op()
+            while parent is not None and parent is not arm.program:
+                if (
+                    isinstance(parent, IfOp)
+                    and child.parent_region() is parent.then_region
+                    and parent not in candidates
+                ):
+                    candidates.append(parent)
+                child, parent = parent, parent.parent_op()
+        erased: set[Operation] = set()
+        for if_op in candidates:
+            if if_op in erased:
+                continue
+            bounds = index_bounds(if_op.cond)
+            if (
+                bounds is None
+                or any(self._least_bound(b, arm) < extent for b in bounds)
+                or self._unwrap_would_clash(arm, if_op)
+            ):
+                continue
+            if if_op.has_else:
+                erased |= {op for op in if_op.else_region.walk()}
+            block = if_op.parent_block()
+            assert block is not None
+            for inner in list(if_op.then_region.block.ops):
+                inner.detach()
+                block.insert_op_before(inner, if_op)
+            self.orphans.append(if_op.cond)
+            if_op.detach()
+            if_op.erase()
+        self.unwrapped |= {
+            store for store in nested if store not in erased and store.parent_op() is arm.program
+        }
+
+    @staticmethod
+    def _unwrap_would_clash(arm: Arm, if_op: IfOp) -> bool:
+        """Whether a named local that the then-branch declares at its top level is
+        named anywhere else in the arm (unwrapped, the declaration would move into
+        the enclosing scope)."""
+        declared = {op.var_name.data for op in if_op.then_region.block.ops if isinstance(op, LetOp)}
+        if not declared:
+            return False
+        inside = set(if_op.then_region.walk())
+        return any(
+            isinstance(op, LetOp | AssignOp | VarOp | LoopOp)
+            and op.var_name.data in declared
+            and op not in inside
+            for op in arm.walk()
+        )
+
+    def _stored_wherever_in_bounds(self, store: StoreOp, producer: Arm) -> bool:
+        """Whether the store runs in every invocation whose element is in bounds:
+        it stores at `invocation_id x`, nothing but index guards encloses it, and
+        each bound is at least the buffer's count, so an invocation that skips it
+        would have stored out of bounds (which does nothing, and a load there
+        gives 0). The guard fusion puts around an arm whose dispatch was smaller
+        is such a guard too: it keeps the invocations below the arm's own x
+        extent, which is at least the count of every buffer the arm stores to."""
+        ty = store.value.type
+        if not is_invocation_x(store.index) or not (
+            isinstance(ty, IntegerType) or is_float_type(ty)
+        ):
+            return False
+        bounds = index_guards(store, producer.program)
+        if bounds is None:
+            return False
+        name = store.buffer_name
+        view = producer.views.get(name)
+        if view is None:  # runtime-sized: only its own length bounds it
+            return all(b.length_of == name for b in bounds)
+        return all(self._least_bound(b, producer) >= view for b in bounds)
+
+    def _through_local(self, store: StoreOp, producer: Arm) -> tuple[SSAValue, Operation]:
+        """For a store under index guards: a named local, 0 before the guards, the
+        stored value once stored; its value after the guards, and the op that
+        reads it (at the arm's top level). The declaration and the read are
+        recorded in `hoisted`: they stay outside the guard fusion may put around
+        the arm."""
+        outer: Operation = store
+        while outer.parent_op() is not producer.program:
+            parent = outer.parent_op()
+            assert parent is not None
+            outer = parent
+        block = producer.program.body.block
+        ty = store.value.type
+        name = arm_name(producer.index, f"fwd_{store.buffer_name}", self.taken)
+        zero = ConstOp(_zero_literal(ty), ty)
+        let = LetOp(name, zero.result)
+        block.insert_op_before(zero, outer)
+        block.insert_op_before(let, outer)
+        inner = store.parent_block()
+        assert inner is not None
+        assign = AssignOp(name, store.value)
+        inner.insert_op_after(assign, store)
+        var = VarOp(name, ty)
+        block.insert_op_after(var, assign if outer is store else outer)
+        self.hoisted_before.update((zero, let))
+        self.hoisted_after.add(var)
+        return var.result, var
+
     # ------------------------------------------------------------------ forwarding
 
     def _forward(self, guarded: list[bool], placed: dict[int, str]) -> None:
@@ -713,7 +873,9 @@ class _Fusion:
                 store, producer = found
                 self.forwarded_pairs.add((producer, consumer.index))
                 if store not in forwarded:
-                    forwarded[store] = self._forwarded_value(store, self.arms[producer], extent)
+                    forwarded[store] = self._forwarded_value(
+                        store, self.arms[producer], extent, guarded[producer]
+                    )
                 load = access.op
                 self.saved_bytes += ELEMENT_BYTES * (consumer.views.get(access.buffer) or 0)
                 load.results[0].replace_all_uses_with(forwarded[store])
@@ -745,8 +907,16 @@ class _Fusion:
         if (
             len(writes) != 1
             or not isinstance(store, StoreOp)
-            or store.parent_op() is not producer.program
-            or guarded[producer.index]
+            # a top-level store forwards from an arm that runs unguarded; a store under
+            # index guards (or whose always-true guard was unwrapped) also from a
+            # guarded one, through a named local
+            or not (
+                (store.parent_op() is producer.program and not guarded[producer.index])
+                or (
+                    (store.parent_op() is not producer.program or store in self.unwrapped)
+                    and self._stored_wherever_in_bounds(store, producer)
+                )
+            )
             or producer.workgroup[1:] != (1, 1)
             or consumer.workgroup[1:] != (1, 1)
             or producer.views.get(buffer, -1) != consumer.views.get(buffer, -2)
@@ -855,31 +1025,43 @@ class _Fusion:
             self._narrower(arm, name) is None for arm in self.arms if name in arm.views
         )
 
-    def _forwarded_value(self, store: StoreOp, producer: Arm, extent: int | None) -> SSAValue:
+    def _forwarded_value(
+        self, store: StoreOp, producer: Arm, extent: int | None, guarded: bool = False
+    ) -> SSAValue:
         """`select(index < count, stored value, 0)`: the load's result (out of bounds gives 0).
 
         Just the stored value when the index is `invocation_id x` and the fused
         dispatch (of x extent `extent`, None when not static) launches no
-        invocation past the buffer's count.
+        invocation past the buffer's count. A store under index guards, or in a
+        `guarded` arm, passes its value through a named local (`_through_local`).
         """
         view = producer.views[store.buffer_name]
+        new_ops: list[Operation] = []
+        if store.parent_op() is producer.program and not guarded:
+            value, anchor, index = store.value, store, store.index
+        else:  # under index guards (`_stored_wherever_in_bounds`): through a named local
+            value, anchor = self._through_local(store, producer)
+            index_op = InvocationIdOp(0)
+            new_ops.append(index_op)
+            index = index_op.result
         if (
             view is not None
             and extent is not None
             and extent <= view
             and is_invocation_x(store.index)
         ):
-            return store.value
+            return value
         if view is None:
             bound: Operation = BufLenOp(store.buffer_name)
         else:
             bound = ConstOp(view, ui32)
-        inside = TABLE_OPS["lt"](store.index, bound.results[0])
-        zero = ConstOp(_zero_literal(store.value.type), store.value.type)
-        select = SelectOp(inside.results[0], store.value, zero.result)
-        anchor = store
-        for new in (bound, inside, zero, select):
+        inside = TABLE_OPS["lt"](index, bound.results[0])
+        zero = ConstOp(_zero_literal(value.type), value.type)
+        select = SelectOp(inside.results[0], value, zero.result)
+        for new in (*new_ops, bound, inside, zero, select):
             producer.program.body.block.insert_op_after(new, anchor)
+            if anchor in self.hoisted_after:
+                self.hoisted_after.add(new)
             anchor = new
         return select.result
 
@@ -946,6 +1128,16 @@ class _Fusion:
             for op in statements:
                 op.detach()
             prologue = live_flag_declaration(arm) if flag else []
+            before = [op for op in statements if op in self.hoisted_before]
+            after = [op for op in statements if op in self.hoisted_after]
+            if guard and len(before) + len(after) < len(statements):
+                statements = [
+                    op
+                    for op in statements
+                    if op not in self.hoisted_before and op not in self.hoisted_after
+                ]
+            else:
+                before, after = [], []
             if guard and statements:  # an arm left empty (all forwarded) needs no guard
                 if _has_grid_sync_ops(statements):
                     raise VyreDiagnostic(
@@ -959,7 +1151,7 @@ class _Fusion:
                         ]
                     )
                 ops, cond = self._guard(arm)
-                body += ops + [IfOp(cond, prologue + statements)]
+                body += before + ops + [IfOp(cond, prologue + statements)] + after
             else:
                 body += prologue + statements
             if arm.index in placed:
