@@ -1,0 +1,507 @@
+"""`vyre-tile`: tiling with register blocking for the naive matrix product.
+
+```
+vyre-opt -p vyre-tile gemm.mlir
+vyre-opt -p 'vyre-tile{reg-m=4 reg-n=4 tile-k=16}' gemm.mlir
+vyre-opt -p 'vyre-tile{remarks=true}' gemm.mlir     # say why a program is left alone
+```
+
+A program that computes one output per invocation with a loop that
+accumulates over a row operand and a column operand (`C[row, col] = sum over
+k of A[row, k] * B[k, col]`, as `vyre_xdsl.analysis.tiling` recognizes it)
+loads the same `A[row, k]` in every invocation of a row and the same
+`B[k, col]` in every invocation of a column. The pass rewrites it so that:
+
+- each invocation computes a block of `reg-m x reg-n` outputs, strided by the
+  workgroup (rows `row0 + ly + i * threads-m`, columns `col0 + lx + j *
+  threads-n`), in `reg-m * reg-n` named locals;
+- a workgroup of `threads-n x threads-m` invocations covers a tile of
+  `threads-m * reg-m` rows and `threads-n * reg-n` columns, so the grid
+  shrinks by those factors;
+- for each slice of `tile-k` values of the loop variable, the workgroup loads
+  the slice of the row operand and of the column operand it needs into
+  workgroup memory once (each invocation a few elements, coalesced along the
+  index's unit stride), a barrier, then every invocation updates its block
+  from workgroup memory (the slice unrolled), a barrier;
+- a last partial slice (when the trip count is not a multiple of `tile-k`)
+  loads only the values inside the loop's range (zero elsewhere) and runs
+  only those iterations;
+- the outputs are stored under the program's own guard (and, where the tiles
+  overhang the naive grid, a check that the output is inside it).
+
+Each output still starts from the same initial value and is updated in the
+same order of `k` by the same expression: no float is reassociated, and the
+results are bit-identical to the naive program's on the same backend. The
+rows and columns past the edge of the grid are computed from whatever their
+loads give and never stored.
+
+A program the analysis does not recognize is left as it is; with
+`remarks=true` the pass prints a located `remark:` saying why. A program
+whose tiles would need more workgroup memory than `max-workgroup-storage`
+bytes is left alone too (and says so).
+
+The grid of a tiled program is its own: a grid given at run time
+(`run(..., grid=...)`) replaces it, so run the pass on the module whose grid
+is final.
+
+```mlir
+// before (one invocation per output, 16 x 16 workgroups, 4 x 4 of them)
+vyre.program @gemm workgroup_size [16, 16, 1] grid [4, 4, 1] { ... }
+// after (vyre-tile{reg-m=4 reg-n=4}: 4 x 4 outputs per invocation)
+vyre.program @gemm workgroup_size [16, 16, 1] grid [1, 1, 1] {
+  ...
+  vyre.buffer @A_tile workgroup : f32[...]
+  vyre.buffer @B_tile workgroup : f32[...]
+  ...
+  vyre.loop @tile_t = %c0 to %slices {
+    ...
+    vyre.barrier
+    ...
+    vyre.barrier
+  }
+  ...
+}
+```
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+from xdsl.context import Context
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.ir import Attribute, Operation, SSAValue
+from xdsl.passes import ModulePass
+
+from vyre_xdsl.analysis.loops import constant_ui32
+from vyre_xdsl.analysis.tiling import (
+    COL,
+    K,
+    ROW,
+    NotTileable,
+    TileNest,
+    guard_bounds,
+    recognize,
+)
+from vyre_xdsl.builder import ProgramBuilder
+from vyre_xdsl.diagnostics import VyreError
+from vyre_xdsl.dialects.vyre import (
+    ConstOp,
+    InvocationIdOp,
+    LoadOp,
+    ProgramOp,
+    VarOp,
+    is_expression,
+    ui32,
+)
+from vyre_xdsl.passes.vyre_fuse import print_remark
+
+#: the leaves of a cloned expression besides the ids and the loop variable
+ACC, ROW_VALUE, COL_VALUE = "acc", "a", "b"
+
+#: WebGPU's default limit on workgroup memory, bytes
+DEFAULT_WORKGROUP_STORAGE = 16384
+
+
+@dataclass
+class _Cloner:
+    """Copies expressions of the naive program into the tiled one, with the
+    ids, the loop variable, the accumulator and the two staged loads replaced
+    by the values of one output (a context). What depends on none of those is
+    copied once, into `prelude` (placed at the top of the program)."""
+
+    b: ProgramBuilder
+    nest: TileNest
+    prelude: list[Operation] = field(default_factory=list)
+    _invariant: dict[SSAValue, SSAValue] = field(default_factory=dict)
+    _constants: dict[tuple[int, Attribute], SSAValue] = field(default_factory=dict)
+
+    def const(self, value: int, ty: Attribute = ui32) -> SSAValue:
+        key = (value, ty)
+        if key not in self._constants:
+            op = ConstOp(value if ty == ui32 else _zero_literal(ty, value), ty)
+            self.prelude.append(op)
+            self._constants[key] = op.results[0]
+        return self._constants[key]
+
+    def leaf(self, value: SSAValue) -> str | None:
+        op = value.owner
+        nest = self.nest
+        if isinstance(op, InvocationIdOp):
+            return COL if op.axis_index == 0 else ROW
+        if isinstance(op, VarOp):
+            name = op.var_name.data
+            return ACC if name == nest.acc_name else K if name == nest.k_name else None
+        if op is nest.row_load:
+            return ROW_VALUE
+        if op is nest.col_load:
+            return COL_VALUE
+        return None
+
+    def is_invariant(self, value: SSAValue) -> bool:
+        op = value.owner
+        if not isinstance(op, Operation) or self.leaf(value) is not None:
+            return False
+        if not (is_expression(op) or isinstance(op, LoadOp)):
+            return False
+        return all(self.is_invariant(v) for v in op.operands)
+
+    def invariant(self, value: SSAValue) -> SSAValue:
+        if value not in self._invariant:
+            op = value.owner
+            assert isinstance(op, Operation)
+            operands = [self.invariant(v) for v in op.operands]
+            new = op.clone()
+            new.operands = operands
+            self.prelude.append(new)
+            for old, result in zip(op.results, new.results):
+                self._invariant[old] = result
+        return self._invariant[value]
+
+    def clone(self, value: SSAValue, env: dict[str, SSAValue], memo: dict) -> SSAValue:
+        """`value` computed for the context `env` (at the builder's insertion point)."""
+        kind = self.leaf(value)
+        if kind is not None:
+            return env[kind]
+        if self.is_invariant(value):
+            return self.invariant(value)
+        if value in memo:
+            return memo[value]
+        op = value.owner
+        assert isinstance(op, Operation)
+        operands = [self.clone(v, env, memo) for v in op.operands]
+        new = op.clone()
+        new.operands = operands
+        self.b.insert(new)
+        for old, result in zip(op.results, new.results):
+            memo[old] = result
+        return memo[value]
+
+
+def _zero_literal(ty: Attribute, value: int) -> int | float:
+    name = str(ty)
+    return float(value) if name.startswith(("f", "bf")) else value
+
+
+def _reads_k(value: SSAValue, k_name: str) -> bool:
+    op = value.owner
+    if isinstance(op, VarOp):
+        return op.var_name.data == k_name
+    return isinstance(op, Operation) and any(_reads_k(v, k_name) for v in op.operands)
+
+
+@dataclass(frozen=True)
+class _Staging:
+    """Where each invocation's share of one operand's slice comes from and goes:
+    per slot, the (k offset, row-or-column offset) it loads and the index in
+    workgroup memory it stores, computed once per invocation."""
+
+    buffer: str  # workgroup buffer
+    stride: int  # elements between two values of k in workgroup memory
+    slots: list[tuple[SSAValue, SSAValue, SSAValue, SSAValue | None]]  # kk, r, index, in range
+
+
+@dataclass(frozen=True)
+class VyreTilePass(ModulePass):
+    """Tile the naive matrix product through workgroup memory with register
+    blocking (see the module docstring)."""
+
+    name = "vyre-tile"
+
+    #: invocations of a workgroup along the rows (y) and the columns (x)
+    threads_m: int = 16
+    threads_n: int = 16
+    #: outputs each invocation computes along the rows and the columns
+    reg_m: int = 8
+    reg_n: int = 8
+    #: values of the loop variable staged per slice
+    tile_k: int = 8
+    #: the workgroup memory one tiled program may use, bytes
+    max_workgroup_storage: int = DEFAULT_WORKGROUP_STORAGE
+    #: print a located remark for each program left alone, and why
+    remarks: bool = False
+
+    def check_options(self) -> None:
+        for label, value in (
+            ("threads-m", self.threads_m),
+            ("threads-n", self.threads_n),
+            ("reg-m", self.reg_m),
+            ("reg-n", self.reg_n),
+            ("tile-k", self.tile_k),
+        ):
+            if value < 1 or value & (value - 1):
+                raise VyreError(f"vyre-tile: {label} must be a power of two >= 1, got {value}")
+        if self.threads_m * self.threads_n > 1024:
+            raise VyreError(
+                f"vyre-tile: threads-m x threads-n is {self.threads_m * self.threads_n}; "
+                "a workgroup has at most 1024 invocations"
+            )
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        self.check_options()
+        for program in [p for p in op.ops if isinstance(p, ProgramOp)]:
+            found = recognize(program)
+            if isinstance(found, NotTileable):
+                self._remark(program, f"not tiled: {found.reason}")
+                continue
+            needed = self.storage_bytes(found)
+            if needed > self.max_workgroup_storage:
+                self._remark(
+                    program,
+                    f"not tiled: the tiles need {needed} bytes of workgroup memory, "
+                    f"more than max-workgroup-storage={self.max_workgroup_storage}",
+                )
+                continue
+            tiled = self.tiled(found)
+            tiled.location = program.location
+            program.parent.insert_op_before(tiled, program)
+            program.detach()
+            program.erase()
+            self._remark(
+                tiled,
+                f"tiled: {self.reg_m}x{self.reg_n} outputs per invocation, "
+                f"{self.tile_m}x{self.tile_n} per workgroup, slices of {self.tile_k}",
+            )
+
+    def _remark(self, program: ProgramOp, message: str) -> None:
+        if self.remarks:
+            print_remark(program, message)
+
+    @property
+    def tile_m(self) -> int:
+        return self.threads_m * self.reg_m
+
+    @property
+    def tile_n(self) -> int:
+        return self.threads_n * self.reg_n
+
+    def _strides(self, nest: TileNest) -> tuple[int, int, bool, bool]:
+        """The workgroup-memory strides of the two slices, and whether each is
+        loaded with k as the fastest-varying index (its unit stride is along k)."""
+        a_k_fast = nest.row_form.get(K) == 1 or nest.row_form.get(ROW) != 1
+        b_k_fast = nest.col_form.get(COL) != 1 and nest.col_form.get(K) == 1
+        # padding k-fast slices spreads the stores of one k-column over the banks
+        sa = self.tile_m + (4 if a_k_fast else 0)
+        sb = self.tile_n + (4 if b_k_fast else 0)
+        return sa, sb, a_k_fast, b_k_fast
+
+    def storage_bytes(self, nest: TileNest) -> int:
+        sa, sb, _, _ = self._strides(nest)
+        size_a = _byte_size(nest.row_load.result.type)
+        size_b = _byte_size(nest.col_load.result.type)
+        return self.tile_k * (sa * size_a + sb * size_b)
+
+    # ---------------------------------------------------------------- the rewrite
+
+    def tiled(self, nest: TileNest) -> ProgramOp:
+        program = nest.program
+        tm, tn, rm, rn, bk = self.threads_m, self.threads_n, self.reg_m, self.reg_n, self.tile_k
+        bm, bn = self.tile_m, self.tile_n
+        grid = (math.ceil(nest.cols / bn), math.ceil(nest.rows / bm), 1)
+        b = ProgramBuilder(program.sym_name.data, (tn, tm, 1), grid=grid)
+        b.program.attributes.update(program.attributes)
+        names = {buffer.buffer_name for buffer in program.buffers()}
+        for buffer in program.buffers():
+            b.insert(buffer.clone())
+        sa, sb, a_k_fast, b_k_fast = self._strides(nest)
+        tile_a = _fresh(f"{nest.row_load.buffer_name}_tile", names)
+        tile_b = _fresh(f"{nest.col_load.buffer_name}_tile", names)
+        type_a, type_b = nest.row_load.result.type, nest.col_load.result.type
+        b.buffer(tile_a, "workgroup", type_a, bk * sa)
+        b.buffer(tile_b, "workgroup", type_b, bk * sb)
+        cl = _Cloner(b, nest)
+        c = cl.const
+
+        lx = b.local_id("x", name="lx")
+        ly = b.local_id("y", name="ly")
+        wx = b.workgroup_id("x", name="wx")
+        wy = b.workgroup_id("y", name="wy")
+        row0 = b.add(b.mul(wy, c(bm)), ly, name="row0")
+        col0 = b.add(b.mul(wx, c(bn)), lx, name="col0")
+        rows = [row0 if i == 0 else b.add(row0, c(i * tm), name=f"row{i}") for i in range(rm)]
+        cols = [col0 if j == 0 else b.add(col0, c(j * tn), name=f"col{j}") for j in range(rn)]
+        linear = b.add(b.mul(ly, c(tn)), lx, name="lin")
+        accs = [[f"tile_acc_{i}_{j}" for j in range(rn)] for i in range(rm)]
+        for i in range(rm):
+            for j in range(rn):
+                env = {ROW: rows[i], COL: cols[j]}
+                b.let(accs[i][j], cl.clone(nest.acc.value, env, {}))
+
+        stage_a = self._staging(b, cl, linear, tile_a, bm, sa, a_k_fast)
+        stage_b = self._staging(b, cl, linear, tile_b, bn, sb, b_k_fast)
+        base_row = b.mul(wy, c(bm), name="tile_row")
+        base_col = b.mul(wx, c(bn), name="tile_col")
+        uses_k = _reads_k(nest.update.value, nest.k_name)
+
+        lo, hi = nest.loop.lower, nest.loop.upper
+        lo_c, hi_c = constant_ui32(lo), constant_ui32(hi)
+        lo_v = cl.clone(lo, {}, {})
+        if lo_c is not None and hi_c is not None:
+            trips = max(hi_c - lo_c, 0)
+            full_v: SSAValue = c(trips // bk)
+            rem_static: int | None = trips % bk
+            rem_v = c(trips % bk)
+        else:
+            hi_v = cl.clone(hi, {}, {})
+            count = b.select(b.gt(hi_v, lo_v), b.sub(hi_v, lo_v), c(0), name="trips")
+            full_v = b.shr(count, c(bk.bit_length() - 1), name="slices")
+            rem_v = b.bit_and(count, c(bk - 1), name="rest")
+            rem_static = None
+
+        def load_slices(k0: SSAValue, rest: SSAValue | None) -> None:
+            for stage, load, base, row_like in (
+                (stage_a, nest.row_load, base_row, ROW),
+                (stage_b, nest.col_load, base_col, COL),
+            ):
+                zero = c(0, load.result.type)
+                for kk, r, index, in_range in stage.slots:
+                    conds = [] if in_range is None else [in_range]
+                    if rest is not None:
+                        conds.append(b.lt(kk, rest))
+                    env = {row_like: b.add(base, r), K: b.add(k0, kk)}
+                    if not conds:
+                        value = b.load(load.buffer_name, cl.clone(load.index, env, {}))
+                        b.store(stage.buffer, index, value)
+                        continue
+                    cond = conds[0] if len(conds) == 1 else b.op("and", conds[0], conds[1])
+                    with b.if_(cond):
+                        value = b.load(load.buffer_name, cl.clone(load.index, env, {}))
+                        b.store(stage.buffer, index, value)
+                    if rest is not None:
+                        with b.else_():
+                            b.store(stage.buffer, index, zero)
+
+        def update(kk: SSAValue, kk_const: int | None, k0: SSAValue) -> None:
+            """One value of k: every output of the block updated from workgroup memory
+            (row operand at tile_a[kk * sa + ly + i * tm], column operand at
+            tile_b[kk * sb + lx + j * tn])."""
+            kk_a = c(kk_const * sa) if kk_const is not None else b.mul(kk, c(sa))
+            kk_b = c(kk_const * sb) if kk_const is not None else b.mul(kk, c(sb))
+            a_row = b.add(kk_a, ly)
+            b_row = b.add(kk_b, lx)
+            a_values = [b.load(tile_a, b.add(a_row, c(i * tm)) if i else a_row) for i in range(rm)]
+            b_values = [b.load(tile_b, b.add(b_row, c(j * tn)) if j else b_row) for j in range(rn)]
+            k_value = b.add(k0, kk) if uses_k else None
+            for i in range(rm):
+                for j in range(rn):
+                    env = {
+                        ROW: rows[i],
+                        COL: cols[j],
+                        ACC: b.var(accs[i][j], nest.acc.value.type),
+                        ROW_VALUE: a_values[i],
+                        COL_VALUE: b_values[j],
+                    }
+                    if k_value is not None:
+                        env[K] = k_value
+                    b.assign(accs[i][j], cl.clone(nest.update.value, env, {}))
+
+        with b.loop("tile_t", c(0), full_v):
+            t = b.var("tile_t", ui32)
+            k0 = b.add(lo_v, b.mul(t, c(bk)), name="k0")
+            load_slices(k0, None)
+            b.barrier()
+            for kk in range(bk):
+                update(c(kk), kk, k0)
+            b.barrier()
+
+        def remainder() -> None:
+            k0 = b.add(lo_v, b.mul(full_v, c(bk)), name="k_rest")
+            load_slices(k0, rem_v)
+            b.barrier()
+            if rem_static is not None:
+                for kk in range(rem_static):
+                    update(c(kk), kk, k0)
+            else:
+                with b.loop("tile_r", c(0), rem_v):
+                    update(b.var("tile_r", ui32), None, k0)
+
+        if rem_static is None:
+            with b.if_(b.gt(rem_v, c(0))):
+                remainder()
+        elif rem_static:
+            remainder()
+
+        # the stores, under the naive program's guard and inside its grid
+        for i in range(rm):
+            for j in range(rn):
+                env = {ROW: rows[i], COL: cols[j]}
+                conds = []
+                if nest.guard is not None:
+                    conds.append(cl.clone(nest.guard.cond, env, {}))
+                bounds = _guard_limits(nest)
+                if nest.rows % bm and bounds.get(ROW, nest.rows + 1) > nest.rows:
+                    conds.append(b.lt(rows[i], c(nest.rows)))
+                if nest.cols % bn and bounds.get(COL, nest.cols + 1) > nest.cols:
+                    conds.append(b.lt(cols[j], c(nest.cols)))
+                cond = conds[0] if conds else None
+                for extra in conds[1:]:
+                    cond = b.op("and", cond, extra)
+
+                def store(env=env, i=i, j=j) -> None:
+                    memo: dict = {}
+                    env = dict(env, **{ACC: b.var(accs[i][j], nest.acc.value.type)})
+                    index = cl.clone(nest.store.index, env, memo)
+                    value = cl.clone(nest.store.value, env, memo)
+                    b.store(nest.store.buffer_name, index, value)
+
+                if cond is None:
+                    store()
+                else:
+                    with b.if_(cond):
+                        store()
+
+        tiled = b.build()
+        first = next(iter(tiled.statements()))
+        for op in cl.prelude:
+            tiled.body.block.insert_op_before(op, first)
+        return tiled
+
+    def _staging(
+        self,
+        b: ProgramBuilder,
+        cl: _Cloner,
+        linear: SSAValue,
+        buffer: str,
+        extent: int,
+        stride: int,
+        k_fast: bool,
+    ) -> _Staging:
+        """The slots of one operand's slice (`extent` rows or columns by `tile-k`)."""
+        c = cl.const
+        bk = self.tile_k
+        threads = self.threads_m * self.threads_n
+        total = extent * bk
+        slots = []
+        for s in range(math.ceil(total / threads)):
+            e = b.add(linear, c(s * threads)) if s else linear
+            fast, slow = (bk, extent) if k_fast else (extent, bk)
+            low = b.bit_and(e, c(fast - 1))
+            high = b.shr(e, c(fast.bit_length() - 1))
+            kk, r = (low, high) if k_fast else (high, low)
+            index = b.add(b.mul(kk, c(stride)), r)
+            in_range = b.lt(e, c(total)) if (s + 1) * threads > total else None
+            slots.append((kk, r, index, in_range))
+        return _Staging(buffer, stride, slots)
+
+
+def _guard_limits(nest: TileNest) -> dict[str, int]:
+    return guard_bounds(nest.guard.cond) if nest.guard is not None else {}
+
+
+def _fresh(name: str, taken: set[str]) -> str:
+    candidate, n = name, 0
+    while candidate in taken:
+        n += 1
+        candidate = f"{name}{n}"
+    taken.add(candidate)
+    return candidate
+
+
+def _byte_size(ty: Attribute) -> int:
+    name = str(ty)
+    for prefix, size in (("vector<4x", 16), ("vector<2x", 8)):
+        if name.startswith(prefix):
+            return size
+    digits = "".join(ch for ch in name if ch.isdigit())
+    return max(1, int(digits) // 8) if digits else 4
