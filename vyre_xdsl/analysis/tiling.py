@@ -280,9 +280,7 @@ def recognize(program: ProgramOp) -> TileNest | NotTileable:
             return NotTileable("the program reads invocation_id z")
         if may_trap(op):
             return NotTileable(f"'{op.name}' may trap")
-    written = {
-        op.buffer_name for op in program.walk() if isinstance(op, StoreOp | AtomicOp)
-    }
+    written = {op.buffer_name for op in program.walk() if isinstance(op, StoreOp | AtomicOp)}
     unwritten = {b.buffer_name for b in program.buffers()} - written
     if any(b.access_mode == "workgroup" for b in program.buffers()):
         return NotTileable("the program already uses workgroup memory")
@@ -379,7 +377,9 @@ def recognize(program: ProgramOp) -> TileNest | NotTileable:
     store_form = affine_form(store.index)
     if store_form is None or K in store_form:
         return NotTileable("the store index is not affine in the row and the column")
-    if not _injective(store_form, min(rows, bounds.get(ROW, rows)), min(cols, bounds.get(COL, cols))):
+    if not _injective(
+        store_form, min(rows, bounds.get(ROW, rows)), min(cols, bounds.get(COL, cols))
+    ):
         return NotTileable("the store index may give two invocations the same element")
     seen: dict[SSAValue, bool] = {}
     if not _stored_value_ok(store.value, acc_name, unwritten, seen):

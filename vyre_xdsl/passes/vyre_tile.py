@@ -77,8 +77,8 @@ from xdsl.passes import ModulePass
 from vyre_xdsl.analysis.loops import constant_ui32
 from vyre_xdsl.analysis.tiling import (
     COL,
-    K,
     ROW,
+    K,
     NotTileable,
     TileNest,
     guard_bounds,
@@ -87,6 +87,7 @@ from vyre_xdsl.analysis.tiling import (
 from vyre_xdsl.builder import ProgramBuilder
 from vyre_xdsl.diagnostics import VyreError
 from vyre_xdsl.dialects.vyre import (
+    ELEMENT_TYPES,
     ConstOp,
     InvocationIdOp,
     LoadOp,
@@ -184,11 +185,14 @@ def _zero_literal(ty: Attribute, value: int) -> int | float:
     return float(value) if name.startswith(("f", "bf")) else value
 
 
-def _reads_k(value: SSAValue, k_name: str) -> bool:
+def _reads_k(value: SSAValue, k_name: str, staged: set[Operation]) -> bool:
+    """Whether `value` reads the loop variable other than through a staged load."""
     op = value.owner
+    if op in staged:
+        return False
     if isinstance(op, VarOp):
         return op.var_name.data == k_name
-    return isinstance(op, Operation) and any(_reads_k(v, k_name) for v in op.operands)
+    return isinstance(op, Operation) and any(_reads_k(v, k_name, staged) for v in op.operands)
 
 
 @dataclass(frozen=True)
@@ -217,6 +221,9 @@ class VyreTilePass(ModulePass):
     reg_n: int = 8
     #: values of the loop variable staged per slice
     tile_k: int = 8
+    #: lanes of a workgroup-memory element: 4 (vector<4xf32> loads, f32 operands,
+    #: register blocks of multiples of 4) or 1
+    vector_width: int = 4
     #: the workgroup memory one tiled program may use, bytes
     max_workgroup_storage: int = DEFAULT_WORKGROUP_STORAGE
     #: print a located remark for each program left alone, and why
@@ -232,6 +239,8 @@ class VyreTilePass(ModulePass):
         ):
             if value < 1 or value & (value - 1):
                 raise VyreError(f"vyre-tile: {label} must be a power of two >= 1, got {value}")
+        if self.vector_width not in (1, 4):
+            raise VyreError(f"vyre-tile: vector-width must be 1 or 4, got {self.vector_width}")
         if self.threads_m * self.threads_n > 1024:
             raise VyreError(
                 f"vyre-tile: threads-m x threads-n is {self.threads_m * self.threads_n}; "
@@ -276,20 +285,33 @@ class VyreTilePass(ModulePass):
     def tile_n(self) -> int:
         return self.threads_n * self.reg_n
 
+    def width(self, nest: TileNest) -> int:
+        """The lanes of one workgroup-memory element: 4 (`vector<4xf32>`, one
+        wide load gives four operands) when asked for, both operands are f32 and
+        the register block is a multiple of 4 each way; else 1."""
+        if self.vector_width != 4 or self.reg_m % 4 or self.reg_n % 4:
+            return 1
+        types = {str(nest.row_load.result.type), str(nest.col_load.result.type)}
+        return 4 if types == {"f32"} else 1
+
     def _strides(self, nest: TileNest) -> tuple[int, int, bool, bool]:
-        """The workgroup-memory strides of the two slices, and whether each is
-        loaded with k as the fastest-varying index (its unit stride is along k)."""
+        """The workgroup-memory strides (in elements of `width` lanes) of the two
+        slices between two values of k, and whether each is loaded with k as the
+        fastest-varying index (its unit stride is along k)."""
+        w = self.width(nest)
         a_k_fast = nest.row_form.get(K) == 1 or nest.row_form.get(ROW) != 1
         b_k_fast = nest.col_form.get(COL) != 1 and nest.col_form.get(K) == 1
-        # padding k-fast slices spreads the stores of one k-column over the banks
-        sa = self.tile_m + (4 if a_k_fast else 0)
-        sb = self.tile_n + (4 if b_k_fast else 0)
+        # padding a k-fast slice spreads the stores of one k-column over the banks
+        pad = 4 if w == 1 else 1
+        sa = self.tile_m // w + (pad if a_k_fast else 0)
+        sb = self.tile_n // w + (pad if b_k_fast else 0)
         return sa, sb, a_k_fast, b_k_fast
 
     def storage_bytes(self, nest: TileNest) -> int:
         sa, sb, _, _ = self._strides(nest)
-        size_a = _byte_size(nest.row_load.result.type)
-        size_b = _byte_size(nest.col_load.result.type)
+        w = self.width(nest)
+        size_a = _byte_size(nest.row_load.result.type) * w
+        size_b = _byte_size(nest.col_load.result.type) * w
         return self.tile_k * (sa * size_a + sb * size_b)
 
     # ---------------------------------------------------------------- the rewrite
@@ -298,6 +320,7 @@ class VyreTilePass(ModulePass):
         program = nest.program
         tm, tn, rm, rn, bk = self.threads_m, self.threads_n, self.reg_m, self.reg_n, self.tile_k
         bm, bn = self.tile_m, self.tile_n
+        w = self.width(nest)
         grid = (math.ceil(nest.cols / bn), math.ceil(nest.rows / bm), 1)
         b = ProgramBuilder(program.sym_name.data, (tn, tm, 1), grid=grid)
         b.program.attributes.update(program.attributes)
@@ -308,8 +331,10 @@ class VyreTilePass(ModulePass):
         tile_a = _fresh(f"{nest.row_load.buffer_name}_tile", names)
         tile_b = _fresh(f"{nest.col_load.buffer_name}_tile", names)
         type_a, type_b = nest.row_load.result.type, nest.col_load.result.type
-        b.buffer(tile_a, "workgroup", type_a, bk * sa)
-        b.buffer(tile_b, "workgroup", type_b, bk * sb)
+        wide_a = ELEMENT_TYPES["vector<4xf32>"] if w == 4 else type_a
+        wide_b = ELEMENT_TYPES["vector<4xf32>"] if w == 4 else type_b
+        b.buffer(tile_a, "workgroup", wide_a, bk * sa)
+        b.buffer(tile_b, "workgroup", wide_b, bk * sb)
         cl = _Cloner(b, nest)
         c = cl.const
 
@@ -317,10 +342,21 @@ class VyreTilePass(ModulePass):
         ly = b.local_id("y", name="ly")
         wx = b.workgroup_id("x", name="wx")
         wy = b.workgroup_id("y", name="wy")
-        row0 = b.add(b.mul(wy, c(bm)), ly, name="row0")
-        col0 = b.add(b.mul(wx, c(bn)), lx, name="col0")
-        rows = [row0 if i == 0 else b.add(row0, c(i * tm), name=f"row{i}") for i in range(rm)]
-        cols = [col0 if j == 0 else b.add(col0, c(j * tn), name=f"col{j}") for j in range(rn)]
+        base_row = b.mul(wy, c(bm), name="tile_row")
+        base_col = b.mul(wx, c(bn), name="tile_col")
+        # output i of the block: group h = i / w of w adjacent rows, lane i % w
+        row0 = b.add(base_row, b.mul(ly, c(w)) if w > 1 else ly, name="row0")
+        col0 = b.add(base_col, b.mul(lx, c(w)) if w > 1 else lx, name="col0")
+
+        def spread(base: SSAValue, threads: int, count: int, label: str) -> list[SSAValue]:
+            out = []
+            for i in range(count):
+                offset = (i // w) * threads * w + i % w
+                out.append(base if offset == 0 else b.add(base, c(offset), name=f"{label}{i}"))
+            return out
+
+        rows = spread(row0, tm, rm, "row")
+        cols = spread(col0, tn, rn, "col")
         linear = b.add(b.mul(ly, c(tn)), lx, name="lin")
         accs = [[f"tile_acc_{i}_{j}" for j in range(rn)] for i in range(rm)]
         for i in range(rm):
@@ -328,11 +364,9 @@ class VyreTilePass(ModulePass):
                 env = {ROW: rows[i], COL: cols[j]}
                 b.let(accs[i][j], cl.clone(nest.acc.value, env, {}))
 
-        stage_a = self._staging(b, cl, linear, tile_a, bm, sa, a_k_fast)
-        stage_b = self._staging(b, cl, linear, tile_b, bn, sb, b_k_fast)
-        base_row = b.mul(wy, c(bm), name="tile_row")
-        base_col = b.mul(wx, c(bn), name="tile_col")
-        uses_k = _reads_k(nest.update.value, nest.k_name)
+        stage_a = self._staging(b, cl, linear, tile_a, bm // w, sa, a_k_fast)
+        stage_b = self._staging(b, cl, linear, tile_b, bn // w, sb, b_k_fast)
+        uses_k = _reads_k(nest.update.value, nest.k_name, {nest.row_load, nest.col_load})
 
         lo, hi = nest.loop.lower, nest.loop.upper
         lo_c, hi_c = constant_ui32(lo), constant_ui32(hi)
@@ -350,38 +384,58 @@ class VyreTilePass(ModulePass):
             rem_static = None
 
         def load_slices(k0: SSAValue, rest: SSAValue | None) -> None:
+            """Each invocation's share of the two slices, from k0 on: `w` rows (or
+            columns) at one k per slot, packed into one workgroup-memory element."""
             for stage, load, base, row_like in (
                 (stage_a, nest.row_load, base_row, ROW),
                 (stage_b, nest.col_load, base_col, COL),
             ):
-                zero = c(0, load.result.type)
                 for kk, r, index, in_range in stage.slots:
-                    conds = [] if in_range is None else [in_range]
-                    if rest is not None:
-                        conds.append(b.lt(kk, rest))
-                    env = {row_like: b.add(base, r), K: b.add(k0, kk)}
-                    if not conds:
-                        value = b.load(load.buffer_name, cl.clone(load.index, env, {}))
+
+                    def fill(kk=kk, r=r, index=index, load=load, base=base, row_like=row_like):
+                        k = b.add(k0, kk)
+                        first = b.add(base, b.mul(r, c(w)) if w > 1 else r)
+                        lanes = []
+                        for lane in range(w):
+                            env = {row_like: b.add(first, c(lane)) if lane else first, K: k}
+                            index_v = cl.clone(load.index, env, {})
+                            lanes.append(b.load(load.buffer_name, index_v))
+                        value = lanes[0] if w == 1 else b.from_elements(lanes, wide_a)
                         b.store(stage.buffer, index, value)
-                        continue
-                    cond = conds[0] if len(conds) == 1 else b.op("and", conds[0], conds[1])
-                    with b.if_(cond):
-                        value = b.load(load.buffer_name, cl.clone(load.index, env, {}))
-                        b.store(stage.buffer, index, value)
-                    if rest is not None:
+
+                    def slot(kk=kk, index=index, load=load, fill=fill):
+                        if rest is None:
+                            fill()
+                            return
+                        # the last, partial slice: zero past the loop's range
+                        with b.if_(b.lt(kk, rest)):
+                            fill()
                         with b.else_():
+                            zero = c(0, load.result.type)
+                            if w > 1:
+                                zero = b.from_elements([zero] * w, wide_a)
                             b.store(stage.buffer, index, zero)
 
-        def update(kk: SSAValue, kk_const: int | None, k0: SSAValue) -> None:
-            """One value of k: every output of the block updated from workgroup memory
-            (row operand at tile_a[kk * sa + ly + i * tm], column operand at
-            tile_b[kk * sb + lx + j * tn])."""
-            kk_a = c(kk_const * sa) if kk_const is not None else b.mul(kk, c(sa))
-            kk_b = c(kk_const * sb) if kk_const is not None else b.mul(kk, c(sb))
-            a_row = b.add(kk_a, ly)
-            b_row = b.add(kk_b, lx)
-            a_values = [b.load(tile_a, b.add(a_row, c(i * tm)) if i else a_row) for i in range(rm)]
-            b_values = [b.load(tile_b, b.add(b_row, c(j * tn)) if j else b_row) for j in range(rn)]
+                    if in_range is None:
+                        slot()
+                    else:
+                        with b.if_(in_range):
+                            slot()
+
+        def operands(tile: str, stride: int, lane0: SSAValue, threads: int, count: int, kk, kk_c):
+            """The `count` operands of one k from workgroup memory: group h at
+            tile[kk * stride + lane0 + h * threads], lanes extracted."""
+            row = b.add(c(kk_c * stride) if kk_c is not None else b.mul(kk, c(stride)), lane0)
+            values = []
+            for h in range(count // w):
+                wide = b.load(tile, b.add(row, c(h * threads)) if h else row)
+                values += [wide] if w == 1 else [b.extract(wide, lane) for lane in range(w)]
+            return values
+
+        def update(kk: SSAValue, kk_c: int | None, k0: SSAValue) -> None:
+            """One value of k: every output of the block updated from workgroup memory."""
+            a_values = operands(tile_a, sa, ly, tm, rm, kk, kk_c)
+            b_values = operands(tile_b, sb, lx, tn, rn, kk, kk_c)
             k_value = b.add(k0, kk) if uses_k else None
             for i in range(rm):
                 for j in range(rn):
@@ -423,13 +477,13 @@ class VyreTilePass(ModulePass):
             remainder()
 
         # the stores, under the naive program's guard and inside its grid
+        bounds = _guard_limits(nest)
         for i in range(rm):
             for j in range(rn):
                 env = {ROW: rows[i], COL: cols[j]}
                 conds = []
                 if nest.guard is not None:
                     conds.append(cl.clone(nest.guard.cond, env, {}))
-                bounds = _guard_limits(nest)
                 if nest.rows % bm and bounds.get(ROW, nest.rows + 1) > nest.rows:
                     conds.append(b.lt(rows[i], c(nest.rows)))
                 if nest.cols % bn and bounds.get(COL, nest.cols + 1) > nest.cols:
@@ -467,7 +521,8 @@ class VyreTilePass(ModulePass):
         stride: int,
         k_fast: bool,
     ) -> _Staging:
-        """The slots of one operand's slice (`extent` rows or columns by `tile-k`)."""
+        """The slots of one operand's slice: `extent` elements (groups of rows or
+        columns) by `tile-k` values of k, spread over the workgroup."""
         c = cl.const
         bk = self.tile_k
         threads = self.threads_m * self.threads_n
@@ -475,7 +530,7 @@ class VyreTilePass(ModulePass):
         slots = []
         for s in range(math.ceil(total / threads)):
             e = b.add(linear, c(s * threads)) if s else linear
-            fast, slow = (bk, extent) if k_fast else (extent, bk)
+            fast = bk if k_fast else extent
             low = b.bit_and(e, c(fast - 1))
             high = b.shr(e, c(fast.bit_length() - 1))
             kk, r = (low, high) if k_fast else (high, low)
