@@ -159,7 +159,7 @@ def _const(value: SSAValue) -> int | None:
 
 def affine_form(value: SSAValue, k_name: str | None = None) -> dict[str, int] | None:
     """`value` as `{ROW: a, COL: b, K: c, "": d}` (coefficients mod 2^32, zero
-    terms left out) when it is affine in `invocation_id y`, `invocation_id x`
+    terms, a zero constant included, left out) when it is affine in `invocation_id y`, `invocation_id x`
     and the loop variable `k_name`, else None."""
     if value.type != ui32:
         return None
@@ -167,7 +167,8 @@ def affine_form(value: SSAValue, k_name: str | None = None) -> dict[str, int] | 
     if op is None:
         return None
     if isinstance(op, ConstOp):
-        return {"": int(op.literal()) % U32}
+        constant = int(op.literal()) % U32
+        return {"": constant} if constant else {}
     if isinstance(op, InvocationIdOp):
         return {COL: 1} if op.axis_index == 0 else {ROW: 1} if op.axis_index == 1 else None
     if isinstance(op, VarOp):
@@ -196,12 +197,12 @@ def _combine(a: dict[str, int], b: dict[str, int], sign: int) -> dict[str, int]:
     out = dict(a)
     for key, c in b.items():
         out[key] = (out.get(key, 0) + sign * c) % U32
-    return {key: c for key, c in out.items() if c or key == ""}
+    return {key: c for key, c in out.items() if c}
 
 
 def _scale(a: dict[str, int], c: int) -> dict[str, int]:
     out = {key: (v * c) % U32 for key, v in a.items()}
-    return {key: v for key, v in out.items() if v or key == ""}
+    return {key: v for key, v in out.items() if v}
 
 
 _REFUSED_OPS = (

@@ -12,6 +12,8 @@ The steps, in order (each one a pass of its own, in its own file):
 1. `convert-to-vyre`, on standard MLIR only (`func`, `arith`, `scf`, ...; a
    vyre module is left as it is);
 2. `vyre-inline`: every `vyre.call` inlined, the functions removed;
+   then `vyre-tile` (only with `tile=true`): naive matrix products tiled
+   through workgroup memory with register blocking;
 3. `vyre-fuse` (only with `fuse=true`): runs of programs fused where the cost
    model says fusion wins;
 4. `vyre-lower`: each program split at its `grid_sync` barriers, each part's
@@ -50,6 +52,7 @@ from vyre_xdsl.passes.convert_to_vyre import ConvertToVyrePass
 from vyre_xdsl.passes.vyre_fuse import VyreFusePass
 from vyre_xdsl.passes.vyre_inline import VyreInlinePass
 from vyre_xdsl.passes.vyre_lower import VyreLowerPass
+from vyre_xdsl.passes.vyre_tile import VyreTilePass
 
 
 @dataclass(frozen=True)
@@ -66,6 +69,8 @@ class VyreToKernelPass(ProfilePass):
     privatize_atomics: bool = True
     #: mark the bindings a run need not zero first (kernel-elide-clears)
     elide_clears: bool = True
+    #: tile the naive matrix products through workgroup memory (vyre-tile)
+    tile: bool = False
 
     def steps(self) -> tuple[ModulePass, ...]:
         """The passes this pipeline runs, in order."""
@@ -74,7 +79,8 @@ class VyreToKernelPass(ProfilePass):
             **profile, privatize_atomics=self.privatize_atomics, elide_clears=self.elide_clears
         )
         fuse = [VyreFusePass()] if self.fuse else []
-        return (ConvertToVyrePass(), VyreInlinePass(), *fuse, lower)
+        tile = [VyreTilePass(max_workgroup_storage=self.max_workgroup_storage)] if self.tile else []
+        return (ConvertToVyrePass(), VyreInlinePass(), *tile, *fuse, lower)
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         run_steps(ctx, op, self.steps())

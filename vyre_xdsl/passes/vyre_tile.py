@@ -220,7 +220,7 @@ class VyreTilePass(ModulePass):
     reg_m: int = 8
     reg_n: int = 8
     #: values of the loop variable staged per slice
-    tile_k: int = 8
+    tile_k: int = 16
     #: lanes of a workgroup-memory element: 4 (vector<4xf32> loads, f32 operands,
     #: register blocks of multiples of 4) or 1
     vector_width: int = 4
@@ -305,6 +305,9 @@ class VyreTilePass(ModulePass):
         pad = 4 if w == 1 else 1
         sa = self.tile_m // w + (pad if a_k_fast else 0)
         sb = self.tile_n // w + (pad if b_k_fast else 0)
+        size = _byte_size(nest.row_load.result.type) * w
+        if self.tile_k * (sa + sb) * size > self.max_workgroup_storage:
+            sa, sb = self.tile_m // w, self.tile_n // w  # no room for the padding
         return sa, sb, a_k_fast, b_k_fast
 
     def storage_bytes(self, nest: TileNest) -> int:
