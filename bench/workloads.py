@@ -905,10 +905,11 @@ def gemm_text(m: int, n: int, k: int, wg: int = 16) -> str:
 #: the `vyre-tile` options of each tiled variant timed (label -> pass options)
 GEMM_VARIANTS = {
     "tiled": "vyre-tile",
+    "tiled_k8": "vyre-tile{tile-k=8}",
+    "tiled_k16_pad": "vyre-tile{max-workgroup-storage=65536}",
     "tiled_scalar": "vyre-tile{vector-width=1}",
     "tiled_4x4": "vyre-tile{reg-m=4 reg-n=4}",
     "tiled_8x4": "vyre-tile{reg-m=8 reg-n=4}",
-    "tiled_k16": "vyre-tile{tile-k=16 max-workgroup-storage=65536}",
 }
 
 
