@@ -322,3 +322,14 @@ def test_pipeline_option():
     assert "kernel.barrier" in text or "barrier" in text
     untiled = str(tiled(gemm_text(8, 8, 8), "vyre-to-kernel"))
     assert "barrier" not in untiled
+
+
+def test_tiled_wgsl_orders_workgroup_memory_only():
+    """The outputs are stored after the last barrier and never read: the barriers
+    need not order storage memory (no `storageBarrier()`, a device-wide fence on
+    NVIDIA), only workgroup memory."""
+    from vyre_xdsl.backends.wgsl.compile import compile_module
+
+    (kernel,) = compile_module(tiled(gemm_text(37, 29, 21), SMALL))
+    assert "workgroupBarrier()" in kernel.wgsl
+    assert "storageBarrier()" not in kernel.wgsl
