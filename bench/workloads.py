@@ -39,6 +39,10 @@ Workloads (n = 2^log2n f32 values; the histograms take 2^hist-log2n ui32):
 - `hist_private`: the same into 64 copies of the bins (copy = workgroup % 64),
   then one program adds the copies up;
 - `chain4`, `chain8`: the K-stage elementwise chains of bench/gpu_chains.py.
+- `gemm` (only when named: `--workloads gemm --gemm-sizes 2048 4096`): the naive
+  matrix product (one invocation per output) and its `vyre-tile` variants
+  (`--gemm-variants`), checked bit for bit against the naive one and against
+  float64 numpy, timed against `torch.matmul` in float32 with TF32 off, in TFLOPS.
 
 `--chain-public` adds `chain_public`: the 8-stage chain fused, through the
 public path `vyre_xdsl.run(text, {"x": x}, fuse=True, device=True)` (cached
