@@ -39,6 +39,10 @@ Workloads (n = 2^log2n f32 values; the histograms take 2^hist-log2n ui32):
 - `hist_private`: the same into 64 copies of the bins (copy = workgroup % 64),
   then one program adds the copies up;
 - `chain4`, `chain8`: the K-stage elementwise chains of bench/gpu_chains.py.
+- `gemm` (only when named: `--workloads gemm --gemm-sizes 2048 4096`): the naive
+  matrix product (one invocation per output) and its `vyre-tile` variants
+  (`--gemm-variants`), checked bit for bit against the naive one and against
+  float64 numpy, timed against `torch.matmul` in float32 with TF32 off, in TFLOPS.
 
 `--chain-public` adds `chain_public`: the 8-stage chain fused, through the
 public path `vyre_xdsl.run(text, {"x": x}, fuse=True, device=True)` (cached
@@ -857,6 +861,170 @@ def plot(rows: list[dict], path: str) -> None:
     print("wrote", path)
 
 
+# ---------------------------------------------------------------- gemm
+
+
+def gemm_text(m: int, n: int, k: int, wg: int = 16) -> str:
+    """The naive matrix product C = A B (A m x k, B k x n, row-major f32), as a
+    user writes it: one invocation per output on a 2-D grid (column on x, row
+    on y), a guard, a loop over k accumulating in a named local, one store."""
+    return f"""vyre.program @gemm workgroup_size [{wg}, {wg}, 1] grid [{-(-n // wg)}, {-(-m // wg)}, 1] {{
+  vyre.buffer @A binding 0 read_only : f32[{m * k}]
+  vyre.buffer @B binding 1 read_only : f32[{k * n}]
+  vyre.buffer @C binding 2 write_only : f32[{m * n}]
+  %col = vyre.invocation_id x
+  %row = vyre.invocation_id y
+  %m = vyre.const {m} : ui32
+  %n = vyre.const {n} : ui32
+  %k = vyre.const {k} : ui32
+  %zero = vyre.const 0.0 : f32
+  %lo = vyre.const 0 : ui32
+  %in_col = vyre.lt %col, %n : ui32
+  %in_row = vyre.lt %row, %m : ui32
+  %inside = vyre.and %in_col, %in_row : i1
+  vyre.if %inside {{
+    vyre.let @acc = %zero : f32
+    vyre.loop @kk = %lo to %k {{
+      %kv = vyre.var @kk : ui32
+      %ra = vyre.mul %row, %k : ui32
+      %ia = vyre.add %ra, %kv : ui32
+      %a = vyre.load @A[%ia] : f32
+      %rb = vyre.mul %kv, %n : ui32
+      %ib = vyre.add %rb, %col : ui32
+      %b = vyre.load @B[%ib] : f32
+      %p = vyre.mul %a, %b : f32
+      %acc = vyre.var @acc : f32
+      %s = vyre.add %acc, %p : f32
+      vyre.assign @acc = %s : f32
+    }}
+    %r = vyre.var @acc : f32
+    %rc = vyre.mul %row, %n : ui32
+    %ic = vyre.add %rc, %col : ui32
+    vyre.store @C[%ic] = %r : f32
+  }}
+}}
+"""
+
+
+#: the `vyre-tile` options of each tiled variant timed (label -> pass options)
+GEMM_VARIANTS = {
+    "tiled": "vyre-tile",
+    "tiled_k8": "vyre-tile{tile-k=8}",
+    "tiled_k16_pad": "vyre-tile{max-workgroup-storage=65536}",
+    "tiled_scalar": "vyre-tile{vector-width=1}",
+    "tiled_4x4": "vyre-tile{reg-m=4 reg-n=4}",
+    "tiled_8x4": "vyre-tile{reg-m=8 reg-n=4}",
+}
+
+
+def tiled_module(text: str, spec: str):
+    """`text` parsed and run through the pass pipeline `spec` (e.g. vyre-tile)."""
+    from xdsl.passes import PassPipeline
+
+    from vyre_xdsl.context import vyre_context
+    from vyre_xdsl.diagnostics import verify_module
+    from vyre_xdsl.passes import get_all_passes
+
+    module = vyre_xdsl.parse(text)
+    PassPipeline.parse_spec(get_all_passes(), spec).apply(vyre_context(), module)
+    verify_module(module)
+    return module
+
+
+def gemm_rows(sizes: list[int], variants: list[str], torch, args) -> tuple[list[dict], list[str]]:
+    """`gemm` at each size n (n x n x n): the naive program and its `vyre-tile`
+    variants, timed interleaved (GPU timestamps) after `--warmup` seconds; every
+    variant's first output is compared with the naive one bit for bit and with
+    float64 numpy (relative Frobenius error); torch.matmul in float32 with TF32
+    off, timed with CUDA events, in the same process."""
+    rows, failed = [], []
+    for n in sizes:
+        rng = np.random.default_rng(n)
+        a = rng.standard_normal((n, n)).astype(np.float32)
+        b = rng.standard_normal((n, n)).astype(np.float32)
+        text = gemm_text(n, n, n)
+        exes = {"naive": vyre_xdsl.compile(text, backend="wgpu", adapter=args.adapter)}
+        for label in variants:
+            try:
+                module = tiled_module(text, GEMM_VARIANTS[label])
+                exes[label] = vyre_xdsl.compile(module, backend="wgpu", adapter=args.adapter)
+            except Exception as error:  # a variant the device refuses is a result
+                print(f"gemm {n} {label}: {type(error).__name__}: {str(error)[:300]}")
+                failed.append(f"gemm {n} {label}: does not compile")
+        inputs = {
+            "A": vyre_xdsl.to_device(a.ravel(), adapter=args.adapter),
+            "B": vyre_xdsl.to_device(b.ravel(), adapter=args.adapter),
+        }
+        reference = a.astype(np.float64) @ b.astype(np.float64)
+        flops = 2.0 * n * n * n
+        row: dict = {"workload": "gemm", "n": n, "flops": flops}
+        outputs = {}
+        for label, exe in exes.items():
+            out = exe.run(inputs, device=True)["C"]
+            outputs[label] = out.numpy().reshape(n, n)
+            out.free()
+        for label in exes:
+            got = outputs[label]
+            error = float(np.linalg.norm(got - reference) / np.linalg.norm(reference))
+            same = bool(np.array_equal(got.view(np.uint32), outputs["naive"].view(np.uint32)))
+            row[label] = {"rel_error": error, "bit_identical_to_naive": same}
+            if not (error < 1e-5 and (label == "naive" or same)):
+                failed.append(f"gemm {n} {label}: error {error:.3g}, bit-identical {same}")
+        times: dict[str, list[float]] = {label: [] for label in exes}
+
+        def once(label: str) -> None:
+            exes[label].run(inputs, device=True, profile=True)["C"].free()
+            times[label].append(exes[label].last_profile.total_seconds)
+
+        end = time.perf_counter() + args.warmup
+        while time.perf_counter() < end:
+            for label in exes:
+                once(label)
+        times = {label: [] for label in exes}
+        for _ in range(args.reps):
+            for label in exes:
+                once(label)
+        for label in exes:
+            row[label]["seconds"] = spread(times[label])
+            row[label]["tflops"] = flops / statistics.median(times[label]) / 1e12
+        for array in inputs.values():
+            array.free()
+        if torch is not None:
+            torch.backends.cuda.matmul.allow_tf32 = False
+            ta, tb = torch.from_numpy(a).cuda(), torch.from_numpy(b).cuda()
+            got = torch.matmul(ta, tb).cpu().numpy()
+            row["torch"] = time_torch(torch, lambda t: torch.matmul(t, tb), ta, args)
+            row["torch"]["tflops"] = flops / row["torch"]["median"] / 1e12
+            row["torch"]["rel_error"] = float(
+                np.linalg.norm(got - reference) / np.linalg.norm(reference)
+            )
+            del ta, tb
+            torch.cuda.empty_cache()
+        rows.append(row)
+        print(gemm_line(row), flush=True)
+    return rows, failed
+
+
+def gemm_line(row: dict) -> str:
+    cells = [f"gemm {row['n']}^3"]
+    for label, entry in row.items():
+        if not isinstance(entry, dict) or "seconds" not in entry and "median" not in entry:
+            continue
+        t = entry.get("seconds", entry)
+        cells.append(
+            f"{label} {t['median'] * 1e3:.3f} ms ({t['min'] * 1e3:.3f}-{t['max'] * 1e3:.3f}) "
+            f"{entry['tflops']:.2f} TFLOPS"
+        )
+    if "torch" in row:
+        best = min(
+            row[k]["seconds"]["median"]
+            for k in row
+            if k not in ("torch",) and isinstance(row[k], dict) and "seconds" in row[k]
+        )
+        cells.append(f"best vyre / torch {best / row['torch']['median']:.2f}")
+    return " | ".join(cells)
+
+
 # ---------------------------------------------------------------- main
 
 
@@ -868,7 +1036,19 @@ def main() -> int:
     p.add_argument(
         "--hist-log2n", type=int, default=None, help="histogram ui32 elements (default log2n - 2)"
     )
-    p.add_argument("--workloads", nargs="+", default=WORKLOADS, choices=WORKLOADS, metavar="NAME")
+    p.add_argument(
+        "--workloads", nargs="+", default=WORKLOADS, choices=[*WORKLOADS, "gemm"], metavar="NAME"
+    )
+    p.add_argument(
+        "--gemm-sizes",
+        type=int,
+        nargs="+",
+        default=None,
+        help="gemm: n for n x n x n (2048 4096 on CUDA)",
+    )
+    p.add_argument(
+        "--gemm-variants", nargs="+", default=["tiled"], choices=list(GEMM_VARIANTS), metavar="NAME"
+    )
     p.add_argument("--reps", type=int, default=5, help="timed runs per variant")
     p.add_argument(
         "--presum",
@@ -909,7 +1089,13 @@ def main() -> int:
     if torch is None:
         print(f"PyTorch columns skipped: {why}", flush=True)
     rows, failed = [], []
+    gemm = []
+    if "gemm" in args.workloads:
+        sizes = args.gemm_sizes or ([2048, 4096] if torch is not None else [256])
+        gemm, failed = gemm_rows(sizes, args.gemm_variants, torch, args)
     for name in args.workloads:
+        if name == "gemm":
+            continue
         work = make(name, n, hist_n, args.presum)
         row = {
             "workload": name,
@@ -961,7 +1147,7 @@ def main() -> int:
     if args.json:
         os.makedirs(os.path.dirname(os.path.abspath(args.json)), exist_ok=True)
         with open(args.json, "w") as f:
-            json.dump({"meta": meta, "rows": rows}, f, indent=1)
+            json.dump({"meta": meta, "rows": rows, "gemm": gemm}, f, indent=1)
     if args.markdown:
         with open(args.markdown, "w") as f:
             f.write(table)

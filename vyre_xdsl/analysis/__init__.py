@@ -17,6 +17,7 @@ always those of the IR as it is now.
 | `dependences` | the dependences between consecutive programs and their strength (`hazards`, `classify`; `barrier_hazards`: the few that place barriers, linear in the programs) as fusion uses them |
 | `coverage` | which buffers a kernel descriptor provably writes in full without reading them (`writes_every_element`, `covered_bindings`), so a runtime may leave them uncleared |
 | `reductions` | workgroup tree reductions: the shape of a textbook tree level (`tree_level`), whether its combine may be regrouped (`combine_refusal`) and whether its partials are observable (`partials_refusal`), as `vyre-coarsen-reductions` uses them (import from `vyre_xdsl.analysis.reductions`) |
+| `tiling` | the naive matrix product `vyre-tile` tiles (`recognize`: a `TileNest`, or `NotTileable` with the reason) and affine index forms (`affine_form`) |
 | `loops` | constant trip ranges (`constant_trip_range`) and which loops a backend prints unrolled (`unrolled_trips`, `rolled_loops`, `unrolled_sizes` for a whole nest in one pass) |
 
 ```python
@@ -71,6 +72,7 @@ from vyre_xdsl.analysis.locals import (
     locals_assigned_in,
     reads_loop_variable,
 )
+from vyre_xdsl.analysis.tiling import NotTileable, TileNest, affine_form, recognize
 from vyre_xdsl.analysis.uniformity import (
     is_dispatch_uniform,
     is_kernel_workgroup_uniform,
@@ -82,7 +84,10 @@ __all__ = [
     "Access",
     "Hazard",
     "IndexBound",
+    "NotTileable",
+    "TileNest",
     "access_of",
+    "affine_form",
     "accesses",
     "barrier_hazards",
     "accesses_by_buffer",
@@ -115,6 +120,7 @@ __all__ = [
     "locals_assigned_in",
     "may_trap",
     "reads_loop_variable",
+    "recognize",
     "structurally_equal",
     "value_range",
     "writes_every_element",

@@ -19,6 +19,7 @@ PASSES: dict[str, tuple[str, str]] = {
     "vyre-unroll": ("vyre_xdsl.passes.vyre_unroll", "VyreUnrollPass"),
     "vyre-strength-reduce": ("vyre_xdsl.passes.vyre_strength_reduce", "VyreStrengthReducePass"),
     "vyre-inline": ("vyre_xdsl.passes.vyre_inline", "VyreInlinePass"),
+    "vyre-tile": ("vyre_xdsl.passes.vyre_tile", "VyreTilePass"),
     "vyre-privatize-atomics": (
         "vyre_xdsl.passes.vyre_privatize_atomics",
         "VyrePrivatizeAtomicsPass",

@@ -12,6 +12,8 @@ The steps, in order (each one a pass of its own, in its own file):
 1. `convert-to-vyre`, on standard MLIR only (`func`, `arith`, `scf`, ...; a
    vyre module is left as it is);
 2. `vyre-inline`: every `vyre.call` inlined, the functions removed;
+   then `vyre-tile` (only with `tile=true`): naive matrix products tiled
+   through workgroup memory with register blocking;
 3. `vyre-fuse` (only with `fuse=true`): runs of programs fused where the cost
    model says fusion wins;
 4. `vyre-lower`: each program split at its `grid_sync` barriers, each part's
@@ -54,6 +56,7 @@ from vyre_xdsl.passes.vyre_coarsen_reductions import VyreCoarsenReductionsPass
 from vyre_xdsl.passes.vyre_fuse import VyreFusePass
 from vyre_xdsl.passes.vyre_inline import VyreInlinePass
 from vyre_xdsl.passes.vyre_lower import VyreLowerPass
+from vyre_xdsl.passes.vyre_tile import VyreTilePass
 
 
 @dataclass(frozen=True)
@@ -74,6 +77,8 @@ class VyreToKernelPass(ProfilePass):
     coarsen_reductions: bool = False
     #: let vyre-coarsen-reductions regroup float add/mul reductions
     reassociate_floats: bool = False
+    #: tile the naive matrix products through workgroup memory (vyre-tile)
+    tile: bool = False
 
     def steps(self) -> tuple[ModulePass, ...]:
         """The passes this pipeline runs, in order."""
@@ -87,7 +92,8 @@ class VyreToKernelPass(ProfilePass):
             if self.coarsen_reductions
             else []
         )
-        return (ConvertToVyrePass(), VyreInlinePass(), *coarsen, *fuse, lower)
+        tile = [VyreTilePass(max_workgroup_storage=self.max_workgroup_storage)] if self.tile else []
+        return (ConvertToVyrePass(), VyreInlinePass(), *coarsen, *tile, *fuse, lower)
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         run_steps(ctx, op, self.steps())

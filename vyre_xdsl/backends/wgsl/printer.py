@@ -325,6 +325,40 @@ def _invocation_private(descriptor: k.DescriptorOp) -> set[str]:
     return {name for name, own in private.items() if own}
 
 
+def _stored_after_every_barrier(descriptor: k.DescriptorOp) -> set[str]:
+    """The storage buffers that are only stored to (no load, no atomic), each
+    store after the kernel's last barrier and in no loop holding a barrier: no
+    barrier ever follows a write to them, so none has to order it (a tiled
+    matrix product's outputs)."""
+    order = {op: n for n, op in enumerate(descriptor.walk())}
+    barriers = [op for op in order if isinstance(op, k.BarrierOp)]
+    last = max((order[op] for op in barriers), default=-1)
+    looping = {
+        loop
+        for barrier in barriers
+        for loop in _ancestors(barrier, descriptor)
+        if isinstance(loop, k.ForOp)
+    }
+    only: dict[str, bool] = {}
+    for op, binding in _memory_ops(descriptor):
+        late = (
+            isinstance(op, k._StoreOp)  # noqa: SLF001
+            and order[op] > last
+            and not looping.intersection(_ancestors(op, descriptor))
+        )
+        only[binding.buffer_name] = only.get(binding.buffer_name, True) and late
+    return {name for name, late in only.items() if late}
+
+
+def _ancestors(op: Operation, descriptor: k.DescriptorOp) -> list[Operation]:
+    out = []
+    parent = op.parent_op()
+    while parent is not None and parent is not descriptor:
+        out.append(parent)
+        parent = parent.parent_op()
+    return out
+
+
 def storage_shared_across_barriers(descriptor: k.DescriptorOp) -> bool:
     """Whether a barrier must also order storage memory (`storageBarrier()`).
 
@@ -334,14 +368,15 @@ def storage_shared_across_barriers(descriptor: k.DescriptorOp) -> bool:
     accessed by another, or written inside a loop (a later iteration runs
     after the barrier), unless every access to it is a load or store at
     `invocation_id x` itself in a one-dimensional workgroup (`_invocation_private`):
-    then each element belongs to one invocation. Otherwise invocations never meet
+    then each element belongs to one invocation; or it is only stored to, after
+    the last barrier (`_stored_after_every_barrier`). Otherwise invocations never meet
     in storage memory and `workgroupBarrier()` alone is the whole barrier. naga
     prints `storageBarrier()` as a device-scope memory barrier, which NVIDIA's
     driver turns into a fence that waits for every outstanding global access: in
     a workgroup tree that fence per step was most of the kernel's time.
     """
     accesses: dict[str, list[tuple[bool, bool]]] = {}
-    private = _invocation_private(descriptor)
+    private = _invocation_private(descriptor) | _stored_after_every_barrier(descriptor)
     for op, binding in _memory_ops(descriptor):
         if not binding.is_host or binding.is_trap_sidecar:
             continue
