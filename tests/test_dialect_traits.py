@@ -112,3 +112,17 @@ def test_no_module_outside_dialects_names_a_private_dialect_class():
             if pattern.search(line):
                 offenders.append(f"{path.relative_to(PACKAGE)}:{number}: {line.strip()}")
     assert offenders == []
+
+
+# ------------------------------------------------------------ the documented examples run
+
+DOCS = PACKAGE.parent / "docs"
+
+
+@pytest.mark.parametrize("page", ["dialect.md", "kernel-dialect.md"])
+def test_traits_example_in_the_dialect_docs_runs(page):
+    text = (DOCS / page).read_text(encoding="utf-8")
+    section = text.split("Traits for passes\n", 1)[1]
+    example = re.search(r"```python\n(.*?)```", section, re.S)
+    assert example is not None
+    exec(compile(example.group(1), f"docs/{page}", "exec"), {})
