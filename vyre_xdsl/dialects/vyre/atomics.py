@@ -2,10 +2,7 @@
 
 from __future__ import annotations
 
-from xdsl.dialects.builtin import (
-    StringAttr,
-    SymbolRefAttr,
-)
+from xdsl.dialects.builtin import StringAttr, SymbolRefAttr
 from xdsl.ir import Operation, SSAValue
 from xdsl.irdl import (
     AttrSizedOperandSegments,
@@ -21,12 +18,7 @@ from xdsl.irdl import (
 from xdsl.utils.exceptions import VerifyException
 
 from vyre_xdsl.dialects.syntax import AtomicSyntax
-from vyre_xdsl.dialects.vyre.common import (
-    BufferAddress,
-    BufferReadWriteEffect,
-    _buffer_of,
-    ui32,
-)
+from vyre_xdsl.dialects.vyre.common import BufferAddress, BufferReadWriteEffect, _buffer_of, ui32
 
 
 @irdl_op_definition

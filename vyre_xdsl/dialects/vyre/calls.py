@@ -5,12 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from collections.abc import Set as AbstractSet
 
-from xdsl.dialects.builtin import (
-    FunctionType,
-    ModuleOp,
-    StringAttr,
-    SymbolRefAttr,
-)
+from xdsl.dialects.builtin import FunctionType, ModuleOp, StringAttr, SymbolRefAttr
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.irdl import (
     IRDLOperation,
@@ -45,26 +40,11 @@ from vyre_xdsl.dialects.vyre.common import (
     _require_element_type,
     is_expression,
 )
-from vyre_xdsl.dialects.vyre.control import (
-    BlockOp,
-    IfOp,
-    LoopOp,
-)
-from vyre_xdsl.dialects.vyre.ids import (
-    _IdOp,
-)
-from vyre_xdsl.dialects.vyre.memory import (
-    AssignOp,
-    BufLenOp,
-    LetOp,
-    VarOp,
-)
-from vyre_xdsl.dialects.vyre.structure import (
-    SCOPE_OPS,
-)
-from vyre_xdsl.dialects.vyre.subgroups import (
-    _SubgroupIdOp,
-)
+from vyre_xdsl.dialects.vyre.control import BlockOp, IfOp, LoopOp
+from vyre_xdsl.dialects.vyre.ids import _IdOp
+from vyre_xdsl.dialects.vyre.memory import AssignOp, BufLenOp, LetOp, VarOp
+from vyre_xdsl.dialects.vyre.structure import SCOPE_OPS
+from vyre_xdsl.dialects.vyre.subgroups import _SubgroupIdOp
 
 
 def _module_of(op: Operation) -> Operation:

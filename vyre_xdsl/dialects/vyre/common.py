@@ -37,12 +37,7 @@ from xdsl.traits import (
 from xdsl.utils.exceptions import VerifyException
 
 from vyre_xdsl import semantics
-from vyre_xdsl.dialects.syntax import (
-    as_region,
-    parse_body,
-    print_attrs,
-    print_body,
-)
+from vyre_xdsl.dialects.syntax import as_region, parse_body, print_attrs, print_body
 from vyre_xdsl.semantics import OPS
 
 if TYPE_CHECKING:

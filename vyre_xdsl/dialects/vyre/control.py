@@ -4,9 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from xdsl.dialects.builtin import (
-    StringAttr,
-)
+from xdsl.dialects.builtin import StringAttr
 from xdsl.ir import Operation, Region, SSAValue
 from xdsl.irdl import (
     IRDLOperation,
@@ -18,9 +16,7 @@ from xdsl.irdl import (
 )
 from xdsl.parser import Parser
 from xdsl.printer import Printer
-from xdsl.traits import (
-    MemoryWriteEffect,
-)
+from xdsl.traits import MemoryWriteEffect
 from xdsl.utils.exceptions import VerifyException
 
 from vyre_xdsl.dialects.syntax import (
@@ -31,9 +27,7 @@ from vyre_xdsl.dialects.syntax import (
     ScopeOpBase,
     TrapOpBase,
 )
-from vyre_xdsl.dialects.vyre.arithmetic import (
-    ConstOp,
-)
+from vyre_xdsl.dialects.vyre.arithmetic import ConstOp
 from vyre_xdsl.dialects.vyre.common import (
     ScopeEffect,
     _as_region,
@@ -47,19 +41,9 @@ from vyre_xdsl.dialects.vyre.common import (
     is_expression,
     ui32,
 )
-from vyre_xdsl.dialects.vyre.ids import (
-    InvocationIdOp,
-    LocalIdOp,
-    NumWorkgroupsOp,
-    WorkgroupIdOp,
-)
-from vyre_xdsl.dialects.vyre.memory import (
-    BufLenOp,
-    VarOp,
-)
-from vyre_xdsl.dialects.vyre.structure import (
-    ProgramOp,
-)
+from vyre_xdsl.dialects.vyre.ids import InvocationIdOp, LocalIdOp, NumWorkgroupsOp, WorkgroupIdOp
+from vyre_xdsl.dialects.vyre.memory import BufLenOp, VarOp
+from vyre_xdsl.dialects.vyre.structure import ProgramOp
 
 
 class _ScopeOp(ScopeOpBase):

@@ -2,13 +2,8 @@
 
 from __future__ import annotations
 
-from xdsl.dialect_interfaces.constant_materialization import (
-    ConstantMaterializationInterface,
-)
-from xdsl.dialects.builtin import (
-    FloatAttr,
-    IntegerAttr,
-)
+from xdsl.dialect_interfaces.constant_materialization import ConstantMaterializationInterface
+from xdsl.dialects.builtin import FloatAttr, IntegerAttr
 from xdsl.ir import Attribute, Dialect, Operation
 
 from vyre_xdsl.dialects.vyre.arithmetic import (
@@ -16,19 +11,11 @@ from vyre_xdsl.dialects.vyre.arithmetic import (
     BitcastOp,
     CastOp,
     ConstOp,
-    ExtractOp,
     FmaOp,
-    FromElementsOp,
     SelectOp,
 )
-from vyre_xdsl.dialects.vyre.atomics import (
-    AtomicOp,
-)
-from vyre_xdsl.dialects.vyre.calls import (
-    CallOp,
-    FuncOp,
-    YieldOp,
-)
+from vyre_xdsl.dialects.vyre.atomics import AtomicOp
+from vyre_xdsl.dialects.vyre.calls import CallOp, FuncOp, YieldOp
 from vyre_xdsl.dialects.vyre.control import (
     BarrierOp,
     BlockOp,
@@ -45,21 +32,10 @@ from vyre_xdsl.dialects.vyre.ids import (
     RepetitionOp,
     WorkgroupIdOp,
 )
-from vyre_xdsl.dialects.vyre.memory import (
-    AssignOp,
-    BufLenOp,
-    LetOp,
-    LoadOp,
-    StoreOp,
-    VarOp,
-)
-from vyre_xdsl.dialects.vyre.structure import (
-    BufferOp,
-    ProgramOp,
-)
-from vyre_xdsl.dialects.vyre.subgroups import (
-    SUBGROUP_OPS,
-)
+from vyre_xdsl.dialects.vyre.memory import AssignOp, BufLenOp, LetOp, LoadOp, StoreOp, VarOp
+from vyre_xdsl.dialects.vyre.structure import BufferOp, ProgramOp
+from vyre_xdsl.dialects.vyre.subgroups import SUBGROUP_OPS
+from vyre_xdsl.dialects.vyre.vectors import ExtractOp, FromElementsOp
 
 
 class VyreConstantMaterialization(ConstantMaterializationInterface):

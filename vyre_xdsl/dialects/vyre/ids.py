@@ -2,22 +2,11 @@
 
 from __future__ import annotations
 
-from xdsl.irdl import (
-    IRDLOperation,
-    irdl_op_definition,
-    result_def,
-    traits_def,
-)
-from xdsl.traits import (
-    Pure,
-)
+from xdsl.irdl import IRDLOperation, irdl_op_definition, result_def, traits_def
+from xdsl.traits import Pure
 
-from vyre_xdsl.dialects.syntax import (
-    IdOpBase,
-)
-from vyre_xdsl.dialects.vyre.common import (
-    ui32,
-)
+from vyre_xdsl.dialects.syntax import IdOpBase
+from vyre_xdsl.dialects.vyre.common import ui32
 
 
 class _IdOp(IdOpBase):

@@ -2,10 +2,7 @@
 
 from __future__ import annotations
 
-from xdsl.dialects.builtin import (
-    StringAttr,
-    SymbolRefAttr,
-)
+from xdsl.dialects.builtin import StringAttr, SymbolRefAttr
 from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.irdl import (
     IRDLOperation,
@@ -17,10 +14,7 @@ from xdsl.irdl import (
 )
 from xdsl.parser import Parser
 from xdsl.printer import Printer
-from xdsl.traits import (
-    AlwaysSpeculatable,
-    Pure,
-)
+from xdsl.traits import AlwaysSpeculatable, Pure
 from xdsl.utils.exceptions import VerifyException
 
 from vyre_xdsl.dialects.syntax import LoadSyntax, StoreSyntax

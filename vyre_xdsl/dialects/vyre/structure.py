@@ -27,12 +27,7 @@ from xdsl.irdl import (
 )
 from xdsl.parser import Parser
 from xdsl.printer import Printer
-from xdsl.traits import (
-    HasParent,
-    IsolatedFromAbove,
-    NoTerminator,
-    SymbolOpInterface,
-)
+from xdsl.traits import HasParent, IsolatedFromAbove, NoTerminator, SymbolOpInterface
 from xdsl.utils.exceptions import VerifyException
 
 from vyre_xdsl.dialects.syntax import (
@@ -60,9 +55,7 @@ from vyre_xdsl.dialects.vyre.common import (
     _require_element_type,
     type_name,
 )
-from vyre_xdsl.dialects.vyre.ids import (
-    NumWorkgroupsOp,
-)
+from vyre_xdsl.dialects.vyre.ids import NumWorkgroupsOp
 
 #: the ops whose regions are scopes
 SCOPE_OPS = ("vyre.if", "vyre.loop", "vyre.block", "vyre.region")

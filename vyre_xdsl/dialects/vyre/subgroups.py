@@ -5,10 +5,7 @@ from __future__ import annotations
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 
-from xdsl.dialects.builtin import (
-    StringAttr,
-    i1,
-)
+from xdsl.dialects.builtin import StringAttr, i1
 from xdsl.ir import Operation, SSAValue
 from xdsl.irdl import (
     IRDLOperation,
@@ -31,17 +28,8 @@ from xdsl.traits import (
 from xdsl.utils.exceptions import VerifyException
 
 from vyre_xdsl import semantics
-from vyre_xdsl.dialects.vyre.common import (
-    _print_attrs,
-    enclosing_program,
-    type_name,
-    ui32,
-)
-from vyre_xdsl.dialects.vyre.control import (
-    ReturnOp,
-    _divergent_ancestor,
-    is_workgroup_uniform,
-)
+from vyre_xdsl.dialects.vyre.common import _print_attrs, enclosing_program, type_name, ui32
+from vyre_xdsl.dialects.vyre.control import ReturnOp, _divergent_ancestor, is_workgroup_uniform
 
 # ============================================================================ subgroups
 
