@@ -30,7 +30,7 @@ See docs/kernel-dialect.md for every op with examples.
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from xdsl.dialects.builtin import (
     ArrayAttr,
@@ -68,18 +68,20 @@ from xdsl.traits import (
 )
 from xdsl.utils.exceptions import VerifyException
 
-from vyre_xdsl import semantics
 from vyre_xdsl.dialects.names import entry_point_problem
 from vyre_xdsl.dialects.syntax import (
     AXES,
     I32_MAX,
     I64_MAX,
+    AtomicSyntax,
     BarrierOpBase,
     BlockOpBase,
     IdOpBase,
     IfOpBase,
+    LoadSyntax,
     RegionOpBase,
     ScopeOpBase,
+    StoreSyntax,
     TrapOpBase,
     as_region,
     count_problem,
@@ -90,6 +92,14 @@ from vyre_xdsl.dialects.syntax import (
     print_attrs,
     print_body,
     print_shaped_type,
+)
+from vyre_xdsl.dialects.traits import (
+    ElementAccess,
+    IdLike,
+    LoadLike,
+    SlotAddressed,
+    StoreLike,
+    TableLike,
 )
 from vyre_xdsl.dialects.verify import body_errors, raise_body_errors
 from vyre_xdsl.dialects.vyre import ELEMENT_TYPES, SUPPORTED_TYPES, type_name, ui32
@@ -759,6 +769,7 @@ class _MemoryOp(IRDLOperation):
     """Shared helpers of the slot-addressed memory ops."""
 
     slot = prop_def(IntegerAttr)
+    traits = traits_def(SlotAddressed())
     #: the memory classes this op may address
     CLASSES: ClassVar[tuple[str, ...]] = ()
 
@@ -771,10 +782,25 @@ class _MemoryOp(IRDLOperation):
         return None if descriptor is None else descriptor.binding_at(self.slot_number)
 
 
-class _LoadOp(_MemoryOp):
+class _SlotAddress:
+    """The address of a slot-addressed load, store or atomic, `slot N [%i]` (see
+    `syntax.MemoryOpSyntax`)."""
+
+    ADDRESS_SYNTAX: ClassVar[str] = "slot N [%i]"
+
+    @classmethod
+    def parse_address(cls, parser: Parser) -> tuple[int, SSAValue]:
+        return _parse_slot_index(parser)
+
+    def print_address(self, printer: Printer) -> None:
+        op: Any = self
+        _print_slot_index(printer, op.slot_number, op.index)
+
+
+class _LoadOp(_SlotAddress, LoadSyntax, _MemoryOp):
     index = operand_def(ui32)
     result = result_def()
-    traits = traits_def(MemoryReadEffect())
+    traits = traits_def(MemoryReadEffect(), LoadLike())
 
     def __init__(self, slot: int, index: SSAValue | Operation, result_type: Attribute | str):
         super().__init__(
@@ -782,20 +808,6 @@ class _LoadOp(_MemoryOp):
             properties={"slot": IntegerAttr(slot, i64)},
             result_types=[_element(result_type)],
         )
-
-    @classmethod
-    def parse(cls, parser: Parser):
-        slot, index = _parse_slot_index(parser)
-        parser.parse_punctuation(":")
-        op = cls(slot, index, parser.parse_type())
-        op.attributes.update(parser.parse_optional_attr_dict())
-        return op
-
-    def print(self, printer: Printer) -> None:
-        _print_slot_index(printer, self.slot_number, self.index)
-        printer.print_string(" : ")
-        printer.print_attribute(self.result.type)
-        _print_attrs(printer, self)
 
     def verify_(self) -> None:
         _require_element_type(self.result.type, f"'{self.name}'")
@@ -853,32 +865,13 @@ class LoadSharedOp(_LoadOp):
     CLASSES: ClassVar[tuple[str, ...]] = WORKGROUP_CLASSES
 
 
-class _StoreOp(_MemoryOp):
+class _StoreOp(_SlotAddress, StoreSyntax, _MemoryOp):
     index = operand_def(ui32)
     value = operand_def()
-    traits = traits_def(MemoryWriteEffect())
+    traits = traits_def(MemoryWriteEffect(), StoreLike())
 
     def __init__(self, slot: int, index: SSAValue | Operation, value: SSAValue | Operation):
         super().__init__(operands=[index, value], properties={"slot": IntegerAttr(slot, i64)})
-
-    @classmethod
-    def parse(cls, parser: Parser):
-        slot, index = _parse_slot_index(parser)
-        parser.parse_punctuation("=")
-        unresolved = parser.parse_unresolved_operand()
-        parser.parse_punctuation(":")
-        value = parser.resolve_operand(unresolved, parser.parse_type())
-        op = cls(slot, index, value)
-        op.attributes.update(parser.parse_optional_attr_dict())
-        return op
-
-    def print(self, printer: Printer) -> None:
-        _print_slot_index(printer, self.slot_number, self.index)
-        printer.print_string(" = ")
-        printer.print_operand(self.value)
-        printer.print_string(" : ")
-        printer.print_attribute(self.value.type)
-        _print_attrs(printer, self)
 
     def verify_(self) -> None:
         _require_element_type(self.value.type, f"'{self.name}'")
@@ -911,7 +904,7 @@ class StoreSharedOp(_StoreOp):
 
 
 @irdl_op_definition
-class AtomicOp(_MemoryOp):
+class AtomicOp(_SlotAddress, AtomicSyntax, _MemoryOp):
     """Atomic read-modify-write on a `ui32` `global` or `shared` slot; returns the
     old value (0 and no effect when the index is out of bounds).
 
@@ -951,61 +944,8 @@ class AtomicOp(_MemoryOp):
         if ordering is not None:
             self.properties["ordering"] = StringAttr(ordering)
 
-    @classmethod
-    def parse(cls, parser: Parser) -> AtomicOp:
-        pos = parser.pos
-        kind = parser.parse_identifier()
-        if kind not in semantics.ATOMIC_OPS:
-            parser.raise_error(
-                f"expected atomic op, one of {', '.join(semantics.ATOMIC_OPS)}", pos, parser.pos
-            )
-        ordering = None
-        for candidate in semantics.ATOMIC_ORDERINGS:
-            if parser.parse_optional_keyword(candidate) is not None:
-                ordering = candidate
-                break
-        slot, index = _parse_slot_index(parser)
-        parser.parse_punctuation(",")
-        first = parser.parse_operand(ui32)
-        expected = None
-        if kind in semantics.COMPARE_EXCHANGE_OPS:
-            parser.parse_punctuation(",")
-            expected, value = first, parser.parse_operand(ui32)
-        else:
-            value = first
-        parser.parse_punctuation(":")
-        ty = parser.parse_type()
-        if ty != ui32:
-            parser.raise_error(f"atomics operate on ui32, not {ty}")
-        op = cls(kind, slot, index, value, expected, ordering)
-        op.attributes.update(parser.parse_optional_attr_dict())
-        return op
-
-    def print(self, printer: Printer) -> None:
-        printer.print_string(f" {self.kind.data}")
-        if self.ordering is not None:
-            printer.print_string(f" {self.ordering.data}")
-        _print_slot_index(printer, self.slot_number, self.index)
-        printer.print_string(", ")
-        if self.expected is not None:
-            printer.print_operand(self.expected)
-            printer.print_string(", ")
-        printer.print_operand(self.value)
-        printer.print_string(" : ui32")
-        _print_attrs(printer, self)
-
     def verify_(self) -> None:
-        if self.kind.data not in semantics.ATOMIC_OPS:
-            raise VerifyException(f"unknown atomic op '{self.kind.data}'")
-        if (self.kind.data in semantics.COMPARE_EXCHANGE_OPS) != (self.expected is not None):
-            raise VerifyException(
-                "'compare_exchange' and 'compare_exchange_weak' take an expected value, and only they"
-            )
-        if self.ordering is not None and self.ordering.data not in semantics.ATOMIC_ORDERINGS:
-            raise VerifyException(
-                f"unknown memory ordering '{self.ordering.data}'; expected one of "
-                f"{', '.join(semantics.ATOMIC_ORDERINGS)}"
-            )
+        self.verify_kind_and_ordering()
 
 
 class _SlotValueOp(_MemoryOp):
@@ -1455,4 +1395,10 @@ __all__ = [
     "TRAP_SIDECAR_WORDS",
     "REPETITION_NAME",
     "WORKGROUP_SLOT_BASE",
+    "ElementAccess",
+    "IdLike",
+    "LoadLike",
+    "SlotAddressed",
+    "StoreLike",
+    "TableLike",
 ]

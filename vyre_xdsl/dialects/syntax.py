@@ -8,6 +8,7 @@ docstring and verifier.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any, ClassVar
 
 from xdsl.dialects.builtin import IntegerAttr, IntegerType, Signedness, StringAttr, i1, i64
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
@@ -16,6 +17,9 @@ from xdsl.parser import Parser
 from xdsl.printer import Printer
 from xdsl.traits import MemoryWriteEffect, NoTerminator, Pure
 from xdsl.utils.exceptions import VerifyException
+
+from vyre_xdsl import semantics
+from vyre_xdsl.dialects.traits import IdLike
 
 ui32 = IntegerType(32, Signedness.UNSIGNED)
 AXES = ("x", "y", "z")
@@ -117,7 +121,7 @@ class IdOpBase(IRDLOperation):
 
     axis = prop_def(IntegerAttr)
     result = result_def(ui32)
-    traits = traits_def(Pure())
+    traits = traits_def(Pure(), IdLike())
 
     def __init__(self, axis: int | str):
         if isinstance(axis, str):
@@ -143,6 +147,138 @@ class IdOpBase(IRDLOperation):
     def verify_(self) -> None:
         if self.axis_index not in (0, 1, 2):
             raise VerifyException(f"axis must be 0, 1 or 2 (x, y, z), got {self.axis_index}")
+
+
+class MemoryOpSyntax:
+    """The custom format of the memory ops, shared by `vyre` and `kernel`; only the
+    address differs (`@buf[%i]` in `vyre`, `slot N [%i]` in `kernel`):
+
+        load    ADDRESS : T
+        store   ADDRESS = %v : T
+        atomic  KIND [ORDERING] ADDRESS, [%expected,] %v : ui32
+
+    each followed by the op's attribute dictionary, if any. An op lists one of
+    `LoadSyntax`, `StoreSyntax`, `AtomicSyntax` before its IRDL base, and an
+    address mixin before that, which gives:
+
+    - `ADDRESS_SYNTAX`, the address as written in an error message;
+    - `parse_address(parser) -> (address, index)`, `address` being what the op's
+      constructor takes (a buffer name, a slot number);
+    - `print_address(printer)`, with its leading space.
+
+    The constructors take `(address, index, result_type)` (load),
+    `(address, index, value)` (store) and
+    `(kind, address, index, value, expected, ordering)` (atomic).
+    """
+
+    ADDRESS_SYNTAX: ClassVar[str] = "ADDRESS"
+
+
+class LoadSyntax(MemoryOpSyntax):
+    """`ADDRESS : T` (see `MemoryOpSyntax`)."""
+
+    @classmethod
+    def parse(cls, parser: Parser) -> Any:
+        address, index = cls.parse_address(parser)
+        parser.parse_punctuation(":")
+        return parse_attrs_into(parser, cls(address, index, parser.parse_type()))
+
+    def print(self, printer: Printer) -> None:
+        op: Any = self
+        op.print_address(printer)
+        printer.print_string(" : ")
+        printer.print_attribute(op.result.type)
+        print_attrs(printer, op)
+
+
+class StoreSyntax(MemoryOpSyntax):
+    """`ADDRESS = %v : T` (see `MemoryOpSyntax`)."""
+
+    @classmethod
+    def parse(cls, parser: Parser) -> Any:
+        address, index = cls.parse_address(parser)
+        parser.parse_punctuation("=")
+        unresolved = parser.parse_unresolved_operand()
+        parser.parse_punctuation(":")
+        value = parser.resolve_operand(unresolved, parser.parse_type())
+        return parse_attrs_into(parser, cls(address, index, value))
+
+    def print(self, printer: Printer) -> None:
+        op: Any = self
+        op.print_address(printer)
+        printer.print_string(" = ")
+        printer.print_operand(op.value)
+        printer.print_string(" : ")
+        printer.print_attribute(op.value.type)
+        print_attrs(printer, op)
+
+
+class AtomicSyntax(MemoryOpSyntax):
+    """`KIND [ORDERING] ADDRESS, [%expected,] %v : ui32` (see `MemoryOpSyntax`);
+    `%expected` is there for `compare_exchange` and `compare_exchange_weak` only."""
+
+    @classmethod
+    def parse(cls, parser: Parser) -> Any:
+        pos = parser.pos
+        kind = parser.parse_identifier()
+        if kind not in semantics.ATOMIC_OPS:
+            parser.raise_error(
+                f"expected atomic op, one of {', '.join(semantics.ATOMIC_OPS)}", pos, parser.pos
+            )
+        ordering = None
+        for candidate in semantics.ATOMIC_ORDERINGS:
+            if parser.parse_optional_keyword(candidate) is not None:
+                ordering = candidate
+                break
+        address, index = cls.parse_address(parser)
+        parser.parse_punctuation(",")
+        first = parser.parse_operand(ui32)
+        expected = None
+        if kind in semantics.COMPARE_EXCHANGE_OPS:
+            if parser.parse_optional_punctuation(",") is None:
+                name: str = cls.name
+                parser.raise_error(
+                    f"'{kind}' takes an expected value and a new value: "
+                    f"{name} {kind} {cls.ADDRESS_SYNTAX}, %expected, %new : ui32"
+                )
+            expected, value = first, parser.parse_operand(ui32)
+        else:
+            value = first
+        parser.parse_punctuation(":")
+        ty = parser.parse_type()
+        if ty != ui32:
+            parser.raise_error(f"atomics operate on ui32, not {ty}")
+        op = cls(kind, address, index, value, expected, ordering)
+        return parse_attrs_into(parser, op)
+
+    def print(self, printer: Printer) -> None:
+        op: Any = self
+        printer.print_string(f" {op.kind.data}")
+        if op.ordering is not None:
+            printer.print_string(f" {op.ordering.data}")
+        op.print_address(printer)
+        printer.print_string(", ")
+        if op.expected is not None:
+            printer.print_operand(op.expected)
+            printer.print_string(", ")
+        printer.print_operand(op.value)
+        printer.print_string(" : ui32")
+        print_attrs(printer, op)
+
+    def verify_kind_and_ordering(self) -> None:
+        """The checks of KIND and ORDERING that both dialects make."""
+        op: Any = self
+        if op.kind.data not in semantics.ATOMIC_OPS:
+            raise VerifyException(f"unknown atomic op '{op.kind.data}'")
+        if (op.kind.data in semantics.COMPARE_EXCHANGE_OPS) != (op.expected is not None):
+            raise VerifyException(
+                "'compare_exchange' and 'compare_exchange_weak' take an expected value, and only they"
+            )
+        if op.ordering is not None and op.ordering.data not in semantics.ATOMIC_ORDERINGS:
+            raise VerifyException(
+                f"unknown memory ordering '{op.ordering.data}'; expected one of "
+                f"{', '.join(semantics.ATOMIC_ORDERINGS)}"
+            )
 
 
 class BarrierOpBase(IRDLOperation):

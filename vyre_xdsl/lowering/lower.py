@@ -333,7 +333,7 @@ class _Lowering:
         self._bind(op.result, new.result)
         return new
 
-    def _id(self, op: v._IdOp) -> Operation:  # noqa: SLF001
+    def _id(self, op: Operation) -> Operation:
         new = _ID_OPS[type(op)](op.axis_index)
         self._bind(op.result, new.result)
         return new
@@ -387,7 +387,7 @@ class _Lowering:
         return k.TrapOp(self._value(op.address), op.tag.data)
 
 
-_ID_OPS: dict[type[Operation], type[k._IdOp]] = {  # noqa: SLF001
+_ID_OPS: dict[type[Operation], type[Operation]] = {
     v.InvocationIdOp: k.InvocationIdOp,
     v.WorkgroupIdOp: k.WorkgroupIdOp,
     v.LocalIdOp: k.LocalIdOp,

@@ -282,7 +282,7 @@ def _body_violations(descriptor: k.DescriptorOp) -> list[Violation]:
     has_sidecar = any(b.is_trap_sidecar for b in descriptor.bindings())
     errors: list[Violation] = []
     for op in descriptor.body.walk():
-        if isinstance(op, k._MemoryOp):  # noqa: SLF001
+        if op.has_trait(k.SlotAddressed):
             errors.extend(_memory_violations(descriptor, op))
         elif isinstance(op, k.LocalStoreOp | k.LocalLoadOp):
             errors.extend(_local_violations(op))
@@ -308,7 +308,7 @@ def _body_violations(descriptor: k.DescriptorOp) -> list[Violation]:
     return errors
 
 
-def _memory_violations(descriptor: k.DescriptorOp, op: k._MemoryOp) -> list[Violation]:  # noqa: SLF001
+def _memory_violations(descriptor: k.DescriptorOp, op: Operation) -> list[Violation]:
     slot = op.slot_number
     binding = descriptor.binding_at(slot)
     if binding is None:
@@ -325,7 +325,7 @@ def _memory_violations(descriptor: k.DescriptorOp, op: k._MemoryOp) -> list[Viol
     ty = _access_type(op)
     if ty is not None and ty != binding.element_type:
         errors.append((op, f"slot {slot} (@{name}) holds {binding.element_type}, not {ty}"))
-    writes = isinstance(op, k._StoreOp | k.AtomicOp)  # noqa: SLF001
+    writes = op.has_trait(k.StoreLike) or isinstance(op, k.AtomicOp)
     if writes and binding.access == "read_only":
         errors.append((op, f"'{op.name}' writes read-only slot {slot} (@{name})"))
     if isinstance(op, k.RepetitionOp) and not binding.is_repetition:
@@ -341,9 +341,9 @@ def _memory_violations(descriptor: k.DescriptorOp, op: k._MemoryOp) -> list[Viol
 
 
 def _access_type(op: Operation):
-    if isinstance(op, k._LoadOp):  # noqa: SLF001
+    if op.has_trait(k.LoadLike):
         return op.result.type
-    if isinstance(op, k._StoreOp):  # noqa: SLF001
+    if op.has_trait(k.StoreLike):
         return op.value.type
     if isinstance(op, k.AtomicOp):
         return v.ui32

@@ -294,7 +294,7 @@ class _Names:
 def _memory_ops(descriptor: k.DescriptorOp):
     """(op, binding) for every load, store and atomic of `descriptor`, in program order."""
     for op in descriptor.walk():
-        if isinstance(op, (k._LoadOp, k._StoreOp, k.AtomicOp)):  # noqa: SLF001
+        if op.has_trait(k.ElementAccess) or isinstance(op, k.AtomicOp):
             binding = op.binding()
             if binding is not None:
                 yield op, binding
@@ -320,7 +320,7 @@ def _invocation_private(descriptor: k.DescriptorOp) -> set[str]:
         return set()
     private: dict[str, bool] = {}
     for op, binding in _memory_ops(descriptor):
-        own = isinstance(op, k._LoadOp | k._StoreOp) and _index_offset(op.index) == 0  # noqa: SLF001
+        own = op.has_trait(k.ElementAccess) and _index_offset(op.index) == 0
         private[binding.buffer_name] = private.get(binding.buffer_name, True) and own
     return {name for name, own in private.items() if own}
 
@@ -382,7 +382,7 @@ def storage_shared_across_barriers(descriptor: k.DescriptorOp) -> bool:
             continue
         if binding.buffer_name in private:
             continue
-        writes = isinstance(op, (k._StoreOp, k.AtomicOp))  # noqa: SLF001
+        writes = op.has_trait(k.StoreLike) or isinstance(op, k.AtomicOp)
         accesses.setdefault(binding.buffer_name, []).append(
             (writes, writes and _in_loop(op, descriptor))
         )
@@ -430,7 +430,7 @@ def _first_access(descriptor: k.DescriptorOp, binding: k.BindingOp) -> Operation
     for op in descriptor.walk():
         if isinstance(op, k.ReturnOp):
             return None
-        if isinstance(op, k._LoadOp | k._StoreOp | k.AtomicOp):  # noqa: SLF001
+        if op.has_trait(k.ElementAccess) or isinstance(op, k.AtomicOp):
             if op.slot_number == binding.slot_number:
                 return op
     return None
@@ -666,7 +666,7 @@ class _Printer:
         self.emit("let vyre_declared = ((vyre_n + vyre_gy - 1u) / vyre_gy) * vyre_gy;")
         return "vyre_declared"
 
-    def _id(self, op: k._IdOp) -> str:  # noqa: SLF001
+    def _id(self, op: Operation) -> str:
         axis = op.axis_index
         component = "xyz"[axis]
         if self.width > 1:  # kernel_width(): only invocation_id x occurs
@@ -702,7 +702,7 @@ class _Printer:
     def let(self, result: SSAValue, expression: str) -> None:
         self.emit(f"let {self.name(result)} = {expression};")
 
-    def binding(self, op: k._MemoryOp) -> k.BindingOp:  # noqa: SLF001
+    def binding(self, op: Operation) -> k.BindingOp:
         binding = self.descriptor.binding_at(op.slot_number)
         if binding is None:
             raise VyreDiagnostic([(op, f"slot {op.slot_number} is not bound")])
@@ -760,9 +760,9 @@ class _Printer:
     def _vector_statement(self, op: Operation) -> None:
         """A top-level op in vec4 form: one wide load or store for the four
         logical invocations, every other op once per copy."""
-        if isinstance(op, k._LoadOp):  # noqa: SLF001
+        if op.has_trait(k.LoadLike):
             self._vector_load(op)
-        elif isinstance(op, k._StoreOp):  # noqa: SLF001
+        elif op.has_trait(k.StoreLike):
             self._vector_store(op)
         else:
             for copy in range(self.width):
@@ -770,7 +770,7 @@ class _Printer:
                 self.statement(op)
             self.copy = 0
 
-    def _vector_load(self, op: k._LoadOp) -> None:  # noqa: SLF001
+    def _vector_load(self, op: Operation) -> None:
         """Logical invocation 4g+k loads element 4g+k+c (`c`: the index's constant
         offset, mod 2^32). With c = 4q + r, those elements lie in the vectors
         g+q (lanes r..3) and g+q+1 (lanes 0..r-1), counted mod 2^30 as the u32
@@ -816,7 +816,7 @@ class _Printer:
             self.wide_vectors[key] = wide
         return wide
 
-    def _vector_store(self, op: k._StoreOp) -> None:  # noqa: SLF001
+    def _vector_store(self, op: Operation) -> None:
         binding = self.binding(op)
         tname = v.type_name(op.value.type)
         parts = []
@@ -843,12 +843,12 @@ class _Printer:
         if handler is not None:
             handler(self, op)
             return
-        if isinstance(op, v._TableOp):  # noqa: SLF001
+        if op.has_trait(v.TableLike):
             self._table_op(op)
             return
         raise VyreDiagnostic([(op, f"the WGSL printer cannot print '{op.name}'")])
 
-    def _table_op(self, op: v._TableOp) -> None:  # noqa: SLF001
+    def _table_op(self, op: Operation) -> None:
         sem = op.semantics()
         operand_type = v.type_name(op.operands[0].type)
         wgsl_type = semantics.WGSL_TYPES[operand_type]
@@ -966,7 +966,7 @@ class _Printer:
             return
         self.let(op.result, semantics.wgsl_bitcast(self.name(op.input), source, target))
 
-    def _id_statement(self, op: k._IdOp) -> None:  # noqa: SLF001
+    def _id_statement(self, op: Operation) -> None:
         self.let(op.result, self._id(op))
 
     def _repetition(self, op: k.RepetitionOp) -> None:
@@ -989,7 +989,7 @@ class _Printer:
         most = largest_value(index, self.dispatch)
         return most is not None and most < binding.static_count
 
-    def _load(self, op: k._LoadOp) -> None:  # noqa: SLF001
+    def _load(self, op: Operation) -> None:
         binding = self.binding(op)
         tname = v.type_name(op.result.type)
         zero = zero_literal(tname)
@@ -1027,7 +1027,7 @@ class _Printer:
             word = f"atomicLoad(&{word})"
         return f"select({zero}, {floats.bf16_from_word(word, clamped)}, {index} < {length})"
 
-    def _store(self, op: k._StoreOp) -> None:  # noqa: SLF001
+    def _store(self, op: Operation) -> None:
         binding = self.binding(op)
         if binding.static_count == 0:
             self.emit("// store to an empty buffer: always out of bounds")
@@ -1394,12 +1394,12 @@ def _elementwise(descriptor: k.DescriptorOp) -> bool:
     for op in descriptor.walk():
         if isinstance(op, _NOT_ELEMENTWISE):
             return False
-        if isinstance(op, k._IdOp) and op.axis_index != 0:  # noqa: SLF001
+        if op.has_trait(k.IdLike) and op.axis_index != 0:
             return False
-        if isinstance(op, v._TableOp) and op.semantics().trap_tag is not None:  # noqa: SLF001
+        if op.has_trait(v.TableLike) and op.semantics().trap_tag is not None:
             if semantics.ELEMENTS[v.type_name(op.operands[0].type)].is_signed:
                 return False
-        if isinstance(op, k._LoadOp | k._StoreOp):  # noqa: SLF001
+        if op.has_trait(k.ElementAccess):
             if not _elementwise_access(descriptor, op):
                 return False
             memory_ops += 1
@@ -1419,7 +1419,7 @@ def kernel_width(descriptor: k.DescriptorOp) -> int:
     touched = {
         descriptor.binding_at(op.slot_number)
         for op in descriptor.walk()
-        if isinstance(op, k._LoadOp | k._StoreOp)  # noqa: SLF001
+        if op.has_trait(k.ElementAccess)
     }
     counted = [descriptor.binding_named(name) for name in d.count_names]
     narrowest = min(semantics.ELEMENTS[b.element].storage_bytes for b in touched)
@@ -1528,7 +1528,7 @@ def _index_offset(index: SSAValue) -> int | None:
 
 
 def _stored_slots(descriptor: k.DescriptorOp) -> set[int]:
-    return {op.slot_number for op in descriptor.walk() if isinstance(op, k._StoreOp)}  # noqa: SLF001
+    return {op.slot_number for op in descriptor.walk() if op.has_trait(k.StoreLike)}
 
 
 def _elementwise_access(descriptor: k.DescriptorOp, op: Operation) -> bool:
@@ -1540,9 +1540,7 @@ def _elementwise_access(descriptor: k.DescriptorOp, op: Operation) -> bool:
     offset = _index_offset(op.index)
     if offset is None:
         return False
-    if offset and (
-        isinstance(op, k._StoreOp) or op.slot_number in _stored_slots(descriptor)  # noqa: SLF001
-    ):
+    if offset and (op.has_trait(k.StoreLike) or op.slot_number in _stored_slots(descriptor)):
         return False
     binding = descriptor.binding_at(op.slot_number)
     if binding is None or not binding.is_host or binding.is_atomic or _packed_bf16(binding):
