@@ -342,7 +342,7 @@ def _stored_after_every_barrier(descriptor: k.DescriptorOp) -> set[str]:
     only: dict[str, bool] = {}
     for op, binding in _memory_ops(descriptor):
         late = (
-            isinstance(op, k._StoreOp)  # noqa: SLF001
+            op.has_trait(k.StoreLike)
             and order[op] > last
             and not looping.intersection(_ancestors(op, descriptor))
         )
