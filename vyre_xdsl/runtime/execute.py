@@ -32,7 +32,7 @@ A run (`run_kernels`):
    batch is submitted later, docs/runtime.md "Submission"); any other run
    copies its outputs into staging buffers, submits the batch and waits; the
    first kernel in recording order whose sidecar records a trap raises
-   `VyreTrap` (the interpreter's exception); else every output is read back
+   `VyreTrap` (`vyre_xdsl.traps`); else every output is read back
    into a numpy array of its host dtype.
 
 What does not depend on the data is cached per device (`GpuDevice.run_plans`):
@@ -54,7 +54,6 @@ from xdsl.dialects.builtin import ModuleOp
 from vyre_xdsl import semantics
 from vyre_xdsl.backends.wgsl.kernel_module import WgslBinding, WgslKernel
 from vyre_xdsl.diagnostics import VyreError
-from vyre_xdsl.dialects.kernel import TRAP_SIDECAR_WORDS
 from vyre_xdsl.dispatch import checked_indirect_grid
 from vyre_xdsl.lowering.profile import TargetProfile
 from vyre_xdsl.runtime.arrays import DeviceArray
@@ -69,8 +68,15 @@ from vyre_xdsl.runtime.device import (
     gpu_device,
 )
 from vyre_xdsl.semantics import storage_bytes
+from vyre_xdsl.traps import (
+    LAVAPIPE_LOOP_LIMIT,  # noqa: F401 (re-exported)
+    SIDECAR_WORDS,
+    LoopLimitError,  # noqa: F401 (re-exported)
+    TrapNotRecordedError,  # noqa: F401 (re-exported)
+    decode_sidecar,
+    name_repetition,
+)
 
-SIDECAR_WORDS = TRAP_SIDECAR_WORDS
 COMPILE_CACHE_SIZE = 64
 
 
@@ -875,7 +881,7 @@ class TrapLog(Check):
                         _raise_trap(step.kernel, run[step.sidecar])
                     except VyreError as error:
                         if repeat > 1:
-                            _name_repetition(error, repetition, repeat)
+                            name_repetition(error, repetition, repeat)
                         if label is not None:
                             error.args = (f"{error}; {label}", *error.args[1:])
                             error.run = label
@@ -888,17 +894,6 @@ class TrapLog(Check):
             self.gpu.pool.release(buffer, STAGING_USAGE)
         self.chunks.clear()
         self.mappings = None
-
-
-def _name_repetition(error: VyreError, repetition: int, repeat: int) -> None:
-    """Say which repetition of a run with `repeat` raised `error`."""
-    from vyre_xdsl.interpreter import VyreTrap
-
-    if isinstance(error, VyreTrap):
-        error.in_repetition(repetition, repeat)
-    else:
-        error.args = (f"{error} (repetition {repetition} of {repeat})", *error.args[1:])
-        error.repetition = repetition
 
 
 def _trap_log(gpu: GpuDevice) -> TrapLog:
@@ -1188,63 +1183,13 @@ def _check_limits(gpu: GpuDevice, kernel: WgslKernel, lengths: Mapping[str, int]
             )
 
 
-#: The loop iterations per invocation after which Mesa's lavapipe leaves a loop
-#: (counted over all the loops an invocation runs, nested or one after another).
-LAVAPIPE_LOOP_LIMIT = 65535
-
-
-class LoopLimitError(VyreError):
-    """The driver left a shader loop before its end (Mesa's lavapipe does after
-    65535 iterations per invocation), so the run's results would be wrong."""
-
-
-class TrapNotRecordedError(VyreError):
-    """An invocation trapped, but the device could not record which trap it was
-    (the locked form of the trap record gave up waiting for its lock)."""
-
-
 def _raise_trap(kernel: WgslKernel, words: np.ndarray) -> None:
-    """Decode one kernel's sidecar (layout: `backends/wgsl/printer.py`): the loop
-    flag first, since a loop cut short makes everything after it meaningless;
-    then the trap of the lowest trapping invocation. The record (address, key,
-    code, key) names it when it agrees with the claim (the locked form's word 0;
-    0 in the lock-free form); else the trap is reported without a record."""
-    from vyre_xdsl.backends.wgsl.printer import (
-        INT64_ATOMIC_FEATURES,
-        SIDECAR_CLAIM,
-        SIDECAR_FLAGS,
-        SIDECAR_LOOP_LEFT_EARLY,
-        SIDECAR_RECORD,
-        TRAP_LOCK_ATTEMPTS,
+    """Raise what one kernel's sidecar records (`traps.decode_sidecar`), if anything."""
+    error = decode_sidecar(
+        words, kernel.trap_tags, kernel.source or kernel.id, kernel.source or None
     )
-
-    where = kernel.source or kernel.id
-    if int(words[SIDECAR_FLAGS]) & SIDECAR_LOOP_LEFT_EARLY:
-        raise LoopLimitError(
-            f"kernel '{where}' was stopped inside a loop by the driver, so its results "
-            f"would be wrong: Mesa's lavapipe leaves shader loops after {LAVAPIPE_LOOP_LIMIT} "
-            "iterations per invocation, counted across all its loops (nested or not). "
-            "Fix: run on another Vulkan driver, use backend='reference', or split the work "
-            "so that each invocation runs fewer loop iterations"
-        )
-    claim = int(words[SIDECAR_CLAIM])
-    address, key, code, key_again = (int(w) for w in words[SIDECAR_RECORD : SIDECAR_RECORD + 4])
-    if claim == 0 and key == 0:
-        return
-    if claim not in (0, key) or key_again != key:
-        raise TrapNotRecordedError(
-            f"kernel '{where}': invocation {~claim & 0xFFFFFFFF} trapped, but the trap could "
-            "not be recorded on this device: its trap record waits for a lock, and an "
-            f"invocation gave up after {TRAP_LOCK_ATTEMPTS} attempts (GPUs promise no "
-            "progress between the invocations of one subgroup). Adapters with the features "
-            f"{' and '.join(repr(f) for f in INT64_ATOMIC_FEATURES)} record traps without a "
-            "lock. Rerun with backend='reference' to see the trap"
-        )
-    from vyre_xdsl.interpreter import VyreTrap
-
-    tags = kernel.trap_tags
-    tag = tags[code - 1] if 1 <= code <= len(tags) else f"<unknown trap code {code}>"
-    raise VyreTrap(tag, address, ~key & 0xFFFFFFFF, kernel.source or None)
+    if error is not None:
+        raise error
 
 
 class _Timer:
