@@ -127,10 +127,12 @@ def compiled_kernels(
 
 
 def execute(module: ModuleOp, buffers: Mapping[str, np.ndarray], sig=None) -> dict[str, np.ndarray]:
-    """The `wgpu` backend of `vyre_xdsl.run`: compile, run, return outputs by name."""
-    outputs = None if sig is None else list(sig.outputs)
-    uploads = None if sig is None else set(sig.inputs)
-    return run_kernels(compiled_kernels(module), buffers, outputs=outputs, uploads=uploads)
+    """The wgpu backend as one function (the form `BACKENDS` entries had):
+    `wgpu_backend.WGPU.compile(module, sig)` run on the host `buffers`;
+    returns them with the outputs read back, by name."""
+    from vyre_xdsl.runtime.wgpu_backend import WGPU
+
+    return {**buffers, **WGPU.compile(module, sig).run(buffers).buffers}
 
 
 # ============================================================================ run
