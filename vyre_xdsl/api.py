@@ -521,13 +521,12 @@ def _parsed(source: ModuleOp | str | bytes) -> ModuleOp:
 
 
 def _source_digest(source: ModuleOp | str | bytes, digest: str | None) -> str:
-    """What names a compile's input in its disk cache key."""
-    import blake3
+    """What names a compile's input in its disk cache key: the text as given
+    (no parse on a hit), else the module's IR digest."""
+    from vyre_xdsl.program_text import source_digest
 
-    if isinstance(source, str):
-        source = source.encode()
-    if isinstance(source, bytes):
-        return "text:" + blake3.blake3(source).hexdigest()
+    if isinstance(source, str | bytes):
+        return "text:" + source_digest(source)
     return "module:" + (digest or module_digest(source))
 
 

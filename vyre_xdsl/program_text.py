@@ -89,6 +89,12 @@ def text_digest(canonical: str) -> str:
     return blake3.blake3(canonical.encode()).hexdigest()
 
 
+def source_digest(text: str | bytes) -> str:
+    """BLAKE3 hex of IR text exactly as given (not canonical): what the
+    persistent compile cache keys a text by, so that a hit needs no parse."""
+    return blake3.blake3(text.encode() if isinstance(text, str) else text).hexdigest()
+
+
 def parse_program_text(text: str, name: str = "<program>") -> ProgramOp:
     """The one verified program that canonical `text` holds."""
     try:

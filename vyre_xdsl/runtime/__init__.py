@@ -16,7 +16,7 @@ GPU (`timing.RunProfile`). Backends implement one protocol
 `backend.REFERENCE` (the interpreter) and `wgpu_backend.WGPU`.
 
 `execute(module, buffers, sig)` compiles the module (`vyre-lower` + the WGSL
-printer, cached by module text), records every kernel into the device's
+printer, cached by the IR digest), records every kernel into the device's
 pending batch (`device.gpu_device()`), submits it, and returns the output
 buffers by name; a trap raises `vyre_xdsl.traps.VyreTrap`. Runs with
 `device=True` are deferred until a read or `synchronize()`. See
