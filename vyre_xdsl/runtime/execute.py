@@ -7,7 +7,8 @@ sig = signature(module)
 final = execute(module, sig.bind({"x": x, "y": y}), sig)   # outputs by buffer name
 ```
 
-A run (`run_kernels`):
+A run (`launch`: planned by `_plan_run`, recorded by `_encode_run`, read back by
+`_read_back`; `run_kernels` is its older form):
 
 1. every host buffer a kernel binds gets one GPU storage buffer (from the pool),
    shared by name across the kernels of the run, so what one kernel writes the
