@@ -706,9 +706,8 @@ def launch(
         arrays, plan, sized = _plan_run(gpu, kernels, buffers, static_sizes)
         run = _Run(gpu)
         try:
-            encoded = _encode_run(
-                gpu, run, plan, sized, arrays, outputs, uploads, timed, keep, repeat
-            )
+            request = _Request(outputs, uploads, timed, keep, repeat)
+            encoded = _encode_run(gpu, run, plan, sized, arrays, request)
             if encoded.deferred:
                 # the arrays first: they give their buffers back if `recorded` raises
                 # (a trap of an earlier batch, checked when this one is submitted)
@@ -785,6 +784,17 @@ def _plan_run(
     return arrays, plan, sized
 
 
+@dataclass(frozen=True)
+class _Request:
+    """What the caller of `launch` asks of a run (see `launch`)."""
+
+    outputs: Sequence[str] | None
+    uploads: set[str] | None
+    timed: bool
+    keep: bool
+    repeat: int
+
+
 @dataclass
 class _Encoded:
     """A run recorded into the pending batch (`_encode_run`)."""
@@ -804,15 +814,12 @@ def _encode_run(
     plan: _Plan,
     sized: _Sized,
     arrays: Mapping[str, object],
-    outputs: Sequence[str] | None,
-    uploads: set[str] | None,
-    timed: bool,
-    keep: bool,
-    repeat: int,
+    request: _Request,
 ) -> _Encoded:
     """Record the run: its buffers (uploaded, cleared or bound as they are),
     its trap sidecars, its dispatches (one shared compute pass, or one timed
     pass per kernel) and the copy of its sidecars into the batch's trap log."""
+    outputs, uploads, keep, repeat = request.outputs, request.uploads, request.keep, request.repeat
     wanted = [n for n in (outputs if outputs is not None else plan.names) if n in plan.index]
     kept = set(wanted) if keep else ()
     uncleared = sized.no_clear if ELIDE_CLEARS else ()
@@ -851,7 +858,7 @@ def _encode_run(
     ]
     timer = (
         _Timer(run, len(plan.steps) * repeat)
-        if timed and "timestamp-query" in gpu.features
+        if request.timed and "timestamp-query" in gpu.features
         else None
     )
     if timer is None:
