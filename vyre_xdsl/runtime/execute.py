@@ -861,25 +861,39 @@ def _encode_run(
         if request.timed and "timestamp-query" in gpu.features
         else None
     )
-    if timer is None:
-        compute = gpu.compute_pass()  # shared with the runs recorded just before
-        for bind_groups in repetitions:
-            for step, groups, grid, source in zip(plan.steps, bind_groups, sized.grids, indirect):
-                _dispatch(compute, step, groups, grid, source)
-    else:
-        index = 0
-        for bind_groups in repetitions:
-            for step, groups, grid, source in zip(plan.steps, bind_groups, sized.grids, indirect):
-                compute = encoder.begin_compute_pass(timestamp_writes=timer.writes(index))
-                _dispatch(compute, step, groups, grid, source)
-                compute.end()
-                index += 1
+    _record_dispatches(gpu, encoder, plan, sized.grids, repetitions, indirect, timer)
     ticks = timer.resolve(encoder) if timer else None
     deferred = keep and timer is None and not any(indirect)
     if sidecar is not None:
         label = _run_label(gpu, plan.kernels, deferred)
         _trap_log(gpu).record(encoder, plan, sidecar, label, repeat)
     return _Encoded(plan, storage, wanted, kept, indirect, ticks, deferred)
+
+
+def _record_dispatches(
+    gpu: GpuDevice,
+    encoder,
+    plan: _Plan,
+    grids: list[tuple[int, int, int]],
+    repetitions: list,
+    indirect: list,
+    timer: _Timer | None,
+) -> None:
+    """Every dispatch of every repetition: in the batch's shared compute pass,
+    or, timed, each in its own pass between two timestamps."""
+    if timer is None:
+        compute = gpu.compute_pass()  # shared with the runs recorded just before
+        for bind_groups in repetitions:
+            for step, groups, grid, source in zip(plan.steps, bind_groups, grids, indirect):
+                _dispatch(compute, step, groups, grid, source)
+        return
+    index = 0
+    for bind_groups in repetitions:
+        for step, groups, grid, source in zip(plan.steps, bind_groups, grids, indirect):
+            compute = encoder.begin_compute_pass(timestamp_writes=timer.writes(index))
+            _dispatch(compute, step, groups, grid, source)
+            compute.end()
+            index += 1
 
 
 def _kept_arrays(run: _Run, encoded: _Encoded, arrays: Mapping[str, object]) -> dict:
