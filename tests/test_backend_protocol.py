@@ -12,6 +12,7 @@ from __future__ import annotations
 import ast
 import os
 import pathlib
+import re
 
 import numpy as np
 import pytest
@@ -208,3 +209,51 @@ def test_the_branch_check_finds_a_backend_name_branch():
     assert _backend_name_branches('x = self.backend != "reference"\n') == [
         "self.backend != 'reference'"
     ]
+
+
+def test_one_trap_module_behind_every_name_users_import():
+    import importlib
+
+    import vyre_xdsl.interpreter as interpreter
+    import vyre_xdsl.interpreter.trap as interpreter_trap
+    import vyre_xdsl.traps as traps
+
+    execute = importlib.import_module("vyre_xdsl.runtime.execute")  # the module
+
+    assert interpreter.VyreTrap is interpreter_trap.VyreTrap is traps.VyreTrap
+    assert execute.LoopLimitError is traps.LoopLimitError
+    assert execute.TrapNotRecordedError is traps.TrapNotRecordedError
+
+
+def test_the_sidecar_decodes_as_its_documented_layout():
+    from vyre_xdsl.traps import SIDECAR_WORDS, decode_sidecar
+
+    # words 4..7: address, ~invocation, tag code, ~invocation (hand-written here)
+    words = np.zeros(SIDECAR_WORDS, np.uint32)
+    words[4:8] = [77, ~np.uint32(12), 2, ~np.uint32(12)]
+    trap = decode_sidecar(words, ("first", "second"), "k", "prog")
+    assert (trap.tag, trap.address, trap.invocation, trap.program) == ("second", 77, 12, "prog")
+    assert decode_sidecar(np.zeros(SIDECAR_WORDS, np.uint32), ("first",), "k") is None
+
+
+def test_one_ir_digest_names_programs_and_modules():
+    import blake3
+
+    from vyre_xdsl.api import module_digest
+    from vyre_xdsl.lowering.descriptor_id import descriptor_id
+    from vyre_xdsl.program_text import ir_digest
+
+    module = vyre_xdsl.parse(AXPY)
+    renamed = vyre_xdsl.parse(AXPY.replace("%xv", "%left").replace("%yv", "%right"))
+    assert module_digest(module) == ir_digest(module) == ir_digest(renamed)
+    program = next(iter(module.ops))
+    assert descriptor_id(program) == ir_digest(program)
+    # the digest is BLAKE3 of the print without value names (values %0, %1, ...
+    # in definition order), ending in a newline: numbered by hand here
+    order = {"i": 0, "a": 1, "xv": 2, "yv": 3, "ax": 4, "s": 5}
+    numbered = re.sub(r"%(i|a|xv|yv|ax|s)\b", lambda m: f"%{order[m.group(1)]}", AXPY)
+    printed = str(next(iter(vyre_xdsl.parse(numbered).ops)))
+    assert "%xv" not in printed and "%5" in printed
+    assert ir_digest(program) == blake3.blake3((printed + "\n").encode()).hexdigest()
+    changed = vyre_xdsl.parse(AXPY.replace("2.5", "3.5"))
+    assert ir_digest(changed) != ir_digest(module)
