@@ -261,6 +261,7 @@ class Executable:
                 adapter=adapter,
             )
         self.gpu = self.compiled.gpu  # the GpuDevice the kernels run on, or None
+        self._outputs = self.signature.outputs
         self._kernels = self.compiled.kernels
 
     @property
@@ -374,14 +375,17 @@ class Executable:
             )
         inputs = require_mapping({} if inputs is None else inputs)
         compiled = self.compiled
-        options = {
-            "keep": device,
-            "profile": profile,
-            "subgroup_size": subgroup_size,
-            "max_iterations": max_iterations,
-        }
-        compiled.check_options(**options)
-        result = compiled.run(compiled.bind(inputs), repeat=repeat, **options)
+        compiled.check_options(
+            keep=device, profile=profile, subgroup_size=subgroup_size, max_iterations=max_iterations
+        )
+        result = compiled.run(
+            compiled.bind(inputs),
+            keep=device,
+            profile=profile,
+            subgroup_size=subgroup_size,
+            max_iterations=max_iterations,
+            repeat=repeat,
+        )
         if device:
             result.buffers = self._device_outputs(result.buffers, inputs)
         else:
@@ -411,7 +415,7 @@ class Executable:
         """The outputs (`DeviceArray`s) with the shape rule of host outputs: an
         output whose buffer was given as an input has that input's shape."""
         outputs = {}
-        for name in self.signature.outputs:
+        for name in self._outputs:
             value = final[name]
             shape = getattr(inputs.get(name), "shape", None)
             if shape is not None and value is not inputs[name] and math.prod(shape) == value.size:

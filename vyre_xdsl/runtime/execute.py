@@ -48,6 +48,7 @@ import threading
 from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 from xdsl.dialects.builtin import ModuleOp
@@ -784,8 +785,7 @@ def _plan_run(
     return arrays, plan, sized
 
 
-@dataclass(frozen=True)
-class _Request:
+class _Request(NamedTuple):
     """What the caller of `launch` asks of a run (see `launch`)."""
 
     outputs: Sequence[str] | None

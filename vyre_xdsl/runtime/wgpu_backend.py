@@ -128,6 +128,9 @@ class WgpuCompiled(Compiled):
         self.kernels = kernels
         self.gpu = gpu
         self._module = module  # a ModuleSource, for the covering-grid check (None: a bundle)
+        from vyre_xdsl.runtime.execute import launch
+
+        self._launch = launch
         self._binder = Binder(sig, gpu)
         self._outputs = list(sig.outputs)
         self._uploads = set(sig.inputs)
@@ -173,14 +176,13 @@ class WgpuCompiled(Compiled):
         max_iterations=None,
         repeat=1,
     ) -> RunResult:
-        from vyre_xdsl.runtime.execute import launch
-
-        self.check_options(
-            keep=keep, profile=profile, subgroup_size=subgroup_size, max_iterations=max_iterations
-        )
+        if profile or subgroup_size is not None or max_iterations is not None:
+            self.check_options(
+                profile=profile, subgroup_size=subgroup_size, max_iterations=max_iterations
+            )
         if self._covering:
             self._check_covering_grids(buffers)
-        done = launch(
+        done = self._launch(
             self.kernels,
             buffers,
             outputs=self._outputs,
@@ -200,6 +202,8 @@ class WgpuCompiled(Compiled):
             }
         else:
             outputs = {n: on_host(final[n]) for n in self._outputs}
+        if not profile:
+            return RunResult(outputs)
         return RunResult(outputs, done.profile(self.kernels, self.gpu.describe()))
 
     def _check_covering_grids(self, bound: Mapping[str, object]) -> None:
