@@ -33,10 +33,11 @@ from collections.abc import Sequence
 
 from vyre_xdsl.diagnostics import VyreError
 
+# the sidecar's size is the one the kernel dialect's trap sidecar binding declares
+from vyre_xdsl.dialects.kernel import TRAP_SIDECAR_WORDS as SIDECAR_WORDS
+
 # ============================================================================ layout
 
-#: u32 words of one kernel's trap sidecar
-SIDECAR_WORDS = 8
 #: word index of the locked form's claim (the largest `~invocation` that trapped)
 SIDECAR_CLAIM = 0
 #: word index of the flags

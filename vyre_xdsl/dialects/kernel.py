@@ -93,7 +93,6 @@ from vyre_xdsl.dialects.syntax import (
 )
 from vyre_xdsl.dialects.verify import body_errors, raise_body_errors
 from vyre_xdsl.dialects.vyre import ELEMENT_TYPES, SUPPORTED_TYPES, type_name, ui32
-from vyre_xdsl.traps import SIDECAR_WORDS
 
 #: slots at and above this are workgroup (`shared`) slots
 WORKGROUP_SLOT_BASE = 1 << 24
@@ -101,7 +100,7 @@ WORKGROUP_SLOT_BASE = 1 << 24
 MAX_SLOT = 2**32 - 1
 #: the reserved name of the trap sidecar binding (8 u32 words; layout: `vyre_xdsl.traps`)
 TRAP_SIDECAR_NAME = "__vyre_descriptor_trap_sidecar"
-TRAP_SIDECAR_WORDS = SIDECAR_WORDS
+TRAP_SIDECAR_WORDS = 8
 #: the reserved name of the repetition binding: one ui32 word, the current
 #: repetition of a run (`vyre.repetition`), written by the runtime per repetition
 REPETITION_NAME = "__vyre_repetition"
