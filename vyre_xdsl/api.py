@@ -11,14 +11,12 @@ out["y"]
 
 from __future__ import annotations
 
-import contextlib
 import math
 import os
 import threading
 import warnings
 from collections import OrderedDict
-from collections.abc import Callable, Mapping
-from importlib import import_module
+from collections.abc import Mapping
 from typing import NamedTuple
 
 import numpy as np
@@ -39,33 +37,28 @@ from vyre_xdsl.diagnostics import (
     verify_after_pass,
     verify_module,
 )
-from vyre_xdsl.diagnostics import verified as verified_module
-from vyre_xdsl.dialects.vyre import programs
+from vyre_xdsl.runtime.backend import (
+    Backend,
+    MaxIterationsError,  # noqa: F401 (the API's error, defined with the backends)
+    SubgroupSizeError,  # noqa: F401 (the API's error, defined with the backends)
+    UnknownBackendError,
+    resolve_backend,
+)
 
-#: backend name -> "module:function" with signature
+#: backend name -> "module:attribute": a `vyre_xdsl.runtime.backend.Backend`
+#: (`compile(module) -> Compiled`, `Compiled.run(buffers)`), or a function
 #:   execute(module: ModuleOp, buffers: dict[str, np.ndarray], sig: RunSignature) -> dict[str, np.ndarray]
-#: `buffers` holds one host array per host buffer (inputs bound, others zero-filled);
-#: the function returns the final contents of (at least) every output buffer.
+#: (`buffers` holds one host array per host buffer, inputs bound, others
+#: zero-filled; the function returns the final contents of (at least) every
+#: output buffer), which runs as a `FunctionBackend`.
 BACKENDS: dict[str, str] = {
-    "reference": "vyre_xdsl.interpreter:execute",
-    "wgpu": "vyre_xdsl.runtime:execute",
+    "reference": "vyre_xdsl.runtime.backend:REFERENCE",
+    "wgpu": "vyre_xdsl.runtime.wgpu_backend:WGPU",
 }
-
-
-class UnknownBackendError(VyreError):
-    pass
 
 
 class ModuleTypeError(VyreError, TypeError):
     """`run`/`compile` got something that is neither IR text nor a `ModuleOp`."""
-
-
-class SubgroupSizeError(VyreError, ValueError):
-    """`subgroup_size=` was given for a backend whose hardware decides it."""
-
-
-class MaxIterationsError(VyreError, ValueError):
-    """`max_iterations=` was given for a backend that does not count loop iterations."""
 
 
 def _check_module_type(module_or_text: object) -> None:
@@ -98,11 +91,19 @@ def parse(text: str | bytes, name: str = "<input>") -> ModuleOp:
     return module
 
 
-def _backend(name: str) -> Callable[..., dict[str, np.ndarray]]:
+_RESOLVED: dict[tuple[str, str], Backend] = {}
+
+
+def backend_named(name: str) -> Backend:
+    """The `Backend` that `BACKENDS[name]` names (an unknown name is an
+    `UnknownBackendError`)."""
     if name not in BACKENDS:
         raise UnknownBackendError(f"unknown backend '{name}'; choose from {', '.join(BACKENDS)}")
-    module, function = BACKENDS[name].split(":")
-    return getattr(import_module(module), function)
+    key = (name, BACKENDS[name])
+    found = _RESOLVED.get(key)
+    if found is None:
+        found = _RESOLVED[key] = resolve_backend(name, BACKENDS[name])
+    return found
 
 
 _FALLBACK_WARNED = False
@@ -204,9 +205,11 @@ class Executable:
         out = exe.run({"x": batch})
     ```
 
-    On the wgpu backend the kernels are compiled for the device's own limits
-    (`GpuDevice.target_profile`), or with `portable=True` for the WebGPU
-    defaults every device meets (`lowering.profile.PORTABLE_PROFILE`).
+    The backend (`backend_named(backend)`, a `runtime.backend.Backend`)
+    compiles the module into `self.compiled` (a `runtime.backend.Compiled`),
+    which binds and runs. On the wgpu backend the kernels are compiled for the
+    device's own limits (`GpuDevice.target_profile`), or with `portable=True`
+    for the WebGPU defaults every device meets (`lowering.profile.PORTABLE_PROFILE`).
     """
 
     def __init__(
@@ -224,53 +227,47 @@ class Executable:
         # `verified`: the caller verified `module` (fusion verifies its result)
         self._launch_options = (module, fuse, adapter, portable)  # for grid overrides
         self._grid_variants: dict[tuple, Executable] = {}
+        self.backend = backend
+        #: GPU time per kernel of the last `run(..., profile=True)` (a `RunProfile`)
+        self.last_profile = None
+        self._digest = None
+        chosen = backend_named(backend)
         if artifact is None:
             check_runnable(module)
             self.signature: RunSignature = signature(module)
             self._module = fuse_module(module, force=fuse == "force") if fuse else module
             self._module_text = None
-            self._verified = verified or bool(fuse)
             # converted standard MLIR: outputs come back in the memref's shape
             self._shapes = memref_shapes(module)
+            self.compiled = chosen.compile(
+                self._module,
+                self.signature,
+                adapter=adapter,
+                portable=portable,
+                verified=verified or bool(fuse),
+                digest=self._module_digest,
+            )
         else:
             self.signature = artifact.signature
             self._module = None
             self._module_text = artifact.module_text
-            self._verified = False
             self._shapes = (
                 memref_shapes(self.module) if SHAPES_ATTRIBUTE in self._module_text else {}
             )
-        self.backend = backend
-        #: GPU time per kernel of the last `run(..., profile=True)` (a `RunProfile`)
-        self.last_profile = None
-        self.gpu = None  # the GpuDevice the kernels run on (wgpu backend)
-        self._kernels = None
-        self._outputs = list(self.signature.outputs)
-        self._uploads = set(self.signature.inputs)
-        self._binder = None
-        if backend == "wgpu":
-            from vyre_xdsl.lowering.profile import PORTABLE_PROFILE
-            from vyre_xdsl.runtime.device import gpu_device
-            from vyre_xdsl.runtime.execute import compiled_kernels
-
-            self.gpu = gpu_device(adapter)
-            profile = PORTABLE_PROFILE if portable else self.gpu.target_profile
-            from vyre_xdsl.runtime.execute import run_kernels
-
-            kernels = None if artifact is None else artifact.kernels
-            if kernels is None:
-                module = self.module
-                with verified_module(module) if self._verified else contextlib.nullcontext():
-                    kernels = tuple(compiled_kernels(module, profile, self._text()))
-            self._kernels = kernels
-            self._binder = _Binder(self.signature, self.gpu)
-            self._run_kernels = run_kernels
-            self._static_sizes = all(b.count is not None for b in self.signature.buffers)
+            self.compiled = chosen.load(
+                self.signature,
+                module=lambda: self.module,
+                kernels=artifact.kernels,
+                adapter=adapter,
+            )
+        self.gpu = self.compiled.gpu  # the GpuDevice the kernels run on, or None
+        self._outputs = self.signature.outputs
+        self._kernels = self.compiled.kernels
 
     @property
     def adapter(self) -> str | None:
         """The adapter the kernels run on (`[index] description`), or None."""
-        return None if self.gpu is None else f"[{self.gpu.index}] {self.gpu.describe()}"
+        return self.compiled.adapter
 
     @property
     def module(self) -> ModuleOp:
@@ -282,7 +279,7 @@ class Executable:
 
     def artifact(self, digest: str | None = None):
         """What the disk cache stores of this compile (a `disk_cache.Artifact`);
-        `digest`: the canonical digest of the module compiled."""
+        `digest`: the IR digest of the module compiled."""
         from vyre_xdsl.runtime.disk_cache import Artifact
 
         return Artifact(self.signature, self._text(), self._kernels, digest)
@@ -292,6 +289,14 @@ class Executable:
         if self._module_text is None:
             self._module_text = str(self._module)
         return self._module_text
+
+    def _module_digest(self) -> str:
+        """The IR digest of the module this executable runs (`program_text.ir_digest`)."""
+        if self._digest is None:
+            from vyre_xdsl.program_text import ir_digest
+
+            self._digest = ir_digest(self.module)
+        return self._digest
 
     def run(
         self,
@@ -310,7 +315,8 @@ class Executable:
         `DeviceArray`s that stay on the GPU: such a run is only recorded, and
         submitted at the next read, `vyre_xdsl.synchronize()` or host-output
         run, which also raises its trap (docs/runtime.md, "Submission"). With `profile=True` the GPU time
-        of every kernel is in `self.last_profile` afterwards. `subgroup_size`
+        of every kernel is in `self.last_profile` afterwards (`run_result`
+        returns it with the outputs). `subgroup_size`
         is the size of the subgroups the reference backend simulates (default
         32); on a GPU the adapter decides it. `max_iterations` bounds the
         reference backend's work: the run raises `IterationLimitError` before
@@ -330,9 +336,36 @@ class Executable:
         grid (a mapping {program name: (GX, GY, GZ)} when it has several), on
         every backend alike; an invalid grid is a `ValueError`.
         """
+        result = self.run_result(
+            inputs,
+            device=device,
+            profile=profile,
+            subgroup_size=subgroup_size,
+            max_iterations=max_iterations,
+            repeat=repeat,
+            grid=grid,
+        )
+        if profile:
+            self.last_profile = result.profile
+        return result.buffers
+
+    def run_result(
+        self,
+        inputs: Mapping[str, object] | None = None,
+        *,
+        device: bool = False,
+        profile: bool = False,
+        subgroup_size: int | None = None,
+        max_iterations: int | None = None,
+        repeat: int = 1,
+        grid=None,
+    ):
+        """`run`, returning a `runtime.backend.RunResult`: the outputs
+        (`buffers`) and, with `profile=True`, the GPU time of every kernel
+        (`profile`, a `RunProfile`), without touching `last_profile`."""
         repeat = check_repeat(repeat)
         if grid is not None:
-            return self._with_grid(grid).run(
+            return self._with_grid(grid).run_result(
                 inputs,
                 device=device,
                 profile=profile,
@@ -340,55 +373,25 @@ class Executable:
                 max_iterations=max_iterations,
                 repeat=repeat,
             )
-        sig = self.signature
         inputs = require_mapping({} if inputs is None else inputs)
-        if max_iterations is not None and self.backend != "reference":
-            raise MaxIterationsError(
-                f"max_iterations={max_iterations} applies to the reference backend; "
-                f"this executable runs on '{self.backend}'"
-            )
-        if self._kernels is None:
-            host, resident = _bind(sig, inputs, self.gpu)
-            return self._run_elsewhere(
-                host, resident, device, profile, inputs, subgroup_size, max_iterations, repeat
-            )
-        if subgroup_size is not None:
-            raise SubgroupSizeError(
-                f"subgroup_size={subgroup_size} applies to the reference backend; on a GPU the adapter "
-                "decides the subgroup size (a program reads it with vyre.subgroup_size)"
-            )
-        record = None
-        if profile:
-            record = {}
-            if "timestamp-query" not in self.gpu.features:
-                from vyre_xdsl.runtime.timing import ProfilingUnsupportedError
-
-                raise ProfilingUnsupportedError(
-                    f"timestamp queries are not supported by this adapter ({self.gpu.describe()}), "
-                    "so kernels cannot be timed on it"
-                )
-        bound = self._binder.bind(inputs)
-        self._check_covering_grids(bound)
-        final = self._run_kernels(
-            self._kernels,
-            bound,
-            outputs=self._outputs,
-            uploads=self._uploads,
-            device=self.gpu,
-            profile=record,
-            keep=device,
-            static_sizes=self._static_sizes,
-            **({"repeat": repeat} if repeat != 1 else {}),
+        compiled = self.compiled
+        compiled.check_options(
+            keep=device, profile=profile, subgroup_size=subgroup_size, max_iterations=max_iterations
         )
-        if record is not None:
-            from vyre_xdsl.runtime.timing import run_profile
-
-            names = [k.source or k.id for k in self._kernels]
-            self.last_profile = run_profile(names, record["kernel_ns"], self.gpu.describe())
+        result = compiled.run(
+            compiled.bind(inputs),
+            keep=device,
+            profile=profile,
+            subgroup_size=subgroup_size,
+            max_iterations=max_iterations,
+            repeat=repeat,
+        )
         if device:
-            return self._device_outputs(final, inputs)
-        outputs = sig.outputs_of({name: _on_host(final[name]) for name in self._outputs}, inputs)
-        return in_memref_shapes(outputs, self._shapes)
+            result.buffers = self._device_outputs(result.buffers, inputs)
+        else:
+            outputs = self.signature.outputs_of(result.buffers, inputs)
+            result.buffers = in_memref_shapes(outputs, self._shapes)
+        return result
 
     def _with_grid(self, grid) -> Executable:
         """This executable with the programs `grid` names on explicit grids
@@ -406,71 +409,19 @@ class Executable:
             self._grid_variants[key] = exe
         return exe
 
-    def _check_covering_grids(self, bound: Mapping[str, object]) -> None:
-        """Refuse a 2-D/3-D program without an explicit grid whose runtime-sized
-        count its derived grid cannot cover (the reference backend refuses it
-        in the interpreter; static counts were refused when lowering)."""
-        if not any(
-            k.static_grid is None
-            and k.indirect is None
-            and math.prod((k.program_workgroup_size or k.workgroup_size)[1:]) > 1
-            for k in self._kernels
-        ):
-            return
-        from vyre_xdsl.dispatch import check_covering_grids
-
-        lengths = {name: int(getattr(a, "size", 0)) for name, a in bound.items()}
-        check_covering_grids(programs(self.module), lengths)
-
     def _device_outputs(
         self, final: Mapping[str, object], inputs: Mapping[str, object]
     ) -> dict[str, object]:
-        """The outputs as `DeviceArray`s, with the shape rule of host outputs: an
+        """The outputs (`DeviceArray`s) with the shape rule of host outputs: an
         output whose buffer was given as an input has that input's shape."""
-        kept = self._binder.device_array
         outputs = {}
         for name in self._outputs:
             value = final[name]
-            if type(value) is not kept:
-                value = _on_device(value, self.gpu)
             shape = getattr(inputs.get(name), "shape", None)
             if shape is not None and value is not inputs[name] and math.prod(shape) == value.size:
                 value.shape = tuple(shape)
             outputs[name] = value
         return outputs
-
-    def _run_elsewhere(
-        self,
-        host,
-        resident,
-        device: bool,
-        profile: bool,
-        inputs,
-        subgroup_size: int | None = None,
-        max_iterations: int | None = None,
-        repeat: int = 1,
-    ) -> dict[str, np.ndarray]:
-        """A run on a backend other than wgpu (device arrays are copied to the host)."""
-        from vyre_xdsl.runtime.arrays import DeviceArrayError
-        from vyre_xdsl.runtime.timing import ProfilingUnsupportedError
-
-        if device:
-            raise DeviceArrayError(
-                f"device=True needs the wgpu backend; this executable runs on '{self.backend}'"
-            )
-        if profile:
-            raise ProfilingUnsupportedError(
-                f"GPU time per kernel (profile=True, vyre-run --time) needs the wgpu backend; this executable runs on '{self.backend}'"
-            )
-        host.update({name: array.numpy().reshape(-1) for name, array in resident.items()})
-        sig = self.signature
-        options = {} if subgroup_size is None else {"subgroup_size": subgroup_size}
-        if max_iterations is not None:
-            options["max_iterations"] = max_iterations
-        if repeat != 1:
-            options["repeat"] = repeat
-        final = _backend(self.backend)(self.module, host, sig, **options)
-        return in_memref_shapes(sig.outputs_of(final, inputs), self._shapes)
 
 
 def compile(
@@ -498,7 +449,7 @@ def compile(
     if not isinstance(module_or_text, str | bytes):
         verify_module(module_or_text)
     name = backend or default_backend()
-    _backend(name)  # an unknown backend is an error now, not at the first run
+    backend_named(name)  # an unknown backend is an error now, not at the first run
     return compiled_executable(module_or_text, name, _fuse_mode(fuse), adapter, portable)
 
 
@@ -574,26 +525,18 @@ def _parsed(source: ModuleOp | str | bytes) -> ModuleOp:
 
 
 def _source_digest(source: ModuleOp | str | bytes, digest: str | None) -> str:
-    """What names a compile's input in its disk cache key."""
-    import blake3
+    """What names a compile's input in its disk cache key: the text as given
+    (no parse on a hit), else the module's IR digest."""
+    from vyre_xdsl.program_text import source_digest
 
-    if isinstance(source, str):
-        source = source.encode()
-    if isinstance(source, bytes):
-        return "text:" + blake3.blake3(source).hexdigest()
+    if isinstance(source, str | bytes):
+        return "text:" + source_digest(source)
     return "module:" + (digest or module_digest(source))
 
 
 def _target_profile(backend: str, adapter: int | str | None, portable: bool) -> dict | None:
-    """The target profile a wgpu compile lowers for, as a dict; None elsewhere."""
-    if backend != "wgpu":
-        return None
-    from dataclasses import asdict
-
-    from vyre_xdsl.lowering.profile import PORTABLE_PROFILE
-    from vyre_xdsl.runtime.device import gpu_device
-
-    return asdict(PORTABLE_PROFILE if portable else gpu_device(adapter).target_profile)
+    """The target profile a compile lowers for, as a dict (None: the backend has none)."""
+    return backend_named(backend).target_profile(adapter, portable)
 
 
 def _fuse_mode(fuse: object) -> bool | str:
@@ -603,145 +546,6 @@ def _fuse_mode(fuse: object) -> bool | str:
     if isinstance(fuse, str | bytes):
         raise ValueError(f"fuse must be True, False or 'force', not {fuse!r}")
     return bool(fuse)
-
-
-def _on_device(array, gpu):
-    from vyre_xdsl.runtime.arrays import DeviceArray, upload
-
-    if isinstance(array, DeviceArray):
-        return array
-    flat = _on_host(array)
-    return upload(gpu, np.ascontiguousarray(flat).reshape(-1), (flat.size,))
-
-
-def _on_host(array) -> np.ndarray:
-    """A host array for what a run returned (an output no kernel binds comes
-    back as the `ZeroFilled` placeholder it was given)."""
-    from vyre_xdsl.runtime.execute import ZeroFilled
-
-    return array.numpy() if isinstance(array, ZeroFilled) else array
-
-
-# ============================================================================ device inputs
-
-
-def _bind(
-    sig: RunSignature, inputs: Mapping[str, object], gpu
-) -> tuple[dict[str, np.ndarray], dict]:
-    """(host arrays by name, device arrays by name): `sig.bind` for the host
-    arrays, the same checks for the device arrays (which stay where they are)."""
-    from vyre_xdsl.runtime.arrays import DeviceArray
-
-    resident = {name: a for name, a in inputs.items() if isinstance(a, DeviceArray)}
-    if not resident:
-        return sig.bind(inputs), {}
-    for name, array in resident.items():
-        _check_device_input(sig, name, array, gpu)
-    rest = RunSignature(tuple(b for b in sig.buffers if b.name not in resident))
-    return rest.bind({n: a for n, a in inputs.items() if n not in resident}), resident
-
-
-class _Binder:
-    """`bind` for the wgpu backend: the same checks as `_bind`, but buffers
-    that take no input are `ZeroFilled` placeholders (the GPU clears them; no
-    host memory), and what does not depend on the inputs is computed once."""
-
-    def __init__(self, sig: RunSignature, gpu):
-        from vyre_xdsl.runtime.arrays import DeviceArray
-        from vyre_xdsl.runtime.execute import ZeroFilled
-
-        self.device_array = DeviceArray
-        self.sig, self.gpu = sig, gpu
-        # name -> (dtype, count) of the inputs a device array passes at a glance
-        self.expected = {
-            b.name: (b.host_dtype, b.count)
-            for b in sig.buffers
-            if b.requires_input and b.count is not None
-        }
-        self.by_name = {b.name: b for b in sig.buffers}
-        self.input_names = frozenset(b.name for b in sig.buffers if b.requires_input)
-        others = [b for b in sig.buffers if not b.requires_input]
-        # a runtime-sized buffer that takes no input is an error `sig.bind` reports
-        self.fast = all(b.count is not None for b in others)
-        self.zeros = (
-            {b.name: ZeroFilled(b.count, b.host_dtype) for b in others} if self.fast else {}
-        )
-        self.rest: dict[frozenset, RunSignature] = {}
-
-    def bind(self, inputs: Mapping[str, object]) -> dict[str, object]:
-        if not self.fast or not self.input_names.issuperset(inputs):
-            host, resident = _bind(self.sig, inputs, self.gpu)  # the general path and its errors
-            host.update(resident)
-            return host
-        bound = dict(self.zeros)
-        resident = []
-        for name, array in inputs.items():
-            if type(array) is not self.device_array and not isinstance(array, self.device_array):
-                continue
-            resident.append(name)
-            bound[name] = array
-            expected = self.expected.get(name)
-            if (
-                expected is None
-                or array._buffer is None
-                or array._gpu is not self.gpu
-                or array.size != expected[1]
-                or array.dtype != expected[0]
-            ):
-                _check_device_input(self.sig, name, array, self.gpu, self.by_name)
-        key = frozenset(resident)
-        rest = self.rest.get(key)
-        if rest is None:
-            rest = RunSignature(
-                tuple(
-                    self.by_name[n]
-                    for n in self.sig.names
-                    if n in self.input_names and n not in key
-                )
-            )
-            self.rest[key] = rest
-        if rest.buffers:
-            bound.update(rest.bind({n: a for n, a in inputs.items() if n not in key}))
-        return bound
-
-
-def _check_device_input(sig: RunSignature, name: str, array, gpu, by_name=None) -> None:
-    from vyre_xdsl.abi import (
-        InputDtypeError,
-        InputShapeError,
-        UnexpectedInputError,
-        UnknownBufferError,
-    )
-
-    buffer = (by_name or {b.name: b for b in sig.buffers}).get(name)
-    if buffer is None:
-        raise UnknownBufferError(
-            f"unknown buffer '{name}'; the module's buffers are {', '.join(sig.names)}"
-        )
-    if not buffer.requires_input:
-        raise UnexpectedInputError(
-            f"buffer '{name}' takes no input: its first declaration is write_only, "
-            "so it starts zero-filled"
-        )
-    array.buffer(gpu)  # freed, or on another device: raises
-
-    def expected() -> str:
-        count = "any number of" if buffer.count is None else str(buffer.count)
-        return f"{count} {buffer.host_dtype} elements ({buffer.element})"
-
-    if array.dtype != buffer.host_dtype:
-        raise InputDtypeError(
-            f"device array for buffer '{name}' has dtype {array.dtype}; expected {expected()}"
-        )
-    if buffer.count is not None and array.size != buffer.count:
-        raise InputShapeError(
-            f"device array for buffer '{name}' has {array.size} elements; expected {expected()}"
-        )
-    if buffer.count is None and array.size < buffer.min_count:
-        raise InputShapeError(
-            f"device array for buffer '{name}' has {array.size} elements; another program declares "
-            f"it with {buffer.min_count}, so at least that many are needed"
-        )
 
 
 # ============================================================================ run() cache
@@ -804,13 +608,12 @@ def disk_cache_info():
 
 
 def module_digest(module: ModuleOp) -> str:
-    """BLAKE3 of the module's canonical text (printed with SSA names dropped):
-    equal for modules that differ only in value names, spacing or comments."""
-    import blake3
+    """The module's IR digest (`vyre_xdsl.program_text.ir_digest`: BLAKE3 of
+    its canonical text): equal for modules that differ only in value names,
+    spacing or comments."""
+    from vyre_xdsl.program_text import ir_digest
 
-    from vyre_xdsl.canonical import hintless_text
-
-    return blake3.blake3(hintless_text(module).encode()).hexdigest()
+    return ir_digest(module)
 
 
 def cached_executable(
@@ -826,12 +629,7 @@ def cached_executable(
     _check_module_type(module_or_text)
     module_or_text = _converted(module_or_text)
     name = backend or default_backend()
-    _backend(name)
-    where = None
-    if name == "wgpu":
-        from vyre_xdsl.runtime.device import adapter_index
-
-        where = adapter_index(adapter)
+    where = backend_named(name).device_key(adapter)
     module = None
     if isinstance(module_or_text, str | bytes):
         digest = _TEXT_DIGESTS.get(module_or_text)

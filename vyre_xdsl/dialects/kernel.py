@@ -108,7 +108,7 @@ from vyre_xdsl.dialects.vyre import ELEMENT_TYPES, SUPPORTED_TYPES, type_name, u
 WORKGROUP_SLOT_BASE = 1 << 24
 #: slots are WGSL binding numbers (host) or workgroup variable numbers: 32-bit
 MAX_SLOT = 2**32 - 1
-#: the reserved name of the trap sidecar binding (8 u32 words; layout: backends/wgsl/printer.py)
+#: the reserved name of the trap sidecar binding (8 u32 words; layout: `vyre_xdsl.traps`)
 TRAP_SIDECAR_NAME = "__vyre_descriptor_trap_sidecar"
 TRAP_SIDECAR_WORDS = 8
 #: the reserved name of the repetition binding: one ui32 word, the current

@@ -2,7 +2,7 @@
 
 - `lower.lower_program(program, profile)`: one program -> its descriptors;
 - `split`: grid_sync splitting; `geometry`: workgroup size and grid;
-- `canonical`: canonical program bytes and descriptor ids; `profile`: target limits.
+- `descriptor_id`: canonical program bytes and descriptor ids; `profile`: target limits.
 """
 
 from vyre_xdsl.lowering.profile import DEFAULT_PROFILE, TargetProfile

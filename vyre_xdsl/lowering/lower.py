@@ -27,7 +27,7 @@ from vyre_xdsl.diagnostics import VyreDiagnostic
 from vyre_xdsl.dialects import kernel as k
 from vyre_xdsl.dialects import vyre as v
 from vyre_xdsl.dispatch import check_derived_grid, count_buffer_names
-from vyre_xdsl.lowering.canonical import descriptor_id
+from vyre_xdsl.lowering.descriptor_id import descriptor_id
 from vyre_xdsl.lowering.geometry import (
     active_groups,
     fixes_launch,

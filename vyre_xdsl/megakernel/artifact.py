@@ -24,11 +24,11 @@ import attrs
 import blake3
 
 from vyre_xdsl.abi import BufferSignature, RunSignature
-from vyre_xdsl.canonical import canonical_json
 from vyre_xdsl.diagnostics import VyreError
 from vyre_xdsl.megakernel.graph import ProgramGraph
 from vyre_xdsl.megakernel.planner import Plan
 from vyre_xdsl.megakernel.records import RecordShapeError, from_json, to_json
+from vyre_xdsl.program_text import canonical_json
 
 ARTIFACT_MAGIC = b"VMK0"
 ARTIFACT_SCHEMA_VERSION = 2
@@ -277,8 +277,8 @@ class Artifact:
         and the plan, which also depends on the target profile, must place every
         node in exactly one fusion group, in stages that respect every dependence
         (`ArtifactPlanError`)."""
-        from vyre_xdsl.canonical import ProgramTextError, parse_program_text
         from vyre_xdsl.diagnostics import VyreDiagnostic
+        from vyre_xdsl.program_text import ProgramTextError, parse_program_text
 
         if [n.id for n in self.nodes] != list(range(len(self.nodes))):
             raise ArtifactGraphMismatchError("artifact node ids are not 0, 1, ... in program order")

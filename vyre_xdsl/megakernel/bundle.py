@@ -60,11 +60,11 @@ from xdsl.utils.exceptions import ParseError
 
 from vyre_xdsl.abi import RunSignature
 from vyre_xdsl.backends.wgsl.kernel_module import WgslKernel
-from vyre_xdsl.canonical import ProgramTextError, canonical_json, parse_program_text
 from vyre_xdsl.diagnostics import VyreDiagnostic, VyreError
 from vyre_xdsl.dialects.kernel import REPETITION_NAME
 from vyre_xdsl.megakernel.artifact import SignatureBuffer, run_signature
 from vyre_xdsl.megakernel.records import RecordShapeError, from_json, to_json
+from vyre_xdsl.program_text import ProgramTextError, canonical_json, parse_program_text
 from vyre_xdsl.semantics import ELEMENT_TYPE_NAMES
 
 TARGET_MODULE_BUNDLE_SCHEMA_VERSION = 2

@@ -36,7 +36,6 @@ import attrs
 from xdsl.dialects.builtin import ModuleOp
 
 from vyre_xdsl.backends.wgsl.kernel_module import WgslKernel
-from vyre_xdsl.canonical import ProgramTextError, canonical_program_text, parse_program_text
 from vyre_xdsl.conversion import memref_shapes
 from vyre_xdsl.diagnostics import VyreDiagnostic, VyreError, verify_module
 from vyre_xdsl.dialects.vyre import ProgramOp
@@ -63,6 +62,7 @@ from vyre_xdsl.megakernel.envelope import (
 from vyre_xdsl.megakernel.graph import ProgramGraph
 from vyre_xdsl.megakernel.planner import fuse_group, plan
 from vyre_xdsl.passes.vyre_inline import inlined
+from vyre_xdsl.program_text import ProgramTextError, canonical_program_text, parse_program_text
 
 ELEMENT_BYTES = 4
 

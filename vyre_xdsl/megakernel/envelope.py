@@ -19,11 +19,11 @@ from __future__ import annotations
 import attrs
 import blake3
 
-from vyre_xdsl.canonical import canonical_json
 from vyre_xdsl.diagnostics import VyreError
 from vyre_xdsl.megakernel.artifact import Artifact
 from vyre_xdsl.megakernel.bundle import ProfileRecord
 from vyre_xdsl.megakernel.records import to_json
+from vyre_xdsl.program_text import canonical_json
 
 PAYLOAD_SCHEMA_VERSION = 5
 PAYLOAD_DOMAIN = b"vyre-xdsl-target-payload-v5\0"

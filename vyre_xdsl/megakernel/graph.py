@@ -30,8 +30,8 @@ from xdsl.dialects.builtin import ModuleOp
 
 from vyre_xdsl.abi import RunSignature, signature
 from vyre_xdsl.analysis import buffers_read_and_written
-from vyre_xdsl.canonical import canonical_program_text
 from vyre_xdsl.dialects.vyre import ProgramOp, programs
+from vyre_xdsl.program_text import canonical_program_text
 
 #: dependence kinds, in the order they sort
 DATA, ANTI, OUTPUT = "data", "anti", "output"

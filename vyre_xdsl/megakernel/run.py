@@ -3,9 +3,11 @@
 `run_bundle(bundle, inputs)` applies the bundle's run signature (SPEC section 8:
 the same inputs, checks and outputs as running its source module), then runs
 every dispatch of every module, stage by stage and group by group, in one
-command encoder and one submit (`vyre_xdsl.runtime.run_kernels`).
-With `backend="reference"` it runs the bundle's original programs on the
-reference interpreter instead, which is the oracle the GPU run must match.
+command encoder and one submit. Both backends run it through the backend
+protocol (`Backend.load(...).run(buffers)`, `vyre_xdsl.runtime.backend`):
+the wgpu backend runs the bundle's kernels; with `backend="reference"` the
+reference interpreter runs the bundle's original programs instead, which is
+the oracle the GPU run must match.
 
 ```python
 bundle = TargetModuleBundle.from_bytes(open("out.vkb", "rb").read())
@@ -19,10 +21,10 @@ from collections.abc import Mapping
 
 import numpy as np
 
-from vyre_xdsl.canonical import parse_program_text
 from vyre_xdsl.conversion import in_memref_shapes
 from vyre_xdsl.diagnostics import VyreError
 from vyre_xdsl.megakernel.bundle import TargetModuleBundle
+from vyre_xdsl.program_text import parse_program_text
 from vyre_xdsl.semantics import storage_bytes
 
 BUNDLE_BACKENDS = ("wgpu", "reference")
@@ -52,31 +54,29 @@ def run_bundle(
     repeat = check_repeat(repeat)
     if isinstance(bundle, bytes | bytearray):
         bundle = TargetModuleBundle.from_bytes(bytes(bundle))
-    if backend not in BUNDLE_BACKENDS:
-        raise UnknownBundleBackendError(
-            f"unknown backend '{backend}' for a bundle; choose from {', '.join(BUNDLE_BACKENDS)}"
-        )
     sig = bundle.run_signature()
-    buffers = sig.bind({} if inputs is None else inputs)
-    if backend == "reference":
-        from vyre_xdsl.interpreter import execute_programs
+    compiled = bundle_backend(backend).load(
+        sig,
+        programs=lambda: [parse_program_text(node.program, node.name) for node in bundle.nodes],
+        kernels=bundle.kernels(),
+    )
+    if compiled.gpu is not None:
+        check_device_fits(bundle, compiled.gpu.limits)
+    options = {"max_iterations": max_iterations}
+    compiled.check_options(**options)
+    final = compiled.run(compiled.bind({} if inputs is None else inputs), repeat=repeat, **options)
+    return in_memref_shapes(sig.outputs_of(final.buffers, inputs), bundle.shapes)
 
-        programs = [parse_program_text(node.program, node.name) for node in bundle.nodes]
-        final = execute_programs(programs, buffers, max_iterations=max_iterations, repeat=repeat)
-    else:
-        from vyre_xdsl.runtime import gpu_device, run_kernels
 
-        gpu = gpu_device()
-        check_device_fits(bundle, gpu.limits)
-        final = run_kernels(
-            bundle.kernels(),
-            buffers,
-            outputs=list(sig.outputs),
-            uploads=set(sig.inputs),
-            device=gpu,
-            repeat=repeat,
+def bundle_backend(name: str):
+    """The backend (`runtime.backend.Backend`) that runs a bundle on `name`."""
+    if name not in BUNDLE_BACKENDS:
+        raise UnknownBundleBackendError(
+            f"unknown backend '{name}' for a bundle; choose from {', '.join(BUNDLE_BACKENDS)}"
         )
-    return in_memref_shapes(sig.outputs_of(final, inputs), bundle.shapes)
+    from vyre_xdsl.api import backend_named
+
+    return backend_named(name)
 
 
 def check_device_fits(bundle: TargetModuleBundle, limits: Mapping[str, int]) -> None:

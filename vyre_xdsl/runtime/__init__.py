@@ -11,12 +11,14 @@ Data can stay on the GPU between runs: `to_device(array)` makes a
 `DeviceArray`, `Executable.run(inputs, device=True)` returns them (see
 `arrays`). `adapters()` lists the adapters (choose one with `adapter=` or
 `VYRE_ADAPTER`); `Executable.run(..., profile=True)` times every kernel on the
-GPU (`timing.RunProfile`).
+GPU (`timing.RunProfile`). Backends implement one protocol
+(`backend.Backend.compile(module) -> Compiled`, `Compiled.run(buffers)`):
+`backend.REFERENCE` (the interpreter) and `wgpu_backend.WGPU`.
 
 `execute(module, buffers, sig)` compiles the module (`vyre-lower` + the WGSL
-printer, cached by module text), records every kernel into the device's
+printer, cached by the IR digest), records every kernel into the device's
 pending batch (`device.gpu_device()`), submits it, and returns the output
-buffers by name; a trap raises `vyre_xdsl.interpreter.VyreTrap`. Runs with
+buffers by name; a trap raises `vyre_xdsl.traps.VyreTrap`. Runs with
 `device=True` are deferred until a read or `synchronize()`. See
 docs/runtime.md.
 """
@@ -40,9 +42,11 @@ from vyre_xdsl.runtime.device import (
 )
 from vyre_xdsl.runtime.execute import (
     EmptyRuntimeBufferError,
+    KernelRun,
     WgpuRuntimeError,
     compiled_kernels,
     execute,
+    launch,
     run_kernels,
 )
 from vyre_xdsl.runtime.timing import KernelTime, ProfilingUnsupportedError, RunProfile
@@ -54,6 +58,7 @@ __all__ = [
     "DeviceArrayError",
     "DeviceDtypeError",
     "FreedArrayError",
+    "KernelRun",
     "KernelTime",
     "ProfilingUnsupportedError",
     "RunProfile",
@@ -68,5 +73,6 @@ __all__ = [
     "compiled_kernels",
     "execute",
     "gpu_device",
+    "launch",
     "run_kernels",
 ]

@@ -73,7 +73,7 @@ class DiskCacheInfo:
 class Artifact:
     """What a run needs from a compile: the run signature, the compiled
     module's text (fused where asked), the kernels (wgpu backend only), and
-    the canonical digest of the module that was compiled (`api.module_digest`)."""
+    the IR digest of the module that was compiled (`program_text.ir_digest`)."""
 
     signature: RunSignature
     module_text: str
@@ -251,7 +251,7 @@ def build_digest() -> str:
 
 def artifact_key(source: str, backend: str, options: Mapping[str, object]) -> str:
     """The key of a compile: `source` names the input (the BLAKE3 of its text,
-    or the module's canonical digest), `options` the pipeline's options and the
+    or the module's IR digest), `options` the pipeline's options and the
     target profile; the package build is always part of it."""
     described = json.dumps(
         {

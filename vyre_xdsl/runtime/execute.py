@@ -7,7 +7,8 @@ sig = signature(module)
 final = execute(module, sig.bind({"x": x, "y": y}), sig)   # outputs by buffer name
 ```
 
-A run (`run_kernels`):
+A run (`launch`: planned by `_plan_run`, recorded by `_encode_run`, read back by
+`_read_back`; `run_kernels` is its older form):
 
 1. every host buffer a kernel binds gets one GPU storage buffer (from the pool),
    shared by name across the kernels of the run, so what one kernel writes the
@@ -32,7 +33,7 @@ A run (`run_kernels`):
    batch is submitted later, docs/runtime.md "Submission"); any other run
    copies its outputs into staging buffers, submits the batch and waits; the
    first kernel in recording order whose sidecar records a trap raises
-   `VyreTrap` (the interpreter's exception); else every output is read back
+   `VyreTrap` (`vyre_xdsl.traps`); else every output is read back
    into a numpy array of its host dtype.
 
 What does not depend on the data is cached per device (`GpuDevice.run_plans`):
@@ -47,6 +48,7 @@ import threading
 from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 from xdsl.dialects.builtin import ModuleOp
@@ -54,7 +56,6 @@ from xdsl.dialects.builtin import ModuleOp
 from vyre_xdsl import semantics
 from vyre_xdsl.backends.wgsl.kernel_module import WgslBinding, WgslKernel
 from vyre_xdsl.diagnostics import VyreError
-from vyre_xdsl.dialects.kernel import TRAP_SIDECAR_WORDS
 from vyre_xdsl.dispatch import checked_indirect_grid
 from vyre_xdsl.lowering.profile import TargetProfile
 from vyre_xdsl.runtime.arrays import DeviceArray
@@ -69,8 +70,15 @@ from vyre_xdsl.runtime.device import (
     gpu_device,
 )
 from vyre_xdsl.semantics import storage_bytes
+from vyre_xdsl.traps import (
+    LAVAPIPE_LOOP_LIMIT,  # noqa: F401 (re-exported)
+    SIDECAR_WORDS,
+    LoopLimitError,  # noqa: F401 (re-exported)
+    TrapNotRecordedError,  # noqa: F401 (re-exported)
+    decode_sidecar,
+    name_repetition,
+)
 
-SIDECAR_WORDS = TRAP_SIDECAR_WORDS
 COMPILE_CACHE_SIZE = 64
 
 
@@ -90,17 +98,23 @@ _COMPILED_LOCK = threading.Lock()
 
 
 def compiled_kernels(
-    module: ModuleOp, profile: TargetProfile | None = None, text: str | None = None
+    module: ModuleOp,
+    profile: TargetProfile | None = None,
+    text: str | None = None,
+    *,
+    digest: str | None = None,
 ) -> list[WgslKernel]:
-    """`compile_module(module, profile)`, cached by the module's text (`text`, when
-    the caller printed it already) and the profile (an LRU of 64). The profile
-    defaults to the process's device's (`GpuDevice.target_profile`: the
-    adapter's own workgroup limits)."""
+    """`compile_module(module, profile)`, cached by the module's IR digest
+    (`program_text.ir_digest`; `digest`, when the caller knows it already) and
+    the profile (an LRU of 64). The profile defaults to the process's device's
+    (`GpuDevice.target_profile`: the adapter's own workgroup limits). `text`
+    is accepted for older callers and not used."""
     from vyre_xdsl.backends.wgsl import compile_module
+    from vyre_xdsl.program_text import ir_digest
 
     if profile is None:
         profile = gpu_device().target_profile
-    key = (str(module) if text is None else text, profile)
+    key = (digest or ir_digest(module), profile)
     with _COMPILED_LOCK:
         kernels = _COMPILED.get(key)
         if kernels is not None:
@@ -115,10 +129,12 @@ def compiled_kernels(
 
 
 def execute(module: ModuleOp, buffers: Mapping[str, np.ndarray], sig=None) -> dict[str, np.ndarray]:
-    """The `wgpu` backend of `vyre_xdsl.run`: compile, run, return outputs by name."""
-    outputs = None if sig is None else list(sig.outputs)
-    uploads = None if sig is None else set(sig.inputs)
-    return run_kernels(compiled_kernels(module), buffers, outputs=outputs, uploads=uploads)
+    """The wgpu backend as one function (the form `BACKENDS` entries had):
+    `wgpu_backend.WGPU.compile(module, sig)` run on the host `buffers`;
+    returns them with the outputs read back, by name."""
+    from vyre_xdsl.runtime.wgpu_backend import WGPU
+
+    return {**buffers, **WGPU.compile(module, sig).run(buffers).buffers}
 
 
 # ============================================================================ run
@@ -629,6 +645,90 @@ class ZeroFilled:
         return np.zeros(self.size, self.dtype)
 
 
+@dataclass
+class KernelRun:
+    """What `launch` gives: every buffer (`buffers`: outputs read back, or
+    kept on the GPU as `DeviceArray`s, the others as given) and, for a timed
+    run on a device with timestamp queries, the GPU time per kernel (summed
+    over the repetitions) in timestamp ticks and nanoseconds."""
+
+    buffers: dict[str, np.ndarray | DeviceArray]
+    kernel_ticks: list[int] | None = None
+    kernel_ns: list[float] | None = None
+
+    def profile(self, kernels: Sequence[WgslKernel], adapter: str):
+        """The `timing.RunProfile` of a timed run (None for an untimed one)."""
+        if self.kernel_ns is None:
+            return None
+        from vyre_xdsl.runtime.timing import run_profile
+
+        return run_profile([k.source or k.id for k in kernels], self.kernel_ns, adapter)
+
+
+def launch(
+    kernels: Sequence[WgslKernel],
+    buffers: Mapping[str, np.ndarray | DeviceArray],
+    *,
+    outputs: Sequence[str] | None = None,
+    uploads: set[str] | None = None,
+    device: GpuDevice | None = None,
+    timed: bool = False,
+    keep: bool = False,
+    static_sizes: bool = False,
+    repeat: int = 1,
+) -> KernelRun:
+    """Run `kernels` in order over the arrays `buffers` (by name), `repeat`
+    times (all repetitions recorded in one compute pass: one submission; the
+    buffers are uploaded or cleared once, before the first repetition).
+
+    A buffer is a host array or a `DeviceArray` of this device. Returns every
+    buffer: the `outputs` (default: every buffer a kernel binds) read back from
+    the GPU, or, with `keep`, left there as new `DeviceArray`s; the others as
+    given. Only `uploads` (default: all) of the host arrays are copied to the
+    GPU; the other host buffers start zeroed. A device array is bound as it is
+    (no copy) unless some kernel writes that buffer: then the run works on a
+    GPU copy of it, so a run never changes an array it was given.
+
+    The run is planned (`_plan_run`), recorded into the device's pending batch
+    (`_encode_run`, under the device's lock) and read back (`_read_back`).
+    With `keep` and neither `timed` nor an indirect kernel, it returns at
+    once: the batch is submitted later (`GpuDevice.recorded`, `synchronize`,
+    a read), and a trap is raised then, naming this run. Otherwise the batch
+    is submitted and waited for, and the traps of every run in it are raised
+    here. `timed` on a device with timestamp queries gives each kernel its
+    own compute pass, timed on the GPU (`KernelRun.kernel_ns`); without, all
+    dispatches share one pass. `static_sizes` promises that every run of
+    these kernels has the same array sizes (an `Executable` without
+    runtime-sized buffers): the sized plan is then made once.
+    """
+    gpu = device or gpu_device()
+    with gpu.lock:
+        gpu.runs += 1
+        arrays, plan, sized = _plan_run(gpu, kernels, buffers, static_sizes)
+        run = _Run(gpu)
+        try:
+            request = _Request(outputs, uploads, timed, keep, repeat)
+            encoded = _encode_run(gpu, run, plan, sized, arrays, request)
+            if encoded.deferred:
+                # the arrays first: they give their buffers back if `recorded` raises
+                # (a trap of an earlier batch, checked when this one is submitted)
+                result = {**buffers, **_kept_arrays(run, encoded, arrays)}
+                gpu.recorded(len(kernels) * repeat, run.uploaded)
+                return KernelRun(result)
+            return _read_back(gpu, run, encoded, buffers, arrays, repeat)
+        except VyreError:
+            raise
+        except Exception as error:
+            import wgpu
+
+            if isinstance(error, wgpu.GPUError):
+                dropped = _drop_pending(gpu)
+                raise WgpuRuntimeError(f"wgpu rejected the kernel: {error}{dropped}") from None
+            raise
+        finally:
+            run.release()
+
+
 def run_kernels(
     kernels: Sequence[WgslKernel],
     buffers: Mapping[str, np.ndarray | DeviceArray],
@@ -640,56 +740,38 @@ def run_kernels(
     static_sizes: bool = False,
     repeat: int = 1,
 ) -> dict[str, np.ndarray | DeviceArray]:
-    """Run `kernels` in order over the arrays `buffers` (by name), `repeat`
-    times (all repetitions recorded in one compute pass: one submission; the
-    buffers are uploaded or cleared once, before the first repetition).
+    """`launch(...).buffers`, the form of earlier releases: a `profile` dict
+    is timed and filled in (`kernel_ns`, `gpu_ns`, and the raw timestamp
+    ticks `kernel_ticks`, `gpu_ticks`). New code calls `launch`, whose
+    result carries the times."""
+    result = launch(
+        kernels,
+        buffers,
+        outputs=outputs,
+        uploads=uploads,
+        device=device,
+        timed=profile is not None,
+        keep=keep,
+        static_sizes=static_sizes,
+        repeat=repeat,
+    )
+    if profile is not None and result.kernel_ticks is not None:
+        profile["kernel_ticks"] = result.kernel_ticks
+        profile["gpu_ticks"] = sum(result.kernel_ticks)
+        profile["kernel_ns"] = result.kernel_ns
+        profile["gpu_ns"] = sum(result.kernel_ns)
+    return result.buffers
 
-    The run is recorded into the device's pending batch (`GpuDevice.encoder`)
-    under the device's lock. With `keep` (outputs left on the GPU) and neither
-    `profile` nor an indirect kernel, it returns at once: the batch is
-    submitted later (`GpuDevice.recorded`, `synchronize`, a read), and a trap
-    is raised then, naming this run. Otherwise the batch is submitted and
-    waited for, and the traps of every run in it are raised here.
-    """
-    gpu = device or gpu_device()
-    with gpu.lock:
-        return _record_run(
-            gpu, kernels, buffers, outputs, uploads, profile, keep, static_sizes, repeat
-        )
 
-
-def _record_run(
+def _plan_run(
     gpu: GpuDevice,
     kernels: Sequence[WgslKernel],
     buffers: Mapping[str, np.ndarray | DeviceArray],
-    outputs: Sequence[str] | None,
-    uploads: set[str] | None,
-    profile: dict | None,
-    keep: bool,
     static_sizes: bool,
-    repeat: int = 1,
-) -> dict[str, np.ndarray | DeviceArray]:
-    """`run_kernels` with the device's lock held: run `kernels` in order over
-    the arrays `buffers` (by name).
-
-    A buffer is a host array or a `DeviceArray` of this device. Returns every
-    buffer: the `outputs` (default: every buffer a kernel binds) read back from
-    the GPU, or, with `keep`, left there as new `DeviceArray`s; the others as
-    given. Only `uploads` (default: all) of the host arrays are copied to the
-    GPU; the other host buffers start zeroed. A device array is bound as it is
-    (no copy) unless some kernel writes that buffer: then the run works on a
-    GPU copy of it, so a run never changes an array it was given.
-
-    With a `profile` dict and a device with timestamp queries, each kernel
-    gets its own compute pass timed on the GPU: `profile["kernel_ns"]` lists
-    the nanoseconds of every kernel, `profile["gpu_ns"]` their sum
-    (`kernel_ticks`/`gpu_ticks`: the raw timestamp ticks). Without, all
-    dispatches share one pass. `static_sizes` promises that every run of
-    these kernels has the same array sizes (an `Executable` without
-    runtime-sized buffers, whose inputs are checked against their declared
-    counts): the sized plan is then made once.
-    """
-    gpu.runs += 1
+) -> tuple[dict[str, object], _Plan, _Sized]:
+    """(the flat arrays by name, scratch buffers included; the run plan of
+    `kernels`; its sized plan for these arrays): everything a run needs that
+    does not touch the GPU's queue."""
     arrays = {name: _flat(a) for name, a in buffers.items()}
     arrays.update(_scratch_arrays(kernels, arrays))
     plan = _plan(gpu, kernels)
@@ -700,121 +782,167 @@ def _record_run(
         sized = _sized(gpu, plan, arrays)
         if static_sizes:
             plan.static_sized = sized
+    return arrays, plan, sized
+
+
+class _Request(NamedTuple):
+    """What the caller of `launch` asks of a run (see `launch`)."""
+
+    outputs: Sequence[str] | None
+    uploads: set[str] | None
+    timed: bool
+    keep: bool
+    repeat: int
+
+
+@dataclass
+class _Encoded:
+    """A run recorded into the pending batch (`_encode_run`)."""
+
+    plan: _Plan
+    storage: list  # per bound name: [buffer, offset]
+    wanted: list[str]  # the outputs, in plan order
+    kept: set[str] | tuple  # the outputs left on the GPU
+    indirect: list  # per step: its `_IndirectGrid` or None
+    ticks: _Staged | None  # the timestamps of a timed run
+    deferred: bool  # submitted later (a `keep` run without timing or indirect grids)
+
+
+def _encode_run(
+    gpu: GpuDevice,
+    run: _Run,
+    plan: _Plan,
+    sized: _Sized,
+    arrays: Mapping[str, object],
+    request: _Request,
+) -> _Encoded:
+    """Record the run: its buffers (uploaded, cleared or bound as they are),
+    its trap sidecars, its dispatches (one shared compute pass, or one timed
+    pass per kernel) and the copy of its sidecars into the batch's trap log."""
+    outputs, uploads, keep, repeat = request.outputs, request.uploads, request.keep, request.repeat
     wanted = [n for n in (outputs if outputs is not None else plan.names) if n in plan.index]
     kept = set(wanted) if keep else ()
     uncleared = sized.no_clear if ELIDE_CLEARS else ()
-    run = _Run(gpu)
-    try:
-        encoder = _BatchEncoder(gpu)
-        arena = _Arena(gpu)
-        storage = [
-            _storage(
-                run,
-                encoder,
-                arena,
-                name,
-                arrays[name],
-                nbytes,
-                name in plan.written,
-                name in kept,
-                uploads is None or name in uploads,
-                name in wanted,
-                name not in uncleared,
-            )
-            for name, nbytes in zip(plan.names, sized.buffer_bytes)
-        ]
-        arena.allocate(run, encoder, _arena_numbers(plan, frozenset(arena.names)))
-        sidecar = run.storage(repeat * plan.traps * plan.stride) if plan.traps else None
-        if sidecar is not None:
-            _clear(encoder, sidecar)
-        if repeat == 1 and not plan.repetition:
-            repetitions = [_bind_groups(gpu, plan, sized, storage, sidecar)]
-        else:
-            words = _repetition_words(run, plan, repeat) if plan.repetition else None
-            repetitions = _repeated_bind_groups(gpu, plan, sized, storage, sidecar, repeat, words)
-        indirect = [
-            _IndirectGrid(gpu, step, storage[plan.index[step.kernel.indirect]])
-            if step.kernel.indirect is not None
-            else None
-            for step in plan.steps
-        ]
-        timer = (
-            _Timer(run, len(kernels) * repeat)
-            if profile is not None and "timestamp-query" in gpu.features
-            else None
+    encoder = _BatchEncoder(gpu)
+    arena = _Arena(gpu)
+    storage = [
+        _storage(
+            run,
+            encoder,
+            arena,
+            name,
+            arrays[name],
+            nbytes,
+            name in plan.written,
+            name in kept,
+            uploads is None or name in uploads,
+            name in wanted,
+            name not in uncleared,
         )
-        if timer is None:
-            compute = gpu.compute_pass()  # shared with the runs recorded just before
-            for bind_groups in repetitions:
-                steps = zip(plan.steps, bind_groups, sized.grids, indirect)
-                for step, groups, grid, source in steps:
-                    _dispatch(compute, step, groups, grid, source)
-        else:
-            index = 0
-            for bind_groups in repetitions:
-                for step, groups, grid, source in zip(
-                    plan.steps, bind_groups, sized.grids, indirect
-                ):
-                    compute = encoder.begin_compute_pass(timestamp_writes=timer.writes(index))
-                    _dispatch(compute, step, groups, grid, source)
-                    compute.end()
-                    index += 1
-        ticks = timer.resolve(encoder) if timer else None
-        deferred = keep and timer is None and not any(indirect)
-        if sidecar is not None:
-            _trap_log(gpu).record(
-                encoder, plan, sidecar, _run_label(gpu, kernels, deferred), repeat
-            )
-        if deferred:
-            # the arrays first: they give their buffers back if `recorded` raises
-            # (a trap of an earlier batch, checked when this one is submitted)
-            result = {**buffers}
-            result.update((n, _kept(run, arrays[n], storage[plan.index[n]][0])) for n in kept)
-            gpu.recorded(len(kernels) * repeat, run.uploaded)
-            return result
-        staged = (
-            []
-            if keep
-            else [
-                run.stage(encoder, storage[plan.index[name]][0], name, arrays[name].nbytes)
-                for name in wanted
-            ]
-        )
-        checks = [
-            (source, run.stage(encoder, source.guarded, "grid", source.BYTES, mappable=False))
-            for source in indirect
-            if source is not None
-        ]
-        gpu.submit()
-        for source, stage in checks:
-            source.check(run.read(stage, np.uint32))
-        _start_reading(gpu, run, staged + ([ticks] if ticks is not None else []))
-        gpu.synchronize()  # the one wait; raises the first trap of the batch
-        if ticks is not None:
-            stamps = run.read(ticks, np.uint64).astype(np.int64).reshape(repeat, -1, 2)
-            # per kernel, summed over the repetitions
-            profile["kernel_ticks"] = [int(t) for t in (stamps[..., 1] - stamps[..., 0]).sum(0)]
-            profile["gpu_ticks"] = sum(profile["kernel_ticks"])
-            period = gpu.timestamp_period_ns
-            profile["kernel_ns"] = [t * period for t in profile["kernel_ticks"]]
-            profile["gpu_ns"] = sum(profile["kernel_ns"])
-        result = dict(buffers)
-        for name in kept:
-            result[name] = _kept(run, arrays[name], storage[plan.index[name]][0])
-        for stage in staged:
-            result[stage.name] = run.read(stage, arrays[stage.name].dtype)
-        return result
-    except VyreError:
-        raise
-    except Exception as error:
-        import wgpu
+        for name, nbytes in zip(plan.names, sized.buffer_bytes)
+    ]
+    arena.allocate(run, encoder, _arena_numbers(plan, frozenset(arena.names)))
+    sidecar = run.storage(repeat * plan.traps * plan.stride) if plan.traps else None
+    if sidecar is not None:
+        _clear(encoder, sidecar)
+    if repeat == 1 and not plan.repetition:
+        repetitions = [_bind_groups(gpu, plan, sized, storage, sidecar)]
+    else:
+        words = _repetition_words(run, plan, repeat) if plan.repetition else None
+        repetitions = _repeated_bind_groups(gpu, plan, sized, storage, sidecar, repeat, words)
+    indirect = [
+        _IndirectGrid(gpu, step, storage[plan.index[step.kernel.indirect]])
+        if step.kernel.indirect is not None
+        else None
+        for step in plan.steps
+    ]
+    timer = (
+        _Timer(run, len(plan.steps) * repeat)
+        if request.timed and "timestamp-query" in gpu.features
+        else None
+    )
+    _record_dispatches(gpu, encoder, plan, sized.grids, repetitions, indirect, timer)
+    ticks = timer.resolve(encoder) if timer else None
+    deferred = keep and timer is None and not any(indirect)
+    if sidecar is not None:
+        label = _run_label(gpu, plan.kernels, deferred)
+        _trap_log(gpu).record(encoder, plan, sidecar, label, repeat)
+    return _Encoded(plan, storage, wanted, kept, indirect, ticks, deferred)
 
-        if isinstance(error, wgpu.GPUError):
-            dropped = _drop_pending(gpu)
-            raise WgpuRuntimeError(f"wgpu rejected the kernel: {error}{dropped}") from None
-        raise
-    finally:
-        run.release()
+
+def _record_dispatches(
+    gpu: GpuDevice,
+    encoder,
+    plan: _Plan,
+    grids: list[tuple[int, int, int]],
+    repetitions: list,
+    indirect: list,
+    timer: _Timer | None,
+) -> None:
+    """Every dispatch of every repetition: in the batch's shared compute pass,
+    or, timed, each in its own pass between two timestamps."""
+    if timer is None:
+        compute = gpu.compute_pass()  # shared with the runs recorded just before
+        for bind_groups in repetitions:
+            for step, groups, grid, source in zip(plan.steps, bind_groups, grids, indirect):
+                _dispatch(compute, step, groups, grid, source)
+        return
+    index = 0
+    for bind_groups in repetitions:
+        for step, groups, grid, source in zip(plan.steps, bind_groups, grids, indirect):
+            compute = encoder.begin_compute_pass(timestamp_writes=timer.writes(index))
+            _dispatch(compute, step, groups, grid, source)
+            compute.end()
+            index += 1
+
+
+def _kept_arrays(run: _Run, encoded: _Encoded, arrays: Mapping[str, object]) -> dict:
+    """The outputs a `keep` run leaves on the GPU, as `DeviceArray`s by name."""
+    index, storage = encoded.plan.index, encoded.storage
+    return {n: _kept(run, arrays[n], storage[index[n]][0]) for n in encoded.kept}
+
+
+def _read_back(
+    gpu: GpuDevice,
+    run: _Run,
+    encoded: _Encoded,
+    buffers: Mapping[str, object],
+    arrays: Mapping[str, object],
+    repeat: int,
+) -> KernelRun:
+    """Stage the outputs, submit the batch, wait once (raising the first trap
+    of the batch and any refused indirect grid) and read the outputs and the
+    timestamps back."""
+    plan, storage = encoded.plan, encoded.storage
+    encoder = _BatchEncoder(gpu)
+    staged = (
+        []
+        if encoded.kept
+        else [
+            run.stage(encoder, storage[plan.index[name]][0], name, arrays[name].nbytes)
+            for name in encoded.wanted
+        ]
+    )
+    checks = [
+        (source, run.stage(encoder, source.guarded, "grid", source.BYTES, mappable=False))
+        for source in encoded.indirect
+        if source is not None
+    ]
+    gpu.submit()
+    for source, stage in checks:
+        source.check(run.read(stage, np.uint32))
+    ticks = encoded.ticks
+    _start_reading(gpu, run, staged + ([ticks] if ticks is not None else []))
+    gpu.synchronize()  # the one wait; raises the first trap of the batch
+    result = KernelRun({**buffers, **_kept_arrays(run, encoded, arrays)})
+    if ticks is not None:
+        stamps = run.read(ticks, np.uint64).astype(np.int64).reshape(repeat, -1, 2)
+        # per kernel, summed over the repetitions
+        result.kernel_ticks = [int(t) for t in (stamps[..., 1] - stamps[..., 0]).sum(0)]
+        result.kernel_ns = [t * gpu.timestamp_period_ns for t in result.kernel_ticks]
+    for stage in staged:
+        result.buffers[stage.name] = run.read(stage, arrays[stage.name].dtype)
+    return result
 
 
 #: bytes of one staging chunk that collects the trap sidecars of a batch's runs
@@ -875,7 +1003,7 @@ class TrapLog(Check):
                         _raise_trap(step.kernel, run[step.sidecar])
                     except VyreError as error:
                         if repeat > 1:
-                            _name_repetition(error, repetition, repeat)
+                            name_repetition(error, repetition, repeat)
                         if label is not None:
                             error.args = (f"{error}; {label}", *error.args[1:])
                             error.run = label
@@ -888,17 +1016,6 @@ class TrapLog(Check):
             self.gpu.pool.release(buffer, STAGING_USAGE)
         self.chunks.clear()
         self.mappings = None
-
-
-def _name_repetition(error: VyreError, repetition: int, repeat: int) -> None:
-    """Say which repetition of a run with `repeat` raised `error`."""
-    from vyre_xdsl.interpreter import VyreTrap
-
-    if isinstance(error, VyreTrap):
-        error.in_repetition(repetition, repeat)
-    else:
-        error.args = (f"{error} (repetition {repetition} of {repeat})", *error.args[1:])
-        error.repetition = repetition
 
 
 def _trap_log(gpu: GpuDevice) -> TrapLog:
@@ -1188,63 +1305,13 @@ def _check_limits(gpu: GpuDevice, kernel: WgslKernel, lengths: Mapping[str, int]
             )
 
 
-#: The loop iterations per invocation after which Mesa's lavapipe leaves a loop
-#: (counted over all the loops an invocation runs, nested or one after another).
-LAVAPIPE_LOOP_LIMIT = 65535
-
-
-class LoopLimitError(VyreError):
-    """The driver left a shader loop before its end (Mesa's lavapipe does after
-    65535 iterations per invocation), so the run's results would be wrong."""
-
-
-class TrapNotRecordedError(VyreError):
-    """An invocation trapped, but the device could not record which trap it was
-    (the locked form of the trap record gave up waiting for its lock)."""
-
-
 def _raise_trap(kernel: WgslKernel, words: np.ndarray) -> None:
-    """Decode one kernel's sidecar (layout: `backends/wgsl/printer.py`): the loop
-    flag first, since a loop cut short makes everything after it meaningless;
-    then the trap of the lowest trapping invocation. The record (address, key,
-    code, key) names it when it agrees with the claim (the locked form's word 0;
-    0 in the lock-free form); else the trap is reported without a record."""
-    from vyre_xdsl.backends.wgsl.printer import (
-        INT64_ATOMIC_FEATURES,
-        SIDECAR_CLAIM,
-        SIDECAR_FLAGS,
-        SIDECAR_LOOP_LEFT_EARLY,
-        SIDECAR_RECORD,
-        TRAP_LOCK_ATTEMPTS,
+    """Raise what one kernel's sidecar records (`traps.decode_sidecar`), if anything."""
+    error = decode_sidecar(
+        words, kernel.trap_tags, kernel.source or kernel.id, kernel.source or None
     )
-
-    where = kernel.source or kernel.id
-    if int(words[SIDECAR_FLAGS]) & SIDECAR_LOOP_LEFT_EARLY:
-        raise LoopLimitError(
-            f"kernel '{where}' was stopped inside a loop by the driver, so its results "
-            f"would be wrong: Mesa's lavapipe leaves shader loops after {LAVAPIPE_LOOP_LIMIT} "
-            "iterations per invocation, counted across all its loops (nested or not). "
-            "Fix: run on another Vulkan driver, use backend='reference', or split the work "
-            "so that each invocation runs fewer loop iterations"
-        )
-    claim = int(words[SIDECAR_CLAIM])
-    address, key, code, key_again = (int(w) for w in words[SIDECAR_RECORD : SIDECAR_RECORD + 4])
-    if claim == 0 and key == 0:
-        return
-    if claim not in (0, key) or key_again != key:
-        raise TrapNotRecordedError(
-            f"kernel '{where}': invocation {~claim & 0xFFFFFFFF} trapped, but the trap could "
-            "not be recorded on this device: its trap record waits for a lock, and an "
-            f"invocation gave up after {TRAP_LOCK_ATTEMPTS} attempts (GPUs promise no "
-            "progress between the invocations of one subgroup). Adapters with the features "
-            f"{' and '.join(repr(f) for f in INT64_ATOMIC_FEATURES)} record traps without a "
-            "lock. Rerun with backend='reference' to see the trap"
-        )
-    from vyre_xdsl.interpreter import VyreTrap
-
-    tags = kernel.trap_tags
-    tag = tags[code - 1] if 1 <= code <= len(tags) else f"<unknown trap code {code}>"
-    raise VyreTrap(tag, address, ~key & 0xFFFFFFFF, kernel.source or None)
+    if error is not None:
+        raise error
 
 
 class _Timer:

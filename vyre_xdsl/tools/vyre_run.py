@@ -25,13 +25,13 @@ import io
 import os
 import sys
 from collections.abc import Sequence
-from importlib import import_module
 
 import numpy as np
 from xdsl.dialects.builtin import ModuleOp
 
 from vyre_xdsl.abi import RunSignature, signature
-from vyre_xdsl.api import BACKENDS, cached_executable, default_backend
+from vyre_xdsl.api import BACKENDS, backend_named, cached_executable, default_backend
+from vyre_xdsl.runtime.backend import Backend
 from vyre_xdsl.semantics import ELEMENTS
 from vyre_xdsl.tools.common import (
     UsageError,
@@ -158,12 +158,12 @@ def _random_array(rng, element: str, count: int, dtype: np.dtype) -> np.ndarray:
     return rng.integers(low, min(1024, lane.int_range[1] + 1), lanes, dtype=dtype)
 
 
-def check_backend(name: str) -> None:
+def check_backend(name: str) -> Backend:
+    """The backend `name` names (`api.backend_named`), or a usage error."""
     if name not in BACKENDS:
         raise UsageError(f"unknown backend '{name}'; choose from {', '.join(BACKENDS)}")
-    module, function = BACKENDS[name].split(":")
     try:
-        getattr(import_module(module), function)
+        return backend_named(name)
     except (ImportError, AttributeError) as error:
         raise UsageError(f"backend '{name}' is not available here ({error})") from None
 
@@ -280,7 +280,7 @@ def run_module(
 ) -> dict[str, np.ndarray]:
     """Run through `run()`'s executable cache, reporting the adapter (-v) and
     the GPU time per kernel (--time) on stderr."""
-    exe = cached_executable(module, backend, args.fuse, args.adapter if backend == "wgpu" else None)
+    exe = cached_executable(module, backend, args.fuse, args.adapter)
     report_backend(backend, exe.adapter, args.verbose)
     grid = grid_option(getattr(args, "grid", None))
     try:
@@ -354,8 +354,8 @@ def run_bundle_file(
 
 def execute_command(args: argparse.Namespace) -> None:
     backend = args.backend or default_backend()
-    check_backend(backend)
-    if args.max_iterations is not None and backend != "reference":
+    chosen = check_backend(backend)
+    if args.max_iterations is not None and not chosen.counts_iterations:
         raise UsageError("--max-iterations applies to the reference backend")
     if args.max_iterations is not None and args.max_iterations < 0:
         raise UsageError(f"--max-iterations is {args.max_iterations}; it must be 0 or more")
@@ -375,13 +375,8 @@ def run_command(args: argparse.Namespace, backend: str) -> None:
                 "--grid applies to modules, not to bundles: write 'grid [GX, GY, GZ]' in the "
                 "program and compile it again (the bundle carries it)"
             )
-        if args.verbose and backend == "wgpu":
-            from vyre_xdsl.runtime import gpu_device
-
-            gpu = gpu_device()
-            report_backend(backend, f"[{gpu.index}] {gpu.describe()}", True)
-        else:
-            report_backend(backend, None, args.verbose)
+        if args.verbose:
+            report_backend(backend, check_backend(backend).adapter(), True)
         outputs = run_bundle_file(
             args.file,
             load_inputs(args.input),

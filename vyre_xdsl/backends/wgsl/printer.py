@@ -44,6 +44,17 @@ from vyre_xdsl.dialects import kernel as k
 from vyre_xdsl.dialects import vyre as v
 from vyre_xdsl.lowering.geometry import declared_invocations
 from vyre_xdsl.lowering.privatize import BODY_GENERATOR, PRIVATE_PREFIX
+from vyre_xdsl.traps import (
+    INT64_ATOMIC_FEATURES,
+    SIDECAR_CLAIM,
+    SIDECAR_FLAGS,
+    SIDECAR_GAVE_UP,
+    SIDECAR_LOCK,
+    SIDECAR_LOOP_LEFT_EARLY,
+    SIDECAR_RECORD,
+    TRAP_LOCK_ATTEMPTS,
+    tag_code,
+)
 
 #: A WGSL module larger than this is refused (seed 001: adapters' shader size
 #: limits are finite; Metal on iOS is the strictest).
@@ -51,25 +62,7 @@ MAX_WGSL_BYTES = 32 * 1024 * 1024
 
 SIDECAR_VAR = "vyre_trap_sidecar"
 
-#: Trap sidecar layout: `k.TRAP_SIDECAR_WORDS` (8) u32 words, read by the runtime
-#: (`runtime/execute.py`) through the names below.
-#: - word 3 holds flags: bit 0 is the lock of the locked form, bit 1 says the
-#:   driver left a loop early (Mesa's lavapipe stops loops after 65535 iterations
-#:   per invocation), bit 2 says an invocation gave up waiting for the lock;
-#: - words 4..7 hold the record: address, `~invocation`, tag code, `~invocation`
-#:   (read as two u64: `(~invocation << 32) | address` and `(~invocation << 32) | code`);
-#: - word 0 (locked form only) is the claim: the largest `~invocation` that trapped.
-#: All zero: no trap, no flag.
-SIDECAR_CLAIM = 0
-SIDECAR_FLAGS = 3
-SIDECAR_RECORD = 4
-SIDECAR_LOCK = 1
-SIDECAR_LOOP_LEFT_EARLY = 2
-SIDECAR_GAVE_UP = 4
-#: attempts at the lock before the locked form gives up (sets SIDECAR_GAVE_UP)
-TRAP_LOCK_ATTEMPTS = 4096
-#: adapter features that let the runtime use the lock-free form (`for_device`)
-INT64_ATOMIC_FEATURES = ("shader-int64", "shader-int64-atomic-min-max")
+#: The trap sidecar's layout and tag codes are `vyre_xdsl.traps` (read back by the runtime).
 
 #: The sidecar as the printer declares it (the locked form; `for_device` swaps it).
 SIDECAR_TYPE = "array<atomic<u32>>"
@@ -742,9 +735,7 @@ class _Printer:
     def trap(self, address: str, tag: str) -> None:
         self._sidecar("a trap")
         self._helper(TRAP_HELPER)
-        if tag not in self.trap_tags:
-            self.trap_tags.append(tag)
-        code = self.trap_tags.index(tag) + 1
+        code = tag_code(self.trap_tags, tag)
         self.emit(f"vyre_record_trap({address}, {code}u, vyre_invocation);")
         if not self.has_barrier:
             self.emit("return;")

@@ -1,6 +1,6 @@
-"""The descriptor id: BLAKE3 hex of the program's canonical text.
+"""The descriptor id: the IR digest (`vyre_xdsl.program_text.ir_digest`) of a program.
 
-The canonical text (`vyre_xdsl.canonical.canonical_program_text`) drops SSA name
+The canonical text (`vyre_xdsl.program_text.canonical_program_text`) drops SSA name
 hints and source locations, so renaming values or moving the program in its
 file does not change its identity, while any change of ops, types, buffers,
 workgroup size, attributes or f32 literal bits does.
@@ -8,10 +8,8 @@ workgroup size, attributes or f32 literal bits does.
 
 from __future__ import annotations
 
-import blake3
-
-from vyre_xdsl.canonical import canonical_program_text
 from vyre_xdsl.dialects.vyre import ProgramOp
+from vyre_xdsl.program_text import canonical_program_text, ir_digest
 
 
 def canonical_program_bytes(program: ProgramOp) -> bytes:
@@ -19,4 +17,4 @@ def canonical_program_bytes(program: ProgramOp) -> bytes:
 
 
 def descriptor_id(program: ProgramOp) -> str:
-    return blake3.blake3(canonical_program_bytes(program)).hexdigest()
+    return ir_digest(program)

@@ -1,4 +1,5 @@
-"""Canonical program text and canonical JSON: the byte encodings artifacts are built from.
+"""Canonical IR text, the IR digest and canonical JSON: the byte encodings
+identities, caches and artifacts are built from.
 
 A program's canonical text is its print in the `vyre` custom syntax with every
 SSA name hint dropped (values print as `%0`, `%1`, ... in definition order) and
@@ -7,6 +8,18 @@ its values or where the program sat in its file, and it round-trips exactly:
 the custom syntax prints f32 literals with 17 significant digits (or as hex
 bits for NaNs), where the generic form prints only 7 and would change
 constants on the way back.
+
+`ir_digest(op)` is the one identity of IR in vyre_xdsl: the BLAKE3 hex of
+its canonical text. A program's descriptor id (`kernel.descriptor ... id`)
+is the digest of the program; a module's is what every cache keys it by
+(`run()`'s executables, the compiled-kernel cache, the persistent compile
+cache); bundles name their kernels by descriptor id. Modules that differ only in
+value names, spacing or comments have the same digest.
+
+```python
+from vyre_xdsl.program_text import ir_digest
+ir_digest(module) == ir_digest(vyre_xdsl.parse(str(module)))   # True
+```
 
 Canonical JSON is `json.dumps(sort_keys=True, separators=(",", ":"),
 ensure_ascii=True, allow_nan=False)`, UTF-8 encoded.
@@ -17,6 +30,7 @@ from __future__ import annotations
 import io
 import json
 
+import blake3
 from xdsl.ir import Block, Operation, SSAValue
 from xdsl.printer import Printer
 from xdsl.utils.exceptions import ParseError
@@ -55,8 +69,30 @@ def hintless_text(op: Operation) -> str:
     return stream.getvalue()
 
 
+def canonical_text(op: Operation) -> str:
+    """`op`'s canonical text: printed without name hints, ending in a newline."""
+    return hintless_text(op) + "\n"
+
+
 def canonical_program_text(program: ProgramOp) -> str:
-    return hintless_text(program) + "\n"
+    return canonical_text(program)
+
+
+def ir_digest(op: Operation) -> str:
+    """BLAKE3 hex of `op`'s canonical text: the digest of a program (its
+    descriptor id) or of a module (the key of every cache)."""
+    return text_digest(canonical_text(op))
+
+
+def text_digest(canonical: str) -> str:
+    """`ir_digest` of the op whose canonical text (`canonical_text`) is `canonical`."""
+    return blake3.blake3(canonical.encode()).hexdigest()
+
+
+def source_digest(text: str | bytes) -> str:
+    """BLAKE3 hex of IR text exactly as given (not canonical): what the
+    persistent compile cache keys a text by, so that a hit needs no parse."""
+    return blake3.blake3(text.encode() if isinstance(text, str) else text).hexdigest()
 
 
 def parse_program_text(text: str, name: str = "<program>") -> ProgramOp:
