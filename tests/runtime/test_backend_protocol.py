@@ -10,27 +10,24 @@ branch on a backend's name).
 from __future__ import annotations
 
 import ast
-import os
 import pathlib
 import re
 
 import numpy as np
 import pytest
 
-os.environ.setdefault("WGPU_BACKEND_TYPE", "Vulkan")
-
-import vyre_xdsl  # noqa: E402
-from vyre_xdsl.api import backend_named  # noqa: E402
-from vyre_xdsl.runtime import adapter_available  # noqa: E402
-from vyre_xdsl.runtime.backend import (  # noqa: E402
+import vyre_xdsl
+from vyre_xdsl.api import backend_named
+from vyre_xdsl.runtime import adapter_available
+from vyre_xdsl.runtime.backend import (
     REFERENCE,
     Backend,
     Compiled,
     MaxIterationsError,
     RunResult,
 )
-from vyre_xdsl.runtime.timing import ProfilingUnsupportedError, RunProfile  # noqa: E402
-from vyre_xdsl.traps import VyreTrap  # noqa: E402
+from vyre_xdsl.runtime.timing import ProfilingUnsupportedError, RunProfile
+from vyre_xdsl.traps import VyreTrap
 
 N = 1024
 
