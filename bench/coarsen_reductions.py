@@ -17,6 +17,11 @@ hits them alike):
 GPU time is the sum of the timestamp-query deltas of a run's kernels. Every
 run's result is checked against numpy (exactly: the sums take integer-valued
 data). Prints min / median / max per variant and the ratios of the medians.
+
+With PyTorch and CUDA in the same process (the H200), the native op
+(`torch.sum`, `torch.amin`, `torch.amax`) is timed after the same warm-up with
+CUDA events over 10 back-to-back calls per rep, and the script prints each
+variant's median over torch's median.
 """
 
 from __future__ import annotations
@@ -31,7 +36,7 @@ import time
 os.environ.setdefault("WGPU_BACKEND_TYPE", "Vulkan")
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from workloads import make  # noqa: E402
+from workloads import make, time_torch, torch_setup  # noqa: E402
 from xdsl.context import Context  # noqa: E402
 
 import vyre_xdsl  # noqa: E402
@@ -103,9 +108,35 @@ def measure(kind: str, n: int, args) -> dict[str, list[float]]:
             f"  {a} / {b} per round: min {min(ratios):.2f}x  "
             f"median {statistics.median(ratios):.2f}x  max {max(ratios):.2f}x"
         )
+    torch_seconds = torch_median(kind, work.x, args)
+    if torch_seconds is not None:
+        print(
+            f"  torch.{NATIVE[kind]} median {torch_seconds * 1e3:.3f} ms; "
+            + ", ".join(f"{label} / torch {med[label] / torch_seconds:.2f}x" for label in med)
+        )
     if args.json:
-        results[kind] = {"seconds": times, "kernels": kernels, "kernel_seconds": per_kernel}
+        results[kind] = {
+            "seconds": times,
+            "kernels": kernels,
+            "kernel_seconds": per_kernel,
+            "torch_median_seconds": torch_seconds,
+        }
     return times
+
+
+NATIVE = {"sum": "sum", "min": "amin", "max": "amax"}
+
+
+def torch_median(kind: str, x, args) -> float | None:
+    """The median seconds of the native torch reduction on `x`, or None
+    without PyTorch on CUDA."""
+    torch, why = torch_setup()
+    if torch is None:
+        print(f"  (no torch column: {why})")
+        return None
+    tx = torch.from_numpy(x).cuda()
+    fn = getattr(torch, NATIVE[kind])
+    return time_torch(torch, fn, tx, args)["median"]
 
 
 def main() -> int:
