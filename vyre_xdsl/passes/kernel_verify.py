@@ -342,10 +342,6 @@ def _record_violations(descriptor: k.DescriptorOp) -> list[Violation]:
                 )
         else:
             errors.append((dispatch, "declared_invocations needs static counts"))
-    for op in descriptor.walk():
-        if isinstance(op, k.ForOp) and k.UNROLL in op.attributes:
-            if constant_trip_range(op) is None:
-                errors.append((op, "an 'unroll' loop needs constant ui32 bounds"))
     for binding in descriptor.bindings():
         if k.WRITTEN_FIRST in binding.attributes and not written_before_read(descriptor, binding):
             errors.append(
@@ -355,6 +351,10 @@ def _record_violations(descriptor: k.DescriptorOp) -> list[Violation]:
                     "is not proven to store every element of it before any read",
                 )
             )
+    for op in descriptor.walk():
+        if isinstance(op, k.ForOp) and k.UNROLL in op.attributes:
+            if constant_trip_range(op) is None:
+                errors.append((op, "an 'unroll' loop needs constant ui32 bounds"))
     return errors
 
 
