@@ -15,6 +15,8 @@ always those of the IR as it is now.
 | `indices` | what an index says about invocations (`structurally_equal`, `injective_in_invocation`, `in_workgroup_span`, `value_range`) |
 | `dependences` | the dependences between consecutive programs and their strength (`hazards`, `classify`; `barrier_hazards`: the few that place barriers, linear in the programs) as fusion uses them |
 | `coverage` | which buffers a kernel descriptor provably writes in full without reading them (`writes_every_element`, `covered_bindings`), so a runtime may leave them uncleared |
+| `vector_form` | whether a kernel descriptor may run several logical invocations per invocation, and at which width (`vector_width`, `elementwise`, `width_fits`): what `kernel-vectorize` records |
+| `workgroup_memory` | which workgroup bindings a kernel stores in full before any read (`written_before_read`): what `vyre-lower` marks `written_first` |
 | `loops` | constant trip ranges (`constant_trip_range`) and which loops a backend prints unrolled (`unrolled_trips`, `rolled_loops`, `unrolled_sizes` for a whole nest in one pass) |
 
 ```python

@@ -366,6 +366,20 @@ class DispatchOp(IRDLOperation):
     kernel.dispatch workgroup_size [64, 1, 1] program_workgroup_size [64, 1, 1] grid indirect @grid offset 12 count [@out]
     kernel.dispatch workgroup_size [16, 16, 1] program_workgroup_size [16, 16, 1] grid explicit [4, 4, 1] count [@b]
     ```
+
+    The optional launch record, each part set by a pass: `elements_per_invocation W`
+    (`kernel-vectorize`: each invocation runs W consecutive logical invocations),
+    `groups_per_workgroup C` (`kernel-coarsen`: each workgroup runs C consecutive
+    logical workgroups), `logical_grid [...]` (the grid of logical workgroups when
+    `grid` is the launch grid of either), `declared_invocations N` (`vyre-lower`,
+    on a widened kernel over static counts: the invocations of the program's
+    declared launch).
+
+    ```mlir
+    kernel.dispatch workgroup_size [64, 1, 1] program_workgroup_size [64, 1, 1] grid [4, 1, 1] count [@y] elements_per_invocation 4 logical_grid [16, 1, 1]
+    kernel.dispatch workgroup_size [256, 1, 1] program_workgroup_size [256, 1, 1] grid [1024, 1, 1] count [@x] groups_per_workgroup 8 logical_grid [8192, 1, 1]
+    kernel.dispatch workgroup_size [128, 1, 1] program_workgroup_size [1, 1, 1] grid [8, 1, 1] count [@y] declared_invocations 1024
+    ```
     """
 
     name = "kernel.dispatch"

@@ -15,7 +15,13 @@ limits. Each violation is reported on the op that causes it:
   another memory class, or with another element type; stores and atomics on a
   read-only slot; atomics on a binding not marked `atomic`; local reads and
   writes of an undeclared local; traps (explicit or si32 division) without a
-  trap sidecar; barriers in a widened kernel.
+  trap sidecar; barriers in a widened kernel;
+- records for the backend (a kernel without them is valid): an
+  `elements_per_invocation` on a kernel that is not elementwise at that width, a
+  `groups_per_workgroup` without exactly one `coarsened` region, a launch `grid`
+  that is not `launch_grid` of the record over `logical_grid`, a wrong
+  `declared_invocations`, an `unroll` loop without constant bounds, a
+  `written_first` binding the kernel does not store in full first.
 
 ```
 vyre-opt -p kernel-verify lowered.mlir
