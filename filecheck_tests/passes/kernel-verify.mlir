@@ -264,3 +264,19 @@ kernel.descriptor @facts id "0" entry "main" {
   kernel.for %k = %zero to %n {
   } {unroll}
 }
+
+// -----
+
+// `workgroup_only` only on barriers across which no storage element is shared:
+// here every invocation stores @y[0] before the barrier and loads it after.
+kernel.descriptor @shared_storage id "0" entry "main" {
+  kernel.dispatch workgroup_size [64, 1, 1] program_workgroup_size [64, 1, 1] grid [1, 1, 1] count [@y]
+  kernel.binding @y slot 0 group 0 global read_write : ui32[64]
+  %i = kernel.invocation_id x
+  %zero = vyre.const 0 : ui32
+  kernel.store_global slot 0 [%zero] = %i : ui32
+// CHECK: kernel-verify.mlir:[[# @LINE + 1]]:3: error: a 'workgroup_only' barrier in a kernel whose invocations share storage elements across barriers (it must order storage memory too)
+  kernel.barrier {workgroup_only}
+  %v = kernel.load_global slot 0 [%zero] : ui32
+  kernel.store_global slot 0 [%i] = %v : ui32
+}

@@ -1,8 +1,11 @@
-"""Which workgroup buffers of a kernel are written in full before any read.
+"""What a kernel's workgroup shares: which workgroup buffers are written in full
+before any read, and whether its barriers must order storage memory too.
 
 A backend clears workgroup memory in the kernel's prologue (drivers do not all
 zero it); a buffer that `written_before_read` accepts needs no clear.
 `vyre-lower` marks such a binding `written_first`, and the backend reads the mark.
+When `storage_shared_across_barriers` is False, `vyre-lower` marks the kernel's
+barriers `workgroup_only`: they need not order storage memory.
 
 ```python
 from vyre_xdsl.analysis.workgroup_memory import written_before_read
@@ -16,6 +19,7 @@ from __future__ import annotations
 from xdsl.ir import Operation
 
 from vyre_xdsl.analysis.uniformity import is_kernel_workgroup_uniform
+from vyre_xdsl.analysis.vector_form import index_offset
 from vyre_xdsl.dialects import kernel as k
 
 
@@ -78,3 +82,61 @@ def _stores_own_element(op: Operation) -> bool:
     return (
         isinstance(op, k.StoreSharedOp) and isinstance(index, k.LocalIdOp) and index.axis_index == 0
     )
+
+
+def _in_loop(op: Operation, descriptor: k.DescriptorOp) -> bool:
+    parent = op.parent_op()
+    while parent is not None and parent is not descriptor:
+        if isinstance(parent, k.ForOp):
+            return True
+        parent = parent.parent_op()
+    return False
+
+
+def _invocation_private(descriptor: k.DescriptorOp) -> set[str]:
+    """The storage buffers each of whose elements only one invocation touches:
+    every access to them is a plain load or store at `invocation_id x` itself,
+    and the kernel's workgroup is one-dimensional and not widened (so
+    `invocation_id x` differs between any two invocations of the dispatch).
+    A fused producer and consumer at the same element are such a buffer."""
+    dispatch = descriptor.dispatch()
+    if dispatch is None or dispatch.is_widened or tuple(dispatch.kernel_workgroup[1:]) != (1, 1):
+        return set()
+    private: dict[str, bool] = {}
+    for op, binding in _memory_ops(descriptor):
+        own = isinstance(op, k._LoadOp | k._StoreOp) and index_offset(op.index) == 0  # noqa: SLF001
+        private[binding.buffer_name] = private.get(binding.buffer_name, True) and own
+    return {name for name, own in private.items() if own}
+
+
+def storage_shared_across_barriers(descriptor: k.DescriptorOp) -> bool:
+    """Whether a barrier must also order storage memory (`storageBarrier()`).
+
+    It must when an invocation could, after a barrier, read or overwrite a
+    storage element that another invocation of its workgroup wrote before it:
+    some storage buffer (the trap sidecar aside) is written by one op and
+    accessed by another, or written inside a loop (a later iteration runs
+    after the barrier), unless every access to it is a load or store at
+    `invocation_id x` itself in a one-dimensional workgroup (`_invocation_private`):
+    then each element belongs to one invocation. Otherwise invocations never meet
+    in storage memory and `workgroupBarrier()` alone is the whole barrier. naga
+    prints `storageBarrier()` as a device-scope memory barrier, which NVIDIA's
+    driver turns into a fence that waits for every outstanding global access: in
+    a workgroup tree that fence per step was most of the kernel's time.
+    """
+    accesses: dict[str, list[tuple[bool, bool]]] = {}
+    private = _invocation_private(descriptor)
+    for op, binding in _memory_ops(descriptor):
+        if not binding.is_host or binding.is_trap_sidecar:
+            continue
+        if binding.buffer_name in private:
+            continue
+        writes = isinstance(op, (k._StoreOp, k.AtomicOp))  # noqa: SLF001
+        accesses.setdefault(binding.buffer_name, []).append(
+            (writes, writes and _in_loop(op, descriptor))
+        )
+    for ops in accesses.values():
+        written = [looped for writes, looped in ops if writes]
+        if written and (len(ops) > 1 or any(written)):
+            return True
+    return False

@@ -610,6 +610,10 @@ UNROLL = "unroll"
 #: every element before any invocation reads it (set by `vyre-lower`), so the
 #: prologue need not clear it
 WRITTEN_FIRST = "written_first"
+#: `kernel.barrier {workgroup_only}`: no storage element is shared across the
+#: kernel's barriers, so they need not order storage memory (set by `vyre-lower`;
+#: an unmarked barrier orders storage and workgroup memory)
+WORKGROUP_ONLY = "workgroup_only"
 #: `kernel.region "..." {coarsened}`: the region a coarsened kernel
 #: (`groups_per_workgroup` above 1) runs once per logical workgroup (set by `kernel-coarsen`)
 COARSENED = "coarsened"

@@ -24,7 +24,10 @@ from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from vyre_xdsl import semantics
 from vyre_xdsl.analysis import atomic_buffers, contains_trap, declaration_of, is_expression
 from vyre_xdsl.analysis.loops import constant_trip_range, unrolled_sizes
-from vyre_xdsl.analysis.workgroup_memory import written_before_read
+from vyre_xdsl.analysis.workgroup_memory import (
+    storage_shared_across_barriers,
+    written_before_read,
+)
 from vyre_xdsl.diagnostics import VyreDiagnostic
 from vyre_xdsl.dialects import kernel as k
 from vyre_xdsl.dialects import vyre as v
@@ -165,7 +168,8 @@ def record_backend_facts(descriptor: k.DescriptorOp, n: int | None) -> None:
     """The facts a backend prints by, recorded on the kernel IR: `unroll` on each
     `kernel.for` that prints unrolled (`unrolled_sizes`), `written_first` on each
     workgroup binding the kernel stores in full before any read
-    (`written_before_read`), and on a widened kernel over `n` static elements
+    (`written_before_read`), `workgroup_only` on every barrier when no storage
+    element is shared across them (`storage_shared_across_barriers`), and on a widened kernel over `n` static elements
     the invocations of the program's declared launch (`declared_invocations`)."""
     dispatch = descriptor.dispatch()
     assert dispatch is not None
@@ -175,6 +179,10 @@ def record_backend_facts(descriptor: k.DescriptorOp, n: int | None) -> None:
     for binding in descriptor.bindings():
         if written_before_read(descriptor, binding):
             binding.attributes[k.WRITTEN_FIRST] = UnitAttr()
+    barriers = [op for op in descriptor.walk() if isinstance(op, k.BarrierOp)]
+    if barriers and not storage_shared_across_barriers(descriptor):
+        for barrier in barriers:
+            barrier.attributes[k.WORKGROUP_ONLY] = UnitAttr()
     sizes: dict[Operation, int | None] = {}
     for op in descriptor.statements():
         sizes.update(unrolled_sizes(op, k.ForOp))

@@ -21,7 +21,8 @@ limits. Each violation is reported on the op that causes it:
   `groups_per_workgroup` without exactly one `coarsened` region, a launch `grid`
   that is not `launch_grid` of the record over `logical_grid`, a wrong
   `declared_invocations`, an `unroll` loop without constant bounds, a
-  `written_first` binding the kernel does not store in full first.
+  `written_first` binding the kernel does not store in full first, a
+  `workgroup_only` barrier where invocations share storage across barriers.
 
 ```
 vyre-opt -p kernel-verify lowered.mlir
@@ -41,7 +42,10 @@ from xdsl.ir import Operation
 from vyre_xdsl.analysis import may_trap, writes_every_element
 from vyre_xdsl.analysis.loops import constant_trip_range
 from vyre_xdsl.analysis.vector_form import elementwise, vector_element_count, width_fits
-from vyre_xdsl.analysis.workgroup_memory import written_before_read
+from vyre_xdsl.analysis.workgroup_memory import (
+    storage_shared_across_barriers,
+    written_before_read,
+)
 from vyre_xdsl.diagnostics import VyreDiagnostic
 from vyre_xdsl.dialects import kernel as k
 from vyre_xdsl.dialects import vyre as v
@@ -357,6 +361,16 @@ def _record_violations(descriptor: k.DescriptorOp) -> list[Violation]:
                     "is not proven to store every element of it before any read",
                 )
             )
+    marked = [op for op in descriptor.walk() if k.WORKGROUP_ONLY in op.attributes]
+    if marked and storage_shared_across_barriers(descriptor):
+        errors += [
+            (
+                op,
+                "a 'workgroup_only' barrier in a kernel whose invocations share storage "
+                "elements across barriers (it must order storage memory too)",
+            )
+            for op in marked
+        ]
     for op in descriptor.walk():
         if isinstance(op, k.ForOp) and k.UNROLL in op.attributes:
             if constant_trip_range(op) is None:
