@@ -88,7 +88,7 @@ class VyreToKernelPass(ProfilePass):
         """The passes this pipeline runs, in order."""
         profile = {f.name: getattr(self, f.name) for f in fields(ProfilePass)}
         lower = VyreLowerPass(
-            **profile, privatize_atomics=self.privatize_atomics, elide_clears=False
+            **profile, privatize_atomics=self.privatize_atomics, elide_clears=False, verify=False
         )
         fuse = [VyreFusePass()] if self.fuse else []
         clears = [KernelElideClearsPass()] if self.elide_clears else []

@@ -23,6 +23,14 @@ Semantics made explicit rather than left to the driver (SPEC section 3.4):
   (`vyre_xdsl.dispatch`); a kernel widened from a `[1, 1, 1]` program derives
   them from its linear invocation index and skips invocations past the
   program's declared launch.
+
+The printer is a pure emitter: every choice it prints by is recorded in the
+kernel IR by a pass (docs/kernel-dialect.md, "What a backend reads"): the
+vector form and coarsening with their launch grid (`kernel-vectorize`,
+`kernel-coarsen`), and from `vyre-lower` the loops to unroll (`unroll`), the
+workgroup bindings that need no clear (`written_first`), the barriers that need
+not order storage (`workgroup_only`) and the declared invocations of a widened
+kernel. It imports no analysis, lowering or fusion code.
 """
 
 from __future__ import annotations
