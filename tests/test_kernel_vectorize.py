@@ -120,3 +120,26 @@ def test_vectorized_kernel_matches_numpy(t, dtype):
     shifted = np.append(x[1:], dtype(0))  # x[i + 1], 0 past the end
     want = (x.astype(np.int64) + shifted).astype(dtype) if t == "ui8" else x + shifted
     np.testing.assert_array_equal(out, want)
+
+
+@pytest.mark.parametrize(
+    "args,want",
+    [
+        # 1000 elements, 64 per workgroup: 16 workgroups
+        (dict(n=1000, workgroup_size=(64, 1, 1)), (16, 1, 1)),
+        # 4 per invocation: 250 invocations, 4 workgroups
+        (dict(n=1000, workgroup_size=(64, 1, 1), elements_per_invocation=4), (4, 1, 1)),
+        # 8192 workgroups, 8 each: 1024 launched
+        (dict(n=8192 * 256, workgroup_size=(256, 1, 1), groups_per_workgroup=8), (1024, 1, 1)),
+        # a [1, 1, 1] program over 1000 elements widened to 128: 1000 invocations, 8 workgroups
+        (dict(n=1000, workgroup_size=(128, 1, 1), program_workgroup_size=(1, 1, 1)), (8, 1, 1)),
+        # 70000 workgroups fold into y: 2 rows of 35000
+        (dict(n=70000 * 64, workgroup_size=(64, 1, 1)), (35000, 2, 1)),
+        # an explicit grid is launched as it is
+        (dict(n=5, workgroup_size=(16, 16, 1), explicit=(4, 4, 1)), (4, 4, 1)),
+    ],
+)
+def test_launch_grid_is_the_hand_computed_grid(args, want):
+    from vyre_xdsl.dispatch import launch_grid
+
+    assert launch_grid(**args) == want
