@@ -169,8 +169,9 @@ def record_backend_facts(descriptor: k.DescriptorOp, n: int | None) -> None:
     `kernel.for` that prints unrolled (`unrolled_sizes`), `written_first` on each
     workgroup binding the kernel stores in full before any read
     (`written_before_read`), `workgroup_only` on every barrier when no storage
-    element is shared across them (`storage_shared_across_barriers`), and on a widened kernel over `n` static elements
-    the invocations of the program's declared launch (`declared_invocations`)."""
+    element is shared across them (`storage_shared_across_barriers`), and on a
+    widened kernel over `n` static elements the invocations of the program's
+    declared launch (`declared_invocations`)."""
     dispatch = descriptor.dispatch()
     assert dispatch is not None
     if dispatch.is_widened and n is not None:
