@@ -15,7 +15,7 @@ so the interpreter and the GPU launch exactly the same invocations.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 from vyre_xdsl.analysis import buffers_written
 from vyre_xdsl.diagnostics import VyreDiagnostic, VyreError
@@ -89,8 +89,47 @@ def fold_grid(groups: int) -> tuple[int, int, int]:
     return math.ceil(groups / gy), gy, 1
 
 
-def dispatch_grid(n: int, workgroup_size: tuple[int, int, int]) -> tuple[int, int, int]:
-    return fold_grid(workgroup_count(n, workgroup_size))
+def launch_grid(
+    n: int,
+    workgroup_size: Sequence[int],
+    program_workgroup_size: Sequence[int] | None = None,
+    elements_per_invocation: int = 1,
+    groups_per_workgroup: int = 1,
+    explicit: Sequence[int] | None = None,
+) -> tuple[int, int, int]:
+    """The one launch-grid rule: workgroups per axis that a kernel launches for
+    `n` logical elements.
+
+    - `explicit`: the program's own grid, launched exactly;
+    - a kernel whose workgroup differs from the program's declared one (a
+      widened `[1, 1, 1]` program) launches at least every invocation of the
+      program's declared dispatch of `n` elements (`declared_invocations`);
+    - `elements_per_invocation` W: each invocation runs W consecutive logical
+      invocations, so ceil(n / W) invocations launch;
+    - `groups_per_workgroup` C: each workgroup runs C consecutive logical
+      workgroups, so ceil(groups / C) workgroups launch;
+
+    folded into y past 65535 workgroups (`fold_grid`)."""
+    if explicit is not None:
+        return tuple(explicit)  # type: ignore[return-value]
+    workgroup = tuple(workgroup_size)
+    program = workgroup if program_workgroup_size is None else tuple(program_workgroup_size)
+    if program != workgroup:
+        n = declared_invocations(n, program)
+    n = -(-n // elements_per_invocation)
+    groups = -(-workgroup_count(n, workgroup) // groups_per_workgroup)  # type: ignore[arg-type]
+    return fold_grid(groups)
+
+
+def dispatch_grid(n: int, workgroup_size: Sequence[int]) -> tuple[int, int, int]:
+    """`launch_grid` of a kernel that runs its program's own workgroup."""
+    return launch_grid(n, workgroup_size)
+
+
+def declared_invocations(n: int, program_workgroup: Sequence[int]) -> int:
+    """How many invocations the program's declared launch for `n` elements has."""
+    program = tuple(program_workgroup)
+    return math.prod(fold_grid(workgroup_count(n, program))) * math.prod(program)  # type: ignore[arg-type]
 
 
 # ---------------------------------------------------------------- explicit grids
@@ -100,8 +139,7 @@ def launched_grid(program: ProgramOp, n: int) -> tuple[int, int, int]:
     """Workgroups per axis that a dispatch of `program` over `n` logical elements
     launches when its grid is not indirect: the explicit grid, else the derived
     one (folded over y past 65535 workgroups). `vyre.num_workgroups` reads it."""
-    explicit = program.explicit_grid
-    return explicit if explicit is not None else dispatch_grid(n, program.workgroup)
+    return launch_grid(n, program.workgroup, explicit=program.explicit_grid)
 
 
 def derived_grid_shortage(workgroup: tuple[int, int, int], n: int) -> str | None:

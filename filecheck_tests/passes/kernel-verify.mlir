@@ -212,3 +212,71 @@ kernel.descriptor @no_clear id "0" entry "main" {
   %z = vyre.const 0.0 : f32
   kernel.store_global slot 0 [%i] = %z : f32
 }
+
+// -----
+
+// The records of kernel-vectorize and kernel-coarsen: a launch grid that is not
+// the one the record gives, a width on a kernel that is not elementwise, a
+// coarsening without its `coarsened` region.
+kernel.descriptor @bad_grid id "0" entry "main" {
+// CHECK: kernel-verify.mlir:[[# @LINE + 1]]:3: error: grid [16, 1, 1] is not the launch grid [4, 1, 1] that elements_per_invocation gives over logical_grid [16, 1, 1]
+  kernel.dispatch workgroup_size [64, 1, 1] program_workgroup_size [64, 1, 1] grid [16, 1, 1] count [@y] elements_per_invocation 4 logical_grid [16, 1, 1]
+  kernel.binding @y slot 0 group 0 global write_only : f32[1024]
+  %i = kernel.invocation_id x
+  %v = vyre.const 1.0 : f32
+  kernel.store_global slot 0 [%i] = %v : f32
+}
+kernel.descriptor @not_elementwise id "0" entry "main" {
+// CHECK: kernel-verify.mlir:[[# @LINE + 1]]:3: error: elements_per_invocation 4 on a kernel that is not elementwise at that width (see kernel-vectorize)
+  kernel.dispatch workgroup_size [64, 1, 1] program_workgroup_size [64, 1, 1] grid [4, 1, 1] count [@y] elements_per_invocation 4 logical_grid [16, 1, 1]
+  kernel.binding @y slot 0 group 0 global write_only : f32[1001]
+  %i = kernel.invocation_id x
+  %v = vyre.const 1.0 : f32
+  kernel.store_global slot 0 [%i] = %v : f32
+}
+kernel.descriptor @no_region id "0" entry "main" {
+// CHECK: kernel-verify.mlir:[[# @LINE + 1]]:3: error: groups_per_workgroup 4 with 0 'coarsened' regions; a coarsened kernel has exactly one (see kernel-coarsen)
+  kernel.dispatch workgroup_size [64, 1, 1] program_workgroup_size [64, 1, 1] grid [4, 1, 1] count [@y] groups_per_workgroup 4 logical_grid [16, 1, 1]
+  kernel.binding @y slot 0 group 0 global write_only : f32[1024]
+}
+
+// -----
+
+// The facts vyre-lower records: `declared_invocations` of the program's
+// declared launch, `unroll` on constant bounds only, `written_first` only
+// where the kernel stores the whole buffer first.
+kernel.descriptor @declared id "0" entry "main" {
+// CHECK: kernel-verify.mlir:[[# @LINE + 1]]:3: error: declared_invocations 1000 is not the 1024 invocations of the program's declared launch over 1024 elements
+  kernel.dispatch workgroup_size [128, 1, 1] program_workgroup_size [1, 1, 1] grid [8, 1, 1] count [@y] declared_invocations 1000
+  kernel.binding @y slot 0 group 0 global write_only : f32[1024]
+}
+kernel.descriptor @facts id "0" entry "main" {
+  kernel.dispatch workgroup_size [64, 1, 1] program_workgroup_size [64, 1, 1] grid [1, 1, 1] count [@y]
+  kernel.binding @y slot 0 group 0 global read_write : ui32[64]
+  kernel.binding @__vyre_descriptor_trap_sidecar slot 1 group 0 global read_write atomic trap_sidecar : ui32[8]
+// CHECK: kernel-verify.mlir:[[# @LINE + 1]]:3: error: binding @t is marked 'written_first', but the kernel is not proven to store every element of it before any read
+  kernel.binding @t slot 16777216 shared read_write : ui32[64] {written_first}
+  %i = kernel.invocation_id x
+  %n = kernel.load_global slot 0 [%i] : ui32
+  %zero = vyre.const 0 : ui32
+  %v = kernel.load_shared slot 16777216 [%zero] : ui32
+// CHECK: kernel-verify.mlir:[[# @LINE + 1]]:3: error: an 'unroll' loop needs constant ui32 bounds
+  kernel.for %k = %zero to %n {
+  } {unroll}
+}
+
+// -----
+
+// `workgroup_only` only on barriers across which no storage element is shared:
+// here every invocation stores @y[0] before the barrier and loads it after.
+kernel.descriptor @shared_storage id "0" entry "main" {
+  kernel.dispatch workgroup_size [64, 1, 1] program_workgroup_size [64, 1, 1] grid [1, 1, 1] count [@y]
+  kernel.binding @y slot 0 group 0 global read_write : ui32[64]
+  %i = kernel.invocation_id x
+  %zero = vyre.const 0 : ui32
+  kernel.store_global slot 0 [%zero] = %i : ui32
+// CHECK: kernel-verify.mlir:[[# @LINE + 1]]:3: error: a 'workgroup_only' barrier in a kernel whose invocations share storage elements across barriers (it must order storage memory too)
+  kernel.barrier {workgroup_only}
+  %v = kernel.load_global slot 0 [%zero] : ui32
+  kernel.store_global slot 0 [%i] = %v : ui32
+}

@@ -1,6 +1,6 @@
 // RUN: vyre-opt %s --split-input-file -p vyre-privatize-atomics | filecheck %s
 // RUN: xdsl-opt %s --split-input-file -p vyre-privatize-atomics | filecheck %s
-// RUN: vyre-opt %s --split-input-file --lower -t wgsl | filecheck %s --check-prefix=WGSL
+// RUN: vyre-opt %s --split-input-file --lower -p kernel-coarsen -t wgsl | filecheck %s --check-prefix=WGSL
 
 // A 256-bin histogram in a 256-wide workgroup: the atomics go to a workgroup
 // copy (zeroed, the identity of add), then one barrier and one flush per

@@ -1,6 +1,6 @@
 // RUN: vyre-opt %s -p 'vyre-to-kernel{fuse=true}' | filecheck %s
 // RUN: vyre-opt %s -p 'vyre-to-kernel{fuse=true}' > %t.pipeline.mlir
-// RUN: vyre-opt %s --fuse --lower > %t.shortcuts.mlir
+// RUN: vyre-opt %s --fuse --lower -p kernel-vectorize,kernel-coarsen > %t.shortcuts.mlir
 // RUN: diff %t.pipeline.mlir %t.shortcuts.mlir
 // RUN: vyre-opt %s -p vyre-to-kernel | filecheck %s --check-prefix=UNFUSED
 // RUN: vyre-opt %s -p 'vyre-to-wgsl{fuse=true}' -t wgsl | filecheck %s --check-prefix=WGSL
@@ -32,7 +32,7 @@ vyre.program @b workgroup_size [64, 1, 1] {
 }
 
 // CHECK:      kernel.descriptor @fused_a_b
-// CHECK-NEXT:   kernel.dispatch workgroup_size [64, 1, 1] program_workgroup_size [64, 1, 1] grid [4, 1, 1]
+// CHECK-NEXT:   kernel.dispatch workgroup_size [64, 1, 1] program_workgroup_size [64, 1, 1] grid [1, 1, 1] count [@t, @y] elements_per_invocation 4 logical_grid [4, 1, 1]
 // CHECK:        vyre.add
 // CHECK:        vyre.mul
 // CHECK-NOT:  kernel.descriptor

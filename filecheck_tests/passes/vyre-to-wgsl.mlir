@@ -1,10 +1,10 @@
 // RUN: vyre-opt %s -p vyre-to-wgsl -t wgsl | filecheck %s
 // RUN: vyre-opt %s -p vyre-to-wgsl -t wgsl > %t.pipeline.wgsl
-// RUN: vyre-opt %s --lower -t wgsl > %t.shortcuts.wgsl
+// RUN: vyre-opt %s --lower -p kernel-vectorize,kernel-coarsen -t wgsl > %t.shortcuts.wgsl
 // RUN: diff %t.pipeline.wgsl %t.shortcuts.wgsl
 // RUN: vyre-opt %s -p 'vyre-to-wgsl{fuse=true}' -t wgsl | filecheck %s --check-prefix=FUSED
 // RUN: vyre-opt %s -p 'vyre-to-wgsl{fuse=true}' -t wgsl > %t.fused.wgsl
-// RUN: vyre-opt %s --fuse --lower -t wgsl > %t.fused-shortcuts.wgsl
+// RUN: vyre-opt %s --fuse --lower -p kernel-vectorize,kernel-coarsen -t wgsl > %t.fused-shortcuts.wgsl
 // RUN: diff %t.fused.wgsl %t.fused-shortcuts.wgsl
 
 // vyre-to-wgsl is vyre-to-kernel under the name of its destination: the

@@ -52,11 +52,16 @@ def opt(*argv: str) -> tuple[int, str, str]:
 
 @pytest.mark.parametrize("example", EXAMPLES, ids=lambda p: p.stem)
 def test_pipeline_prints_what_the_shortcuts_print(example):
+    # --lower is plain vyre-lower: the pipeline adds kernel-vectorize and kernel-coarsen
+    record = ["-p", "kernel-vectorize,kernel-coarsen"]
     for shortcuts, pipeline in (
-        (["--fuse", "--lower", "-t", "wgsl"], ["-p", "vyre-to-wgsl{fuse=true}", "-t", "wgsl"]),
-        (["--lower", "-t", "wgsl"], ["-p", "vyre-to-wgsl", "-t", "wgsl"]),
-        (["--fuse", "--lower"], ["-p", "vyre-to-kernel{fuse=true}"]),
-        (["--lower"], ["-p", "vyre-to-kernel"]),
+        (
+            ["--fuse", "--lower", *record, "-t", "wgsl"],
+            ["-p", "vyre-to-wgsl{fuse=true}", "-t", "wgsl"],
+        ),
+        (["--lower", *record, "-t", "wgsl"], ["-p", "vyre-to-wgsl", "-t", "wgsl"]),
+        (["--fuse", "--lower", *record], ["-p", "vyre-to-kernel{fuse=true}"]),
+        (["--lower", *record], ["-p", "vyre-to-kernel"]),
     ):
         before = opt(example, *shortcuts)
         assert before[0] == 0, before[2]
@@ -69,16 +74,32 @@ def test_pipeline_options_and_steps():
         get_all_passes(),
     )
     names = [step.name for step in pass_.steps()]
-    assert names == ["convert-to-vyre", "vyre-inline", "vyre-fuse", "vyre-lower"]
-    lower = pass_.steps()[-1]
+    assert names == [
+        "convert-to-vyre",
+        "vyre-inline",
+        "vyre-fuse",
+        "vyre-lower",
+        "kernel-vectorize",
+        "kernel-coarsen",
+        "kernel-verify",
+    ]
+    lower, verify = pass_.steps()[3], pass_.steps()[-1]
     assert lower.subgroup_size == 8 and lower.max_storage_buffers == 16
-    assert lower.elide_clears is False and lower.privatize_atomics is True
+    assert verify.subgroup_size == 8 and verify.max_storage_buffers == 16
+    assert lower.privatize_atomics is True
     assert [s.name for s in VyreToWgslPass().steps()] == [
         "convert-to-vyre",
         "vyre-inline",
         "vyre-lower",
+        "kernel-elide-clears",
+        "kernel-vectorize",
+        "kernel-coarsen",
+        "kernel-verify",
     ]
-    assert [p.name for p in expand([VyreToKernelPass(), lower])][-2:] == ["vyre-lower"] * 2
+    assert [p.name for p in expand([VyreToKernelPass(), lower])][-2:] == [
+        "kernel-verify",
+        "vyre-lower",
+    ]
 
 
 def test_help_lists_the_pipeline():
@@ -129,7 +150,7 @@ def test_print_ir_around_the_pipeline_by_its_name(tmp_path):
     headers = [line for line in err.splitlines() if "IR Dump" in line]
     assert headers == [
         "// -----// IR Dump Before convert-to-vyre //----- //",
-        "// -----// IR Dump After vyre-lower //----- //",
+        "// -----// IR Dump After kernel-verify //----- //",
     ]
 
 
@@ -184,9 +205,11 @@ def test_verified_after_each_step_once(tmp_path, monkeypatch):
     status, out, err = opt(path, "-p", "vyre-to-wgsl{fuse=true}", "-t", "wgsl")
     assert status == 0, err
     assert "@compute" in out
-    # after parsing, after vyre-fuse, after vyre-lower; nothing changed by the others
-    assert count.after_pass == ["vyre-fuse", "vyre-lower"]
-    assert count.verified == Counter({"builtin.module": 3})
+    # after parsing, after vyre-fuse, vyre-lower, kernel-elide-clears, kernel-vectorize
+    # (the chain is elementwise) and kernel-verify; kernel-coarsen has nothing to do
+    after = ["vyre-fuse", "vyre-lower", "kernel-elide-clears", "kernel-vectorize", "kernel-verify"]
+    assert count.after_pass == after
+    assert count.verified == Counter({"builtin.module": 6})
     # each program is copied once, into its arm of the fused program; the target prints
     # the verified module as it is (no copy, no verification, no printed module)
     assert containers(count.cloned) == Counter({"vyre.program": 2})
@@ -221,7 +244,8 @@ def test_pipeline_as_one_pass_verifies_after_each_step(monkeypatch):
     module = parse_module(CHAIN, "chain.mlir")
     count = Counting(monkeypatch)
     VyreToKernelPass(fuse=True).apply(vyre_context(), module)
-    assert count.after_pass == ["vyre-fuse", "vyre-lower"]
+    after = ["vyre-fuse", "vyre-lower", "kernel-elide-clears", "kernel-vectorize", "kernel-verify"]
+    assert count.after_pass == after
     assert [op.name for op in module.ops] == ["kernel.descriptor"]
 
 

@@ -83,7 +83,7 @@ def _launch_covers(descriptor: k.DescriptorOp, binding: k.BindingOp) -> bool:
     count = binding.static_count
     counts = [descriptor.binding_named(name) for name in dispatch.count_names]
     static_counts = [b.static_count for b in counts if b is not None and b.static_count is not None]
-    grid = dispatch.static_grid
+    grid = dispatch.logical_static_grid
     if grid is not None:
         if count is None or grid[2] != 1:
             return False

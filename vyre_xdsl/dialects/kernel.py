@@ -376,6 +376,20 @@ class DispatchOp(IRDLOperation):
     kernel.dispatch workgroup_size [64, 1, 1] program_workgroup_size [64, 1, 1] grid indirect @grid offset 12 count [@out]
     kernel.dispatch workgroup_size [16, 16, 1] program_workgroup_size [16, 16, 1] grid explicit [4, 4, 1] count [@b]
     ```
+
+    The optional launch record, each part set by a pass: `elements_per_invocation W`
+    (`kernel-vectorize`: each invocation runs W consecutive logical invocations),
+    `groups_per_workgroup C` (`kernel-coarsen`: each workgroup runs C consecutive
+    logical workgroups), `logical_grid [...]` (the grid of logical workgroups when
+    `grid` is the launch grid of either), `declared_invocations N` (`vyre-lower`,
+    on a widened kernel over static counts: the invocations of the program's
+    declared launch).
+
+    ```mlir
+    kernel.dispatch workgroup_size [64, 1, 1] program_workgroup_size [64, 1, 1] grid [4, 1, 1] count [@y] elements_per_invocation 4 logical_grid [16, 1, 1]
+    kernel.dispatch workgroup_size [256, 1, 1] program_workgroup_size [256, 1, 1] grid [1024, 1, 1] count [@x] groups_per_workgroup 8 logical_grid [8192, 1, 1]
+    kernel.dispatch workgroup_size [128, 1, 1] program_workgroup_size [1, 1, 1] grid [8, 1, 1] count [@y] declared_invocations 1024
+    ```
     """
 
     name = "kernel.dispatch"
@@ -387,6 +401,16 @@ class DispatchOp(IRDLOperation):
     indirect = opt_prop_def(StringAttr)
     indirect_offset = opt_prop_def(IntegerAttr)
     explicit = opt_prop_def(UnitAttr)
+    # set by `kernel-vectorize`: logical invocations each launched invocation runs
+    elements_per_invocation = opt_prop_def(IntegerAttr)
+    # set by `kernel-coarsen`: logical workgroups each launched workgroup runs
+    groups_per_workgroup = opt_prop_def(IntegerAttr)
+    # the grid of logical workgroups (the ids the body sees) when the launch
+    # grid (`grid`) differs from it: set with either of the two above
+    logical_grid = opt_prop_def(DenseArrayBase)
+    # set by `vyre-lower` on a widened kernel whose counts are static: how many
+    # invocations the program's declared launch has (the kernel skips the rest)
+    declared_invocations = opt_prop_def(IntegerAttr)
 
     traits = traits_def(HasParent(DescriptorOp))
 
@@ -451,6 +475,50 @@ class DispatchOp(IRDLOperation):
         """Whether the kernel's workgroup differs from the program's (ids are remapped)."""
         return self.kernel_workgroup != self.program_workgroup
 
+    @property
+    def vector_width(self) -> int:
+        """Logical invocations per launched invocation (`elements_per_invocation`, 1 when absent)."""
+        attr = self.elements_per_invocation
+        return 1 if attr is None else attr.value.data
+
+    @property
+    def coarsening(self) -> int:
+        """Logical workgroups per launched workgroup (`groups_per_workgroup`, 1 when absent)."""
+        attr = self.groups_per_workgroup
+        return 1 if attr is None else attr.value.data
+
+    @property
+    def logical_static_grid(self) -> tuple[int, ...] | None:
+        """The grid of logical workgroups: `logical_grid` when recorded, else the launch grid."""
+        if self.logical_grid is not None:
+            return _triple(self.logical_grid)
+        return self.static_grid
+
+    @property
+    def declared_total(self) -> int | None:
+        """`declared_invocations`, or None when it is not recorded."""
+        attr = self.declared_invocations
+        return None if attr is None else attr.value.data
+
+    def record_launch(
+        self,
+        grid: Sequence[int],
+        elements_per_invocation: int = 1,
+        groups_per_workgroup: int = 1,
+    ) -> None:
+        """Record a launch grid that differs from the logical one, with the vector
+        width or the coarsening that explains it (the logical grid is kept)."""
+        if self.logical_grid is None:
+            assert self.grid is not None
+            self.properties["logical_grid"] = self.grid
+        self.properties["grid"] = _dense(grid)
+        for key, value in (
+            ("elements_per_invocation", elements_per_invocation),
+            ("groups_per_workgroup", groups_per_workgroup),
+        ):
+            if value > 1:
+                self.properties[key] = IntegerAttr(value, i64)
+
     @classmethod
     def parse(cls, parser: Parser) -> DispatchOp:
         parser.parse_keyword("workgroup_size")
@@ -474,6 +542,14 @@ class DispatchOp(IRDLOperation):
             parser.Delimiter.SQUARE, lambda: parser.parse_symbol_name().data
         )
         op = cls(workgroup, program, grid, names, indirect, offset, explicit)
+        for key in _LAUNCH_KEYWORDS:
+            if parser.parse_optional_keyword(key) is None:
+                continue
+            if key == "logical_grid":
+                op.properties[key] = _dense(_parse_int_list(parser, key))
+            else:
+                value = parse_int_in(parser, key, 1, I64_MAX)
+                op.properties[key] = IntegerAttr(value, i64)
         op.attributes.update(parser.parse_optional_attr_dict())
         return op
 
@@ -497,6 +573,13 @@ class DispatchOp(IRDLOperation):
         printer.print_string(" count [")
         printer.print_list(self.count_names, printer.print_symbol_name)
         printer.print_string("]")
+        for key in _LAUNCH_KEYWORDS:
+            attr = self.properties.get(key)
+            if isinstance(attr, DenseArrayBase):
+                printer.print_string(f" {key} ")
+                _print_int_list(printer, _triple(attr))
+            elif isinstance(attr, IntegerAttr):
+                printer.print_string(f" {key} {attr.value.data}")
         _print_attrs(printer, self)
 
     def verify_(self) -> None:
@@ -510,6 +593,7 @@ class DispatchOp(IRDLOperation):
             )
         if self.indirect_offset is not None and self.indirect is None:
             raise VerifyException("an indirect grid offset needs an indirect grid")
+        _verify_launch_record(self)
         if self.indirect_byte_offset < 0 or self.indirect_byte_offset % 4:
             raise VerifyException(
                 f"indirect grid offset {self.indirect_byte_offset} is not a non-negative "
@@ -527,6 +611,60 @@ class DispatchOp(IRDLOperation):
                     raise VerifyException(
                         f"{what} is {value} on axis {AXES[axis]}; it must not be negative"
                     )
+
+
+#: `kernel.for ... {unroll}`: the loop has constant bounds and prints unrolled
+#: (set by `vyre-lower`; a backend prints one scope per iteration)
+UNROLL = "unroll"
+#: `kernel.binding ... {written_first}` on a workgroup binding: the kernel stores
+#: every element before any invocation reads it (set by `vyre-lower`), so the
+#: prologue need not clear it
+WRITTEN_FIRST = "written_first"
+#: `kernel.barrier {workgroup_only}`: no storage element is shared across the
+#: kernel's barriers, so they need not order storage memory (set by `vyre-lower`;
+#: an unmarked barrier orders storage and workgroup memory)
+WORKGROUP_ONLY = "workgroup_only"
+#: `kernel.region "..." {coarsened}`: the region a coarsened kernel
+#: (`groups_per_workgroup` above 1) runs once per logical workgroup (set by `kernel-coarsen`)
+COARSENED = "coarsened"
+
+#: the optional launch-record keywords of `kernel.dispatch`, in printed order
+_LAUNCH_KEYWORDS = (
+    "elements_per_invocation",
+    "groups_per_workgroup",
+    "logical_grid",
+    "declared_invocations",
+)
+#: the vector widths `elements_per_invocation` may take
+VECTOR_WIDTHS = (1, 2, 4, 8, 16)
+
+
+def _verify_launch_record(d: DispatchOp) -> None:
+    """The local rules of the launch record (`kernel-verify` checks the grid itself)."""
+    width, groups = d.vector_width, d.coarsening
+    if width not in VECTOR_WIDTHS:
+        raise VerifyException(
+            f"elements_per_invocation is {width}; it must be one of {list(VECTOR_WIDTHS)}"
+        )
+    if groups < 1:
+        raise VerifyException(f"groups_per_workgroup is {groups}; it must be at least 1")
+    if d.declared_total is not None and (not d.is_widened or d.declared_total < 1):
+        raise VerifyException("declared_invocations applies only to a widened kernel (at least 1)")
+    if width == 1 and groups == 1:
+        if d.logical_grid is not None:
+            raise VerifyException(
+                "logical_grid needs elements_per_invocation or groups_per_workgroup above 1"
+            )
+        return
+    if width > 1 and groups > 1:
+        raise VerifyException("a kernel is either vectorized or coarsened, not both")
+    if d.grid is None or d.logical_grid is None or d.is_explicit or d.is_widened:
+        raise VerifyException(
+            "elements_per_invocation or groups_per_workgroup above 1 needs a static, "
+            "non-explicit grid of a kernel that is not widened, and its logical_grid"
+        )
+    if len(_triple(d.logical_grid)) != 3 or min(_triple(d.logical_grid)) < 1:
+        raise VerifyException("logical_grid must have exactly 3 positive axes")
 
 
 @irdl_op_definition

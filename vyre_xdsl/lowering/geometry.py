@@ -20,7 +20,6 @@ holds.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 
 from xdsl.ir import Operation, SSAValue
@@ -47,7 +46,6 @@ from vyre_xdsl.dialects.vyre import (
     WorkgroupIdOp,
     ui32,
 )
-from vyre_xdsl.dispatch import dispatch_grid
 from vyre_xdsl.lowering.profile import TargetProfile
 
 SCALAR_DEFAULT = (1, 1, 1)
@@ -89,22 +87,6 @@ def kernel_workgroup_size(program: ProgramOp, profile: TargetProfile) -> tuple[i
     subgroup = max(profile.subgroup_size, 32)
     size = min(subgroup * 4, 256, max(profile.max_workgroup_size[0], 1), profile.max_invocations)
     return (max(size, 1), 1, 1)
-
-
-def declared_invocations(n: int, program_workgroup: Sequence[int]) -> int:
-    """How many invocations the program's declared launch for `n` elements has."""
-    gx, gy, gz = dispatch_grid(n, tuple(program_workgroup))
-    return gx * gy * gz * math.prod(program_workgroup)
-
-
-def kernel_grid(
-    n: int, program_workgroup: Sequence[int], kernel_workgroup: Sequence[int]
-) -> tuple[int, int, int]:
-    """Workgroups per axis that launch (at least) every invocation the program's
-    declared dispatch of `n` logical elements launches."""
-    if tuple(program_workgroup) == tuple(kernel_workgroup):
-        return dispatch_grid(n, tuple(kernel_workgroup))
-    return dispatch_grid(declared_invocations(n, program_workgroup), tuple(kernel_workgroup))
 
 
 # ---------------------------------------------------------------------- active workgroups

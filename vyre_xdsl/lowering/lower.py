@@ -18,20 +18,29 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from xdsl.dialects.builtin import IntegerAttr, StringAttr, i64
+from xdsl.dialects.builtin import IntegerAttr, StringAttr, UnitAttr, i64
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 
 from vyre_xdsl import semantics
 from vyre_xdsl.analysis import atomic_buffers, contains_trap, declaration_of, is_expression
+from vyre_xdsl.analysis.loops import constant_trip_range, unrolled_sizes
+from vyre_xdsl.analysis.workgroup_memory import (
+    storage_shared_across_barriers,
+    written_before_read,
+)
 from vyre_xdsl.diagnostics import VyreDiagnostic
 from vyre_xdsl.dialects import kernel as k
 from vyre_xdsl.dialects import vyre as v
-from vyre_xdsl.dispatch import check_derived_grid, count_buffer_names
+from vyre_xdsl.dispatch import (
+    check_derived_grid,
+    count_buffer_names,
+    declared_invocations,
+    launch_grid,
+)
 from vyre_xdsl.lowering.descriptor_id import descriptor_id
 from vyre_xdsl.lowering.geometry import (
     active_groups,
     fixes_launch,
-    kernel_grid,
     kernel_workgroup_size,
 )
 from vyre_xdsl.lowering.privatize import (
@@ -150,8 +159,37 @@ def lower_program(
         descriptor = k.DescriptorOp(symbol, descriptor_id(part), [dispatch], attributes=attributes)
         descriptor.location = program.location
         _Lowering(part, descriptor).run()
+        record_backend_facts(descriptor, n)
         result.append(descriptor)
     return result
+
+
+def record_backend_facts(descriptor: k.DescriptorOp, n: int | None) -> None:
+    """The facts a backend prints by, recorded on the kernel IR: `unroll` on each
+    `kernel.for` that prints unrolled (`unrolled_sizes`), `written_first` on each
+    workgroup binding the kernel stores in full before any read
+    (`written_before_read`), `workgroup_only` on every barrier when no storage
+    element is shared across them (`storage_shared_across_barriers`), and on a
+    widened kernel over `n` static elements the invocations of the program's
+    declared launch (`declared_invocations`)."""
+    dispatch = descriptor.dispatch()
+    assert dispatch is not None
+    if dispatch.is_widened and n is not None:
+        total = declared_invocations(n, dispatch.program_workgroup)
+        dispatch.properties["declared_invocations"] = IntegerAttr(total, i64)
+    for binding in descriptor.bindings():
+        if written_before_read(descriptor, binding):
+            binding.attributes[k.WRITTEN_FIRST] = UnitAttr()
+    barriers = [op for op in descriptor.walk() if isinstance(op, k.BarrierOp)]
+    if barriers and not storage_shared_across_barriers(descriptor):
+        for barrier in barriers:
+            barrier.attributes[k.WORKGROUP_ONLY] = UnitAttr()
+    sizes: dict[Operation, int | None] = {}
+    for op in descriptor.statements():
+        sizes.update(unrolled_sizes(op, k.ForOp))
+    for loop, size in sizes.items():
+        if size is not None and constant_trip_range(loop) is not None:
+            loop.attributes[k.UNROLL] = UnitAttr()
 
 
 def _privatized(part: v.ProgramOp, program: v.ProgramOp, profile: TargetProfile) -> v.ProgramOp:
@@ -183,7 +221,7 @@ def _part_grid(part: v.ProgramOp, n: int, workgroup: tuple[int, int, int]) -> tu
     groups = None if fixes_launch(part) else active_groups(part)
     if groups is not None:
         n = min(n, max(groups, 1) * math.prod(part.workgroup))
-    return kernel_grid(n, part.workgroup, workgroup)
+    return launch_grid(n, workgroup, part.workgroup)
 
 
 @dataclass

@@ -15,6 +15,8 @@ PASSES: dict[str, tuple[str, str]] = {
     "vyre-lower": ("vyre_xdsl.passes.vyre_lower", "VyreLowerPass"),
     "kernel-verify": ("vyre_xdsl.passes.kernel_verify", "KernelVerifyPass"),
     "kernel-elide-clears": ("vyre_xdsl.passes.kernel_elide_clears", "KernelElideClearsPass"),
+    "kernel-vectorize": ("vyre_xdsl.passes.kernel_vectorize", "KernelVectorizePass"),
+    "kernel-coarsen": ("vyre_xdsl.passes.kernel_coarsen", "KernelCoarsenPass"),
     "vyre-licm": ("vyre_xdsl.passes.vyre_licm", "VyreLicmPass"),
     "vyre-unroll": ("vyre_xdsl.passes.vyre_unroll", "VyreUnrollPass"),
     "vyre-strength-reduce": ("vyre_xdsl.passes.vyre_strength_reduce", "VyreStrengthReducePass"),

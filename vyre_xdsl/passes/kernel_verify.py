@@ -15,7 +15,14 @@ limits. Each violation is reported on the op that causes it:
   another memory class, or with another element type; stores and atomics on a
   read-only slot; atomics on a binding not marked `atomic`; local reads and
   writes of an undeclared local; traps (explicit or si32 division) without a
-  trap sidecar; barriers in a widened kernel.
+  trap sidecar; barriers in a widened kernel;
+- records for the backend (a kernel without them is valid): an
+  `elements_per_invocation` on a kernel that is not elementwise at that width, a
+  `groups_per_workgroup` without exactly one `coarsened` region, a launch `grid`
+  that is not `launch_grid` of the record over `logical_grid`, a wrong
+  `declared_invocations`, an `unroll` loop without constant bounds, a
+  `written_first` binding the kernel does not store in full first, a
+  `workgroup_only` barrier where invocations share storage across barriers.
 
 ```
 vyre-opt -p kernel-verify lowered.mlir
@@ -33,9 +40,16 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Operation
 
 from vyre_xdsl.analysis import may_trap, writes_every_element
+from vyre_xdsl.analysis.loops import constant_trip_range
+from vyre_xdsl.analysis.vector_form import elementwise, vector_element_count, width_fits
+from vyre_xdsl.analysis.workgroup_memory import (
+    storage_shared_across_barriers,
+    written_before_read,
+)
 from vyre_xdsl.diagnostics import VyreDiagnostic
 from vyre_xdsl.dialects import kernel as k
 from vyre_xdsl.dialects import vyre as v
+from vyre_xdsl.dispatch import declared_invocations, launch_grid
 from vyre_xdsl.lowering.profile import ProfilePass, TargetProfile
 from vyre_xdsl.semantics import storage_bytes
 
@@ -51,6 +65,7 @@ def descriptor_violations(descriptor: k.DescriptorOp, profile: TargetProfile) ->
     return [
         *_binding_violations(descriptor, profile),
         *_dispatch_violations(descriptor, profile),
+        *_record_violations(descriptor),
         *_body_violations(descriptor),
     ]
 
@@ -271,6 +286,109 @@ def _dispatch_violations(descriptor: k.DescriptorOp, profile: TargetProfile) -> 
                 (dispatch, f"count buffer @{name} is not a host binding of this descriptor")
             )
     return errors
+
+
+# ============================================================================ backend records
+
+
+def _record_violations(descriptor: k.DescriptorOp) -> list[Violation]:
+    """The facts recorded for a backend hold: `elements_per_invocation` on an
+    elementwise kernel that fits that width, `groups_per_workgroup` with exactly
+    one `coarsened` region, a launch `grid` that is `launch_grid` of the
+    logical one, `declared_invocations` of the program's declared launch,
+    `unroll` on loops with constant bounds, `written_first` on workgroup
+    bindings stored in full before any read. A kernel without them is valid."""
+    dispatch = descriptor.dispatch()
+    if dispatch is None:
+        return []
+    errors: list[Violation] = []
+    width, groups = dispatch.vector_width, dispatch.coarsening
+    workgroup = dispatch.kernel_workgroup
+    if width > 1:
+        if not (elementwise(descriptor) and width_fits(descriptor, width)):
+            errors.append(
+                (
+                    dispatch,
+                    f"elements_per_invocation {width} on a kernel that is not elementwise at "
+                    "that width (see kernel-vectorize)",
+                )
+            )
+        else:
+            want = launch_grid(
+                vector_element_count(descriptor), workgroup, elements_per_invocation=width
+            )
+            errors += _grid_mismatch(dispatch, want, "elements_per_invocation")
+    coarsened = [
+        op
+        for op in descriptor.statements()
+        if isinstance(op, k.RegionOp) and k.COARSENED in op.attributes
+    ]
+    if groups > 1 or coarsened:
+        if groups == 1 or len(coarsened) != 1:
+            errors.append(
+                (
+                    dispatch,
+                    f"groups_per_workgroup {groups} with {len(coarsened)} 'coarsened' regions; "
+                    "a coarsened kernel has exactly one (see kernel-coarsen)",
+                )
+            )
+        elif dispatch.logical_static_grid is not None:
+            logical = math.prod(dispatch.logical_static_grid) * math.prod(workgroup)
+            want = launch_grid(logical, workgroup, groups_per_workgroup=groups)
+            errors += _grid_mismatch(dispatch, want, "groups_per_workgroup")
+    total = dispatch.declared_total
+    if total is not None:
+        counts = [descriptor.binding_named(name) for name in dispatch.count_names]
+        if all(b is not None and b.static_count is not None for b in counts):
+            n = max([b.static_count for b in counts if b is not None] + [1])  # type: ignore[misc]
+            if total != declared_invocations(n, dispatch.program_workgroup):
+                errors.append(
+                    (
+                        dispatch,
+                        f"declared_invocations {total} is not the "
+                        f"{declared_invocations(n, dispatch.program_workgroup)} invocations "
+                        f"of the program's declared launch over {n} elements",
+                    )
+                )
+        else:
+            errors.append((dispatch, "declared_invocations needs static counts"))
+    for binding in descriptor.bindings():
+        if k.WRITTEN_FIRST in binding.attributes and not written_before_read(descriptor, binding):
+            errors.append(
+                (
+                    binding,
+                    f"binding @{binding.buffer_name} is marked 'written_first', but the kernel "
+                    "is not proven to store every element of it before any read",
+                )
+            )
+    marked = [op for op in descriptor.walk() if k.WORKGROUP_ONLY in op.attributes]
+    if marked and storage_shared_across_barriers(descriptor):
+        errors += [
+            (
+                op,
+                "a 'workgroup_only' barrier in a kernel whose invocations share storage "
+                "elements across barriers (it must order storage memory too)",
+            )
+            for op in marked
+        ]
+    for op in descriptor.walk():
+        if isinstance(op, k.ForOp) and k.UNROLL in op.attributes:
+            if constant_trip_range(op) is None:
+                errors.append((op, "an 'unroll' loop needs constant ui32 bounds"))
+    return errors
+
+
+def _grid_mismatch(dispatch: k.DispatchOp, want, what: str) -> list[Violation]:
+    if dispatch.static_grid == tuple(want):
+        return []
+    return [
+        (
+            dispatch,
+            f"grid {list(dispatch.static_grid or ())} is not the launch grid {list(want)} "
+            f"that {what} gives over logical_grid "
+            f"{list(dispatch.logical_static_grid or ())}",
+        )
+    ]
 
 
 # ============================================================================ body

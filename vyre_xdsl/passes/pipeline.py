@@ -18,9 +18,17 @@ The steps, in order (each one a pass of its own, in its own file):
    model says fusion wins;
 4. `vyre-lower`: each program split at its `grid_sync` barriers, each part's
    qualifying atomics privatized (`vyre-privatize-atomics`, per dispatch, unless
-   `privatize-atomics=false`), lowered to a `kernel.descriptor`; then
-   `kernel-elide-clears` (unless `elide-clears=false`) and `kernel-verify`
-   against the target profile.
+   `privatize-atomics=false`), lowered to a `kernel.descriptor`;
+5. `kernel-elide-clears` (unless `elide-clears=false`): the bindings a run need
+   not zero first;
+6. `kernel-vectorize` (unless `vectorize=false`): the vector form of each
+   elementwise kernel, recorded on its dispatch with the launch grid it gives;
+7. `kernel-coarsen` (unless `coarsen=false`): the logical workgroups each
+   launched workgroup of a privatized kernel runs, with its launch grid;
+8. `kernel-verify` against the target profile.
+
+Every choice a backend prints by is then recorded in the kernel IR: the WGSL
+printer decides nothing itself.
 
 With `coarsen-reductions=true`, `vyre-coarsen-reductions` runs between steps
 2 and 3 (float add/mul trees also need `reassociate-floats=true`).
@@ -52,6 +60,10 @@ from xdsl.passes import ModulePass
 from vyre_xdsl.diagnostics import verify_after_pass
 from vyre_xdsl.lowering.profile import ProfilePass, TargetProfile
 from vyre_xdsl.passes.convert_to_vyre import ConvertToVyrePass
+from vyre_xdsl.passes.kernel_coarsen import KernelCoarsenPass
+from vyre_xdsl.passes.kernel_elide_clears import KernelElideClearsPass
+from vyre_xdsl.passes.kernel_vectorize import KernelVectorizePass
+from vyre_xdsl.passes.kernel_verify import KernelVerifyPass
 from vyre_xdsl.passes.vyre_coarsen_reductions import VyreCoarsenReductionsPass
 from vyre_xdsl.passes.vyre_fuse import VyreFusePass
 from vyre_xdsl.passes.vyre_inline import VyreInlinePass
@@ -62,8 +74,8 @@ from vyre_xdsl.passes.vyre_tile import VyreTilePass
 @dataclass(frozen=True)
 class VyreToKernelPass(ProfilePass):
     """The whole pipeline from vyre programs (or standard MLIR) to verified kernel
-    descriptors: convert-to-vyre, vyre-inline, vyre-fuse (with fuse=true), vyre-lower (atomic privatization,
-    clear elision, kernel-verify)."""
+    descriptors: convert-to-vyre, vyre-inline, vyre-fuse (with fuse=true), vyre-lower (atomic
+    privatization), kernel-elide-clears, kernel-vectorize, kernel-coarsen, kernel-verify."""
 
     name = "vyre-to-kernel"
 
@@ -79,21 +91,39 @@ class VyreToKernelPass(ProfilePass):
     reassociate_floats: bool = False
     #: tile the naive matrix products through workgroup memory (vyre-tile)
     tile: bool = False
+    #: record the vector form of elementwise kernels (kernel-vectorize)
+    vectorize: bool = True
+    #: record the coarsening of privatized kernels (kernel-coarsen)
+    coarsen: bool = True
 
     def steps(self) -> tuple[ModulePass, ...]:
         """The passes this pipeline runs, in order."""
         profile = {f.name: getattr(self, f.name) for f in fields(ProfilePass)}
         lower = VyreLowerPass(
-            **profile, privatize_atomics=self.privatize_atomics, elide_clears=self.elide_clears
+            **profile, privatize_atomics=self.privatize_atomics, elide_clears=False, verify=False
         )
         fuse = [VyreFusePass()] if self.fuse else []
-        coarsen = (
+        reductions = (
             [VyreCoarsenReductionsPass(reassociate_floats=self.reassociate_floats)]
             if self.coarsen_reductions
             else []
         )
         tile = [VyreTilePass(max_workgroup_storage=self.max_workgroup_storage)] if self.tile else []
-        return (ConvertToVyrePass(), VyreInlinePass(), *coarsen, *tile, *fuse, lower)
+        clears = [KernelElideClearsPass()] if self.elide_clears else []
+        vectorize = [KernelVectorizePass()] if self.vectorize else []
+        coarsen = [KernelCoarsenPass()] if self.coarsen else []
+        return (
+            ConvertToVyrePass(),
+            VyreInlinePass(),
+            *reductions,
+            *tile,
+            *fuse,
+            lower,
+            *clears,
+            *vectorize,
+            *coarsen,
+            KernelVerifyPass(**profile),
+        )
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         run_steps(ctx, op, self.steps())

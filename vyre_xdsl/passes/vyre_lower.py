@@ -46,16 +46,22 @@ class VyreLowerPass(ProfilePass):
     privatize_atomics: bool = True
     #: mark the bindings a run need not zero first (see kernel-elide-clears)
     elide_clears: bool = True
+    #: run kernel-verify at the end (the vyre-to-kernel pipeline runs it as its last step)
+    verify: bool = True
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        lower_module(op, self.profile(), self.privatize_atomics, self.elide_clears)
+        lower_module(op, self.profile(), self.privatize_atomics, self.elide_clears, self.verify)
 
 
 def lower_module(
-    module: ModuleOp, profile: TargetProfile, privatize: bool = True, clears: bool = True
+    module: ModuleOp,
+    profile: TargetProfile,
+    privatize: bool = True,
+    clears: bool = True,
+    verify: bool = True,
 ) -> None:
     """Inline calls, then replace every program of `module` by its descriptors;
-    mark the bindings that need no clear (`clears`); verify them all."""
+    mark the bindings that need no clear (`clears`); verify them all (`verify`)."""
     inline_calls(module)
     errors: list[tuple[Operation | None, str]] = []
     for program in [o for o in module.ops if isinstance(o, ProgramOp)]:
@@ -70,4 +76,5 @@ def lower_module(
         raise VyreDiagnostic(errors)
     if clears:
         elide_clears(module)
-    verify_descriptors(module, profile)
+    if verify:
+        verify_descriptors(module, profile)

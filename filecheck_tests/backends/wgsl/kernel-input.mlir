@@ -1,5 +1,5 @@
 // RUN: vyre-opt %s -t wgsl | filecheck %s
-// RUN: %python -m vyre_xdsl.testing.cli_batch --run 'vyre-opt %examples/axpy.mlir --lower | vyre-opt -t wgsl' | filecheck %s --check-prefix=AXPY
+// RUN: %python -m vyre_xdsl.testing.cli_batch --run 'vyre-opt %examples/axpy.mlir --lower -p kernel-vectorize | vyre-opt -t wgsl' | filecheck %s --check-prefix=AXPY
 // -t wgsl takes already-lowered kernel IR too; only the bindings the body uses
 // are declared (wgpu's automatic layout drops the others).
 

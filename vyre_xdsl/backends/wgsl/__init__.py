@@ -7,9 +7,13 @@ for kernel in kernels:
     print(kernel.wgsl)
 ```
 
-`compile_module` lowers (`vyre-lower`, which runs `kernel-verify`) a copy of
-the module when it still holds `vyre.program`s, prints every descriptor
-(`printer.print_descriptor`) and returns one `WgslKernel` per descriptor. A
+`compile_module` lowers a copy of the module when it still holds
+`vyre.program`s (the steps of the `vyre-to-kernel` pipeline: `vyre-lower`,
+`kernel-elide-clears`, `kernel-vectorize`, `kernel-coarsen`, `kernel-verify`),
+prints every descriptor (`printer.print_descriptor`) and returns one
+`WgslKernel` per descriptor. Kernel IR is printed as it is: the printer takes
+every choice (vector form, coarsening, launch grid, unrolled loops, barrier
+scope, workgroup clears) from the IR's records and decides none itself. A
 `grid_sync` split gives several kernels for one program, in order. With
 `VYRE_DUMP_KDESC=DIR` every descriptor is written to `DIR/<id>.kdesc.mlir` with
 its WGSL next to it (`DIR/<id>.wgsl`).

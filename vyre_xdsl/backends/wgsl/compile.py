@@ -11,12 +11,7 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.printer import Printer
 
 from vyre_xdsl.backends.wgsl.kernel_module import WgslBinding, WgslKernel
-from vyre_xdsl.backends.wgsl.printer import (
-    MAX_WGSL_BYTES,
-    coarsened_grid,
-    print_descriptor,
-    vector_grid,
-)
+from vyre_xdsl.backends.wgsl.printer import MAX_WGSL_BYTES, print_descriptor
 from vyre_xdsl.diagnostics import is_verified, verify_module
 from vyre_xdsl.dialects import kernel as k
 from vyre_xdsl.dialects.vyre import ProgramOp
@@ -91,12 +86,6 @@ def compile_descriptor(descriptor: k.DescriptorOp, max_bytes: int = MAX_WGSL_BYT
         declared.append(None if binding is None else binding.static_count)
     source = descriptor.attributes.get("source")
     part = descriptor.attributes.get("part")
-    # vec4 form: n is a multiple of 4 and each invocation covers four elements
-    static_grid = dispatch.static_grid
-    if printed.elements_per_invocation > 1:
-        static_grid = vector_grid(descriptor, printed.elements_per_invocation)
-    elif printed.groups_per_workgroup > 1:
-        static_grid = coarsened_grid(descriptor, printed.groups_per_workgroup)
     kernel = WgslKernel(
         id=descriptor.id,
         wgsl=printed.wgsl,
@@ -106,13 +95,14 @@ def compile_descriptor(descriptor: k.DescriptorOp, max_bytes: int = MAX_WGSL_BYT
         count_buffers=dispatch.count_names,
         indirect=dispatch.indirect_buffer,
         indirect_offset=dispatch.indirect_byte_offset,
-        static_grid=static_grid,  # type: ignore[arg-type]
+        # the launch grid (kernel-vectorize and kernel-coarsen record theirs here)
+        static_grid=dispatch.static_grid,  # type: ignore[arg-type]
         trap_tags=printed.trap_tags,
         program_workgroup_size=dispatch.program_workgroup,  # type: ignore[arg-type]
         source=source.data if source is not None else descriptor.sym_name.data,  # type: ignore[union-attr]
         part=part.value.data if part is not None else 0,  # type: ignore[union-attr]
         count_declared=tuple(declared),
-        elements_per_invocation=printed.elements_per_invocation,
+        elements_per_invocation=dispatch.vector_width,
     )
     _dump_if_requested(descriptor, kernel)
     return kernel

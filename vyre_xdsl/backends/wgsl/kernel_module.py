@@ -11,6 +11,8 @@ from collections.abc import Mapping
 
 import attrs
 
+from vyre_xdsl.dispatch import launch_grid
+
 
 @attrs.frozen
 class WgslBinding:
@@ -51,9 +53,7 @@ class WgslKernel:
     bindings: tuple[WgslBinding, ...]
     # Buffers whose element counts decide the logical element count n; the
     # runtime takes max(len) over them (at least 1) and launches
-    # `self.dispatch_grid(lengths)` workgroups (which is
-    # vyre_xdsl.dispatch.dispatch_grid(n, workgroup_size) unless the kernel was
-    # widened from a [1, 1, 1] program).
+    # `self.dispatch_grid(lengths)` workgroups (`vyre_xdsl.dispatch.launch_grid`).
     count_buffers: tuple[str, ...]
     # Set when every count is static: the grid lowering computed.
     static_grid: tuple[int, int, int] | None
@@ -71,8 +71,9 @@ class WgslKernel:
     # The binding whose words 0..2 (counted from `indirect_offset` bytes) are the
     # grid (`dispatch_workgroups_indirect`); then `dispatch_grid` is not used.
     indirect: str | None = None
-    # 4 for a kernel printed in vec4 form (each invocation runs four consecutive
-    # logical invocations; `static_grid` already covers n / 4 invocations).
+    # W > 1 for a kernel printed in a vector form (`elements_per_invocation` of
+    # its dispatch: each invocation runs W consecutive logical invocations;
+    # `static_grid` already covers n / W invocations).
     elements_per_invocation: int = 1
     # Byte offset of the indirect grid in `indirect` (a multiple of 4).
     indirect_offset: int = 0
@@ -94,7 +95,9 @@ class WgslKernel:
         runtime-sized buffers (`static_grid` when every count is static)."""
         if self.static_grid is not None:
             return self.static_grid
-        from vyre_xdsl.lowering.geometry import kernel_grid
-
-        program = self.program_workgroup_size or self.workgroup_size
-        return kernel_grid(self.element_count(lengths), program, self.workgroup_size)
+        return launch_grid(
+            self.element_count(lengths),
+            self.workgroup_size,
+            self.program_workgroup_size,
+            self.elements_per_invocation,
+        )

@@ -23,6 +23,14 @@ Semantics made explicit rather than left to the driver (SPEC section 3.4):
   (`vyre_xdsl.dispatch`); a kernel widened from a `[1, 1, 1]` program derives
   them from its linear invocation index and skips invocations past the
   program's declared launch.
+
+The printer is a pure emitter: every choice it prints by is recorded in the
+kernel IR by a pass (docs/kernel-dialect.md, "What a backend reads"): the
+vector form and coarsening with their launch grid (`kernel-vectorize`,
+`kernel-coarsen`), and from `vyre-lower` the loops to unroll (`unroll`), the
+workgroup bindings that need no clear (`written_first`), the barriers that need
+not order storage (`workgroup_only`) and the declared invocations of a widened
+kernel. It imports no analysis, lowering or fusion code.
 """
 
 from __future__ import annotations
@@ -36,14 +44,10 @@ import numpy as np
 from xdsl.ir import Operation, SSAValue
 
 from vyre_xdsl import semantics
-from vyre_xdsl.analysis.loops import constant_trip_range, unrolled_sizes
-from vyre_xdsl.analysis.uniformity import is_kernel_workgroup_uniform
 from vyre_xdsl.backends.wgsl import floats, int64, packed
 from vyre_xdsl.diagnostics import VyreDiagnostic, VyreError
 from vyre_xdsl.dialects import kernel as k
 from vyre_xdsl.dialects import vyre as v
-from vyre_xdsl.lowering.geometry import declared_invocations
-from vyre_xdsl.lowering.privatize import BODY_GENERATOR, PRIVATE_PREFIX
 from vyre_xdsl.traps import (
     INT64_ATOMIC_FEATURES,
     SIDECAR_CLAIM,
@@ -203,12 +207,12 @@ class PrintedKernel:
     wgsl: str
     used_slots: tuple[int, ...]
     trap_tags: tuple[str, ...]
-    # 4 when the kernel was printed in vec4 form (each invocation handles four
-    # consecutive logical invocations); the launch then covers n / 4 invocations.
+    # the dispatch's `elements_per_invocation` (`kernel-vectorize`): W > 1 when
+    # the kernel was printed in a vector form (each invocation runs W consecutive
+    # logical invocations; the dispatch's grid covers n / W invocations)
     elements_per_invocation: int = 1
-    # C > 1 when each launched workgroup runs C consecutive logical workgroups
-    # (a privatized kernel, see `groups_per_workgroup`); the launch then has
-    # ceil(groups / C) workgroups (`coarsened_grid`).
+    # the dispatch's `groups_per_workgroup` (`kernel-coarsen`): C > 1 when each
+    # launched workgroup runs C consecutive logical workgroups
     groups_per_workgroup: int = 1
 
 
@@ -284,158 +288,6 @@ class _Names:
         return self.locals[key]
 
 
-def _memory_ops(descriptor: k.DescriptorOp):
-    """(op, binding) for every load, store and atomic of `descriptor`, in program order."""
-    for op in descriptor.walk():
-        if op.has_trait(k.ElementAccess) or isinstance(op, k.AtomicOp):
-            binding = op.binding()
-            if binding is not None:
-                yield op, binding
-
-
-def _in_loop(op: Operation, descriptor: k.DescriptorOp) -> bool:
-    parent = op.parent_op()
-    while parent is not None and parent is not descriptor:
-        if isinstance(parent, k.ForOp):
-            return True
-        parent = parent.parent_op()
-    return False
-
-
-def _invocation_private(descriptor: k.DescriptorOp) -> set[str]:
-    """The storage buffers each of whose elements only one invocation touches:
-    every access to them is a plain load or store at `invocation_id x` itself,
-    and the kernel's workgroup is one-dimensional and not widened (so
-    `invocation_id x` differs between any two invocations of the dispatch).
-    A fused producer and consumer at the same element are such a buffer."""
-    dispatch = descriptor.dispatch()
-    if dispatch is None or dispatch.is_widened or tuple(dispatch.kernel_workgroup[1:]) != (1, 1):
-        return set()
-    private: dict[str, bool] = {}
-    for op, binding in _memory_ops(descriptor):
-        own = op.has_trait(k.ElementAccess) and _index_offset(op.index) == 0
-        private[binding.buffer_name] = private.get(binding.buffer_name, True) and own
-    return {name for name, own in private.items() if own}
-
-
-def _stored_after_every_barrier(descriptor: k.DescriptorOp) -> set[str]:
-    """The storage buffers that are only stored to (no load, no atomic), each
-    store after the kernel's last barrier and in no loop holding a barrier: no
-    barrier ever follows a write to them, so none has to order it (a tiled
-    matrix product's outputs)."""
-    order = {op: n for n, op in enumerate(descriptor.walk())}
-    barriers = [op for op in order if isinstance(op, k.BarrierOp)]
-    last = max((order[op] for op in barriers), default=-1)
-    looping = {
-        loop
-        for barrier in barriers
-        for loop in _ancestors(barrier, descriptor)
-        if isinstance(loop, k.ForOp)
-    }
-    only: dict[str, bool] = {}
-    for op, binding in _memory_ops(descriptor):
-        late = (
-            op.has_trait(k.StoreLike)
-            and order[op] > last
-            and not looping.intersection(_ancestors(op, descriptor))
-        )
-        only[binding.buffer_name] = only.get(binding.buffer_name, True) and late
-    return {name for name, late in only.items() if late}
-
-
-def _ancestors(op: Operation, descriptor: k.DescriptorOp) -> list[Operation]:
-    out = []
-    parent = op.parent_op()
-    while parent is not None and parent is not descriptor:
-        out.append(parent)
-        parent = parent.parent_op()
-    return out
-
-
-def storage_shared_across_barriers(descriptor: k.DescriptorOp) -> bool:
-    """Whether a barrier must also order storage memory (`storageBarrier()`).
-
-    It must when an invocation could, after a barrier, read or overwrite a
-    storage element that another invocation of its workgroup wrote before it:
-    some storage buffer (the trap sidecar aside) is written by one op and
-    accessed by another, or written inside a loop (a later iteration runs
-    after the barrier), unless every access to it is a load or store at
-    `invocation_id x` itself in a one-dimensional workgroup (`_invocation_private`):
-    then each element belongs to one invocation; or it is only stored to, after
-    the last barrier (`_stored_after_every_barrier`). Otherwise invocations never meet
-    in storage memory and `workgroupBarrier()` alone is the whole barrier. naga
-    prints `storageBarrier()` as a device-scope memory barrier, which NVIDIA's
-    driver turns into a fence that waits for every outstanding global access: in
-    a workgroup tree that fence per step was most of the kernel's time.
-    """
-    accesses: dict[str, list[tuple[bool, bool]]] = {}
-    private = _invocation_private(descriptor) | _stored_after_every_barrier(descriptor)
-    for op, binding in _memory_ops(descriptor):
-        if not binding.is_host or binding.is_trap_sidecar:
-            continue
-        if binding.buffer_name in private:
-            continue
-        writes = op.has_trait(k.StoreLike) or isinstance(op, k.AtomicOp)
-        accesses.setdefault(binding.buffer_name, []).append(
-            (writes, writes and _in_loop(op, descriptor))
-        )
-    for ops in accesses.values():
-        written = [looped for writes, looped in ops if writes]
-        if written and (len(ops) > 1 or any(written)):
-            return True
-    return False
-
-
-def written_before_read(descriptor: k.DescriptorOp, binding: k.BindingOp) -> bool:
-    """Whether every element of workgroup buffer `binding` is stored before any
-    invocation can read it, so that the prologue need not zero it: the first op
-    that touches it is a store at `local_id x` in a kernel with barriers whose
-    one-dimensional workgroup is exactly as wide as the buffer, no `return`
-    comes before it, and the store is at the top level of the kernel or of the
-    then-branch of a top-level `kernel.if` on a workgroup-uniform condition that
-    holds every access to the buffer (a fused arm's guard: a workgroup either
-    runs the whole arm, its store first, or never touches the buffer)."""
-    dispatch = descriptor.dispatch()
-    wx, wy, wz = dispatch.kernel_workgroup
-    if dispatch.is_widened or (wy, wz) != (1, 1) or binding.static_count != wx:
-        return False
-    if not any(isinstance(op, k.BarrierOp) for op in descriptor.walk()):
-        return False
-    first = _first_access(descriptor, binding)
-    if first is None or not _stores_own_element(first):
-        return False
-    scope = first.parent_op()
-    if scope is descriptor:
-        return True
-    if not isinstance(scope, k.IfOp) or scope.parent_op() is not descriptor:
-        return False
-    if first.parent_block() is not scope.then_region.block or not is_kernel_workgroup_uniform(
-        scope.cond
-    ):
-        return False
-    inside = set(scope.then_region.walk())
-    return all(op in inside for op, b in _memory_ops(descriptor) if b is binding)
-
-
-def _first_access(descriptor: k.DescriptorOp, binding: k.BindingOp) -> Operation | None:
-    """The first op (in program order) that touches `binding`; None when there is
-    none or a `return` comes before it."""
-    for op in descriptor.walk():
-        if isinstance(op, k.ReturnOp):
-            return None
-        if op.has_trait(k.ElementAccess) or isinstance(op, k.AtomicOp):
-            if op.slot_number == binding.slot_number:
-                return op
-    return None
-
-
-def _stores_own_element(op: Operation) -> bool:
-    index = op.index.owner
-    return (
-        isinstance(op, k.StoreSharedOp) and isinstance(index, k.LocalIdOp) and index.axis_index == 0
-    )
-
-
 class _Printer:
     def __init__(self, descriptor: k.DescriptorOp):
         self.descriptor = descriptor
@@ -451,12 +303,10 @@ class _Printer:
         self.trap_tags: list[str] = []
         self.helpers: list[str] = []
         self.has_barrier = any(isinstance(op, k.BarrierOp) for op in descriptor.walk())
-        self.barrier_orders_storage = storage_shared_across_barriers(descriptor)
-        self.width = kernel_width(descriptor)
-        self.groups = 1 if self.width > 1 else groups_per_workgroup(descriptor)
+        # recorded by kernel-vectorize and kernel-coarsen (1: not recorded)
+        self.width = dispatch.vector_width
+        self.groups = dispatch.coarsening
         self.copy = 0
-        # which loops print unrolled (`unrolled_sizes`), decided once per nest
-        self.loop_sizes: dict[k.ForOp, int | None] = {}
         # vec4 form: the vectors already loaded, by (slot, offset in vectors), of
         # the buffers the kernel never stores to (`stored_slots`)
         self.wide_vectors: dict[tuple[int, int], str] = {}
@@ -480,7 +330,7 @@ class _Printer:
         for op in self.descriptor.statements():
             if self.width > 1:
                 self._vector_statement(op)
-            elif self.groups > 1 and _is_private_body(op):
+            elif self.groups > 1 and k.COARSENED in op.attributes:
                 self._coarsened_body(op)
             else:
                 self.statement(op)
@@ -498,7 +348,8 @@ class _Printer:
 
     def _header(self) -> list[str]:
         d = self.dispatch
-        grid = "runtime" if d.static_grid is None else list(d.static_grid)
+        logical = d.logical_static_grid
+        grid = "runtime" if logical is None else list(logical)
         out = [
             _comment(f"// vyre kernel @{self.descriptor.sym_name.data} id {self.descriptor.id}"),
             _comment(
@@ -509,12 +360,12 @@ class _Printer:
         if self.width > 1:
             out.append(
                 f"// vec4 form: invocation i runs logical invocations "
-                f"{self.width}i .. {self.width}i+{self.width - 1}; launch grid {list(vector_grid(self.descriptor, self.width))}"
+                f"{self.width}i .. {self.width}i+{self.width - 1}; launch grid {list(d.static_grid or ())}"
             )
         if self.groups > 1:
             out.append(
                 f"// each workgroup runs {self.groups} logical workgroups; launch grid "
-                f"{list(coarsened_grid(self.descriptor, self.groups))}"
+                f"{list(d.static_grid or ())}"
             )
         for binding in self.descriptor.bindings():
             if binding.slot_number in self.used_slots:
@@ -617,7 +468,7 @@ class _Printer:
             for b in self.descriptor.bindings()
             if not b.is_host
             and b.slot_number in self.used_slots
-            and not written_before_read(self.descriptor, b)
+            and k.WRITTEN_FIRST not in b.attributes  # recorded by vyre-lower
         ]
         if not shared:
             return
@@ -645,11 +496,9 @@ class _Printer:
     def _declared_total(self) -> str:
         """WGSL for how many invocations the program's declared launch has."""
         d = self.dispatch
-        program = d.program_workgroup
+        if d.declared_total is not None:  # recorded by vyre-lower when the counts are static
+            return f"{d.declared_total}u"
         counts = [self.descriptor.binding_named(n) for n in d.count_names]
-        if all(b is not None and b.static_count is not None for b in counts):
-            n = max([b.static_count for b in counts if b is not None] + [1])
-            return f"{declared_invocations(n, program)}u"
         lengths = [self._length(b) for b in counts if b is not None]
         n = "1u"
         for length in lengths:
@@ -662,7 +511,7 @@ class _Printer:
     def _id(self, op: Operation) -> str:
         axis = op.axis_index
         component = "xyz"[axis]
-        if self.width > 1:  # kernel_width(): only invocation_id x occurs
+        if self.width > 1:  # kernel-vectorize: only invocation_id x occurs
             return f"(vyre_invocation * {self.width}u + {self.copy}u)"
         if isinstance(op, k.NumWorkgroupsOp):
             # lowering keeps the grid of a kernel that reads it exactly as the
@@ -771,7 +620,7 @@ class _Printer:
         binding = self.binding(op)
         tname = v.type_name(op.result.type)
         offset = _index_offset(op.index)
-        assert offset is not None, "kernel_width() accepts only constant offsets"
+        assert offset is not None, "kernel-vectorize accepts only constant offsets"
         quotient, remainder = divmod(offset, self.width)
         vectors = [self._wide_vector(binding, quotient, op)]
         if remainder:
@@ -1192,10 +1041,15 @@ class _Printer:
         self.emit("}")
 
     def unrolled_trips(self, op: k.ForOp) -> range | None:
-        """`analysis.loops.unrolled_trips`, with the whole nest decided at its outermost loop."""
-        if op not in self.loop_sizes:
-            self.loop_sizes.update(unrolled_sizes(op, k.ForOp))
-        return None if self.loop_sizes[op] is None else constant_trip_range(op)
+        """The induction values of a loop marked `unroll` (by vyre-lower; its
+        bounds are constants, `kernel-verify` checks), else None."""
+        if k.UNROLL not in op.attributes:
+            return None
+        bounds = [x.owner for x in (op.lower, op.upper)]
+        if not all(isinstance(b, v.ConstOp) for b in bounds):
+            raise VyreDiagnostic([(op, "an 'unroll' loop needs constant ui32 bounds")])
+        lower, upper = (int(b.literal()) for b in bounds)  # type: ignore[union-attr]
+        return range(lower, upper)
 
     def _for(self, op: k.ForOp) -> None:
         trips = self.unrolled_trips(op)
@@ -1232,9 +1086,9 @@ class _Printer:
         """The program's own statements (between the zeroing and the flush of its
         workgroup copies), once for each of this workgroup's logical workgroups;
         the ids inside see the logical workgroup."""
-        static_grid = self.dispatch.static_grid
-        assert static_grid is not None
-        groups = math.prod(static_grid)
+        logical_grid = self.dispatch.logical_static_grid
+        assert logical_grid is not None
+        groups = math.prod(logical_grid)
         threads = math.prod(self.dispatch.kernel_workgroup)
         self.emit(
             f'// region "{_comment(op.generator.data)}", for {self.groups} logical workgroups'
@@ -1259,7 +1113,9 @@ class _Printer:
         self.emit("}")
 
     def _barrier(self, op: k.BarrierOp) -> None:
-        if self.barrier_orders_storage:
+        # vyre-lower records `workgroup_only` where no storage element is shared
+        # across the barrier; an unmarked barrier orders storage memory too
+        if k.WORKGROUP_ONLY not in op.attributes:
             self.emit("storageBarrier();")
         self.emit("workgroupBarrier();")
 
@@ -1317,9 +1173,8 @@ _STATEMENTS: dict[type[Operation], Callable[[_Printer, Operation], None]] = {
 }
 
 
+#: lanes of WGSL's widest vector (`vec4`)
 VECTOR_WIDTH = 4
-#: bytes each invocation of a vector form loads or stores per buffer, at most
-VECTOR_BYTES = 16
 
 #: the entry-point parameter a kernel that uses subgroup ops has (and no other
 #: kernel): how the runtime tells that a WGSL module needs the "subgroup" feature.
@@ -1343,156 +1198,6 @@ def _packed_atomic(binding: k.BindingOp) -> bool:
 def uses_subgroups(descriptor: k.DescriptorOp) -> bool:
     """Whether the kernel uses subgroup ops (and so needs the "subgroup" feature)."""
     return any(isinstance(op, v.SUBGROUP_OPS) for op in descriptor.walk())
-
-
-_NOT_ELEMENTWISE = (
-    k.BarrierOp,
-    k.AtomicOp,
-    k.TrapOp,
-    k.ReturnOp,
-    k.WorkgroupIdOp,
-    k.LocalIdOp,
-    k.LoadSharedOp,
-    k.StoreSharedOp,
-    *v.SUBGROUP_OPS,
-)
-
-
-def _elementwise(descriptor: k.DescriptorOp) -> bool:
-    """Whether the kernel can be printed in a vector form (`kernel_width`): each
-    invocation runs several consecutive logical invocations with one wide access
-    per buffer.
-
-    That is exact when the program is purely elementwise: every load and store
-    is at the top level and indexed by `invocation_id x` (plus a constant, for
-    loads of buffers the kernel never stores to), and nothing observes the
-    workgroup (barriers, workgroup memory, local/workgroup ids, atomics) or ends
-    an invocation early (return, traps, signed div/mod). `kernel_width` adds
-    that every count involved is a multiple of the width, so an element is in
-    bounds exactly when its vector is. Logical invocations past the element
-    count n are skipped; their only effects would be out-of-bounds stores, which
-    do nothing. On the H200 this is the difference between 3.3 and 4.4 TB/s for
-    f32 (docs/performance.md).
-    """
-    d = descriptor.dispatch()
-    if d is None or d.is_widened or d.static_grid is None or _fixed_launch(descriptor):
-        return False
-    if tuple(d.kernel_workgroup[1:]) != (1, 1) or tuple(d.program_workgroup) != tuple(
-        d.kernel_workgroup
-    ):
-        return False
-    memory_ops = 0
-    for op in descriptor.walk():
-        if isinstance(op, _NOT_ELEMENTWISE):
-            return False
-        if op.has_trait(k.IdLike) and op.axis_index != 0:
-            return False
-        if op.has_trait(v.TableLike) and op.semantics().trap_tag is not None:
-            if semantics.ELEMENTS[v.type_name(op.operands[0].type)].is_signed:
-                return False
-        if op.has_trait(k.ElementAccess):
-            if not _elementwise_access(descriptor, op):
-                return False
-            memory_ops += 1
-    return memory_ops > 0
-
-
-def kernel_width(descriptor: k.DescriptorOp) -> int:
-    """How many consecutive logical invocations each invocation of the kernel
-    runs: 1 (the scalar form) unless the kernel is elementwise (`_elementwise`);
-    then 16 bytes of its narrowest element type (16 for 8-bit kernels, 8 for
-    16-bit ones) when every buffer it touches has a storage type at that width
-    and every count it touches or launches by is a multiple of it, else 4 under
-    the same rule, else 1."""
-    if not _elementwise(descriptor):
-        return 1
-    d = descriptor.dispatch()
-    touched = {
-        descriptor.binding_at(op.slot_number)
-        for op in descriptor.walk()
-        if op.has_trait(k.ElementAccess)
-    }
-    counted = [descriptor.binding_named(name) for name in d.count_names]
-    narrowest = min(semantics.ELEMENTS[b.element].storage_bytes for b in touched)
-    for width in dict.fromkeys((VECTOR_BYTES // narrowest, VECTOR_WIDTH)):
-        if all(vector_storage(b.element, width) for b in touched) and all(
-            b is not None and b.static_count and b.static_count % width == 0
-            for b in [*touched, *counted]
-        ):
-            return width
-    return 1
-
-
-#: Coarsening of privatized kernels: each launched workgroup runs up to this many
-#: logical workgroups ...
-MAX_GROUPS_PER_WORKGROUP = 256
-#: ... while at least this many workgroups are launched (enough to fill a large GPU)
-MIN_COARSENED_WORKGROUPS = 1024
-
-
-def _is_private_body(op: Operation) -> bool:
-    return isinstance(op, k.RegionOp) and op.generator.data == BODY_GENERATOR
-
-
-def groups_per_workgroup(descriptor: k.DescriptorOp) -> int:
-    """How many logical workgroups each launched workgroup of `descriptor` runs.
-
-    More than 1 only for a kernel from atomic privatization whose own statements
-    (the `vyre.privatize.body` region) have no barrier, return, loop or subgroup
-    op and whose only workgroup memory is the private copies: its logical
-    workgroups are then independent, and one workgroup may run several of them
-    in turn between a single zeroing and a single flush of the copies, which
-    divides the flush's global atomics by as much. The grid must be static."""
-    d = descriptor.dispatch()
-    if d is None or d.static_grid is None or d.is_widened or d.indirect_buffer is not None:
-        return 1
-    if _fixed_launch(descriptor):
-        return 1
-    bodies = [op for op in descriptor.statements() if _is_private_body(op)]
-    if len(bodies) != 1:
-        return 1
-    stoppers = (k.BarrierOp, k.ReturnOp, k.ForOp, *v.SUBGROUP_OPS)
-    if any(isinstance(op, stoppers) for op in bodies[0].walk()):
-        return 1
-    shared = [b for b in descriptor.bindings() if not b.is_host and not b.is_scratch]
-    if any(not b.buffer_name.startswith(PRIVATE_PREFIX) for b in shared):
-        return 1
-    groups = math.prod(d.static_grid)
-    return max(1, min(MAX_GROUPS_PER_WORKGROUP, groups // MIN_COARSENED_WORKGROUPS))
-
-
-def _fixed_launch(descriptor: k.DescriptorOp) -> bool:
-    """Whether the kernel must launch exactly its dispatch's grid: an explicit
-    grid, or `kernel.num_workgroups` reads it (no vector form, no coarsening)."""
-    d = descriptor.dispatch()
-    if d is not None and d.is_explicit:
-        return True
-    return any(isinstance(op, k.NumWorkgroupsOp) for op in descriptor.walk())
-
-
-def coarsened_grid(descriptor: k.DescriptorOp, groups_per: int) -> tuple[int, int, int]:
-    """The launch grid of a kernel whose workgroups each run `groups_per`
-    logical workgroups."""
-    from vyre_xdsl.dispatch import fold_grid
-
-    d = descriptor.dispatch()
-    assert d is not None and d.static_grid is not None
-    return fold_grid(math.ceil(math.prod(d.static_grid) / groups_per))
-
-
-def vector_grid(descriptor: k.DescriptorOp, width: int) -> tuple[int, int, int]:
-    """The launch grid of a kernel in a vector form: n / width invocations."""
-    from vyre_xdsl.dispatch import dispatch_grid
-
-    d = descriptor.dispatch()
-    assert d is not None
-    n = max(
-        [b.static_count for name in d.count_names if (b := descriptor.binding_named(name))] + [1]
-    )
-    # a part cut down to the workgroups of its guarded arms (lowering) launches fewer
-    assert d.static_grid is not None
-    n = min(n, math.prod(d.static_grid) * d.kernel_workgroup[0])
-    return dispatch_grid(-(-n // width), tuple(d.kernel_workgroup))
 
 
 def _index_offset(index: SSAValue) -> int | None:
@@ -1520,25 +1225,6 @@ def _index_offset(index: SSAValue) -> int | None:
 
 def _stored_slots(descriptor: k.DescriptorOp) -> set[int]:
     return {op.slot_number for op in descriptor.walk() if op.has_trait(k.StoreLike)}
-
-
-def _elementwise_access(descriptor: k.DescriptorOp, op: Operation) -> bool:
-    """A top-level access at `invocation_id x` itself, or a load at
-    `invocation_id x + c` from a buffer the kernel never stores to (any other
-    invocation's store could race with it)."""
-    if op.parent_op() is not descriptor:
-        return False
-    offset = _index_offset(op.index)
-    if offset is None:
-        return False
-    if offset and (op.has_trait(k.StoreLike) or op.slot_number in _stored_slots(descriptor)):
-        return False
-    binding = descriptor.binding_at(op.slot_number)
-    if binding is None or not binding.is_host or binding.is_atomic or _packed_bf16(binding):
-        return False
-    if semantics.ELEMENTS[binding.element].family == "vector":
-        return False
-    return True
 
 
 def vector_storage(tname: str, width: int) -> str | None:

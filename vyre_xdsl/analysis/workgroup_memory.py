@@ -1,0 +1,177 @@
+"""What a kernel's workgroup shares: which workgroup buffers are written in full
+before any read, and whether its barriers must order storage memory too.
+
+A backend clears workgroup memory in the kernel's prologue (drivers do not all
+zero it); a buffer that `written_before_read` accepts needs no clear.
+`vyre-lower` marks such a binding `written_first`, and the backend reads the mark.
+When `storage_shared_across_barriers` is False, `vyre-lower` marks the kernel's
+barriers `workgroup_only`: they need not order storage memory.
+
+```python
+from vyre_xdsl.analysis.workgroup_memory import written_before_read
+
+written_before_read(descriptor, binding)  # True: each invocation stores its own element first
+```
+"""
+
+from __future__ import annotations
+
+from xdsl.ir import Operation
+
+from vyre_xdsl.analysis.uniformity import is_kernel_workgroup_uniform
+from vyre_xdsl.analysis.vector_form import index_offset
+from vyre_xdsl.dialects import kernel as k
+
+
+def _memory_ops(descriptor: k.DescriptorOp):
+    """(op, binding) for every load, store and atomic of `descriptor`, in program order."""
+    for op in descriptor.walk():
+        if op.has_trait(k.ElementAccess) or isinstance(op, k.AtomicOp):
+            binding = op.binding()
+            if binding is not None:
+                yield op, binding
+
+
+def written_before_read(descriptor: k.DescriptorOp, binding: k.BindingOp) -> bool:
+    """Whether every element of workgroup buffer `binding` is stored before any
+    invocation can read it, so that the prologue need not zero it: the first op
+    that touches it is a store at `local_id x` in a kernel with barriers whose
+    one-dimensional workgroup is exactly as wide as the buffer, no `return`
+    comes before it, and the store is at the top level of the kernel or of the
+    then-branch of a top-level `kernel.if` on a workgroup-uniform condition that
+    holds every access to the buffer (a fused arm's guard: a workgroup either
+    runs the whole arm, its store first, or never touches the buffer)."""
+    dispatch = descriptor.dispatch()
+    if dispatch is None or binding.is_host:
+        return False
+    wx, wy, wz = dispatch.kernel_workgroup
+    if dispatch.is_widened or (wy, wz) != (1, 1) or binding.static_count != wx:
+        return False
+    if not any(isinstance(op, k.BarrierOp) for op in descriptor.walk()):
+        return False
+    first = _first_access(descriptor, binding)
+    if first is None or not _stores_own_element(first):
+        return False
+    scope = first.parent_op()
+    if scope is descriptor:
+        return True
+    if not isinstance(scope, k.IfOp) or scope.parent_op() is not descriptor:
+        return False
+    if first.parent_block() is not scope.then_region.block or not is_kernel_workgroup_uniform(
+        scope.cond
+    ):
+        return False
+    inside = set(scope.then_region.walk())
+    return all(op in inside for op, b in _memory_ops(descriptor) if b is binding)
+
+
+def _first_access(descriptor: k.DescriptorOp, binding: k.BindingOp) -> Operation | None:
+    """The first op (in program order) that touches `binding`; None when there is
+    none or a `return` comes before it."""
+    for op in descriptor.walk():
+        if isinstance(op, k.ReturnOp):
+            return None
+        if op.has_trait(k.ElementAccess) or isinstance(op, k.AtomicOp):
+            if op.slot_number == binding.slot_number:
+                return op
+    return None
+
+
+def _stores_own_element(op: Operation) -> bool:
+    index = op.index.owner
+    return (
+        isinstance(op, k.StoreSharedOp) and isinstance(index, k.LocalIdOp) and index.axis_index == 0
+    )
+
+
+def _in_loop(op: Operation, descriptor: k.DescriptorOp) -> bool:
+    parent = op.parent_op()
+    while parent is not None and parent is not descriptor:
+        if isinstance(parent, k.ForOp):
+            return True
+        parent = parent.parent_op()
+    return False
+
+
+def _invocation_private(descriptor: k.DescriptorOp) -> set[str]:
+    """The storage buffers each of whose elements only one invocation touches:
+    every access to them is a plain load or store at `invocation_id x` itself,
+    and the kernel's workgroup is one-dimensional and not widened (so
+    `invocation_id x` differs between any two invocations of the dispatch).
+    A fused producer and consumer at the same element are such a buffer."""
+    dispatch = descriptor.dispatch()
+    if dispatch is None or dispatch.is_widened or tuple(dispatch.kernel_workgroup[1:]) != (1, 1):
+        return set()
+    private: dict[str, bool] = {}
+    for op, binding in _memory_ops(descriptor):
+        own = op.has_trait(k.ElementAccess) and index_offset(op.index) == 0
+        private[binding.buffer_name] = private.get(binding.buffer_name, True) and own
+    return {name for name, own in private.items() if own}
+
+
+def _stored_after_every_barrier(descriptor: k.DescriptorOp) -> set[str]:
+    """The storage buffers that are only stored to (no load, no atomic), each
+    store after the kernel's last barrier and in no loop holding a barrier: no
+    barrier ever follows a write to them, so none has to order it (a tiled
+    matrix product's outputs)."""
+    order = {op: n for n, op in enumerate(descriptor.walk())}
+    barriers = [op for op in order if isinstance(op, k.BarrierOp)]
+    last = max((order[op] for op in barriers), default=-1)
+    looping = {
+        loop
+        for barrier in barriers
+        for loop in _ancestors(barrier, descriptor)
+        if isinstance(loop, k.ForOp)
+    }
+    only: dict[str, bool] = {}
+    for op, binding in _memory_ops(descriptor):
+        late = (
+            op.has_trait(k.StoreLike)
+            and order[op] > last
+            and not looping.intersection(_ancestors(op, descriptor))
+        )
+        only[binding.buffer_name] = only.get(binding.buffer_name, True) and late
+    return {name for name, late in only.items() if late}
+
+
+def _ancestors(op: Operation, descriptor: k.DescriptorOp) -> list[Operation]:
+    out = []
+    parent = op.parent_op()
+    while parent is not None and parent is not descriptor:
+        out.append(parent)
+        parent = parent.parent_op()
+    return out
+
+
+def storage_shared_across_barriers(descriptor: k.DescriptorOp) -> bool:
+    """Whether a barrier must also order storage memory (`storageBarrier()`).
+
+    It must when an invocation could, after a barrier, read or overwrite a
+    storage element that another invocation of its workgroup wrote before it:
+    some storage buffer (the trap sidecar aside) is written by one op and
+    accessed by another, or written inside a loop (a later iteration runs
+    after the barrier), unless every access to it is a load or store at
+    `invocation_id x` itself in a one-dimensional workgroup (`_invocation_private`):
+    then each element belongs to one invocation; or it is only stored to, after
+    the last barrier (`_stored_after_every_barrier`). Otherwise invocations never meet
+    in storage memory and `workgroupBarrier()` alone is the whole barrier. naga
+    prints `storageBarrier()` as a device-scope memory barrier, which NVIDIA's
+    driver turns into a fence that waits for every outstanding global access: in
+    a workgroup tree that fence per step was most of the kernel's time.
+    """
+    accesses: dict[str, list[tuple[bool, bool]]] = {}
+    private = _invocation_private(descriptor) | _stored_after_every_barrier(descriptor)
+    for op, binding in _memory_ops(descriptor):
+        if not binding.is_host or binding.is_trap_sidecar:
+            continue
+        if binding.buffer_name in private:
+            continue
+        writes = op.has_trait(k.StoreLike) or isinstance(op, k.AtomicOp)
+        accesses.setdefault(binding.buffer_name, []).append(
+            (writes, writes and _in_loop(op, descriptor))
+        )
+    for ops in accesses.values():
+        written = [looped for writes, looped in ops if writes]
+        if written and (len(ops) > 1 or any(written)):
+            return True
+    return False
