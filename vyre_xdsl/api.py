@@ -285,17 +285,23 @@ class Executable:
         return Artifact(self.signature, self._text(), self._kernels, digest)
 
     def _text(self) -> str:
-        """The module's text, printed once."""
+        """The module's text, printed once: its canonical text when the digest
+        printed it already (`program_text.canonical_text`, which parses back to
+        the same module)."""
         if self._module_text is None:
             self._module_text = str(self._module)
         return self._module_text
 
     def _module_digest(self) -> str:
-        """The IR digest of the module this executable runs (`program_text.ir_digest`)."""
+        """The IR digest of the module this executable runs (`program_text.ir_digest`),
+        from its canonical text, which `_text` then reuses: one print for both."""
         if self._digest is None:
-            from vyre_xdsl.program_text import ir_digest
+            from vyre_xdsl.program_text import canonical_text, text_digest
 
-            self._digest = ir_digest(self.module)
+            canonical = canonical_text(self.module)
+            self._digest = text_digest(canonical)
+            if self._module_text is None:
+                self._module_text = canonical
         return self._digest
 
     def run(
