@@ -1,9 +1,10 @@
 """vyre-tile: the tiled matrix product computes what the naive one computes.
 
 Each case runs the naive program and its tiled form on the same random inputs
-and compares them bit for bit (tiling keeps every output's initial value,
-update expression and order of k, so nothing may differ on one backend), and
-both against numpy in float64. Small sizes run on the reference interpreter,
+and compares them bit for bit on the reference interpreter and for integers
+(tiling keeps every output's initial value, update expression and order of k),
+up to one rounding per update for f32 on a GPU (whose compiler may contract
+`a*b+c` differently in the two programs), and both against numpy in float64. Small sizes run on the reference interpreter,
 larger ones (and sizes no tile divides) on the wgpu backend (lavapipe on a
 machine without a GPU). The shapes the pass must refuse are checked through
 the analysis's reason and the pass's remark.
@@ -142,13 +143,21 @@ def check_gemm(m, n, k, backend, spec=SMALL, seed=0, transposed_a=False, **optio
         for kk in range(k):
             expected = (expected + np.outer(a[:, kk], b[kk, :]).astype(np.uint64)) % (1 << 32)
         assert np.array_equal(tiled_out, expected.astype(np.uint32).ravel())
-    # bit for bit, checked after numpy: a mismatch then says whether it is rounding
     differ = naive.view(np.uint32) != tiled_out.view(np.uint32)
-    gap = np.abs(naive[differ].astype(np.float64) - tiled_out[differ].astype(np.float64))
-    assert not differ.any(), (
-        f"{int(differ.sum())} of {differ.size} outputs differ from the naive program's, "
-        f"by up to {gap.max():.3g}"
-    )
+    if backend == "reference" or element != "f32":
+        # no contraction: the same k order gives the same bits
+        gap = np.abs(naive[differ].astype(np.float64) - tiled_out[differ].astype(np.float64))
+        assert not differ.any(), (
+            f"{int(differ.sum())} of {differ.size} outputs differ from the naive program's, "
+            f"by up to {gap.max():.3g}"
+        )
+        return module
+    # a GPU compiler may contract each a*b+c into an fma in one program and not in the
+    # other (SPEC 3.4): each of the k updates then rounds differently, by at most one
+    # rounding of its partial sum, so the two differ by at most 2 k 2^-24 |A||B|
+    bound = 2 * k * 2.0**-24 * scale.ravel()
+    gap = np.abs(naive.astype(np.float64) - tiled_out.astype(np.float64))
+    assert np.all(gap <= bound), f"outputs differ by up to {gap.max():.3g} past rounding"
     return module
 
 

@@ -31,7 +31,8 @@ loads the same `A[row, k]` in every invocation of a row and the same
 
 Each output still starts from the same initial value and is updated in the
 same order of `k` by the same expression: no float is reassociated, and the
-results are bit-identical to the naive program's on the same backend. The
+results are bit-identical to the naive program's on the reference interpreter
+(on a GPU, up to where its compiler contracts `a*b+c` into an `fma`). The
 rows and columns past the edge of the grid are computed from whatever their
 loads give and never stored.
 
