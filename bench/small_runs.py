@@ -148,7 +148,7 @@ def phases(calls: int = 2000) -> dict:
         return value
 
     for _ in range(calls):
-        bound = timed("bind + check inputs (api)", exe._binder.bind, {"x": dx})
+        bound = timed("bind + check inputs (api)", exe.compiled.bind, {"x": dx})
         plan = timed("plan + sized lookups", lambda: _plan(gpu, exe._kernels))
         sized = timed("plan + sized lookups", _sized, gpu, plan, bound)
         out = timed(
