@@ -49,31 +49,14 @@ def fixed_launch(descriptor: k.DescriptorOp) -> bool:
 
 
 def index_offset(index: SSAValue) -> int | None:
-    """`c` (mod 2^32) when `index` is `invocation_id x + c` (an add or sub of a
-    ui32 constant, or the id itself: 0); None otherwise."""
-    owner = index.owner
-    if isinstance(owner, k.InvocationIdOp):
-        return 0 if owner.axis_index == 0 else None
-    if not isinstance(owner, v.AddOp | v.SubOp):
-        return None
-    a, b = owner.operands
-    offsets = [(a, b)] if isinstance(owner, v.SubOp) else [(a, b), (b, a)]
-    for base, constant in offsets:
-        c = constant.owner
-        if (
-            isinstance(base.owner, k.InvocationIdOp)
-            and base.owner.axis_index == 0
-            and isinstance(c, v.ConstOp)
-            and constant.type == v.ui32
-        ):
-            value = int(c.literal())
-            return (-value if isinstance(owner, v.SubOp) else value) % (1 << 32)
-    return None
+    """`c` (mod 2^32) when `index` is `invocation_id x + c`; None otherwise
+    (`kernel.invocation_offset`)."""
+    return k.invocation_offset(index)
 
 
 def stored_slots(descriptor: k.DescriptorOp) -> set[int]:
     """The slots the kernel stores to."""
-    return {op.slot_number for op in descriptor.walk() if op.has_trait(k.StoreLike)}
+    return descriptor.stored_slots()
 
 
 def vector_storable(tname: str, width: int) -> bool:

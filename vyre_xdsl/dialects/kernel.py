@@ -298,6 +298,10 @@ class DescriptorOp(IRDLOperation):
                 return binding
         return None
 
+    def stored_slots(self) -> set[int]:
+        """The slots this kernel stores to (`StoreLike` ops)."""
+        return {op.slot_number for op in self.walk() if op.has_trait(StoreLike)}
+
     def statements(self) -> Iterator[Operation]:
         for op in self.body.block.ops:
             if not isinstance(op, DispatchOp | BindingOp):
@@ -1521,6 +1525,31 @@ Kernel = Dialect(
 )
 
 
+def invocation_offset(index: SSAValue) -> int | None:
+    """`c` (mod 2^32) when `index` is `kernel.invocation_id x + c` (a `vyre.add` or
+    `vyre.sub` of a ui32 `vyre.const`, or the id itself: 0); None otherwise."""
+    from vyre_xdsl.dialects.vyre import AddOp, ConstOp, SubOp
+
+    owner = index.owner
+    if isinstance(owner, InvocationIdOp):
+        return 0 if owner.axis_index == 0 else None
+    if not isinstance(owner, AddOp | SubOp):
+        return None
+    a, b = owner.operands
+    offsets = [(a, b)] if isinstance(owner, SubOp) else [(a, b), (b, a)]
+    for base, constant in offsets:
+        c = constant.owner
+        if (
+            isinstance(base.owner, InvocationIdOp)
+            and base.owner.axis_index == 0
+            and isinstance(c, ConstOp)
+            and constant.type == ui32
+        ):
+            value = int(c.literal())
+            return (-value if isinstance(owner, SubOp) else value) % (1 << 32)
+    return None
+
+
 def descriptors(module: Operation) -> list[DescriptorOp]:
     """The descriptors of a module, in dispatch order."""
     return [op for op in module.walk() if isinstance(op, DescriptorOp)]
@@ -1529,6 +1558,7 @@ def descriptors(module: Operation) -> list[DescriptorOp]:
 __all__ = [
     "Kernel",
     "descriptors",
+    "invocation_offset",
     "TRAP_SIDECAR_NAME",
     "TRAP_SIDECAR_WORDS",
     "REPETITION_NAME",

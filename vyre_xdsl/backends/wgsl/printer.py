@@ -310,7 +310,7 @@ class _Printer:
         # vec4 form: the vectors already loaded, by (slot, offset in vectors), of
         # the buffers the kernel never stores to (`stored_slots`)
         self.wide_vectors: dict[tuple[int, int], str] = {}
-        self.stored_slots = _stored_slots(descriptor)
+        self.stored_slots = descriptor.stored_slots()
         self.binding_names: dict[int, str] = {}
         for binding in descriptor.bindings():
             if binding.is_trap_sidecar:
@@ -619,7 +619,7 @@ class _Printer:
         keeps its vectors, so each is loaded once however many loads use it."""
         binding = self.binding(op)
         tname = v.type_name(op.result.type)
-        offset = _index_offset(op.index)
+        offset = k.invocation_offset(op.index)
         assert offset is not None, "kernel-vectorize accepts only constant offsets"
         quotient, remainder = divmod(offset, self.width)
         vectors = [self._wide_vector(binding, quotient, op)]
@@ -1198,33 +1198,6 @@ def _packed_atomic(binding: k.BindingOp) -> bool:
 def uses_subgroups(descriptor: k.DescriptorOp) -> bool:
     """Whether the kernel uses subgroup ops (and so needs the "subgroup" feature)."""
     return any(isinstance(op, v.SUBGROUP_OPS) for op in descriptor.walk())
-
-
-def _index_offset(index: SSAValue) -> int | None:
-    """`c` (mod 2^32) when `index` is `invocation_id x + c` (an add or sub of a
-    ui32 constant, or the id itself: 0); None otherwise."""
-    owner = index.owner
-    if isinstance(owner, k.InvocationIdOp):
-        return 0 if owner.axis_index == 0 else None
-    if not isinstance(owner, v.AddOp | v.SubOp):
-        return None
-    a, b = owner.operands
-    offsets = [(a, b)] if isinstance(owner, v.SubOp) else [(a, b), (b, a)]
-    for base, constant in offsets:
-        c = constant.owner
-        if (
-            isinstance(base.owner, k.InvocationIdOp)
-            and base.owner.axis_index == 0
-            and isinstance(c, v.ConstOp)
-            and constant.type == v.ui32
-        ):
-            value = int(c.literal())
-            return (-value if isinstance(owner, v.SubOp) else value) % (1 << 32)
-    return None
-
-
-def _stored_slots(descriptor: k.DescriptorOp) -> set[int]:
-    return {op.slot_number for op in descriptor.walk() if op.has_trait(k.StoreLike)}
 
 
 def vector_storage(tname: str, width: int) -> str | None:
