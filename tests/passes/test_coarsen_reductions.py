@@ -161,6 +161,8 @@ CASES = [
     ("min", "f32", 100_001, 256, 16),
     ("max", "f32", 77_777, 64, 8),
     ("add", "f32", 100_003, 256, 16),
+    ("add", "ui32", 100_003, 256, 17),  # k that is no power of two: 17 x 23 > 391 groups
+    ("max", "f32", 9_999, 64, 17),
 ]
 
 
@@ -190,6 +192,14 @@ def test_every_level_of_a_long_chain_is_coarsened_and_repeat_keeps_the_result():
     for backend in ("reference", "wgpu"):
         out = vyre_xdsl.run(module, {"x": x}, backend=backend, repeat=2)["out"]
         assert out[0] == x.min()
+
+
+def test_automatic_k_is_raised_one_at_a_time_to_fit_one_axis():
+    """2^20 workgroups: k = 16 would leave 65,536 (one more than an axis holds);
+    k = 17 leaves ceil(2^20 / 17) = 61,681, and its leaf loop of 16 trips unrolls."""
+    for groups, launched in ((1 << 20, 61_681), (65_535 * 16, 65_535), (65_535 * 40, 65_535)):
+        module = coarsened(tree(groups * 256, "add", "ui32"))
+        assert grids(module)[0] == (launched, 1, 1), groups
 
 
 def test_automatic_k_leaves_min_workgroups():

@@ -63,8 +63,9 @@ at the program):
 
 k: `k=N` fixes it; `k=0` (the default) picks the largest power of two up to
 `max-k` (16: the WGSL printer unrolls the loop) that still leaves
-`min-workgroups` (1024: enough to fill a large GPU) workgroups, raised where
-the grid would not fit one axis; a level with fewer than 2 x `min-workgroups`
+`min-workgroups` (1024: enough to fill a large GPU) workgroups, raised one at
+a time where the grid would not fit one axis (2^28 elements in 256-wide
+workgroups: k = 17, 61,681 workgroups, a leaf loop of 16 trips); a level with fewer than 2 x `min-workgroups`
 workgroups is left alone. Levels are analysed before any is rewritten, so a
 whole chain is judged on the original module.
 """
@@ -218,12 +219,13 @@ class VyreCoarsenReductionsPass(ModulePass):
 
     def _auto_k(self, groups: int) -> int:
         """The largest power of two up to max-k that leaves min-workgroups, raised
-        until the grid fits one axis (1: leave the level alone)."""
+        one at a time until the grid fits one axis (the smallest such k keeps the
+        leaf loop short enough to print unrolled); 1: leave the level alone."""
         k = 1
         while k * 2 <= self.max_k and math.ceil(groups / (k * 2)) >= self.min_workgroups:
             k *= 2
         while math.ceil(groups / k) > MAX_WORKGROUPS_PER_DIM:
-            k *= 2
+            k += 1
         return k
 
 
