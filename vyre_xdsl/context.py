@@ -145,6 +145,19 @@ class LocatedParser(Parser):
             )
         return module
 
+    def parse_optional_builtin_int_or_float_attr(self):
+        """As xDSL's, but a hexadecimal float literal with more bits than its type
+        (`0x123456789 : f32`) is a located error, not Python's OverflowError."""
+        span = self._current_token.span
+        try:
+            return super().parse_optional_builtin_int_or_float_attr()
+        except OverflowError:
+            self.raise_error(
+                f"hexadecimal literal '{span.text}' has more bits than its float type holds "
+                "(f16: 4 hex digits, f32: 8, f64: 16)",
+                span,
+            )
+
     def _explained(self, error: ParseError) -> ParseError:
         """`error`, or a clearer located error for the same mistake."""
         if error.msg.startswith("values used but not defined") and self.forward_ssa_references:

@@ -556,3 +556,19 @@ def test_compile_refuses_a_foreign_top_level_op(tmp_path):
     assert result.returncode == 1
     assert f"{source}:1:1: error: 'func.func' is not a 'vyre.program'" in result.stderr.decode()
     assert not (tmp_path / "top.vkb").exists()
+
+
+@pytest.mark.parametrize("element", ["f16", "f32", "f64"])
+def test_hex_float_literal_wider_than_its_type_is_a_located_error(element):
+    """`arith.constant 0x... : f32` with more hex digits than the type's bits
+    (found by the fuzzer on examples/matmul_scf.mlir): xDSL raised OverflowError."""
+    text = (
+        "func.func @f() {\n"
+        f"  %c = arith.constant 0x123456789ABCDEF0123 : {element}\n"
+        "  return\n"
+        "}\n"
+    )
+    with pytest.raises(VyreDiagnostic) as caught:
+        vyre_xdsl.parse(text, name="hex.mlir")
+    assert "hex.mlir:2:23" in str(caught.value)
+    assert "more bits than its float type holds" in str(caught.value)
