@@ -209,7 +209,7 @@ class Executable:
     compiles the module into `self.compiled` (a `runtime.backend.Compiled`),
     which binds and runs. On the wgpu backend the kernels are compiled for the
     device's own limits (`GpuDevice.target_profile`), or with `portable=True`
-    for the WebGPU defaults every device meets (`lowering.profile.PORTABLE_PROFILE`).
+    for the WebGPU defaults every device meets (`target_profile.PORTABLE_PROFILE`).
     """
 
     def __init__(

@@ -24,7 +24,7 @@ from xdsl.dialects.builtin import DenseArrayBase, ModuleOp, i32
 from vyre_xdsl.dialects.vyre import MAX_GRID_PER_AXIS, ProgramOp, programs
 
 #: the workgroup limits `compile(..., workgroup_size=...)` checks (WebGPU's
-#: defaults, which every device meets; `lowering.profile.DEFAULT_PROFILE`)
+#: defaults, which every device meets; `target_profile.DEFAULT_PROFILE`)
 MAX_WORKGROUP_SIZE = (256, 256, 64)
 MAX_WORKGROUP_INVOCATIONS = 256
 

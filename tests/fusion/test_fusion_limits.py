@@ -17,7 +17,7 @@ from vyre_xdsl.api import fuse_module
 from vyre_xdsl.context import parse_module
 from vyre_xdsl.dialects.vyre import ProgramOp, programs
 from vyre_xdsl.fusion.cost import over_limit
-from vyre_xdsl.lowering.profile import DEFAULT_PROFILE
+from vyre_xdsl.target_profile import DEFAULT_PROFILE
 
 N = 256
 

@@ -14,7 +14,7 @@ from vyre_xdsl.context import parse_module
 from vyre_xdsl.diagnostics import VyreDiagnostic
 from vyre_xdsl.dialects import kernel as k
 from vyre_xdsl.lowering.descriptor_id import canonical_program_bytes, descriptor_id
-from vyre_xdsl.lowering.profile import TargetProfile
+from vyre_xdsl.target_profile import TargetProfile
 from vyre_xdsl.tools.vyre_opt import VyreOptMain, run_tool
 
 from ..support import EXAMPLES

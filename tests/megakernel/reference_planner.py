@@ -54,7 +54,7 @@ import attrs
 
 from vyre_xdsl.diagnostics import VyreDiagnostic, VyreError, unlocated_text
 from vyre_xdsl.dialects.vyre import BarrierOp, ProgramOp
-from vyre_xdsl.lowering.profile import DEFAULT_PROFILE, TargetProfile
+from vyre_xdsl.target_profile import DEFAULT_PROFILE, TargetProfile
 from vyre_xdsl.megakernel.graph import DATA, Dependence, ProgramGraph
 
 SINGLE_NODE_GROUP = "MKL000_SINGLE_NODE_GROUP"

@@ -506,9 +506,9 @@ def test_forged_field_is_refused_with_its_own_error(small, staged, repeating, na
 
 
 def test_a_bundle_for_a_larger_device_is_refused_before_running():
-    from vyre_xdsl.lowering.profile import TargetProfile
     from vyre_xdsl.megakernel.run import check_device_fits
     from vyre_xdsl.runtime import DeviceLimitError
+    from vyre_xdsl.target_profile import TargetProfile
 
     text = (EXAMPLES / "axpy.mlir").read_text().replace("[64, 1, 1]", "[512, 1, 1]")
     profile = TargetProfile(max_workgroup_size=(1024, 1024, 64), max_invocations=1024)

@@ -7,11 +7,11 @@ import re
 import pytest
 
 from vyre_xdsl.fusion import fuse_programs
-from vyre_xdsl.lowering.profile import TargetProfile
 from vyre_xdsl.megakernel import planner as P
 from vyre_xdsl.megakernel.artifact import build_artifact
 from vyre_xdsl.megakernel.graph import ANTI, DATA, Dependence
 from vyre_xdsl.megakernel.planner import UnionFind, check_merge, default_classifier, plan
+from vyre_xdsl.target_profile import TargetProfile
 
 from ..support import EXAMPLES
 from .test_megakernel_cases import (

@@ -11,10 +11,10 @@ import sys
 
 import pytest
 
-from vyre_xdsl.lowering.profile import TargetProfile
 from vyre_xdsl.megakernel import planner as P
 from vyre_xdsl.megakernel.artifact import build_artifact
 from vyre_xdsl.megakernel.graph import ProgramGraph
+from vyre_xdsl.target_profile import TargetProfile
 from vyre_xdsl.testing.generators import long_chain_text
 from vyre_xdsl.tools.common import load_module_text
 

@@ -15,8 +15,8 @@ from vyre_xdsl.analysis import covered_bindings
 from vyre_xdsl.context import parse_module
 from vyre_xdsl.diagnostics import VyreDiagnostic
 from vyre_xdsl.dialects import kernel as k
-from vyre_xdsl.lowering.profile import TargetProfile
 from vyre_xdsl.passes.vyre_lower import lower_module
+from vyre_xdsl.target_profile import TargetProfile
 
 execute = importlib.import_module("vyre_xdsl.runtime.execute")  # the module, not the function
 

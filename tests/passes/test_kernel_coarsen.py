@@ -14,10 +14,10 @@ from vyre_xdsl.backends.wgsl import compile_module
 from vyre_xdsl.context import parse_module
 from vyre_xdsl.diagnostics import VyreDiagnostic
 from vyre_xdsl.dialects import kernel as k
-from vyre_xdsl.lowering.profile import TargetProfile
 from vyre_xdsl.passes.kernel_coarsen import KernelCoarsenPass
 from vyre_xdsl.passes.kernel_verify import verify_descriptors
 from vyre_xdsl.passes.vyre_lower import VyreLowerPass
+from vyre_xdsl.target_profile import TargetProfile
 
 HIST = """vyre.program @hist workgroup_size [256, 1, 1] {{
   vyre.buffer @x binding 0 read_only : ui32[{n}]

@@ -14,7 +14,7 @@ from vyre_xdsl.api import fuse_module
 from vyre_xdsl.backends.wgsl import lowered_module
 from vyre_xdsl.diagnostics import VyreDiagnostic
 from vyre_xdsl.dialects.vyre import programs
-from vyre_xdsl.lowering.profile import TargetProfile
+from vyre_xdsl.target_profile import TargetProfile
 from vyre_xdsl.tools import vyre_compile, vyre_run
 from vyre_xdsl.tools.vyre_opt import VyreOptMain, run_tool
 

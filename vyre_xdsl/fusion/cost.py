@@ -44,8 +44,8 @@ from vyre_xdsl.analysis.loops import rolled_loops
 from vyre_xdsl.dialects.vyre import BarrierOp, LoopOp, ProgramOp, type_name
 from vyre_xdsl.fusion.fuse import FusionOutcome, fuse_with_outcome
 from vyre_xdsl.lowering.lower import needs_sidecar
-from vyre_xdsl.lowering.profile import DEFAULT_PROFILE, TargetProfile
 from vyre_xdsl.semantics import storage_bytes
+from vyre_xdsl.target_profile import DEFAULT_PROFILE, TargetProfile
 
 #: remark(program, message): why a run was cut before `program`
 Remark = Callable[[ProgramOp, str], None]

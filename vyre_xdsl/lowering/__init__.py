@@ -2,9 +2,9 @@
 
 - `lower.lower_program(program, profile)`: one program -> its descriptors;
 - `split`: grid_sync splitting; `geometry`: workgroup size and grid;
-- `descriptor_id`: canonical program bytes and descriptor ids; `profile`: target limits.
+- `descriptor_id`: canonical program bytes and descriptor ids (target limits: `vyre_xdsl.target_profile`).
 """
 
-from vyre_xdsl.lowering.profile import DEFAULT_PROFILE, TargetProfile
+from vyre_xdsl.target_profile import DEFAULT_PROFILE, TargetProfile
 
 __all__ = ["DEFAULT_PROFILE", "TargetProfile"]

@@ -46,7 +46,7 @@ from vyre_xdsl.dialects.vyre import (
     WorkgroupIdOp,
     ui32,
 )
-from vyre_xdsl.lowering.profile import TargetProfile
+from vyre_xdsl.target_profile import TargetProfile
 
 SCALAR_DEFAULT = (1, 1, 1)
 

@@ -48,8 +48,8 @@ from vyre_xdsl.lowering.privatize import (
     candidates,
     privatize_program,
 )
-from vyre_xdsl.lowering.profile import DEFAULT_PROFILE, TargetProfile
 from vyre_xdsl.lowering.split import is_scratch_buffer, split_program
+from vyre_xdsl.target_profile import DEFAULT_PROFILE, TargetProfile
 
 #: vyre access mode -> (memory class, visibility)
 ACCESS_CLASSES: dict[str, tuple[str, str]] = {

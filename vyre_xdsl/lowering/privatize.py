@@ -35,7 +35,7 @@ from vyre_xdsl.dialects.vyre import (
     ReturnOp,
     StoreOp,
 )
-from vyre_xdsl.lowering.profile import DEFAULT_PROFILE
+from vyre_xdsl.target_profile import DEFAULT_PROFILE
 
 #: the identity of each privatizable atomic kind: combine(x, identity) == x
 IDENTITIES: dict[str, int] = {

@@ -205,7 +205,7 @@ class ProfileRecord:
     subgroup_size: int
 
     def lowering_profile(self):
-        from vyre_xdsl.lowering.profile import TargetProfile
+        from vyre_xdsl.target_profile import TargetProfile
 
         return TargetProfile(
             max_workgroup_size=self.max_workgroup_size,

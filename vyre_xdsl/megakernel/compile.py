@@ -40,7 +40,6 @@ from vyre_xdsl.conversion import memref_shapes
 from vyre_xdsl.diagnostics import VyreDiagnostic, VyreError, verify_module
 from vyre_xdsl.dialects.vyre import ProgramOp
 from vyre_xdsl.dispatch import uses_whole_buffers
-from vyre_xdsl.lowering.profile import DEFAULT_PROFILE, TargetProfile
 from vyre_xdsl.megakernel.artifact import Artifact, FusionRecord, build_artifact
 from vyre_xdsl.megakernel.bundle import (
     BundleNode,
@@ -63,6 +62,7 @@ from vyre_xdsl.megakernel.graph import ProgramGraph
 from vyre_xdsl.megakernel.planner import fuse_group, plan
 from vyre_xdsl.passes.vyre_inline import inlined
 from vyre_xdsl.program_text import ProgramTextError, canonical_program_text, parse_program_text
+from vyre_xdsl.target_profile import DEFAULT_PROFILE, TargetProfile
 
 ELEMENT_BYTES = 4
 

@@ -50,8 +50,8 @@ from vyre_xdsl.diagnostics import VyreDiagnostic
 from vyre_xdsl.dialects import kernel as k
 from vyre_xdsl.dialects import vyre as v
 from vyre_xdsl.dispatch import declared_invocations, launch_grid
-from vyre_xdsl.lowering.profile import ProfilePass, TargetProfile
 from vyre_xdsl.semantics import storage_bytes
+from vyre_xdsl.target_profile import ProfilePass, TargetProfile
 
 Violation = tuple[Operation, str]
 

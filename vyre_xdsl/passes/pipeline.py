@@ -58,7 +58,6 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
 
 from vyre_xdsl.diagnostics import verify_after_pass
-from vyre_xdsl.lowering.profile import ProfilePass, TargetProfile
 from vyre_xdsl.passes.convert_to_vyre import ConvertToVyrePass
 from vyre_xdsl.passes.kernel_coarsen import KernelCoarsenPass
 from vyre_xdsl.passes.kernel_elide_clears import KernelElideClearsPass
@@ -69,6 +68,7 @@ from vyre_xdsl.passes.vyre_fuse import VyreFusePass
 from vyre_xdsl.passes.vyre_inline import VyreInlinePass
 from vyre_xdsl.passes.vyre_lower import VyreLowerPass
 from vyre_xdsl.passes.vyre_tile import VyreTilePass
+from vyre_xdsl.target_profile import ProfilePass, TargetProfile
 
 
 @dataclass(frozen=True)

@@ -30,10 +30,10 @@ from xdsl.ir import Operation
 from vyre_xdsl.diagnostics import VyreDiagnostic
 from vyre_xdsl.dialects.vyre import ProgramOp
 from vyre_xdsl.lowering.lower import lower_program
-from vyre_xdsl.lowering.profile import ProfilePass, TargetProfile
 from vyre_xdsl.passes.kernel_elide_clears import elide_clears
 from vyre_xdsl.passes.kernel_verify import verify_descriptors
 from vyre_xdsl.passes.vyre_inline import inline_calls
+from vyre_xdsl.target_profile import ProfilePass, TargetProfile
 
 
 @dataclass(frozen=True)

@@ -79,7 +79,7 @@ from xdsl.passes import ModulePass
 
 from vyre_xdsl.dialects.vyre import programs
 from vyre_xdsl.lowering.privatize import DEFAULT_BINS_PER_INVOCATION, privatize_program
-from vyre_xdsl.lowering.profile import DEFAULT_PROFILE
+from vyre_xdsl.target_profile import DEFAULT_PROFILE
 
 
 @dataclass(frozen=True)

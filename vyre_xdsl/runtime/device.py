@@ -400,7 +400,7 @@ class GpuDevice:
     def target_profile(self):
         """The lowering target profile of this device: its own workgroup limits
         (invocations, size per axis, workgroup storage) and storage buffers."""
-        from vyre_xdsl.lowering.profile import TargetProfile
+        from vyre_xdsl.target_profile import TargetProfile
 
         return TargetProfile.from_limits(self.limits)
 

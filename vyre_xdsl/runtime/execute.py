@@ -57,7 +57,6 @@ from vyre_xdsl import semantics
 from vyre_xdsl.backends.wgsl.kernel_module import WgslBinding, WgslKernel
 from vyre_xdsl.diagnostics import VyreError
 from vyre_xdsl.dispatch import checked_indirect_grid
-from vyre_xdsl.lowering.profile import TargetProfile
 from vyre_xdsl.runtime.arrays import DeviceArray
 from vyre_xdsl.runtime.device import (
     MAPPABLE_STORAGE_USAGE,
@@ -70,6 +69,7 @@ from vyre_xdsl.runtime.device import (
     gpu_device,
 )
 from vyre_xdsl.semantics import storage_bytes
+from vyre_xdsl.target_profile import TargetProfile
 from vyre_xdsl.traps import (
     LAVAPIPE_LOOP_LIMIT,  # noqa: F401 (re-exported)
     SIDECAR_WORDS,

@@ -242,8 +242,8 @@ class WgpuBackend(Backend):
         return asdict(self._profile(adapter, portable))
 
     def _profile(self, adapter, portable):
-        from vyre_xdsl.lowering.profile import PORTABLE_PROFILE
         from vyre_xdsl.runtime.device import gpu_device
+        from vyre_xdsl.target_profile import PORTABLE_PROFILE
 
         return PORTABLE_PROFILE if portable else gpu_device(adapter).target_profile
 

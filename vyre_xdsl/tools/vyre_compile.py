@@ -76,13 +76,13 @@ def default_output(path: str) -> str:
 def compile_command(args: argparse.Namespace) -> dict[str, bytes]:
     """The files to write, by path (nothing is written here)."""
     from vyre_xdsl.dialects.vyre import programs
-    from vyre_xdsl.lowering.profile import TargetProfile
     from vyre_xdsl.megakernel.artifact import build_artifact
     from vyre_xdsl.megakernel.compile import TargetCompileError, compile_selected_modules
     from vyre_xdsl.megakernel.dot import plan_dot
     from vyre_xdsl.megakernel.envelope import ArtifactEnvelope
     from vyre_xdsl.megakernel.graph import ProgramGraph
     from vyre_xdsl.megakernel.planner import plan
+    from vyre_xdsl.target_profile import TargetProfile
 
     output = args.output
     if output is None and args.plan_dot is None and args.artifact is None:

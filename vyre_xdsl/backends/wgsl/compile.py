@@ -15,9 +15,9 @@ from vyre_xdsl.backends.wgsl.printer import MAX_WGSL_BYTES, print_descriptor
 from vyre_xdsl.diagnostics import is_verified, verify_module
 from vyre_xdsl.dialects import kernel as k
 from vyre_xdsl.dialects.vyre import ProgramOp
-from vyre_xdsl.lowering.profile import DEFAULT_PROFILE, TargetProfile
 from vyre_xdsl.passes.kernel_verify import verify_descriptors
 from vyre_xdsl.passes.pipeline import run_steps, vyre_to_kernel
+from vyre_xdsl.target_profile import DEFAULT_PROFILE, TargetProfile
 
 DUMP_ENV = "VYRE_DUMP_KDESC"
 

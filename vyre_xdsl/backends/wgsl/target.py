@@ -18,7 +18,7 @@ from xdsl.utils.target import Target
 
 from vyre_xdsl.backends.wgsl.compile import compile_module
 from vyre_xdsl.diagnostics import VyreError
-from vyre_xdsl.lowering.profile import TargetProfile
+from vyre_xdsl.target_profile import TargetProfile
 
 SEPARATOR = "// -----\n"
 PRINTABLE = ("vyre.program", "kernel.descriptor")

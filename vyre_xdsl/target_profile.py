@@ -1,4 +1,5 @@
-"""The target profile lowering and `kernel-verify` check against.
+"""The target profile: the device limits lowering, `kernel-verify` and the WGSL
+backend all read (a shared contract, below every layer that uses it).
 
 The wgpu runtime compiles for its device's own limits
 (`TargetProfile.from_limits(device.limits)`: 1024 invocations per workgroup on
@@ -12,7 +13,7 @@ options say otherwise; `vyre_xdsl.compile(..., portable=True)` uses it at run
 time too, to check that a module would run on any device.
 
 ```python
-from vyre_xdsl.lowering.profile import TargetProfile
+from vyre_xdsl.target_profile import TargetProfile
 profile = TargetProfile(subgroup_size=8, max_storage_buffers=16)
 ```
 """
