@@ -293,6 +293,14 @@ class OpSemantics:
     wgsl_trap: Callable[..., str] | None = None
     trap_tag: str | None = None
     commutative: bool = False
+    #: (a op b) op c == a op (b op c) on integers (wrapping); on floats up to rounding
+    #: unless the op is also `idempotent` (min, max: no rounding at all)
+    associative: bool = False
+    #: a op a == a
+    idempotent: bool = False
+    #: (integer identity, float identity) with a op e == a for every a, when one
+    #: value serves every type of the family (-0.0: +0.0 would turn -0.0 + +0.0 positive)
+    identity: tuple[int, float] | None = None
     helpers: tuple[str, ...] = field(default=())
     #: the result type when it is fixed whatever the operand type (upstream's
     #: `abs_diff`/`mul_high`/`unpack*` give a u32, `not` a Bool); None: the operand type
@@ -798,6 +806,8 @@ def _make_table() -> dict[str, OpSemantics]:
             _add,
             _bin("({a} + {b})"),
             commutative=True,
+            associative=True,
+            identity=(0, -0.0),
         ),
         OpSemantics("sub", "binary", NUMERIC_TYPES + WIDE_FLOATS, _sub, _bin("({a} - {b})")),
         OpSemantics(
@@ -807,6 +817,8 @@ def _make_table() -> dict[str, OpSemantics]:
             _mul,
             _bin("({a} * {b})"),
             commutative=True,
+            associative=True,
+            identity=(1, 1.0),
         ),
         OpSemantics(
             "div",
@@ -836,6 +848,8 @@ def _make_table() -> dict[str, OpSemantics]:
             _min,
             _bin("min({a}, {b})"),
             commutative=True,
+            associative=True,
+            idempotent=True,
         ),
         OpSemantics(
             "max",
@@ -844,15 +858,38 @@ def _make_table() -> dict[str, OpSemantics]:
             _max,
             _bin("max({a}, {b})"),
             commutative=True,
+            associative=True,
+            idempotent=True,
         ),
         OpSemantics(
-            "bit_and", "binary", INT_TYPES, np.bitwise_and, _bin("({a} & {b})"), commutative=True
+            "bit_and",
+            "binary",
+            INT_TYPES,
+            np.bitwise_and,
+            _bin("({a} & {b})"),
+            commutative=True,
+            associative=True,
+            idempotent=True,
         ),
         OpSemantics(
-            "bit_or", "binary", INT_TYPES, np.bitwise_or, _bin("({a} | {b})"), commutative=True
+            "bit_or",
+            "binary",
+            INT_TYPES,
+            np.bitwise_or,
+            _bin("({a} | {b})"),
+            commutative=True,
+            associative=True,
+            idempotent=True,
         ),
         OpSemantics(
-            "bit_xor", "binary", INT_TYPES, np.bitwise_xor, _bin("({a} ^ {b})"), commutative=True
+            "bit_xor",
+            "binary",
+            INT_TYPES,
+            np.bitwise_xor,
+            _bin("({a} ^ {b})"),
+            commutative=True,
+            associative=True,
+            identity=(0, 0.0),
         ),
         OpSemantics("shl", "binary", INT_TYPES, _shl, _wgsl_shift("<<")),
         OpSemantics("shr", "binary", INT_TYPES, _shr, _wgsl_shift(">>")),

@@ -95,12 +95,14 @@ __all__ = [
     "tree_level",
 ]
 
-#: combines that are associative and commutative on integers (wrapping)
-ASSOCIATIVE_COMBINES = ("add", "mul", "min", "max", "bit_and", "bit_or", "bit_xor")
-#: combines with x op x == x: a partial may be repeated instead of an identity
-IDEMPOTENT_COMBINES = ("min", "max", "bit_and", "bit_or")
-#: float combines whose result does not depend on the order (no rounding)
-EXACT_FLOAT_COMBINES = ("min", "max")
+#: binary ops that are associative and commutative (on integers, wrapping): the
+#: semantics table's facts
+ASSOCIATIVE_COMBINES = tuple(
+    name for name, op in OPS.items() if op.kind == "binary" and op.associative and op.commutative
+)
+#: combines with x op x == x: a partial may be repeated instead of an identity; on
+#: floats their result does not depend on the grouping either (no rounding)
+IDEMPOTENT_COMBINES = tuple(name for name in ASSOCIATIVE_COMBINES if OPS[name].idempotent)
 #: stride ops the step evaluator knows (on ui32 constants)
 _STRIDE_OPS = ("add", "sub", "mul", "div", "shl", "shr", "min", "max")
 
@@ -141,7 +143,7 @@ def combine_refusal(combine: str, element: Attribute, reassociate_floats: bool) 
     if combine not in ASSOCIATIVE_COMBINES:
         return f"'{combine}' is not associative and commutative"
     if info.is_float:
-        if combine not in EXACT_FLOAT_COMBINES and not reassociate_floats:
+        if combine not in IDEMPOTENT_COMBINES and not reassociate_floats:
             return (
                 f"float '{combine}' rounds differently when regrouped; allow it with "
                 "reassociate-floats=true or the program attribute {reassociate}"
@@ -158,10 +160,9 @@ def combine_identity(combine: str, element: Attribute) -> int | float | None:
     if combine in IDEMPOTENT_COMBINES:
         return None
     info = element_info(element)
-    assert info is not None
-    if combine == "mul":
-        return 1.0 if info.is_float else 1
-    return -0.0 if info.is_float else 0
+    identity = OPS[combine].identity
+    assert info is not None and identity is not None, combine
+    return identity[1] if info.is_float else identity[0]
 
 
 # ---------------------------------------------------------------- recognizing a level
