@@ -129,6 +129,25 @@ def test_the_batch_is_submitted_at_its_byte_bound(scale, monkeypatch):
     assert np.array_equal(b.numpy(), scaled(second))
 
 
+def test_the_batch_is_submitted_at_its_work_bound(scale, monkeypatch):
+    """The bytes a run's dispatches bind count: a run of `out = x * 3 + 0.5`
+    binds its input and its output (4 N bytes each), so with a bound of two
+    runs' bytes the second run submits the batch, and the GPU starts on it
+    while the host goes on."""
+    monkeypatch.setattr(device_module, "MAX_PENDING_WORK_BYTES", 2 * 2 * 4 * N)
+    gpu = scale.gpu
+    x = vyre_xdsl.to_device(_data(14))
+    a = scale.run({"x": x}, device=True)["out"]
+    assert gpu.pending.work == 2 * 4 * N
+    b = scale.run({"x": x}, device=True)["out"]
+    assert gpu.pending is None and len(gpu.in_flight) == 1
+    c = scale.run({"x": a}, device=True)["out"]
+    assert gpu.pending.work == 2 * 4 * N
+    assert np.array_equal(a.numpy(), scaled(x.numpy()))
+    assert np.array_equal(b.numpy(), scaled(x.numpy()))
+    assert np.array_equal(c.numpy(), scaled(scaled(x.numpy())))
+
+
 def test_a_host_output_run_submits_and_waits(scale):
     x = _data(4)
     assert np.array_equal(scale.run({"x": x})["out"], scaled(x))

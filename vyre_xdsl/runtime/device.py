@@ -72,9 +72,15 @@ ADAPTER_TYPE_PREFERENCE = ("DiscreteGPU", "IntegratedGPU", "VirtualGPU", "CPU", 
 #: dropped first; about 170 KB each on lavapipe)
 PIPELINE_CACHE_SIZE = 128
 #: a pending batch of deferred runs is submitted once it holds this many dispatches
-MAX_PENDING_DISPATCHES = 256
+#: (not many more: the GPU then works through one batch while the host records the
+#: next; bench/submission_bounds.py)
+MAX_PENDING_DISPATCHES = 64
 #: ... or once its runs have uploaded (or hold for trap records) this many bytes
 MAX_PENDING_BYTES = 128 << 20
+#: ... or once its dispatches bind this many bytes: work long enough (tens of
+#: microseconds even on a GPU with terabytes per second) that the GPU should
+#: start on it while the host records the next run
+MAX_PENDING_WORK_BYTES = 256 << 20
 
 INSTALL_HINT = (
     "install a Vulkan driver: on Debian/Ubuntu `apt-get install mesa-vulkan-drivers libvulkan1` "
@@ -310,6 +316,7 @@ class Batch:
     encoder: object
     dispatches: int = 0
     nbytes: int = 0  # bytes uploaded for it, or held for its trap records
+    work: int = 0  # bytes its dispatches bind
     checks: list[Check] = field(default_factory=list)
     #: the runtime's trap records of this batch (`execute.TrapLog`)
     trap_log: object = None
@@ -443,14 +450,20 @@ class GpuDevice:
             batch.compute = batch.encoder.begin_compute_pass()
         return batch.compute
 
-    def recorded(self, dispatches: int, nbytes: int) -> None:
-        """Count a deferred run into the pending batch; past `MAX_PENDING_DISPATCHES`
-        or `MAX_PENDING_BYTES` the batch is submitted, and the checks of the
+    def recorded(self, dispatches: int, nbytes: int, work: int = 0) -> None:
+        """Count a deferred run into the pending batch (`work`: the bytes its
+        dispatches bind); past `MAX_PENDING_DISPATCHES`, `MAX_PENDING_BYTES` or
+        `MAX_PENDING_WORK_BYTES` the batch is submitted, and the checks of the
         batches submitted before it run (they wait for those batches only)."""
         batch = self.pending
         batch.dispatches += dispatches
         batch.nbytes += nbytes
-        if batch.dispatches < MAX_PENDING_DISPATCHES and batch.nbytes < MAX_PENDING_BYTES:
+        batch.work += work
+        if (
+            batch.dispatches < MAX_PENDING_DISPATCHES
+            and batch.nbytes < MAX_PENDING_BYTES
+            and batch.work < MAX_PENDING_WORK_BYTES
+        ):
             return
         self.submit()
         self.run_checks(len(self.in_flight) - 1)

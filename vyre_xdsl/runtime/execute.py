@@ -222,6 +222,12 @@ class _Sized:
     # names a run need not zero (`_no_clear`)
     no_clear: frozenset[str] = frozenset()
 
+    @property
+    def bound_bytes(self) -> int:
+        """Bytes bound by all the run's dispatches together: what the GPU may
+        read or write in one run, the measure `GpuDevice.recorded` submits by."""
+        return sum(sum(sizes) for step in self.binding_bytes for sizes in step.values())
+
 
 @dataclass
 class _Plan:
@@ -713,7 +719,7 @@ def launch(
                 # the arrays first: they give their buffers back if `recorded` raises
                 # (a trap of an earlier batch, checked when this one is submitted)
                 result = {**buffers, **_kept_arrays(run, encoded, arrays)}
-                gpu.recorded(len(kernels) * repeat, run.uploaded)
+                gpu.recorded(len(kernels) * repeat, run.uploaded, sized.bound_bytes * repeat)
                 return KernelRun(result)
             return _read_back(gpu, run, encoded, buffers, arrays, repeat)
         except VyreError:
