@@ -27,7 +27,6 @@ from vyre_xdsl.conversion import SHAPES_ATTRIBUTE, in_memref_shapes, memref_shap
 from vyre_xdsl.diagnostics import VyreError  # noqa: F401 (the API's base error)
 from vyre_xdsl.frontend import (  # noqa: F401 (fuse_module, module_digest, ModuleTypeError: the API's)
     ModuleTypeError,
-    Prepared,
     Source,
     accept,
     fuse_module,
@@ -168,20 +167,21 @@ class Executable:
         adapter: int | str | None = None,
         portable: bool = False,
         *,
-        prepared: Prepared | None = None,
         cache: bool = True,
+        digest: bool = False,
     ):
         # `source`: what `frontend.accept` made of the input. The persistent
         # compile cache keys it by `source.key`: a hit loads what was stored (it
         # was prepared and lowered then), a miss is prepared by the front end
-        # (`frontend.prepare`, unless `prepared` is given), compiled and stored.
-        # `cache=False`: not through the compile cache.
+        # (`frontend.prepare`), compiled and stored. `cache=False`: not through
+        # the compile cache; `digest`: learn the IR digest of the module as given
+        # (`source_digest`) even when nothing is stored.
         self._grid_variants: dict[tuple, Executable] = {}
         self.backend = backend
         #: GPU time per kernel of the last `run(..., profile=True)` (a `RunProfile`)
         self.last_profile = None
         chosen = backend_named(backend)
-        store = _disk_store() if cache and prepared is None else None
+        store = _disk_store() if cache else None
         artifact = None
         if store is not None:
             from vyre_xdsl.runtime import disk_cache
@@ -206,7 +206,7 @@ class Executable:
                 adapter=adapter,
             )
         else:
-            prepared = prepared or prepare(source, fuse, digest=store is not None)
+            prepared = prepare(source, fuse, digest=digest or store is not None)
             self.source_digest = prepared.digest
             self._launch_options = (prepared.source, fuse, adapter, portable)
             self.signature = prepared.signature
@@ -226,8 +226,9 @@ class Executable:
         self._outputs = self.signature.outputs
         self._kernels = self.compiled.kernels
         if store is not None and artifact is None:
+            # prepared with its canonical text (`prepare(digest=True)`), which is what is stored
             stored = disk_cache.Artifact(
-                self.signature, self._text(), self._kernels, self.source_digest
+                self.signature, self._module_text, self._kernels, self.source_digest
             )
             disk_cache.store_artifact(store, key, stored)
 
@@ -513,58 +514,51 @@ def cached_executable(
     and verified once per distinct text, and not at all when the persistent
     compile cache has it; a module is verified and copied (its caller may change
     it after the run) only when it is compiled."""
-    return _cached(accept(module_or_text, check=False, copy=True), backend, fuse, adapter)
+    source = accept(module_or_text, check=False, copy=True)
+    return _cached(source, backend, fuse, adapter)
 
 
 def _cached(
     source: Source, backend: str | None, fuse: bool | str, adapter: int | str | None
 ) -> Executable:
-    """`cached_executable` of an accepted `source`."""
+    """`cached_executable` of an accepted `source`: a text not seen yet is
+    compiled (or loaded from the persistent compile cache, unparsed) to learn
+    its digest; a module's digest is known."""
     name = backend or default_backend()
     where = backend_named(name).device_key(adapter)
     fuse = _fuse_mode(fuse)
     text = source.text
-    prepared = None
-    if text is None:
-        digest = source.digest
-    else:
-        digest = _TEXT_DIGESTS.get(text)
-    if digest is None:  # a text not seen yet
-        if _disk_store() is not None:  # keyed by its text on disk: no parse on a hit
-            exe = Executable(source, name, fuse, where)
-            _remember(_TEXT_DIGESTS, text, exe.source_digest, 4 * RUN_CACHE_SIZE)
-            return _remembered((exe.source_digest, name, fuse, where), exe)
-        prepared = prepare(source, fuse, digest=True)
-        digest = _remember(_TEXT_DIGESTS, text, prepared.digest, 4 * RUN_CACHE_SIZE)
-    key = (digest, name, fuse, where)
+    digest = source.digest if text is None else _TEXT_DIGESTS.get(text)
+    held = None if digest is None else _held((digest, name, fuse, where))
+    if held is not None:
+        return held
+    exe = Executable(source, name, fuse, where, digest=True)
+    key = (exe.source_digest, name, fuse, where)
+    with _CACHE_LOCK:
+        if text is not None:
+            _TEXT_DIGESTS[text] = exe.source_digest
+            _trim(_TEXT_DIGESTS, 4 * RUN_CACHE_SIZE)
+        held = _EXECUTABLES.get(key)  # a text that differs only in names, or another thread
+        if held is None:
+            _EXECUTABLES[key] = exe
+            _trim(_EXECUTABLES, RUN_CACHE_SIZE)
+        else:
+            _EXECUTABLES.move_to_end(key)
+        _CACHE_STATS["misses" if held is None else "hits"] += 1
+    return exe if held is None else held
+
+
+def _held(key: tuple) -> Executable | None:
+    """The executable `run()`'s cache holds for `key` (a hit), else None."""
     with _CACHE_LOCK:  # another thread may drop the key between a get and a move
         exe = _EXECUTABLES.get(key)
         if exe is not None:
             _EXECUTABLES.move_to_end(key)
-    if exe is not None:
-        _CACHE_STATS["hits"] += 1
-        return exe
-    _CACHE_STATS["misses"] += 1
-    exe = Executable(source, name, fuse, where, prepared=prepared)
-    return _remember(_EXECUTABLES, key, exe, RUN_CACHE_SIZE)
+            _CACHE_STATS["hits"] += 1
+    return exe
 
 
-def _remembered(key: tuple, exe: Executable) -> Executable:
-    """The executable `run()`'s cache holds for `key`, else `exe`, now held."""
-    with _CACHE_LOCK:  # another thread may drop the key between a get and a move
-        held = _EXECUTABLES.get(key)
-        if held is not None:
-            _EXECUTABLES.move_to_end(key)
-    if held is not None:
-        _CACHE_STATS["hits"] += 1
-        return held
-    _CACHE_STATS["misses"] += 1
-    return _remember(_EXECUTABLES, key, exe, RUN_CACHE_SIZE)
-
-
-def _remember(cache: OrderedDict, key, value, limit: int):
-    with _CACHE_LOCK:
-        cache[key] = value
-        while len(cache) > limit:
-            cache.popitem(last=False)
-    return value
+def _trim(cache: OrderedDict, limit: int) -> None:
+    """Drop the least recently used entries of `cache` past `limit` (under the lock)."""
+    while len(cache) > limit:
+        cache.popitem(last=False)

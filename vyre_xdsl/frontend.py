@@ -200,23 +200,24 @@ def prepare(source: Source, fuse: bool | str = False, *, digest: bool = False) -
     stores it), its run signature and memref shapes, and a fused copy
     (`vyre-fuse`, verified after) where `fuse` asks (`"force"`: every program
     into one). `source` keeps the parsed module and the digest."""
-    module = source.module
-    if module is None:
-        module = source.module = load(source.text or "", source.name)
-        source.checked = source.own = True
-    elif not source.checked:
-        check_module(module, runnable=True)
+    if not source.checked:  # text (parsed now), or a module not checked yet
+        given = source.text if source.module is None else source.module
+        source.module = load(given if given is not None else "", source.name)
+        source.own = source.own or source.module is not given
         source.checked = True
-    if not source.own:
-        module = module.clone()
+    module = source.module if source.own else source.module.clone()
+    sig = signature(module)
+    shapes = memref_shapes(module)
     if digest and source.printed is None:
         canonical = canonical_text(module)
         source.printed = (canonical, text_digest(canonical))
-    sig = signature(module)
-    shapes = memref_shapes(module)
-    if fuse:
-        from vyre_xdsl.passes.vyre_fuse import fused_copy
+    if not fuse:
+        return Prepared(module, module, sig, shapes, source.digest, source.printed)
+    from vyre_xdsl.passes.vyre_fuse import fused_copy
 
-        fused = fused_copy(module, force=fuse == "force")
-        return Prepared(module, fused, sig, shapes, source.digest)
-    return Prepared(module, module, sig, shapes, source.digest, source.printed)
+    fused = fused_copy(module, force=fuse == "force")
+    printed = None
+    if digest:
+        canonical = canonical_text(fused)
+        printed = (canonical, text_digest(canonical))
+    return Prepared(module, fused, sig, shapes, source.digest, printed)
