@@ -1,25 +1,27 @@
 """The front end: everything a compile does to its input before a backend sees
-it, once per compile and in one line that only goes down.
+it, once per compile, in one line that only calls down.
 
 `accept` takes what `vyre_xdsl.compile`, `run` or `cached_executable` was
-given and returns a `Source`: IR text exactly as given (parsed only when it is
-compiled, so that the persistent compile cache, which keys a text by its bytes,
-needs no parse on a hit), or a module (standard MLIR converted on a copy,
-launch overrides applied on a copy). `Source.key()` names it in the compile
-cache. On a miss, `Source.prepare(fuse)` does the rest, in this order:
+given and returns a `Source`, whose `key` names it in the persistent compile
+cache:
 
-1. parse the text (a parse error is a located `VyreDiagnostic`);
-2. convert standard MLIR (`convert-to-vyre`);
-3. check the module once (`diagnostics.check_module`: verified, naming
-   `convert-to-vyre` when that pass made it, and runnable);
-4. apply the launch overrides (`launch.with_workgroup_size`, `with_grids`;
-   their values are checked against the limits the verifier checks);
-5. take its run signature (`abi.signature`) and memref shapes;
-6. fuse (`vyre-fuse`, verified after) where asked.
+- IR text stays exactly as given (keyed by its BLAKE3): it is parsed only when
+  it is compiled, so a cache hit needs no parse;
+- a module (or text that an override needs parsed) is loaded (`load`: parsed,
+  standard MLIR converted by `convert-to-vyre` on a copy, then checked once by
+  `diagnostics.check_module`: verified, naming `convert-to-vyre` when that
+  pass made it, and runnable), the launch overrides are applied on a copy
+  (`launch.with_workgroup_size`, `with_grids`: their values are checked
+  against the limits the verifier checks) and it is keyed by its IR digest.
+
+On a cache miss `prepare(source, fuse)` does the rest, in order: the text
+loaded (or a module `accept` left unchecked checked), a copy of a module its
+caller holds, the run signature (`abi.signature`) and memref shapes, and the
+fused copy (`vyre-fuse`, verified after) where asked. It returns a `Prepared`:
 
 ```python
 source = accept(text, workgroup_size=(128, 1, 1))
-prepared = source.prepare(fuse=True)
+prepared = prepare(source, fuse=True)
 prepared.module      # verified, runnable and fused: what the backend compiles
 prepared.signature   # the run signature of the module as given
 ```
@@ -176,7 +178,7 @@ def accept(
             f"expected vyre IR text or a ModuleOp, not {type(module_or_text).__name__}"
         )
     text = module_or_text if isinstance(module_or_text, str | bytes) else None
-    module = checked = own = printed = None
+    module, checked, own, printed = None, False, False, None
     if text is None or workgroup_size is not None or grid is not None:
         size = None if workgroup_size is None else checked_workgroup_size(workgroup_size)
         module = load(module_or_text, name, verify=check)
@@ -189,7 +191,7 @@ def accept(
         canonical = canonical_text(module)
         printed, text = (canonical, text_digest(canonical)), None
     key = "text:" + source_digest(text) if printed is None else "module:" + printed[1]
-    return Source(text, module, key, name, bool(checked), bool(own), printed)
+    return Source(text, module, key, name, checked, own, printed)
 
 
 def prepare(source: Source, fuse: bool | str = False, *, digest: bool = False) -> Prepared:
