@@ -171,7 +171,7 @@ class Executable:
         digest: bool = False,
     ):
         # `source`: what `frontend.accept` made of the input. The persistent
-        # compile cache keys it by `source.key`: a hit loads what was stored (it
+        # compile cache keys it by its text as given, else its digest: a hit loads what was stored (it
         # was prepared and lowered then), a miss is prepared by the front end
         # (`frontend.prepare`), compiled and stored. `cache=False`: not through
         # the compile cache; `digest`: learn the IR digest of the module as given
@@ -187,7 +187,9 @@ class Executable:
             from vyre_xdsl.runtime import disk_cache
 
             options = {"fuse": fuse, "profile": chosen.target_profile(adapter, portable)}
-            key = disk_cache.artifact_key(source.key, backend, options)
+            key = disk_cache.artifact_key(
+                disk_cache.source_key(source.text, source.digest), backend, options
+            )
             artifact = disk_cache.load_artifact(store, key)
         if artifact is not None:
             #: the IR digest of the module as given (None: not known)

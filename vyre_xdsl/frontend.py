@@ -2,17 +2,18 @@
 it, once per compile, in one line that only calls down.
 
 `accept` takes what `vyre_xdsl.compile`, `run` or `cached_executable` was
-given and returns a `Source`, whose `key` names it in the persistent compile
-cache:
+given and returns a `Source`:
 
-- IR text stays exactly as given (keyed by its BLAKE3): it is parsed only when
-  it is compiled, so a cache hit needs no parse;
+- IR text stays exactly as given (the persistent compile cache keys it by its
+  BLAKE3, `runtime.disk_cache.source_key`): it is parsed only when it is
+  compiled, so a cache hit needs no parse;
 - a module (or text that an override needs parsed) is loaded (`load`: parsed,
   standard MLIR converted by `convert-to-vyre` on a copy, then checked once by
   `diagnostics.check_module`: verified, naming `convert-to-vyre` when that
   pass made it, and runnable), the launch overrides are applied on a copy
   (`launch.with_workgroup_size`, `with_grids`: their values are checked
-  against the limits the verifier checks) and it is keyed by its IR digest.
+  against the limits the verifier checks) and printed once, for its IR digest
+  (the key of every cache).
 
 On a cache miss `prepare(source, fuse)` does the rest, in order: the text
 loaded (or a module `accept` left unchecked checked), a copy of a module its
@@ -48,7 +49,7 @@ from vyre_xdsl.launch import (
     with_grids,
     with_workgroup_size,
 )
-from vyre_xdsl.program_text import canonical_text, ir_digest, source_digest, text_digest
+from vyre_xdsl.program_text import canonical_text, ir_digest, text_digest
 
 #: the pass that turns standard MLIR into vyre (named in errors about its output)
 CONVERT_PASS = "convert-to-vyre"
@@ -120,9 +121,6 @@ class Source:
     text: str | bytes | None
     #: the module (None: `text`, not parsed yet)
     module: ModuleOp | None
-    #: what names it in the persistent compile cache: the text's BLAKE3 as given
-    #: (no parse on a hit), else the module's IR digest
-    key: str
     name: str = "<input>"
     #: `module` was verified and found runnable
     checked: bool = False
@@ -190,8 +188,7 @@ def accept(
             module = with_grids(module, grid_overrides(module, grid))
         canonical = canonical_text(module)
         printed, text = (canonical, text_digest(canonical)), None
-    key = "text:" + source_digest(text) if printed is None else "module:" + printed[1]
-    return Source(text, module, key, name, checked, own, printed)
+    return Source(text, module, name, checked, own, printed)
 
 
 def prepare(source: Source, fuse: bool | str = False, *, digest: bool = False) -> Prepared:
