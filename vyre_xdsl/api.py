@@ -171,11 +171,12 @@ class Executable:
         digest: bool = False,
     ):
         # `source`: what `frontend.accept` made of the input. The persistent
-        # compile cache keys it by its text as given, else its digest: a hit loads what was stored (it
-        # was prepared and lowered then), a miss is prepared by the front end
-        # (`frontend.prepare`), compiled and stored. `cache=False`: not through
-        # the compile cache; `digest`: learn the IR digest of the module as given
-        # (`source_digest`) even when nothing is stored.
+        # compile cache keys it by its text as given, else by its digest: a hit
+        # loads what was stored (it was prepared and lowered then); a miss is
+        # prepared by the front end (`frontend.prepare`), compiled and stored.
+        # `cache=False`: not through the compile cache. `digest`: learn the IR
+        # digest of the module as given (`source_digest`) even when nothing is
+        # stored.
         self._grid_variants: dict[tuple, Executable] = {}
         self.backend = backend
         #: GPU time per kernel of the last `run(..., profile=True)` (a `RunProfile`)
@@ -228,7 +229,7 @@ class Executable:
         self._outputs = self.signature.outputs
         self._kernels = self.compiled.kernels
         if store is not None and artifact is None:
-            # prepared with its canonical text (`prepare(digest=True)`), which is what is stored
+            # the canonical text `prepare(digest=True)` printed is what is stored
             stored = disk_cache.Artifact(
                 self.signature, self._module_text, self._kernels, self.source_digest
             )
@@ -247,24 +248,9 @@ class Executable:
             self._module = parse(self._module_text, "<compile cache>")
         return self._module
 
-    def artifact(self, digest: str | None = None):
-        """What the disk cache stores of this compile (a `disk_cache.Artifact`);
-        `digest`: the IR digest of the module compiled."""
-        from vyre_xdsl.runtime.disk_cache import Artifact
-
-        return Artifact(self.signature, self._text(), self._kernels, digest)
-
-    def _text(self) -> str:
-        """The module's text, printed once: its canonical text when the digest
-        printed it already (`program_text.canonical_text`, which parses back to
-        the same module)."""
-        if self._module_text is None:
-            self._module_text = str(self._module)
-        return self._module_text
-
     def _module_digest(self) -> str:
         """The IR digest of the module this executable runs (`program_text.ir_digest`),
-        from its canonical text, which `_text` then reuses: one print for both."""
+        from its canonical text (printed once: the front end may have printed it)."""
         if self._digest is None:
             from vyre_xdsl.program_text import canonical_text, text_digest
 
