@@ -163,3 +163,19 @@ def test_the_api_leaves_checking_converting_and_fusing_to_the_front_end(qualname
     }
     assert "accept" in called or "prepare" in called or "Executable" in called, called
     assert not called & forbidden, called & forbidden
+
+
+def test_the_front_end_imports_only_what_stands_below_the_runtime():
+    tree = ast.parse(inspect.getsource(frontend))
+    imported = {
+        node.module for node in ast.walk(tree) if isinstance(node, ast.ImportFrom) and node.module
+    } | {
+        alias.name
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Import)
+        for alias in node.names
+    }
+    ours = {name for name in imported if name.startswith("vyre_xdsl")}
+    assert "vyre_xdsl.passes.vyre_fuse" in ours  # the walk sees the lazy imports too
+    above = ("vyre_xdsl.runtime", "vyre_xdsl.api", "vyre_xdsl.tools", "vyre_xdsl.megakernel")
+    assert not {name for name in ours if name.startswith(above)}, ours
