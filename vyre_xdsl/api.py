@@ -22,20 +22,17 @@ from typing import NamedTuple
 import numpy as np
 from xdsl.dialects.builtin import ModuleOp
 
-from vyre_xdsl.abi import RunSignature, require_mapping, signature
-from vyre_xdsl.context import parse_module, vyre_context
-from vyre_xdsl.conversion import (
-    SHAPES_ATTRIBUTE,
-    convert_if_standard,
-    in_memref_shapes,
-    is_standard,
-    memref_shapes,
-)
-from vyre_xdsl.diagnostics import (
-    VyreError,
-    check_runnable,
-    verify_after_pass,
-    verify_module,
+from vyre_xdsl.abi import RunSignature, require_mapping
+from vyre_xdsl.conversion import SHAPES_ATTRIBUTE, in_memref_shapes, memref_shapes
+from vyre_xdsl.diagnostics import VyreError  # noqa: F401 (the API's base error)
+from vyre_xdsl.frontend import (  # noqa: F401 (fuse_module, module_digest, ModuleTypeError: the API's)
+    ModuleTypeError,
+    Source,
+    accept,
+    fuse_module,
+    module_digest,
+    parse,
+    prepare,
 )
 from vyre_xdsl.runtime.backend import (
     Backend,
@@ -55,40 +52,6 @@ BACKENDS: dict[str, str] = {
     "reference": "vyre_xdsl.runtime.backend:REFERENCE",
     "wgpu": "vyre_xdsl.runtime.wgpu_backend:WGPU",
 }
-
-
-class ModuleTypeError(VyreError, TypeError):
-    """`run`/`compile` got something that is neither IR text nor a `ModuleOp`."""
-
-
-def _check_module_type(module_or_text: object) -> None:
-    if not isinstance(module_or_text, str | bytes | ModuleOp):
-        raise ModuleTypeError(
-            f"expected vyre IR text or a ModuleOp, not {type(module_or_text).__name__}"
-        )
-
-
-def _converted(module_or_text: ModuleOp | str | bytes) -> ModuleOp | str | bytes:
-    """A converted copy of a `ModuleOp` of standard MLIR (`convert-to-vyre`); any
-    other module or text as it is (`parse` converts text)."""
-    if isinstance(module_or_text, ModuleOp) and is_standard(module_or_text):
-        return convert_if_standard(module_or_text.clone())
-    return module_or_text
-
-
-def parse(text: str | bytes, name: str = "<input>") -> ModuleOp:
-    """Parse and verify vyre IR text (bytes must be UTF-8); errors are located
-    `VyreDiagnostic`s."""
-    from xdsl.utils.exceptions import ParseError
-
-    from vyre_xdsl.diagnostics import VyreDiagnostic
-
-    try:
-        module = convert_if_standard(parse_module(text, name))
-    except ParseError as error:
-        raise VyreDiagnostic([(None, str(error))]) from None
-    verify_module(module)
-    return module
 
 
 _RESOLVED: dict[tuple[str, str], Backend] = {}
@@ -131,17 +94,6 @@ def default_backend() -> str:
     return "reference"
 
 
-def fuse_module(module: ModuleOp, *, force: bool = False) -> ModuleOp:
-    """A fused copy of `module` (the `vyre-fuse` pass); `module` is unchanged.
-    `force`: fuse every program into one, even where the cost model says it loses."""
-    from vyre_xdsl.passes.vyre_fuse import VyreFusePass
-
-    fused = module.clone()
-    VyreFusePass(force=force).apply(vyre_context(), fused)
-    verify_after_pass(fused, VyreFusePass.name)
-    return fused
-
-
 def run(
     module_or_text: ModuleOp | str,
     inputs: Mapping[str, object] | None = None,
@@ -167,20 +119,15 @@ def run(
     a module whose own derived grid would be refused runs on the one given).
     """
     check_repeat(repeat)
-    if grid is not None:
-        from vyre_xdsl.launch import grid_overrides, with_grids
-
-        _check_module_type(module_or_text)
-        module = _parsed(_converted(module_or_text))
-        module_or_text, grid = with_grids(module, grid_overrides(module, grid)), None
-    exe = cached_executable(module_or_text, backend, fuse, adapter)
+    # the grid applies to the module before it is compiled (`frontend.accept`)
+    source = accept(module_or_text, grid=grid, check=False, copy=True)
+    exe = _cached(source, backend, fuse, adapter)
     return exe.run(
         inputs,
         device=device,
         subgroup_size=subgroup_size,
         max_iterations=max_iterations,
         repeat=repeat,
-        grid=grid,
     )
 
 
@@ -214,43 +161,44 @@ class Executable:
 
     def __init__(
         self,
-        module: ModuleOp | None,
+        source: Source,
         backend: str,
-        fuse: bool | str,
+        fuse: bool | str = False,
         adapter: int | str | None = None,
         portable: bool = False,
-        artifact=None,
-        verified: bool = False,
+        *,
+        cache: bool = True,
+        digest: bool = False,
     ):
-        # `artifact`: a `disk_cache.Artifact` of this compile (then `module` is
-        # not needed: it was checked, fused and lowered when it was stored);
-        # `verified`: the caller verified `module` (fusion verifies its result)
-        self._launch_options = (module, fuse, adapter, portable)  # for grid overrides
+        # `source`: what `frontend.accept` made of the input. The persistent
+        # compile cache keys it by its text as given, else by its digest: a hit
+        # loads what was stored (it was prepared and lowered then); a miss is
+        # prepared by the front end (`frontend.prepare`), compiled and stored.
+        # `cache=False`: not through the compile cache. `digest`: learn the IR
+        # digest of the module as given (`source_digest`) even when nothing is
+        # stored.
         self._grid_variants: dict[tuple, Executable] = {}
         self.backend = backend
         #: GPU time per kernel of the last `run(..., profile=True)` (a `RunProfile`)
         self.last_profile = None
-        self._digest = None
         chosen = backend_named(backend)
-        if artifact is None:
-            check_runnable(module)
-            self.signature: RunSignature = signature(module)
-            self._module = fuse_module(module, force=fuse == "force") if fuse else module
-            self._module_text = None
-            # converted standard MLIR: outputs come back in the memref's shape
-            self._shapes = memref_shapes(module)
-            self.compiled = chosen.compile(
-                self._module,
-                self.signature,
-                adapter=adapter,
-                portable=portable,
-                verified=verified or bool(fuse),
-                digest=self._module_digest,
+        store = _disk_store() if cache else None
+        artifact = None
+        if store is not None:
+            from vyre_xdsl.runtime import disk_cache
+
+            options = {"fuse": fuse, "profile": chosen.target_profile(adapter, portable)}
+            key = disk_cache.artifact_key(
+                disk_cache.source_key(source.text, source.digest), backend, options
             )
-        else:
-            self.signature = artifact.signature
+            artifact = disk_cache.load_artifact(store, key)
+        if artifact is not None:
+            #: the IR digest of the module as given (None: not known)
+            self.source_digest = artifact.digest
+            self._launch_options = (None, fuse, adapter, portable)  # for grid overrides
+            self.signature: RunSignature = artifact.signature
             self._module = None
-            self._module_text = artifact.module_text
+            self._module_text, self._digest = artifact.module_text, None
             self._shapes = (
                 memref_shapes(self.module) if SHAPES_ATTRIBUTE in self._module_text else {}
             )
@@ -260,9 +208,32 @@ class Executable:
                 kernels=artifact.kernels,
                 adapter=adapter,
             )
+        else:
+            prepared = prepare(source, fuse, digest=digest or store is not None)
+            self.source_digest = prepared.digest
+            self._launch_options = (prepared.source, fuse, adapter, portable)
+            self.signature = prepared.signature
+            self._module = prepared.module
+            self._module_text, self._digest = prepared.printed or (None, None)
+            # converted standard MLIR: outputs come back in the memref's shape
+            self._shapes = prepared.shapes
+            self.compiled = chosen.compile(
+                self._module,
+                self.signature,
+                adapter=adapter,
+                portable=portable,
+                verified=True,
+                digest=self._module_digest,
+            )
         self.gpu = self.compiled.gpu  # the GpuDevice the kernels run on, or None
         self._outputs = self.signature.outputs
         self._kernels = self.compiled.kernels
+        if store is not None and artifact is None:
+            # the canonical text `prepare(digest=True)` printed is what is stored
+            stored = disk_cache.Artifact(
+                self.signature, self._module_text, self._kernels, self.source_digest
+            )
+            disk_cache.store_artifact(store, key, stored)
 
     @property
     def adapter(self) -> str | None:
@@ -277,24 +248,9 @@ class Executable:
             self._module = parse(self._module_text, "<compile cache>")
         return self._module
 
-    def artifact(self, digest: str | None = None):
-        """What the disk cache stores of this compile (a `disk_cache.Artifact`);
-        `digest`: the IR digest of the module compiled."""
-        from vyre_xdsl.runtime.disk_cache import Artifact
-
-        return Artifact(self.signature, self._text(), self._kernels, digest)
-
-    def _text(self) -> str:
-        """The module's text, printed once: its canonical text when the digest
-        printed it already (`program_text.canonical_text`, which parses back to
-        the same module)."""
-        if self._module_text is None:
-            self._module_text = str(self._module)
-        return self._module_text
-
     def _module_digest(self) -> str:
         """The IR digest of the module this executable runs (`program_text.ir_digest`),
-        from its canonical text, which `_text` then reuses: one print for both."""
+        from its canonical text (printed once: the front end may have printed it)."""
         if self._digest is None:
             from vyre_xdsl.program_text import canonical_text, text_digest
 
@@ -402,7 +358,7 @@ class Executable:
     def _with_grid(self, grid) -> Executable:
         """This executable with the programs `grid` names on explicit grids
         (compiled once per distinct override)."""
-        from vyre_xdsl.launch import grid_overrides, with_grids
+        from vyre_xdsl.launch import grid_overrides
 
         source, fuse, adapter, portable = self._launch_options
         if source is None:
@@ -411,7 +367,8 @@ class Executable:
         key = tuple(sorted(grids.items()))
         exe = self._grid_variants.get(key)
         if exe is None:
-            exe = Executable(with_grids(source, grids), self.backend, fuse, adapter, portable)
+            overridden = accept(source, grid=grids)
+            exe = Executable(overridden, self.backend, fuse, adapter, portable, cache=False)
             self._grid_variants[key] = exe
         return exe
 
@@ -448,39 +405,10 @@ def compile(
     The result comes from the persistent compile cache when an earlier
     process compiled the same text (or module) with the same options for the
     same target (docs/runtime.md, "Caches"); then nothing is parsed or lowered."""
-    _check_module_type(module_or_text)
-    module_or_text = _converted(module_or_text)
-    if workgroup_size is not None:
-        module_or_text = _with_workgroup_size(module_or_text, workgroup_size)
-    if not isinstance(module_or_text, str | bytes):
-        verify_module(module_or_text)
+    source = accept(module_or_text, workgroup_size=workgroup_size)
     name = backend or default_backend()
     backend_named(name)  # an unknown backend is an error now, not at the first run
-    return compiled_executable(module_or_text, name, _fuse_mode(fuse), adapter, portable)
-
-
-def _with_workgroup_size(source: ModuleOp | str | bytes, workgroup_size) -> ModuleOp:
-    """A copy of `source` whose programs all have `workgroup_size` (checked)."""
-    from vyre_xdsl.launch import checked_workgroup_size, with_workgroup_size
-
-    size = checked_workgroup_size(workgroup_size)
-    module = parse(source) if isinstance(source, str | bytes) else source
-    return with_workgroup_size(module, size)
-
-
-def compiled_executable(
-    source: ModuleOp | str | bytes,
-    backend: str,
-    fuse: bool | str,
-    adapter: int | str | None = None,
-    portable: bool = False,
-    digest: str | None = None,
-) -> Executable:
-    """An `Executable` of `source` (text, or a verified module whose canonical
-    digest is `digest` when known), through the persistent compile cache: an
-    entry is keyed by the text's BLAKE3 (or the module's digest), the backend,
-    `fuse`, the target profile and the package build."""
-    return _through_disk_cache(source, backend, fuse, adapter, portable, digest)[0]
+    return Executable(source, name, _fuse_mode(fuse), adapter, portable)
 
 
 def _disk_store():
@@ -493,56 +421,6 @@ def _disk_store():
     from vyre_xdsl.runtime.disk_cache import default_cache
 
     return default_cache()
-
-
-def _through_disk_cache(
-    source: ModuleOp | str | bytes,
-    backend: str,
-    fuse: bool | str,
-    adapter: int | str | None,
-    portable: bool,
-    digest: str | None,
-    parsed: ModuleOp | None = None,
-) -> tuple[Executable, str | None]:
-    """(the `Executable` of `source`, the module's canonical digest where
-    known): from the disk cache, else compiled and stored. `parsed`: the
-    module of a text source, when it was parsed already."""
-    store = _disk_store()
-    if store is None:
-        module = parsed or _parsed(source)  # verified here or by the caller
-        return Executable(module, backend, fuse, adapter, portable, verified=True), digest
-    from vyre_xdsl.runtime import disk_cache
-
-    options = {"fuse": fuse, "profile": _target_profile(backend, adapter, portable)}
-    key = disk_cache.artifact_key(_source_digest(source, digest), backend, options)
-    artifact = disk_cache.load_artifact(store, key)
-    if artifact is not None:
-        exe = Executable(None, backend, fuse, adapter, portable, artifact=artifact)
-        return exe, artifact.digest
-    module = parsed or _parsed(source)
-    digest = digest or module_digest(module)
-    exe = Executable(module, backend, fuse, adapter, portable, verified=True)
-    disk_cache.store_artifact(store, key, exe.artifact(digest))
-    return exe, digest
-
-
-def _parsed(source: ModuleOp | str | bytes) -> ModuleOp:
-    return parse(source) if isinstance(source, str | bytes) else source
-
-
-def _source_digest(source: ModuleOp | str | bytes, digest: str | None) -> str:
-    """What names a compile's input in its disk cache key: the text as given
-    (no parse on a hit), else the module's IR digest."""
-    from vyre_xdsl.program_text import source_digest
-
-    if isinstance(source, str | bytes):
-        return "text:" + source_digest(source)
-    return "module:" + (digest or module_digest(source))
-
-
-def _target_profile(backend: str, adapter: int | str | None, portable: bool) -> dict | None:
-    """The target profile a compile lowers for, as a dict (None: the backend has none)."""
-    return backend_named(backend).target_profile(adapter, portable)
 
 
 def _fuse_mode(fuse: object) -> bool | str:
@@ -613,15 +491,6 @@ def disk_cache_info():
     return None if store is None else store.info()
 
 
-def module_digest(module: ModuleOp) -> str:
-    """The module's IR digest (`vyre_xdsl.program_text.ir_digest`: BLAKE3 of
-    its canonical text): equal for modules that differ only in value names,
-    spacing or comments."""
-    from vyre_xdsl.program_text import ir_digest
-
-    return ir_digest(module)
-
-
 def cached_executable(
     module_or_text: ModuleOp | str,
     backend: str | None = None,
@@ -631,60 +500,53 @@ def cached_executable(
     """The `Executable` `run()` uses: cached by (the module's canonical digest,
     backend, fuse, adapter index), an LRU of `RUN_CACHE_SIZE`. Text is parsed
     and verified once per distinct text, and not at all when the persistent
-    compile cache has it."""
-    _check_module_type(module_or_text)
-    module_or_text = _converted(module_or_text)
+    compile cache has it; a module is verified and copied (its caller may change
+    it after the run) only when it is compiled."""
+    source = accept(module_or_text, check=False, copy=True)
+    return _cached(source, backend, fuse, adapter)
+
+
+def _cached(
+    source: Source, backend: str | None, fuse: bool | str, adapter: int | str | None
+) -> Executable:
+    """`cached_executable` of an accepted `source`: a text not seen yet is
+    compiled (or loaded from the persistent compile cache, unparsed) to learn
+    its digest; a module's digest is known."""
     name = backend or default_backend()
     where = backend_named(name).device_key(adapter)
-    module = None
-    if isinstance(module_or_text, str | bytes):
-        digest = _TEXT_DIGESTS.get(module_or_text)
-        if digest is None and _disk_store() is not None:
-            fuse = _fuse_mode(fuse)
-            exe, digest = _through_disk_cache(module_or_text, name, fuse, where, False, None)
-            _remember(_TEXT_DIGESTS, module_or_text, digest, 4 * RUN_CACHE_SIZE)
-            return _remembered((digest, name, fuse, where), exe)
-        if digest is None:
-            module = parse(module_or_text)
-            digest = _remember(
-                _TEXT_DIGESTS, module_or_text, module_digest(module), 4 * RUN_CACHE_SIZE
-            )
-    else:
-        digest = module_digest(module_or_text)
     fuse = _fuse_mode(fuse)
-    key = (digest, name, fuse, where)
+    text = source.text
+    digest = source.digest if text is None else _TEXT_DIGESTS.get(text)
+    held = None if digest is None else _held((digest, name, fuse, where))
+    if held is not None:
+        return held
+    exe = Executable(source, name, fuse, where, digest=True)
+    key = (exe.source_digest, name, fuse, where)
+    with _CACHE_LOCK:
+        if text is not None:
+            _TEXT_DIGESTS[text] = exe.source_digest
+            _trim(_TEXT_DIGESTS, 4 * RUN_CACHE_SIZE)
+        held = _EXECUTABLES.get(key)  # a text that differs only in names, or another thread
+        if held is None:
+            _EXECUTABLES[key] = exe
+            _trim(_EXECUTABLES, RUN_CACHE_SIZE)
+        else:
+            _EXECUTABLES.move_to_end(key)
+        _CACHE_STATS["misses" if held is None else "hits"] += 1
+    return exe if held is None else held
+
+
+def _held(key: tuple) -> Executable | None:
+    """The executable `run()`'s cache holds for `key` (a hit), else None."""
     with _CACHE_LOCK:  # another thread may drop the key between a get and a move
         exe = _EXECUTABLES.get(key)
         if exe is not None:
             _EXECUTABLES.move_to_end(key)
-    if exe is not None:
-        _CACHE_STATS["hits"] += 1
-        return exe
-    _CACHE_STATS["misses"] += 1
-    if isinstance(module_or_text, str | bytes):  # keyed by its text on disk
-        exe = _through_disk_cache(module_or_text, name, fuse, where, False, digest, module)[0]
-        return _remember(_EXECUTABLES, key, exe, RUN_CACHE_SIZE)
-    verify_module(module_or_text)  # a copy: the caller may change its module after the run
-    exe = compiled_executable(module_or_text.clone(), name, fuse, where, digest=digest)
-    return _remember(_EXECUTABLES, key, exe, RUN_CACHE_SIZE)
+            _CACHE_STATS["hits"] += 1
+    return exe
 
 
-def _remembered(key: tuple, exe: Executable) -> Executable:
-    """The executable `run()`'s cache holds for `key`, else `exe`, now held."""
-    with _CACHE_LOCK:  # another thread may drop the key between a get and a move
-        held = _EXECUTABLES.get(key)
-        if held is not None:
-            _EXECUTABLES.move_to_end(key)
-    if held is not None:
-        _CACHE_STATS["hits"] += 1
-        return held
-    _CACHE_STATS["misses"] += 1
-    return _remember(_EXECUTABLES, key, exe, RUN_CACHE_SIZE)
-
-
-def _remember(cache: OrderedDict, key, value, limit: int):
-    with _CACHE_LOCK:
-        cache[key] = value
-        while len(cache) > limit:
-            cache.popitem(last=False)
-    return value
+def _trim(cache: OrderedDict, limit: int) -> None:
+    """Drop the least recently used entries of `cache` past `limit` (under the lock)."""
+    while len(cache) > limit:
+        cache.popitem(last=False)

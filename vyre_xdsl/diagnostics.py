@@ -202,6 +202,20 @@ def verify_after_pass(module: ModuleOp, pass_name: str) -> None:
         ) from None
 
 
+def check_module(
+    module: ModuleOp, *, after_pass: str | None = None, runnable: bool = False
+) -> None:
+    """The one check of a module a compile starts from: `verify_module`, naming
+    `after_pass` in every error when that pass made the module (as
+    `verify_after_pass`), then, with `runnable`, `check_runnable`."""
+    if after_pass is None:
+        verify_module(module)
+    else:
+        verify_after_pass(module, after_pass)
+    if runnable:
+        check_runnable(module)
+
+
 def source_lines(text: str) -> list[str]:
     """The lines of `text` as the parser numbers them: split at `\n` only (not at
     U+2028 and the other breaks `str.splitlines` knows), without a trailing `\r`."""

@@ -193,10 +193,10 @@ def test_reference_without_guard():
 def test_converted_standard_mlir_example():
     """examples/matmul_scf.mlir through convert-to-vyre, then tiled."""
 
-    from vyre_xdsl.api import _converted, parse
+    from vyre_xdsl.api import parse
 
     source = EXAMPLES / "matmul_scf.mlir"
-    module = parse(_converted(source.read_text()))
+    module = parse(source.read_text())  # parse converts standard MLIR
     after = tiled(module, SMALL)
     rng = np.random.default_rng(3)
     inputs = {

@@ -166,3 +166,15 @@ def _fusion_groups(progs: list) -> list[list]:
         else:
             groups[-1].append(program)
     return [g for g in groups if g]
+
+
+def fused_copy(module: ModuleOp, *, force: bool = False) -> ModuleOp:
+    """A fused copy of `module` (this pass, then verified: a failure names the
+    pass); `module` is unchanged. `force`: as the pass option."""
+    from vyre_xdsl.context import vyre_context
+    from vyre_xdsl.diagnostics import verify_after_pass
+
+    fused = module.clone()
+    VyreFusePass(force=force).apply(vyre_context(), fused)
+    verify_after_pass(fused, VyreFusePass.name)
+    return fused

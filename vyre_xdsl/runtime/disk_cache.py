@@ -44,6 +44,7 @@ import blake3
 
 from vyre_xdsl.abi import BufferSignature, RunSignature
 from vyre_xdsl.backends.wgsl.kernel_module import WgslBinding, WgslKernel
+from vyre_xdsl.program_text import source_digest
 
 CACHE_ENV = "VYRE_CACHE_DIR"
 MAX_BYTES_ENV = "VYRE_CACHE_MAX_BYTES"
@@ -247,6 +248,15 @@ def build_digest() -> str:
             with open(path, "rb") as file:
                 digest.update(file.read())
     return digest.hexdigest()
+
+
+def source_key(text: str | bytes | None, digest: str | None) -> str:
+    """What names a compile's input in its key (`artifact_key`'s `source`): IR
+    text by the BLAKE3 of its bytes as given (a hit needs no parse), else a
+    module by its IR digest."""
+    if text is not None:
+        return "text:" + source_digest(text)
+    return f"module:{digest}"
 
 
 def artifact_key(source: str, backend: str, options: Mapping[str, object]) -> str:

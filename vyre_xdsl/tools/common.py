@@ -17,10 +17,8 @@ from xdsl.utils.exceptions import ParseError
 from vyre_xdsl.diagnostics import (
     VyreDiagnostic,
     VyreError,
-    check_runnable,
     format_errors,
     source_lines,
-    verify_module,
 )
 
 
@@ -81,14 +79,13 @@ def read_source(path: str) -> tuple[str, str]:
 
 
 def load_module_text(text: str, name: str) -> ModuleOp:
-    """Parse and verify; errors become a `ReportedError` with located text."""
+    """Parse, convert and check (`frontend.load`: verified, runnable); errors
+    become a `ReportedError` with located text."""
     from vyre_xdsl.context import parse_module
-    from vyre_xdsl.conversion import convert_if_standard
+    from vyre_xdsl.frontend import load
 
     try:
-        module = convert_if_standard(parse_module(text, name))
-        verify_module(module)
-        check_runnable(module)
+        module = load(parse_module(text, name), name, own=True)
     except ParseError as error:
         raise ReportedError(format_parse_error(error)) from None
     except VyreDiagnostic as error:
