@@ -161,7 +161,7 @@ class Executable:
 
     def __init__(
         self,
-        source: Source,
+        source: Source | ModuleOp | str | bytes,
         backend: str,
         fuse: bool | str = False,
         adapter: int | str | None = None,
@@ -169,8 +169,10 @@ class Executable:
         *,
         cache: bool = True,
         digest: bool = False,
+        workgroup_size=None,
     ):
-        # `source`: what `frontend.accept` made of the input. The persistent
+        # `source`: what `frontend.accept` made of the input (IR text or a module
+        # is accepted here, with `workgroup_size`). The persistent
         # compile cache keys it by its text as given, else by its digest: a hit
         # loads what was stored (it was prepared and lowered then); a miss is
         # prepared by the front end (`frontend.prepare`), compiled and stored.
@@ -182,6 +184,8 @@ class Executable:
         #: GPU time per kernel of the last `run(..., profile=True)` (a `RunProfile`)
         self.last_profile = None
         chosen = backend_named(backend)
+        if not isinstance(source, Source):
+            source = accept(source, workgroup_size=workgroup_size)
         store = _disk_store() if cache else None
         artifact = None
         if store is not None:
@@ -405,10 +409,9 @@ def compile(
     The result comes from the persistent compile cache when an earlier
     process compiled the same text (or module) with the same options for the
     same target (docs/runtime.md, "Caches"); then nothing is parsed or lowered."""
-    source = accept(module_or_text, workgroup_size=workgroup_size)
     name = backend or default_backend()
-    backend_named(name)  # an unknown backend is an error now, not at the first run
-    return Executable(source, name, _fuse_mode(fuse), adapter, portable)
+    fuse = _fuse_mode(fuse)
+    return Executable(module_or_text, name, fuse, adapter, portable, workgroup_size=workgroup_size)
 
 
 def _disk_store():
