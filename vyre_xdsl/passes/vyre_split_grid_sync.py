@@ -40,29 +40,42 @@ vyre.program @p workgroup_size [64, 1, 1] {
   vyre.store @out[%i] = %v : ui32
 }
 // after
-vyre.program @p_part0 {count_buffers = [@x, @out], part = 0 : i64, source = "p"} workgroup_size [64, 1, 1] {
+vyre.program @p_part0 {source = "p", part = 0 : i64, count_buffers = [@out, @x]} workgroup_size [64, 1, 1] {
   vyre.buffer @x binding 0 read_write : ui32[256]
   vyre.buffer @out binding 1 write_only : ui32[256]
   vyre.buffer @__vyre_spill_ui32 read_write : ui32[1] {vyre.scratch}
-  // p = workgroup_id x * 64 + local_id x
+  %0 = vyre.const 64 : ui32
+  %1 = vyre.workgroup_id x
+  %2 = vyre.mul %1, %0 : ui32
+  %3 = vyre.local_id x
+  %4 = vyre.add %2, %3 : ui32            // p, the invocation's linear index
   %i = vyre.invocation_id x
   %v = vyre.load @x[%i] : ui32
-  vyre.store @__vyre_spill_ui32[%slot] = %v : ui32   // %slot = p * 1 + 0
+  %5 = vyre.const 1 : ui32               // K
+  %6 = vyre.const 0 : ui32               // the slot of %v
+  %7 = vyre.mul %4, %5 : ui32
+  %8 = vyre.add %7, %6 : ui32
+  vyre.store @__vyre_spill_ui32[%8] = %v : ui32
   vyre.store @x[%i] = %i : ui32
 }
-vyre.program @p_part1 {count_buffers = [@x, @out], part = 1 : i64, source = "p"} workgroup_size [64, 1, 1] {
-  ...
-  %v = vyre.load @__vyre_spill_ui32[%slot] : ui32
+vyre.program @p_part1 {source = "p", part = 1 : i64, count_buffers = [@out, @x]} workgroup_size [64, 1, 1] {
+  vyre.buffer @x binding 0 read_write : ui32[256]
+  vyre.buffer @out binding 1 write_only : ui32[256]
+  vyre.buffer @__vyre_spill_ui32 read_write : ui32[1] {vyre.scratch}
+  ...                                     // %8 as above
+  %9 = vyre.load @__vyre_spill_ui32[%8] : ui32
   %i = vyre.invocation_id x
-  vyre.store @out[%i] = %v : ui32
+  vyre.store @out[%i] = %9 : ui32
 }
 ```
 
 Refused, at the op: a `vyre.return` before a `grid_sync` (the later parts
 would run for the invocations that returned); a buffer named with the spill
 prefix `__vyre_spill_`; an indirect grid with values live across a barrier
-(their scratch would be sized by a grid known only on the GPU). A `grid_sync`
-in a loop or an `if` is refused by the verifier.
+(their scratch would be sized by a grid known only on the GPU); a derived
+grid that cannot cover the whole program's static element count (checked on
+the whole program: a part may no longer read `vyre.invocation_id`). A
+`grid_sync` in a loop or an `if` is refused by the verifier.
 """
 
 from __future__ import annotations
