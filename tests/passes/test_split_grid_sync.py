@@ -308,3 +308,65 @@ def test_a_valid_part_verifies_and_keeps_its_facts_through_print_and_parse():
     assert program.recorded_count_buffers == ["x"]
     assert program.recorded_active_workgroups == 3
     assert program.buffer("__vyre_spill_ui32").is_scratch
+
+
+# A histogram then a reader of its bins across a grid_sync: the first part's
+# atomics are privatized, the second part reads the flushed bins.
+HISTOGRAM_THEN_READER = """
+vyre.program @hist workgroup_size [64, 1, 1] {
+  vyre.buffer @x binding 0 read_only : ui32[320]
+  vyre.buffer @out binding 1 read_write : ui32[16]
+  vyre.buffer @scaled binding 2 write_only output : ui32[16]
+  %i = vyre.invocation_id x
+  %v = vyre.load @x[%i] : ui32
+  %one = vyre.const 1 : ui32
+  %old = vyre.atomic add @out[%v], %one : ui32
+  vyre.barrier grid_sync
+  %c = vyre.load @out[%i] : ui32
+  %three = vyre.const 3 : ui32
+  %s = vyre.mul %c, %three : ui32
+  vyre.store @scaled[%i] = %s : ui32
+}
+"""
+
+
+@pytest.mark.parametrize("privatize", [True, False])
+def test_vyre_lower_alone_gives_the_pipelines_descriptors(privatize):
+    alone = parse_module(HISTOGRAM_THEN_READER)
+    VyreLowerPass(privatize_atomics=privatize, elide_clears=False).apply(Context(), alone)
+    stepped = parse_module(HISTOGRAM_THEN_READER)
+    steps = (
+        VyreSplitGridSyncPass(),
+        *([VyrePrivatizeAtomicsPass()] if privatize else []),
+        VyreLowerPass(privatize_atomics=False, elide_clears=False),
+    )
+    run_steps(Context(), stepped, steps)
+    assert str(stepped) == str(alone)
+    part0 = k.descriptors(alone)[0]
+    assert any(b.mem_class == "shared" for b in part0.bindings()) == privatize
+
+
+def test_the_privatized_parts_count_the_histogram():
+    x = np.random.default_rng(11).integers(0, 16, 320).astype(np.uint32)
+    want = np.bincount(x, minlength=16).astype(np.uint32)
+    inputs = {"x": x, "out": np.zeros(16, np.uint32)}
+    module = _split(HISTOGRAM_THEN_READER)
+    VyrePrivatizeAtomicsPass().apply(Context(), module)
+    assert programs(module)[0].buffer("__vyre_private_out") is not None
+    for backend in ("reference", "wgpu"):
+        result = run(str(module), inputs, backend=backend)
+        np.testing.assert_array_equal(result["out"], want)
+        np.testing.assert_array_equal(result["scaled"], want * np.uint32(3))
+
+
+def test_a_widened_program_is_never_privatized():
+    """A `[1, 1, 1]` program is widened by lowering; with a single invocation per
+    declared workgroup it has no workgroup to share a copy in."""
+    text = GUARDED_HISTOGRAM.replace("[256, 1, 1]", "[1, 1, 1]")
+    module = parse_module(text)
+    VyrePrivatizeAtomicsPass().apply(Context(), module)
+    assert "__vyre_private_" not in str(module)
+    run_steps(Context(), module, VyreToKernelPass().steps())
+    (descriptor,) = k.descriptors(module)
+    assert tuple(descriptor.dispatch().kernel_workgroup) == (128, 1, 1)  # 4 x 32: widened
+    assert not any(b.mem_class == "shared" for b in descriptor.bindings())
