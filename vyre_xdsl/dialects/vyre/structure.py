@@ -66,7 +66,7 @@ SCRATCH_ATTR = "vyre.scratch"
 
 #: program attributes that record dispatch facts (set by `vyre-split-grid-sync`
 #: and `vyre-privatize-atomics`, read by `vyre-lower`): they name and size the
-#: dispatch, they are not part of the code it runs (`code_identity`)
+#: dispatch, they are not part of the code it runs (the descriptor id leaves them out)
 SOURCE_ATTR = "source"
 PART_ATTR = "part"
 COUNT_BUFFERS_ATTR = "count_buffers"
