@@ -375,7 +375,8 @@ def signature(module_or_programs: ModuleOp | Sequence[ProgramOp]) -> RunSignatur
     declarations: dict[str, list[BufferOp]] = {}
     for program in progs:
         for buffer in program.buffers():
-            if not buffer.is_workgroup:
+            # scratch (grid_sync spills) is per-invocation device memory, never the host's
+            if not (buffer.is_workgroup or buffer.is_scratch):
                 declarations.setdefault(buffer.buffer_name, []).append(buffer)
     _check_consistent(declarations)
 

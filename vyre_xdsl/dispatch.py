@@ -70,10 +70,27 @@ def logical_element_count(program: ProgramOp, counts: Mapping[str, int]) -> int:
 
 
 def count_buffer_names(program: ProgramOp) -> list[str]:
-    """The host buffers whose element counts decide `logical_element_count`."""
-    host = [b.buffer_name for b in program.buffers() if not b.is_workgroup]
-    writes = buffers_written(program)
+    """The host buffers whose element counts decide `logical_element_count`: those
+    a part of a split program records (`count_buffers`, its whole program's),
+    else the program's own."""
+    recorded = program.recorded_count_buffers
+    if recorded is not None:
+        return recorded
+    host = [b.buffer_name for b in program.buffers() if not (b.is_workgroup or b.is_scratch)]
+    writes = buffers_written(program) & set(host)
     return host if uses_whole_buffers(program) or not writes else sorted(writes)
+
+
+def static_element_count(program: ProgramOp, counts: Sequence[str]) -> int | None:
+    """The logical element count of the dispatch of `program` sized by the
+    buffers `counts` (`count_buffer_names`), when their counts are static."""
+    sizes = []
+    for name in counts:
+        buffer = program.buffer(name)
+        if buffer is None or buffer.static_count is None:
+            return None
+        sizes.append(buffer.static_count)
+    return max(sizes + [1])
 
 
 def workgroup_count(n: int, workgroup_size: tuple[int, int, int]) -> int:

@@ -228,3 +228,29 @@ vyre.program @big_hist workgroup_size [256, 1, 1] {
 // WGSL-NEXT:    }
 // WGSL-NEXT:    workgroupBarrier();
 // WGSL:         atomicAdd(&b_out[
+
+// -----
+
+// Only the first 2 of the 16 workgroups can have an effect (an arm guard): the
+// pass records it before adding the flush, which runs in every workgroup but
+// finds only identities past them; lowering keeps the grid of 2.
+vyre.program @arm workgroup_size [256, 1, 1] {
+  vyre.buffer @x binding 0 read_only : ui32[4096]
+  vyre.buffer @out binding 1 write_only : ui32[256]
+  %i = vyre.invocation_id x
+  %limit = vyre.const 512 : ui32
+  %inside = vyre.lt %i, %limit : ui32
+  vyre.if %inside {
+    %v = vyre.load @x[%i] : ui32
+    %one = vyre.const 1 : ui32
+    %old = vyre.atomic add @out[%v], %one : ui32
+  }
+}
+
+// CHECK-LABEL: vyre.program @arm {active_workgroups = 2 : i64} workgroup_size [256, 1, 1] {
+// CHECK:         vyre.buffer @__vyre_private_out workgroup : ui32[256]
+// CHECK:         vyre.region "vyre.privatize.body" {
+
+// WGSL-LABEL: // vyre kernel @arm
+// WGSL:       // program workgroup [256, 1, 1], kernel workgroup [256, 1, 1], grid [2, 1, 1], count [@x, @out]
+// WGSL:         atomicAdd(&w___vyre_private_out[

@@ -8,7 +8,10 @@
 // RUN: not vyre-opt %s -p 'vyre-to-kernel{max-invocations=32}' 2>&1 | filecheck %s --check-prefix=PROFILE
 
 // The named pipeline: convert-to-vyre (standard MLIR only), vyre-inline,
-// vyre-fuse (fuse=true), vyre-lower; the same output as --fuse --lower.
+// vyre-fuse (fuse=true), vyre-split-grid-sync, vyre-privatize-atomics,
+// vyre-lower, kernel-elide-clears, kernel-vectorize, kernel-coarsen,
+// kernel-verify; the same output as --fuse --lower (vyre-lower splits and
+// privatizes with the same functions when run on its own).
 
 vyre.func @twice(%a: f32) -> f32 {
   %r = vyre.add %a, %a : f32
@@ -51,6 +54,8 @@ vyre.program @b workgroup_size [64, 1, 1] {
 // STEPS:      IR Dump After vyre-inline
 // STEPS-NOT:  vyre.func
 // STEPS:      Pass vyre-fuse took
+// STEPS:      Pass vyre-split-grid-sync took
+// STEPS:      Pass vyre-privatize-atomics took
 // STEPS:      Pass vyre-lower took
 
 // PROFILE: vyre-to-kernel.mlir:{{[0-9]+}}:1: error: workgroup size [64, 1, 1] has 64 invocations; the target profile allows 32

@@ -78,18 +78,24 @@ def test_pipeline_options_and_steps():
         "convert-to-vyre",
         "vyre-inline",
         "vyre-fuse",
+        "vyre-split-grid-sync",
+        "vyre-privatize-atomics",
         "vyre-lower",
         "kernel-vectorize",
         "kernel-coarsen",
         "kernel-verify",
     ]
-    lower, verify = pass_.steps()[3], pass_.steps()[-1]
+    privatize, lower, verify = pass_.steps()[4], pass_.steps()[5], pass_.steps()[-1]
     assert lower.subgroup_size == 8 and lower.max_storage_buffers == 16
     assert verify.subgroup_size == 8 and verify.max_storage_buffers == 16
-    assert lower.privatize_atomics is True
+    # the pipeline privatizes as a step of its own, with the profile's workgroup storage
+    assert lower.privatize_atomics is False
+    assert privatize.max_workgroup_storage == 16384
     assert [s.name for s in VyreToWgslPass().steps()] == [
         "convert-to-vyre",
         "vyre-inline",
+        "vyre-split-grid-sync",
+        "vyre-privatize-atomics",
         "vyre-lower",
         "kernel-elide-clears",
         "kernel-vectorize",

@@ -88,16 +88,20 @@ def execute_programs(
     final host arrays. `max_iterations` is shared by all of them (see `execute`)."""
     budget = None if max_iterations is None else IterationBudget(max_iterations)
     host = {name: np.array(array, copy=True).reshape(-1) for name, array in buffers.items()}
+    # parts of a program split at grid_sync pass values through scratch buffers:
+    # the machine keeps them in `host` between programs; they are no host buffers
+    scratch = {b.buffer_name for p in progs for b in p.buffers() if b.is_scratch}
+    scratch -= set(buffers)
     for repetition in range(repeat):
         for program in progs:
             try:
                 Machine(program, host, subgroup_size, budget, repetition).run()
             except VyreTrap as trap:
-                trap.buffers = host
+                trap.buffers = {n: a for n, a in host.items() if n not in scratch}
                 if repeat > 1:
                     trap.in_repetition(repetition, repeat)
                 raise
-    return host
+    return {name: array for name, array in host.items() if name not in scratch}
 
 
 def execute_program(

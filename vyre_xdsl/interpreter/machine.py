@@ -303,7 +303,9 @@ class Machine:
         check_resources(program, self.launch)
         self.memory: dict[str, Memory] = {}
         for buffer in program.buffers():
-            if buffer.is_workgroup:
+            if buffer.is_scratch:
+                self.memory[buffer.buffer_name] = _scratch(buffer, self.launch.lanes, host)
+            elif buffer.is_workgroup:
                 self.memory[buffer.buffer_name] = Memory.shared(
                     buffer.buffer_name,
                     buffer.element,
@@ -362,11 +364,25 @@ class Machine:
         return self.launch.workgroup_of(frame.lanes) if memory.workgroup else None
 
 
+def _scratch(buffer: BufferOp, lanes: int, host: MutableMapping[str, np.ndarray]) -> Memory:
+    """The memory of a scratch buffer (grid_sync spills, `{vyre.scratch}`): its
+    count per invocation for each of `lanes` invocations, zeroed when first
+    seen, then kept in `host` under its name for the parts after it."""
+    name, count = buffer.buffer_name, (buffer.static_count or 0) * lanes
+    array = host.get(name)
+    if array is None or array.shape[0] < count:
+        grown = np.zeros(count, dtype=HOST_DTYPES[buffer.element])
+        if array is not None:
+            grown[: array.shape[0]] = array
+        host[name] = array = grown
+    return Memory.host(name, buffer.element, count, array)
+
+
 def host_counts(program: ProgramOp, host: MutableMapping[str, np.ndarray]) -> dict[str, int]:
     """Element count of each host buffer as `program` sees it; checks the host arrays."""
     counts: dict[str, int] = {}
     for buffer in program.buffers():
-        if buffer.is_workgroup:
+        if buffer.is_workgroup or buffer.is_scratch:
             continue
         name = buffer.buffer_name
         if name not in host:

@@ -69,8 +69,12 @@ def pins_geometry(program: ProgramOp) -> bool:
     """Whether the program's ids must keep their declared workgroup meaning
     (workgroup memory, barriers, subgroup ops: subgroups lie within a workgroup;
     an indirect grid, which counts the program's own workgroups; an explicit
-    grid or `vyre.num_workgroups`: `fixes_launch`)."""
+    grid or `vyre.num_workgroups`: `fixes_launch`; a part of a program split at
+    `grid_sync`, which runs on the geometry of the whole program: its barriers
+    pinned it, and the parts index their spill slots by it)."""
     if any(b.is_workgroup for b in program.buffers()) or program.indirect_buffer is not None:
+        return True
+    if program.part_index is not None:
         return True
     if fixes_launch(program):
         return True

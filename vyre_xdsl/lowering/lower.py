@@ -36,6 +36,7 @@ from vyre_xdsl.dispatch import (
     count_buffer_names,
     declared_invocations,
     launch_grid,
+    static_element_count,
 )
 from vyre_xdsl.lowering.descriptor_id import descriptor_id
 from vyre_xdsl.lowering.geometry import (
@@ -48,7 +49,7 @@ from vyre_xdsl.lowering.privatize import (
     candidates,
     privatize_program,
 )
-from vyre_xdsl.lowering.split import is_scratch_buffer, split_program
+from vyre_xdsl.lowering.split import is_scratch_buffer, split_dispatch
 from vyre_xdsl.target_profile import DEFAULT_PROFILE, TargetProfile
 
 #: vyre access mode -> (memory class, visibility)
@@ -108,60 +109,54 @@ def needs_sidecar(program: v.ProgramOp) -> bool:
 def lower_program(
     program: v.ProgramOp, profile: TargetProfile = DEFAULT_PROFILE, privatize: bool = True
 ) -> list[k.DescriptorOp]:
-    """The descriptors of `program`, one per part between grid_sync barriers.
-    With `privatize`, each part's qualifying global atomics go through a
-    workgroup copy (`vyre-privatize-atomics`, with the profile's workgroup
-    storage); `program` itself is never changed."""
-    parts = split_program(program)
-    if program.indirect_buffer is not None and any(
-        is_scratch_buffer(b) for part in parts for b in part.buffers()
-    ):
-        raise VyreDiagnostic(
-            [
-                (
-                    program,
-                    f"@{program.sym_name.data} has an indirect grid and values live across a "
-                    "grid_sync; their scratch is sized by a grid known only on the GPU. Fix: pass "
-                    "the values through a buffer, or split the program in two",
-                )
-            ]
-        )
-    workgroup = kernel_workgroup_size(program, profile)
-    counts = count_buffer_names(program)
-    n = _static_count(program, counts)
+    """The descriptors of `program`, one per part between grid_sync barriers
+    (`split_dispatch`, as `vyre-split-grid-sync`). With `privatize`, each part's
+    qualifying global atomics first go through a workgroup copy
+    (`privatize_program`, as `vyre-privatize-atomics`, with the profile's
+    workgroup storage); `program` itself is never changed."""
+    parts = split_dispatch(program)
+    if privatize:
+        storage = profile.max_workgroup_storage_bytes
+        parts = [_privatized(part, program, storage) for part in parts]
+    return [lower_part(part, profile) for part in parts]
+
+
+def lower_part(part: v.ProgramOp, profile: TargetProfile = DEFAULT_PROFILE) -> k.DescriptorOp:
+    """The descriptor of one dispatch: a program without grid_sync, or a part of
+    one (`@p_partK {source = "p", part = K, count_buffers = [...]}`), lowered
+    as it stands (no privatization). A part runs on the whole program's
+    geometry: its recorded `count_buffers` size the dispatch, and the grid is
+    cut to the part's active workgroups (`active_workgroups` when recorded)."""
+    workgroup = kernel_workgroup_size(part, profile)
+    counts = count_buffer_names(part)
+    n = static_element_count(part, counts)
     if n is not None:
-        check_derived_grid(program, n)
-    name = program.sym_name.data
-    result = []
-    for index, part in enumerate(parts):
-        symbol = name if len(parts) == 1 else f"{name}_part{index}"
-        attributes: dict[str, Attribute] = {"source": StringAttr(name)}
-        if len(parts) > 1:
-            attributes["part"] = IntegerAttr(index, i64)
-        indirect = program.indirect_buffer
-        grid = None if indirect or n is None else _part_grid(part, n, workgroup)
-        explicit = program.explicit_grid
-        if explicit is not None:
-            grid = explicit  # launched exactly, whatever the counts say
-        if privatize:
-            # after the grid: the workgroups it leaves out would only flush identities
-            part = _privatized(part, program, profile)
-        dispatch = k.DispatchOp(
-            workgroup,
-            program.workgroup,
-            grid,
-            counts,
-            indirect,
-            program.indirect_offset,
-            explicit=explicit is not None,
-        )
-        dispatch.location = program.location
-        descriptor = k.DescriptorOp(symbol, descriptor_id(part), [dispatch], attributes=attributes)
-        descriptor.location = program.location
-        _Lowering(part, descriptor).run()
-        record_backend_facts(descriptor, n)
-        result.append(descriptor)
-    return result
+        check_derived_grid(part, n)
+    attributes: dict[str, Attribute] = {"source": StringAttr(part.source_name)}
+    if part.part_index is not None:
+        attributes["part"] = IntegerAttr(part.part_index, i64)
+    indirect = part.indirect_buffer
+    grid = None if indirect or n is None else _part_grid(part, n, workgroup)
+    explicit = part.explicit_grid
+    if explicit is not None:
+        grid = explicit  # launched exactly, whatever the counts say
+    dispatch = k.DispatchOp(
+        workgroup,
+        part.workgroup,
+        grid,
+        counts,
+        indirect,
+        part.indirect_offset,
+        explicit=explicit is not None,
+    )
+    dispatch.location = part.location
+    descriptor = k.DescriptorOp(
+        part.sym_name.data, descriptor_id(part), [dispatch], attributes=attributes
+    )
+    descriptor.location = part.location
+    _Lowering(part, descriptor).run()
+    record_backend_facts(descriptor, n)
+    return descriptor
 
 
 def record_backend_facts(descriptor: k.DescriptorOp, n: int | None) -> None:
@@ -192,33 +187,28 @@ def record_backend_facts(descriptor: k.DescriptorOp, n: int | None) -> None:
             loop.attributes[k.UNROLL] = UnitAttr()
 
 
-def _privatized(part: v.ProgramOp, program: v.ProgramOp, profile: TargetProfile) -> v.ProgramOp:
-    """`part` with its atomics privatized (a copy when `part` is `program`)."""
-    if kernel_workgroup_size(program, profile) != program.workgroup:
-        return part  # a widened [1, 1, 1] program: no workgroup to share a copy
-    storage = profile.max_workgroup_storage_bytes
+def _privatized(part: v.ProgramOp, program: v.ProgramOp, storage: int) -> v.ProgramOp:
+    """`part` with its atomics privatized (a copy when `part` is `program`).
+    A widened `[1, 1, 1]` program has no workgroup to share a copy in; it has
+    fewer invocations than `candidates` asks for, so it is never privatized."""
     if not candidates(part, storage, DEFAULT_BINS_PER_INVOCATION):
         return part  # nothing to privatize: no copy
     copy = part.clone() if part is program else part
-    return copy if privatize_program(copy, storage) else part
-
-
-def _static_count(program: v.ProgramOp, counts: list[str]) -> int | None:
-    """The logical element count of the program's dispatch, when it is static."""
-    sizes = []
-    for name in counts:
-        buffer = program.buffer(name)
-        if buffer is None or buffer.static_count is None:
-            return None
-        sizes.append(buffer.static_count)
-    return max(sizes + [1])
+    privatize_program(copy, storage)
+    return copy
 
 
 def _part_grid(part: v.ProgramOp, n: int, workgroup: tuple[int, int, int]) -> tuple[int, int, int]:
     """The grid of one part: the program's grid for `n` elements, cut down to the
-    workgroups in which the part can have an effect (`active_groups`: a part
-    whose effects all sit under arm guards runs on the grid of those arms)."""
-    groups = None if fixes_launch(part) else active_groups(part)
+    workgroups in which the part can have an effect (`active_groups`, or the
+    `active_workgroups` that privatization recorded before it added a flush to
+    every workgroup: a part whose effects all sit under arm guards runs on the
+    grid of those arms)."""
+    groups = None
+    if not fixes_launch(part):
+        groups = part.recorded_active_workgroups
+        if groups is None:
+            groups = active_groups(part)
     if groups is not None:
         n = min(n, max(groups, 1) * math.prod(part.workgroup))
     return launch_grid(n, workgroup, part.workgroup)

@@ -1,5 +1,6 @@
 """Atomic privatization: the rewrite behind `vyre-privatize-atomics`, which
-`vyre-lower` also applies to every dispatch part (see that pass for the rules).
+`vyre-lower` also applies to every dispatch part when run on its own (see that
+pass for the rules).
 
 ```python
 from vyre_xdsl.lowering.privatize import privatize_program
@@ -12,11 +13,12 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from xdsl.dialects.builtin import SymbolRefAttr
+from xdsl.dialects.builtin import IntegerAttr, SymbolRefAttr, i64
 from xdsl.ir import Block, Operation, SSAValue
 from xdsl.rewriter import InsertPoint, Rewriter
 
 from vyre_xdsl.dialects.vyre import (
+    ACTIVE_WORKGROUPS_ATTR,
     AddOp,
     AtomicOp,
     BarrierOp,
@@ -35,6 +37,7 @@ from vyre_xdsl.dialects.vyre import (
     ReturnOp,
     StoreOp,
 )
+from vyre_xdsl.lowering.geometry import active_groups
 from vyre_xdsl.target_profile import DEFAULT_PROFILE
 
 #: the identity of each privatizable atomic kind: combine(x, identity) == x
@@ -257,10 +260,16 @@ def privatize_program(
     workgroup_storage: int = DEFAULT_PROFILE.max_workgroup_storage_bytes,
     bins_per_invocation: int = DEFAULT_BINS_PER_INVOCATION,
 ) -> list[str]:
-    """Privatize the atomics of `program` in place; return the buffers privatized."""
+    """Privatize the atomics of `program` in place; return the buffers privatized.
+    When only the first G workgroups could have an effect (`active_groups`),
+    the program records `active_workgroups = G` first: the flush that follows
+    runs in every workgroup, but in the others it only finds identities."""
     chosen = candidates(program, workgroup_storage, bins_per_invocation)
     if not chosen:
         return []
+    groups = active_groups(program)
+    if groups is not None and program.recorded_active_workgroups is None:
+        program.attributes[ACTIVE_WORKGROUPS_ATTR] = IntegerAttr(groups, i64)
     body = program.body.block
     copies = {c.name: _fresh_name(program, PRIVATE_PREFIX + c.name) for c in chosen}
     _remove_return_guards(body)

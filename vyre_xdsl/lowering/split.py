@@ -27,18 +27,30 @@ runs on the grid of those arms).
 
 A `vyre.return` before a split is still refused (a returned invocation would
 run later parts).
+
+Part `K` of `@p` is `vyre.program @p_partK {source = "p", part = K,
+count_buffers = [...]}`: the whole program's attributes, workgroup size and
+grid, and the buffers that size the whole program's dispatch
+(`dispatch.count_buffer_names`), so that every part launches the grid of the
+whole program (cut to its active workgroups). `split_dispatch` adds the checks
+of the whole dispatch that the parts could no longer make. The pass
+`vyre-split-grid-sync` applies it to a module; `vyre-lower` to each program.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from xdsl.dialects.builtin import UnitAttr
-from xdsl.ir import Operation, SSAValue
+from xdsl.dialects.builtin import ArrayAttr, IntegerAttr, StringAttr, SymbolRefAttr, UnitAttr, i64
+from xdsl.ir import Attribute, Operation, SSAValue
 
 from vyre_xdsl.analysis import buffers_written, declaration_of, is_expression
 from vyre_xdsl.diagnostics import VyreDiagnostic
 from vyre_xdsl.dialects.vyre import (
+    COUNT_BUFFERS_ATTR,
+    PART_ATTR,
+    SCRATCH_ATTR,
+    SOURCE_ATTR,
     AddOp,
     AssignOp,
     BarrierOp,
@@ -59,9 +71,8 @@ from vyre_xdsl.dialects.vyre import (
     WorkgroupIdOp,
     type_name,
 )
+from vyre_xdsl.dispatch import check_derived_grid, count_buffer_names, static_element_count
 
-#: the discardable attribute that marks a spill buffer (lowered to class `scratch`)
-SCRATCH_ATTR = "vyre.scratch"
 SPILL_PREFIX = "__vyre_spill_"
 
 
@@ -70,7 +81,7 @@ def has_grid_sync(program: ProgramOp) -> bool:
 
 
 def is_scratch_buffer(buffer: BufferOp) -> bool:
-    return SCRATCH_ATTR in buffer.attributes
+    return buffer.is_scratch
 
 
 def _is_grid_sync(op: Operation) -> bool:
@@ -151,9 +162,37 @@ class _Part:
     reload_locals: list[LetOp] = field(default_factory=list)
 
 
+def split_dispatch(program: ProgramOp) -> list[ProgramOp]:
+    """`split_program`, refusing (at `program`) what only the whole dispatch
+    shows: an indirect grid with values live across a grid_sync, and a derived
+    grid that cannot cover the whole program's static element count
+    (`check_derived_grid`; a part may no longer read `vyre.invocation_id`)."""
+    parts = split_program(program)
+    if len(parts) == 1:
+        return parts
+    if program.indirect_buffer is not None and any(
+        is_scratch_buffer(b) for part in parts for b in part.buffers()
+    ):
+        raise VyreDiagnostic(
+            [
+                (
+                    program,
+                    f"@{program.sym_name.data} has an indirect grid and values live across a "
+                    "grid_sync; their scratch is sized by a grid known only on the GPU. Fix: pass "
+                    "the values through a buffer, or split the program in two",
+                )
+            ]
+        )
+    n = static_element_count(program, count_buffer_names(program))
+    if n is not None:
+        check_derived_grid(program, n)
+    return parts
+
+
 def split_program(program: ProgramOp) -> list[ProgramOp]:
     """The parts of `program` between its grid_sync barriers (just `[program]` when
-    it has none). Parts are new, detached programs."""
+    it has none). Parts are new, detached programs `@p_part0`, `@p_part1`, ...
+    (see the module docstring)."""
     if not has_grid_sync(program):
         return [program]
     origin: dict[Operation, Operation] = {}
@@ -207,11 +246,19 @@ def split_program(program: ProgramOp) -> list[ProgramOp]:
         raise VyreDiagnostic(errors)
     spilled_values = {value for need in needs for value in need.reload_values}
     spilled_locals = {let for need in needs for let in need.reload_locals}
+    counts = ArrayAttr([SymbolRefAttr(name) for name in count_buffer_names(program)])
     parts = []
     for k, ops in enumerate(segments):
         part = _build_part(
             program, flat, needs[k], ops, slots, spilled_values, spilled_locals, declaration
         )
+        facts: dict[str, Attribute] = {
+            SOURCE_ATTR: StringAttr(program.source_name),
+            PART_ATTR: IntegerAttr(k, i64),
+            COUNT_BUFFERS_ATTR: counts,
+        }
+        part.attributes.update(facts)
+        part.sym_name = StringAttr(f"{program.sym_name.data}_part{k}")
         parts.append(part)
     return parts
 

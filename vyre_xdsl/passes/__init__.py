@@ -22,6 +22,7 @@ PASSES: dict[str, tuple[str, str]] = {
     "vyre-strength-reduce": ("vyre_xdsl.passes.vyre_strength_reduce", "VyreStrengthReducePass"),
     "vyre-inline": ("vyre_xdsl.passes.vyre_inline", "VyreInlinePass"),
     "vyre-tile": ("vyre_xdsl.passes.vyre_tile", "VyreTilePass"),
+    "vyre-split-grid-sync": ("vyre_xdsl.passes.vyre_split_grid_sync", "VyreSplitGridSyncPass"),
     "vyre-privatize-atomics": (
         "vyre_xdsl.passes.vyre_privatize_atomics",
         "VyrePrivatizeAtomicsPass",

@@ -16,16 +16,20 @@ The steps, in order (each one a pass of its own, in its own file):
    through workgroup memory with register blocking;
 3. `vyre-fuse` (only with `fuse=true`): runs of programs fused where the cost
    model says fusion wins;
-4. `vyre-lower`: each program split at its `grid_sync` barriers, each part's
-   qualifying atomics privatized (`vyre-privatize-atomics`, per dispatch, unless
-   `privatize-atomics=false`), lowered to a `kernel.descriptor`;
-5. `kernel-elide-clears` (unless `elide-clears=false`): the bindings a run need
+4. `vyre-split-grid-sync`: each program with `grid_sync` barriers replaced by
+   its parts, one program (one dispatch) each;
+5. `vyre-privatize-atomics` (unless `privatize-atomics=false`): each
+   dispatch's qualifying global atomics go through a workgroup copy, bounded by
+   the profile's workgroup storage;
+6. `vyre-lower`: each program lowered to a `kernel.descriptor` (with nothing
+   left to split or privatize);
+7. `kernel-elide-clears` (unless `elide-clears=false`): the bindings a run need
    not zero first;
-6. `kernel-vectorize` (unless `vectorize=false`): the vector form of each
+8. `kernel-vectorize` (unless `vectorize=false`): the vector form of each
    elementwise kernel, recorded on its dispatch with the launch grid it gives;
-7. `kernel-coarsen` (unless `coarsen=false`): the logical workgroups each
+9. `kernel-coarsen` (unless `coarsen=false`): the logical workgroups each
    launched workgroup of a privatized kernel runs, with its launch grid;
-8. `kernel-verify` against the target profile.
+10. `kernel-verify` against the target profile.
 
 Every choice a backend prints by is then recorded in the kernel IR: the WGSL
 printer decides nothing itself.
@@ -67,6 +71,8 @@ from vyre_xdsl.passes.vyre_coarsen_reductions import VyreCoarsenReductionsPass
 from vyre_xdsl.passes.vyre_fuse import VyreFusePass
 from vyre_xdsl.passes.vyre_inline import VyreInlinePass
 from vyre_xdsl.passes.vyre_lower import VyreLowerPass
+from vyre_xdsl.passes.vyre_privatize_atomics import VyrePrivatizeAtomicsPass
+from vyre_xdsl.passes.vyre_split_grid_sync import VyreSplitGridSyncPass
 from vyre_xdsl.passes.vyre_tile import VyreTilePass
 from vyre_xdsl.target_profile import ProfilePass, TargetProfile
 
@@ -74,8 +80,9 @@ from vyre_xdsl.target_profile import ProfilePass, TargetProfile
 @dataclass(frozen=True)
 class VyreToKernelPass(ProfilePass):
     """The whole pipeline from vyre programs (or standard MLIR) to verified kernel
-    descriptors: convert-to-vyre, vyre-inline, vyre-fuse (with fuse=true), vyre-lower (atomic
-    privatization), kernel-elide-clears, kernel-vectorize, kernel-coarsen, kernel-verify."""
+    descriptors: convert-to-vyre, vyre-inline, vyre-fuse (with fuse=true), vyre-split-grid-sync,
+    vyre-privatize-atomics, vyre-lower, kernel-elide-clears, kernel-vectorize, kernel-coarsen,
+    kernel-verify."""
 
     name = "vyre-to-kernel"
 
@@ -99,10 +106,13 @@ class VyreToKernelPass(ProfilePass):
     def steps(self) -> tuple[ModulePass, ...]:
         """The passes this pipeline runs, in order."""
         profile = {f.name: getattr(self, f.name) for f in fields(ProfilePass)}
-        lower = VyreLowerPass(
-            **profile, privatize_atomics=self.privatize_atomics, elide_clears=False, verify=False
-        )
+        lower = VyreLowerPass(**profile, privatize_atomics=False, elide_clears=False, verify=False)
         fuse = [VyreFusePass()] if self.fuse else []
+        privatize = (
+            [VyrePrivatizeAtomicsPass(max_workgroup_storage=self.max_workgroup_storage)]
+            if self.privatize_atomics
+            else []
+        )
         reductions = (
             [VyreCoarsenReductionsPass(reassociate_floats=self.reassociate_floats)]
             if self.coarsen_reductions
@@ -118,6 +128,8 @@ class VyreToKernelPass(ProfilePass):
             *reductions,
             *tile,
             *fuse,
+            VyreSplitGridSyncPass(),
+            *privatize,
             lower,
             *clears,
             *vectorize,

@@ -13,10 +13,18 @@ vyre-opt -p 'vyre-lower{privatize-atomics=false}' in.mlir
 vyre-opt -p 'vyre-lower{elide-clears=false}' in.mlir
 ```
 
-Each part first goes through atomic privatization (`vyre-privatize-atomics`,
-bounded by the profile's workgroup storage) unless `privatize-atomics=false`.
-The descriptors then go through `kernel-elide-clears` (bindings a run need not
-zero first) unless `elide-clears=false`.
+A program that still has `grid_sync` barriers is split as by
+`vyre-split-grid-sync`, and each part (each program, when there is no split)
+first goes through atomic privatization (`vyre-privatize-atomics`, bounded by
+the profile's workgroup storage) unless `privatize-atomics=false`: the same
+functions as those passes, so `vyre-lower` on its own gives the descriptors of
+the named pipeline, which runs the two passes as steps of their own before
+`vyre-lower{privatize-atomics=false}`. A part (`@p_partK {source = "p", part =
+K, count_buffers = [...]}`) becomes descriptor `@p_partK {source = "p", part =
+K}`, launched on the whole program's grid cut to the part's active workgroups
+(`active_workgroups`, when privatization recorded it). The descriptors then go
+through `kernel-elide-clears` (bindings a run need not zero first) unless
+`elide-clears=false`.
 """
 
 from __future__ import annotations
@@ -60,7 +68,8 @@ def lower_module(
     clears: bool = True,
     verify: bool = True,
 ) -> None:
-    """Inline calls, then replace every program of `module` by its descriptors;
+    """Inline calls, then replace every program of `module` by its descriptors
+    (`lower_program`: split, privatized with `privatize`, lowered);
     mark the bindings that need no clear (`clears`); verify them all (`verify`)."""
     inline_calls(module)
     errors: list[tuple[Operation | None, str]] = []

@@ -6,10 +6,12 @@ vyre-opt -p vyre-privatize-atomics in.mlir
 vyre-opt -p 'vyre-privatize-atomics{max-workgroup-storage=49152 max-bins-per-invocation=8}' in.mlir
 ```
 
-`vyre-lower` (and so `--lower`, `vyre_xdsl.compile`, `vyre_xdsl.run` and
-`vyre-compile`) runs the same rewrite on every dispatch it emits, after
-fusion and after splitting at `grid_sync` barriers, with the target's own
-workgroup storage; `vyre-lower{privatize-atomics=false}` turns it off.
+The named pipeline (`vyre-to-kernel`, and so `--lower`, `vyre_xdsl.compile`,
+`vyre_xdsl.run` and `vyre-compile`) runs this pass on every dispatch, after
+fusion and after `vyre-split-grid-sync`, with the target's own workgroup
+storage; `vyre-to-kernel{privatize-atomics=false}` leaves it out.
+`vyre-lower` on its own applies the same rewrite to each part it splits
+(`vyre-lower{privatize-atomics=false}` turns it off).
 
 A global buffer `@B` is privatized in a program when
 
@@ -27,7 +29,17 @@ A global buffer `@B` is privatized in a program when
 - every invocation reaches the end of the program: it has no `vyre.return`,
   except in `vyre.if %c { vyre.return }` guards at the top level of its body
   (the statements after such a guard move into `vyre.if (not %c)`), and no
-  `grid_sync` (`vyre-lower` applies the pass to each part of a split).
+  `grid_sync` (split the program first: `vyre-split-grid-sync`).
+
+A widened `[1, 1, 1]` program (one `vyre-lower` gives a larger workgroup) is
+never privatized: it has fewer than 32 invocations per workgroup.
+
+A program whose effects all sit under guards that only its first G workgroups
+pass (`vyre.if (workgroup_id x < G)`, what fusion writes around an arm)
+launches only those G workgroups. The flush runs in every workgroup, so before
+rewriting the pass records `active_workgroups = G` on the program: the
+workgroups past G only flush identities, and `vyre-lower` keeps the grid of
+those G.
 
 The rewrite, for a copy `@__vyre_private_B` (one per privatized buffer):
 
@@ -78,7 +90,11 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
 
 from vyre_xdsl.dialects.vyre import programs
-from vyre_xdsl.lowering.privatize import DEFAULT_BINS_PER_INVOCATION, privatize_program
+from vyre_xdsl.lowering.privatize import (
+    DEFAULT_BINS_PER_INVOCATION,
+    candidates,
+    privatize_program,
+)
 from vyre_xdsl.target_profile import DEFAULT_PROFILE
 
 
@@ -95,5 +111,21 @@ class VyrePrivatizeAtomicsPass(ModulePass):
     max_bins_per_invocation: int = DEFAULT_BINS_PER_INVOCATION
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        for program in programs(op):
-            privatize_program(program, self.max_workgroup_storage, self.max_bins_per_invocation)
+        privatize_atomics(op, self.max_workgroup_storage, self.max_bins_per_invocation)
+
+    def leaves_unchanged(self, op: ModuleOp) -> bool:
+        """No program has a buffer to privatize."""
+        return not any(
+            candidates(program, self.max_workgroup_storage, self.max_bins_per_invocation)
+            for program in programs(op)
+        )
+
+
+def privatize_atomics(
+    module: ModuleOp,
+    workgroup_storage: int = DEFAULT_PROFILE.max_workgroup_storage_bytes,
+    bins_per_invocation: int = DEFAULT_BINS_PER_INVOCATION,
+) -> None:
+    """Privatize the qualifying atomics of every program of `module`, in place."""
+    for program in programs(module):
+        privatize_program(program, workgroup_storage, bins_per_invocation)

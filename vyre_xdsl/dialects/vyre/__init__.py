@@ -208,7 +208,13 @@ from vyre_xdsl.dialects.vyre.memory import (
     VarOp,
 )
 from vyre_xdsl.dialects.vyre.structure import (
+    ACTIVE_WORKGROUPS_ATTR,
+    COUNT_BUFFERS_ATTR,
+    DISPATCH_FACT_ATTRS,
+    PART_ATTR,
     SCOPE_OPS,
+    SCRATCH_ATTR,
+    SOURCE_ATTR,
     BufferOp,
     ProgramOp,
     programs,
@@ -232,6 +238,12 @@ from vyre_xdsl.dialects.vyre.vectors import (
 )
 
 __all__ = [
+    "ACTIVE_WORKGROUPS_ATTR",
+    "COUNT_BUFFERS_ATTR",
+    "DISPATCH_FACT_ATTRS",
+    "PART_ATTR",
+    "SCRATCH_ATTR",
+    "SOURCE_ATTR",
     "ACCESS_MODES",
     "AXES",
     "AbsDiffOp",

@@ -7,6 +7,7 @@ from collections.abc import Iterator, Sequence
 
 import numpy as np
 from xdsl.dialects.builtin import (
+    ArrayAttr,
     DenseArrayBase,
     IntegerAttr,
     ModuleOp,
@@ -60,6 +61,18 @@ from vyre_xdsl.dialects.vyre.ids import NumWorkgroupsOp
 #: the ops whose regions are scopes
 SCOPE_OPS = ("vyre.if", "vyre.loop", "vyre.block", "vyre.region")
 
+#: the discardable attribute that marks a per-invocation scratch buffer (grid_sync spills)
+SCRATCH_ATTR = "vyre.scratch"
+
+#: program attributes that record dispatch facts (set by `vyre-split-grid-sync`
+#: and `vyre-privatize-atomics`, read by `vyre-lower`): they name and size the
+#: dispatch, they are not part of the code it runs (the descriptor id leaves them out)
+SOURCE_ATTR = "source"
+PART_ATTR = "part"
+COUNT_BUFFERS_ATTR = "count_buffers"
+ACTIVE_WORKGROUPS_ATTR = "active_workgroups"
+DISPATCH_FACT_ATTRS = (SOURCE_ATTR, PART_ATTR, COUNT_BUFFERS_ATTR, ACTIVE_WORKGROUPS_ATTR)
+
 
 #: `{` then what starts a statement (`%r =`, `vyre.op ...`, `"generic.op"(`, or `}`),
 #: not an attribute entry (`name`, `name = ...`)
@@ -91,6 +104,14 @@ class ProgramOp(IRDLOperation):
     programs before it ran), instead of a grid derived from buffer lengths;
     `indirect_offset = B` reads the three words from byte `B` of the buffer
     (a multiple of 4; upstream's `count_offset`).
+
+    A program split at its `grid_sync` barriers (`vyre-split-grid-sync`) becomes
+    consecutive parts `@p_part0`, `@p_part1`, ... that record the dispatch they
+    come from: `source = "p"`, `part = K`, and `count_buffers = [@a, ...]`, the
+    buffers whose element counts size the whole program's dispatch (every part
+    launches the grid of the whole program, cut to its active workgroups).
+    `active_workgroups = G` (set by `vyre-privatize-atomics`) records that only
+    the first G workgroups of the dispatch can have an effect.
 
     `grid [GX, GY, GZ]` after the workgroup size launches exactly GX x GY x GZ
     workgroups (each axis 1 ... 65535), whatever the buffer lengths; the ids
@@ -205,6 +226,32 @@ class ProgramOp(IRDLOperation):
         attr = self.attributes.get("indirect_offset")
         return attr.value.data if isinstance(attr, IntegerAttr) else 0
 
+    @property
+    def source_name(self) -> str:
+        """The program this dispatch comes from (`source = "p"`), else its own name."""
+        attr = self.attributes.get(SOURCE_ATTR)
+        return attr.data if isinstance(attr, StringAttr) else self.sym_name.data
+
+    @property
+    def part_index(self) -> int | None:
+        """Which part of a program split at `grid_sync` this is (`part = K`), or None."""
+        attr = self.attributes.get(PART_ATTR)
+        return attr.value.data if isinstance(attr, IntegerAttr) else None
+
+    @property
+    def recorded_count_buffers(self) -> list[str] | None:
+        """The buffers recorded to size the dispatch (`count_buffers = [@a]`), or None."""
+        attr = self.attributes.get(COUNT_BUFFERS_ATTR)
+        if not isinstance(attr, ArrayAttr):
+            return None
+        return [a.root_reference.data for a in attr.data if isinstance(a, SymbolRefAttr)]
+
+    @property
+    def recorded_active_workgroups(self) -> int | None:
+        """The leading workgroups recorded to hold every effect (`active_workgroups = G`)."""
+        attr = self.attributes.get(ACTIVE_WORKGROUPS_ATTR)
+        return attr.value.data if isinstance(attr, IntegerAttr) else None
+
     def buffers(self) -> Iterator[BufferOp]:
         """The buffer declarations, in order."""
         for op in self.body.block.ops:
@@ -297,6 +344,7 @@ class ProgramOp(IRDLOperation):
             )
         self._verify_indirect()
         self._verify_grid()
+        self._verify_dispatch_facts()
         seen: set[str] = set()
         for buffer in self.buffers():
             if buffer.sym_name.data in seen:
@@ -311,6 +359,57 @@ class ProgramOp(IRDLOperation):
                     f"buffer @{op.sym_name.data} is declared after a statement; "
                     "declarations come first"
                 )
+
+    def _verify_dispatch_facts(self) -> None:
+        """`source`, `part`, `count_buffers`, `active_workgroups` (see the class
+        docstring), and no scratch buffer under an indirect grid."""
+        attrs = self.attributes
+        source = attrs.get(SOURCE_ATTR)
+        if source is not None and not (isinstance(source, StringAttr) and source.data):
+            raise VerifyException(
+                f"'source' must name the program the dispatch comes from, e.g. "
+                f'source = "{self.sym_name.data}"'
+            )
+        part = attrs.get(PART_ATTR)
+        if part is not None:
+            if not isinstance(part, IntegerAttr) or part.value.data < 0:
+                raise VerifyException(
+                    "'part' must be a non-negative integer (the index of the part), e.g. part = 0"
+                )
+            if source is None:
+                raise VerifyException(
+                    "a 'part' needs the 'source' program it is a part of, e.g. "
+                    '{source = "p", part = 0}'
+                )
+        counts = attrs.get(COUNT_BUFFERS_ATTR)
+        if counts is not None:
+            if not isinstance(counts, ArrayAttr) or not all(
+                isinstance(a, SymbolRefAttr) for a in counts.data
+            ):
+                raise VerifyException(
+                    "'count_buffers' must be a list of buffer symbols, e.g. count_buffers = [@x]"
+                )
+            for ref in counts.data:
+                assert isinstance(ref, SymbolRefAttr)
+                buffer = self.buffer(ref.root_reference.data)
+                if buffer is None or buffer.is_workgroup or buffer.is_scratch:
+                    raise VerifyException(
+                        f"count buffer @{ref.root_reference.data} is not a host buffer of "
+                        f"@{self.sym_name.data}"
+                    )
+        active = attrs.get(ACTIVE_WORKGROUPS_ATTR)
+        if active is not None and not (isinstance(active, IntegerAttr) and active.value.data >= 0):
+            raise VerifyException(
+                "'active_workgroups' must be a non-negative integer, e.g. active_workgroups = 4"
+            )
+        if self.indirect_buffer is not None:
+            for buffer in self.buffers():
+                if buffer.is_scratch:
+                    raise VerifyException(
+                        f"scratch buffer @{buffer.buffer_name} in a program with an indirect "
+                        "grid: per-invocation scratch would be sized by a grid known only on "
+                        "the GPU"
+                    )
 
     def _verify_grid(self) -> None:
         """`grid [GX, GY, GZ]`: three axes, each 1 ... 65535; not with `indirect`."""
@@ -452,6 +551,12 @@ class BufferOp(IRDLOperation):
     def is_workgroup(self) -> bool:
         return self.access_mode == "workgroup"
 
+    @property
+    def is_scratch(self) -> bool:
+        """Per-invocation scratch (`{vyre.scratch}`: `count` elements for every
+        invocation of the dispatch, zeroed, never seen by the host)."""
+        return SCRATCH_ATTR in self.attributes
+
     @classmethod
     def parse(cls, parser: Parser) -> BufferOp:
         name = parser.parse_symbol_name()
@@ -503,6 +608,18 @@ class BufferOp(IRDLOperation):
                 )
             if self.is_output:
                 raise VerifyException(f"workgroup buffer @{self.buffer_name} cannot be an output")
+        if self.is_scratch and (
+            self.access_mode != "read_write"
+            or self.binding is not None
+            or self.is_output
+            or not self.static_count
+            or not isinstance(self.attributes[SCRATCH_ATTR], UnitAttr)
+        ):
+            raise VerifyException(
+                f"scratch buffer @{self.buffer_name} must be 'read_write' with a static count "
+                "(elements per invocation) > 0, no binding and no output, e.g. "
+                f"'vyre.buffer @{self.buffer_name} read_write : ui32[2] {{{SCRATCH_ATTR}}}'"
+            )
 
 
 def programs(module: ModuleOp) -> list[ProgramOp]:
