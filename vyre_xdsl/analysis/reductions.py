@@ -1,5 +1,6 @@
-"""Workgroup tree reductions: recognize a textbook tree level, and say whether
-its partial results are unobservable, so that a pass may change them.
+"""Workgroup tree reductions and scans: recognize a textbook tree level, say
+whether its partial results are unobservable, so that a pass may change them,
+and recognize a Hillis-Steele block scan (`scan_level`, below).
 
 A *tree level* is a program in which every invocation computes one *leaf*
 value from its `invocation_id x` alone, stores it into a workgroup buffer

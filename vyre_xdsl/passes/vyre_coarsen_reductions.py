@@ -1,5 +1,6 @@
 """`vyre-coarsen-reductions`: each invocation of a workgroup tree reduction first
-combines k elements, and the grid shrinks by k.
+combines k elements, each invocation of a workgroup block scan scans k
+consecutive elements, and the grid shrinks by k.
 
 ```
 vyre-opt -p vyre-coarsen-reductions in.mlir
@@ -68,6 +69,34 @@ a time where the grid would not fit one axis (2^28 elements in 256-wide
 workgroups: k = 17, 61,681 workgroups, a leaf loop of 16 trips); a level with fewer than 2 x `min-workgroups`
 workgroups is left alone. Levels are analysed before any is rewritten, so a
 whole chain is judged on the original module.
+
+Scans. A program that `vyre_xdsl.analysis.reductions.scan_level` recognizes
+(a Hillis-Steele inclusive scan of each block of W leaves in workgroup
+memory, stored back at `invocation_id x`, the block's total optionally at
+`workgroup_id x` by the last lane) is rewritten so that a workgroup covers k
+blocks: invocation l stages the leaves of elements l, l + W, ... of its
+workgroup in workgroup memory (coalesced; a spare slot every 32 against bank
+conflicts), scans its k consecutive elements l k ... l k + k - 1 serially,
+the invocation totals are scanned in segments of W / k (one per block, one
+barrier per step), each invocation combines its segment's exclusive prefix
+with its k prefixes and the results go back out through the staging area;
+the last invocation of a segment stores the block's total. Every element
+and total gets the value it had (float add/mul: regrouped, so only with the
+permission above), so the programs reading them are unchanged and no chain
+analysis is needed. k: `k=N` (dividing W), or the largest power of two up to
+max-k dividing W that leaves min-workgroups and keeps the workgroup memory
+within the 16384 bytes every device has (k = 8 for W = 256, f32); the grid
+folds into y past 65535 workgroups.
+
+```mlir
+// before: 1048576 workgroups of 256          // after: grid [43691, 3, 1] (k = 8)
+%v = vyre.load @x[%i] : f32                    // tile[slot(l + j 256)] = x[start + l + j 256]
+vyre.store @tile[%l] = %v : f32                // barrier; 8 serial prefixes of tile[slot(8 l + j)]
+vyre.loop @step = %c0 to %c8 {                 // segmented scan of the 256 totals (5 steps)
+  // read, barrier, write, barrier             // tile[slot(8 l + j)] = exclusive + prefix j
+}                                              // barrier; local0[start + l + j 256] = tile[...]
+vyre.store @local0[%i] = %r : f32              // if l % 32 == 31 { sums0[block] = total }
+```
 """
 
 from __future__ import annotations
@@ -577,7 +606,11 @@ def coarsen_scan(
         out.add(StoreOp(scan.scanned, index, value))
     if scan.totals is not None:
         # the last invocation of a segment writes its block's total
-        owner = out.add(DivOp(out.add(AddOp(start, own)), out.const(width)))
+        first_own = out.add(AddOp(start, own))
+        if width & (width - 1) == 0:
+            owner = out.add(ShrOp(first_own, out.const(width.bit_length() - 1)))
+        else:
+            owner = out.add(DivOp(first_own, out.const(width)))
         named(owner, "block")
         conditions = [out.add(EqOp(position, out.const(segment - 1)))] if segment > 1 else []
         totals = program.buffer(scan.totals)
