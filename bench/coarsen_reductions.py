@@ -19,7 +19,11 @@ hits them alike):
 (`written`: a Hillis-Steele scan of each 256-block, one element per
 invocation) against the same module after the pass (`coarsened`: its block
 scans take k consecutive elements per invocation; `--k`, 0 = chosen per
-level), checked against numpy's cumsum (integer-valued data: exact).
+level), checked against numpy's cumsum (integer-valued data: exact), and
+against `direct`: the same k and grid, each invocation loading and storing its
+k consecutive elements itself instead of through workgroup memory (the form
+`coarsen_scan(..., staged=False)` writes; neighbouring invocations access
+elements k apart).
 
 GPU time is the sum of the timestamp-query deltas of a run's kernels. Every
 run's result is checked against numpy (exactly: the sums take integer-valued
@@ -47,7 +51,12 @@ from workloads import make, time_torch, torch_setup  # noqa: E402
 from xdsl.context import Context  # noqa: E402
 
 import vyre_xdsl  # noqa: E402
-from vyre_xdsl.passes.vyre_coarsen_reductions import VyreCoarsenReductionsPass  # noqa: E402
+from vyre_xdsl.analysis.reductions import scan_level  # noqa: E402
+from vyre_xdsl.dialects.vyre import programs  # noqa: E402
+from vyre_xdsl.passes.vyre_coarsen_reductions import (  # noqa: E402
+    VyreCoarsenReductionsPass,
+    coarsen_scan,
+)
 from vyre_xdsl.runtime.device import gpu_device  # noqa: E402
 
 results: dict[str, dict] = {}
@@ -57,10 +66,12 @@ def variants(kind: str, n: int, k: int):
     if kind == "scan":
         scan = make("scan", n, n)
         coarsened = vyre_xdsl.parse(scan.text)
-        VyreCoarsenReductionsPass(k=k, reassociate_floats=True).apply(Context(), coarsened)
+        coarsening = VyreCoarsenReductionsPass(k=k, reassociate_floats=True)
+        coarsening.apply(Context(), coarsened)
         return scan, {
             "written": vyre_xdsl.compile(scan.text, backend="wgpu"),
             "coarsened": vyre_xdsl.compile(coarsened, backend="wgpu"),
+            "direct": vyre_xdsl.compile(unstaged(scan.text, coarsening), backend="wgpu"),
         }
     tree = make(f"{kind}_tree", n, n)
     presum = make(f"{kind}_presum", n, n)
@@ -71,6 +82,19 @@ def variants(kind: str, n: int, k: int):
         "coarsened": vyre_xdsl.compile(coarsened, backend="wgpu"),
         "presum": vyre_xdsl.compile(presum.text, backend="wgpu"),
     }
+
+
+def unstaged(text: str, coarsening: VyreCoarsenReductionsPass):
+    """`text` with each scan level the pass coarsens (same k and grid) rewritten
+    in the unstaged form instead: each invocation loads and stores its k
+    consecutive elements itself, no staging through workgroup memory."""
+    module = vyre_xdsl.parse(text)
+    for program in programs(module):
+        scan = scan_level(program)
+        plan = None if isinstance(scan, str) else coarsening.scan_plan(scan)
+        if isinstance(plan, tuple):
+            coarsen_scan(scan, *plan, staged=False)
+    return module
 
 
 def measure(kind: str, n: int, args) -> dict[str, list[float]]:
@@ -113,8 +137,11 @@ def measure(kind: str, n: int, args) -> dict[str, list[float]]:
         print(f"  {label:10s} per kernel, median ms: " + ", ".join(f"{m:.3f}" for m in medians))
     med = {label: statistics.median(v) for label, v in times.items()}
     if kind == "scan":
-        pairs = (("written", "coarsened"),)
-        print(f"  ratio of medians: written / coarsened {med['written'] / med['coarsened']:.2f}x")
+        pairs = (("written", "coarsened"), ("direct", "coarsened"))
+        print(
+            f"  ratio of medians: written / coarsened {med['written'] / med['coarsened']:.2f}x, "
+            f"direct / coarsened {med['direct'] / med['coarsened']:.2f}x"
+        )
     else:
         pairs = (("tree", "presum"), ("coarsened", "presum"))
         print(

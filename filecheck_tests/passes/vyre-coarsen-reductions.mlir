@@ -547,6 +547,8 @@ vyre.program @level1 workgroup_size [64, 1, 1] {
 // CHECK-NEXT:   %[[W:.*]] = vyre.workgroup_id x
 // CHECK-NEXT:   %[[TILE:.*]] = vyre.const 64 : ui32
 // CHECK-NEXT:   %start = vyre.mul %[[W]], %[[TILE]] : ui32
+// CHECK-NEXT:   %[[K:.*]] = vyre.const 4 : ui32
+// CHECK-NEXT:   %own = vyre.mul %lane, %[[K]] : ui32
 // CHECK-NEXT:   %element = vyre.add %start, %lane : ui32
 // CHECK-NEXT:   %[[FIVE:.*]] = vyre.const 5 : ui32
 // CHECK-NEXT:   %[[PAD:.*]] = vyre.shr %lane, %[[FIVE]] : ui32
@@ -556,8 +558,7 @@ vyre.program @level1 workgroup_size [64, 1, 1] {
 // CHECK:        %v_3 = vyre.load @x[%{{.*}}] : ui32
 // CHECK-NEXT:   vyre.store @tile_scan0[%{{.*}}] = %v_3 : ui32
 // CHECK-NEXT:   vyre.barrier
-// CHECK-NEXT:   %[[K:.*]] = vyre.const 4 : ui32
-// CHECK-NEXT:   %own = vyre.mul %lane, %[[K]] : ui32
+// CHECK-NEXT:   %[[OWN0:.*]] = vyre.shr %own, %[[FIVE]] : ui32
 // CHECK:        %[[E0:.*]] = vyre.load @tile_scan0[%{{.*}}] : ui32
 // CHECK:        %[[E1:.*]] = vyre.load @tile_scan0[%{{.*}}] : ui32
 // CHECK-NEXT:   %[[P1:.*]] = vyre.add %[[E0]], %[[E1]] : ui32

@@ -647,3 +647,48 @@ def test_the_whole_scan_of_the_workloads_through_the_pipeline(backend):
         dispatch = next(op for op in lowered.walk() if op.name == "kernel.dispatch")
         first_grid[on] = re.search(r"grid (?:explicit )?\[(\d+), 1, 1\]", str(dispatch)).group(1)
     assert first_grid == {False: "4096", True: "1024"}
+
+
+@pytest.mark.parametrize("fuse", [True, "force"])
+def test_coarsened_scan_fuses_and_runs_on_the_gpu(fuse):
+    n = 200_003
+    x = scan_data("si32", n, "add", 13)
+    text = scan_block_text("scan0", "x", "dst", "sums", n, "si32", "add")
+    text += scan_block_text("scan1", "sums", "dst1", None, math.ceil(n / 256), "si32", "add")
+    module = coarsened(text, k=8)
+    assert grids(module)[0] == (98, 1, 1)
+    out = vyre_xdsl.run(module, {"x": x}, backend="wgpu", fuse=fuse)
+    scanned, totals = block_scans("add", x, 256)
+    np.testing.assert_array_equal(out["dst"], scanned)
+    np.testing.assert_array_equal(out["dst1"], block_scans("add", totals, 256)[0])
+
+
+@pytest.mark.parametrize("backend", ["reference", "wgpu"])
+@pytest.mark.parametrize(
+    ("op", "element", "n", "width", "k"),
+    [
+        ("add", "ui32", 100_003, 256, 16),
+        ("max", "f32", 50_001, 128, 8),
+        ("add", "si32", 10_001, 96, 4),
+        ("add", "ui32", 5_000, 32, 32),
+    ],
+)
+def test_unstaged_scan_form_agrees_with_numpy(backend, op, element, n, width, k):
+    """`coarsen_scan(..., staged=False)` (each invocation loads and stores its k
+    consecutive elements itself; what bench/coarsen_reductions.py times as
+    `direct`) keeps the results too."""
+    from vyre_xdsl.analysis.reductions import scan_level
+    from vyre_xdsl.passes.vyre_coarsen_reductions import coarsen_scan
+
+    text = scan_block_text("scan0", "x", "dst", "sums", n, element, op, width)
+    module = vyre_xdsl.parse(text)
+    (program,) = programs(module)
+    blocks = math.ceil(n / width)
+    coarsen_scan(scan_level(program), blocks, k, staged=False)
+    module.verify()
+    assert grids(module) == [(math.ceil(blocks / k), 1, 1)]
+    x = scan_data(element, n, op, 2)
+    scanned, totals = block_scans(op, x, width)
+    out = vyre_xdsl.run(module, {"x": x}, backend=backend)
+    np.testing.assert_array_equal(out["dst"], scanned)
+    np.testing.assert_array_equal(out["sums"], totals)

@@ -184,11 +184,13 @@ def launched_workgroups(program: ProgramOp) -> int:
 
 @dataclass(frozen=True)
 class VyreCoarsenReductionsPass(ModulePass):
-    """Coarsen the workgroup tree reductions of a module (see the module docstring)."""
+    """Coarsen the workgroup tree reductions and block scans of a module (see the
+    module docstring)."""
 
     name = "vyre-coarsen-reductions"
 
-    #: elements each invocation combines first; 0: chosen per level
+    #: elements each invocation combines first (a scan: consecutive elements each
+    #: invocation scans); 0: chosen per level
     k: int = 0
     #: the largest k chosen automatically
     max_k: int = 16
@@ -230,7 +232,7 @@ class VyreCoarsenReductionsPass(ModulePass):
                 plans.append((level, *why))
         scan_plans: list[tuple[ScanLevel, int, int]] = []
         for scan in scans:
-            why = self._scan_refusal(scan)
+            why = self.scan_plan(scan)
             if isinstance(why, str):
                 refusals[scan.program] = why
             else:
@@ -280,8 +282,9 @@ class VyreCoarsenReductionsPass(ModulePass):
             return "its invocation ids would pass 2^32"
         return groups, k
 
-    def _scan_refusal(self, scan: ScanLevel) -> str | tuple[int, int]:
-        """Why the scan level stays as it is, or (its workgroups, k)."""
+    def scan_plan(self, scan: ScanLevel) -> str | tuple[int, int]:
+        """Why the scan level stays as it is, or (its workgroups, k): what this
+        pass does with it."""
         program, width = scan.program, scan.width
         allowed = self.reassociate_floats or REASSOCIATE_ATTR in program.attributes
         why = combine_refusal(scan.combine, scan.element, allowed)
@@ -470,15 +473,20 @@ def _padded(q: int) -> int:
     return q + q // 32
 
 
-def scan_tile_count(width: int, k: int) -> int:
+def scan_tile_count(width: int, k: int, staged: bool = True) -> int:
     """Elements of workgroup memory a scan coarsened by k uses: the staging
-    area of k x width elements (padded), then two halves of width for the scan
-    of the invocation totals (none when a block is one invocation's)."""
-    return _padded(k * width - 1) + 1 + (2 * width if width // k > 1 else 0)
+    area of k x width elements (padded; `staged`), then two halves of width for
+    the scan of the invocation totals (none when a block is one invocation's)."""
+    area = _padded(k * width - 1) + 1 if staged else 0
+    return max(1, area + (2 * width if width // k > 1 else 0))
 
 
 def coarsen_scan(
-    scan: ScanLevel, groups: int, k: int, grid: tuple[int, int, int] | None = None
+    scan: ScanLevel,
+    groups: int,
+    k: int,
+    grid: tuple[int, int, int] | None = None,
+    staged: bool = True,
 ) -> None:
     """Rewrite `scan` so that each invocation scans k consecutive leaves in
     registers, the workgroup scans its invocations' totals in segments of
@@ -487,9 +495,12 @@ def coarsen_scan(
     workgroups (blocks). `grid`: the launch grid (`scan_grid` when None; any
     grid of at least ceil(groups / k) workgroups on x and y, z = 1).
 
-    Loads and stores stay coalesced: the workgroup's k x width leaves go
-    through workgroup memory (invocation l loads elements l, l + width, ...,
-    then reads its k consecutive ones back; the results go the other way)."""
+    `staged` (the pass's form): loads and stores stay coalesced, the
+    workgroup's k x width leaves going through workgroup memory (invocation l
+    loads elements l, l + width, ..., then reads its k consecutive ones back;
+    the results go the other way). Without it, invocation l loads and stores
+    its k consecutive elements itself (neighbouring invocations k elements
+    apart: fewer workgroup memory accesses, less coalesced global ones)."""
     program, width = scan.program, scan.width
     segment = width // k
     gx, gy, gz = grid or scan_grid(groups, k)
@@ -497,8 +508,9 @@ def coarsen_scan(
     program.properties["grid"] = DenseArrayBase.from_list(i32, [gx, gy, gz])
     tile = program.buffer(scan.tile)
     assert tile is not None
-    tile.properties["count"] = IntegerAttr(scan_tile_count(width, k), i64)
-    halves = _padded(k * width - 1) + 1  # the scan of the totals, past the staging area
+    tile.properties["count"] = IntegerAttr(scan_tile_count(width, k, staged), i64)
+    # the scan of the totals, past the staging area
+    halves = _padded(k * width - 1) + 1 if staged else 0
     block = program.body.block
     declared = list(program.buffers())
     old = [op for op in block.ops if op not in declared]
@@ -521,8 +533,8 @@ def coarsen_scan(
         row = out.add(MulOp(out.add(WorkgroupIdOp("y")), out.const(gx)))
         group = out.add(AddOp(group, row))
     start = named(out.add(MulOp(group, out.const(k * width))), "start")
-    # the leaves, coalesced: invocation l computes those of elements
-    # start + l + j * width (the leaf's slice cloned per element) into the staging area
+    # the leaf's slice, cloned per element (what does not depend on the
+    # invocation once)
     varying: set[Operation] = set()
     for op in scan.leaf_ops:
         if isinstance(op, InvocationIdOp) or any(v.owner in varying for v in op.operands):
@@ -533,15 +545,8 @@ def coarsen_scan(
             clone = op.clone(value_mapper=shared)
             out.add(clone)
             shared.update(zip(op.results, clone.results))
-    first_element = named(out.add(AddOp(start, lane)), "element")
-    strided: list[tuple[SSAValue, SSAValue]] = []  # (element, its staging slot)
-    for j in range(k):
-        if j == 0:
-            index, local = first_element, lane
-        else:
-            index = out.add(AddOp(first_element, out.const(j * width)))
-            local = out.add(AddOp(lane, out.const(j * width)))
-        strided.append((index, slot(local)))
+
+    def leaf_at(index: SSAValue) -> SSAValue:
         mapping = dict(shared)
         for op in scan.leaf_ops:
             if op not in varying:
@@ -552,18 +557,36 @@ def coarsen_scan(
             clone = op.clone(value_mapper=mapping)
             out.add(clone)
             mapping.update(zip(op.results, clone.results))
-        leaf = mapping.get(scan.leaf_store.value, scan.leaf_store.value)
-        out.add(StoreOp(scan.tile, strided[-1][1], leaf))
-    out.add(BarrierOp())
-    # invocation l scans elements l * k ... l * k + k - 1 of the workgroup serially
+        return mapping.get(scan.leaf_store.value, scan.leaf_store.value)
+
     own = named(out.add(MulOp(lane, out.const(k))), "own")
-    consecutive: list[SSAValue] = []  # the staging slots of those elements
     prefixes: list[SSAValue] = []
-    for j in range(k):
-        local = own if j == 0 else out.add(AddOp(own, out.const(j)))
-        consecutive.append(slot(local))
-        value = out.add(LoadOp(scan.tile, consecutive[-1], element))
-        prefixes.append(value if j == 0 else out.add(combine(prefixes[-1], value)))
+    if staged:
+        # coalesced: invocation l stages the leaves of elements start + l + j * width
+        first_element = named(out.add(AddOp(start, lane)), "element")
+        strided: list[tuple[SSAValue, SSAValue]] = []  # (element, its staging slot)
+        for j in range(k):
+            if j == 0:
+                index, local = first_element, lane
+            else:
+                index = out.add(AddOp(first_element, out.const(j * width)))
+                local = out.add(AddOp(lane, out.const(j * width)))
+            strided.append((index, slot(local)))
+            out.add(StoreOp(scan.tile, strided[-1][1], leaf_at(index)))
+        out.add(BarrierOp())
+        # invocation l scans elements l * k ... l * k + k - 1 of the workgroup serially
+        consecutive: list[SSAValue] = []  # the staging slots of those elements
+        for j in range(k):
+            local = own if j == 0 else out.add(AddOp(own, out.const(j)))
+            consecutive.append(slot(local))
+            value = out.add(LoadOp(scan.tile, consecutive[-1], element))
+            prefixes.append(value if j == 0 else out.add(combine(prefixes[-1], value)))
+    else:
+        base = named(out.add(AddOp(start, own)), "base")
+        elements = [base] + [out.add(AddOp(base, out.const(j))) for j in range(1, k)]
+        for index in elements:
+            value = leaf_at(index)
+            prefixes.append(value if not prefixes else out.add(combine(prefixes[-1], value)))
     # the segmented scan of the invocation totals: Hillis-Steele, ping-pong
     # between two halves past the staging area (one barrier per step)
     results = prefixes
@@ -573,8 +596,10 @@ def coarsen_scan(
         else:
             position = out.add(ModOp(lane, out.const(segment)))
         named(position, "position")
-        halves_at = [out.add(AddOp(lane, out.const(halves))), None]
-        halves_at[1] = out.add(AddOp(lane, out.const(halves + width)))
+        halves_at = [
+            lane if halves == 0 else out.add(AddOp(lane, out.const(halves))),
+            out.add(AddOp(lane, out.const(halves + width))),
+        ]
         out.add(StoreOp(scan.tile, halves_at[0], prefixes[-1]))
         out.add(BarrierOp())
         half, offset = 0, 1
@@ -596,17 +621,21 @@ def coarsen_scan(
         results = [
             out.add(SelectOp(first, value, out.add(combine(before, value)))) for value in prefixes
         ]
-    # the results go back through the staging area (each invocation into the
-    # slots only it read), then out coalesced
-    for local, value in zip(consecutive, results):
-        out.add(StoreOp(scan.tile, local, value))
-    out.add(BarrierOp())
-    for index, local in strided:
-        value = out.add(LoadOp(scan.tile, local, element))
-        out.add(StoreOp(scan.scanned, index, value))
+    if staged:
+        # the results go back through the staging area (each invocation into the
+        # slots only it read), then out coalesced
+        for local, value in zip(consecutive, results):
+            out.add(StoreOp(scan.tile, local, value))
+        out.add(BarrierOp())
+        for index, local in strided:
+            value = out.add(LoadOp(scan.tile, local, element))
+            out.add(StoreOp(scan.scanned, index, value))
+    else:
+        for index, value in zip(elements, results):
+            out.add(StoreOp(scan.scanned, index, value))
     if scan.totals is not None:
         # the last invocation of a segment writes its block's total
-        first_own = out.add(AddOp(start, own))
+        first_own = out.add(AddOp(start, own)) if staged else base
         if width & (width - 1) == 0:
             owner = out.add(ShrOp(first_own, out.const(width.bit_length() - 1)))
         else:
