@@ -539,8 +539,10 @@ vyre.program @level1 workgroup_size [64, 1, 1] {
 // workgroup (coalesced) into the staging area (slot q + q / 32), scans its 4
 // consecutive ones in registers, the invocation totals are scanned in
 // segments of 4 invocations (one per block: 2 steps, ping-pong past the
-// staging area), and the results go back out the way they came in. The last
-// invocation of a segment writes its block's total.
+// staging area), each invocation adds the inclusive total of the invocation
+// before it (the identity 0 for the first of a segment) to its 4 prefixes, and
+// the results go back out the way they came in. The last invocation of a
+// segment writes its block's total.
 // CHECK:      vyre.program @scan0 workgroup_size [16, 1, 1] grid [2, 1, 1] {
 // CHECK:        vyre.buffer @tile_scan0 workgroup : ui32[97]
 // CHECK-NEXT:   %lane = vyre.local_id x
@@ -558,8 +560,9 @@ vyre.program @level1 workgroup_size [64, 1, 1] {
 // CHECK:        %v_3 = vyre.load @x[%{{.*}}] : ui32
 // CHECK-NEXT:   vyre.store @tile_scan0[%{{.*}}] = %v_3 : ui32
 // CHECK-NEXT:   vyre.barrier
-// CHECK-NEXT:   %[[OWN0:.*]] = vyre.shr %own, %[[FIVE]] : ui32
-// CHECK:        %[[E0:.*]] = vyre.load @tile_scan0[%{{.*}}] : ui32
+// CHECK-NEXT:   %[[OWNPAD:.*]] = vyre.shr %own, %[[FIVE]] : ui32
+// CHECK-NEXT:   %[[OWN0:.*]] = vyre.add %own, %[[OWNPAD]] : ui32
+// CHECK-NEXT:   %[[E0:.*]] = vyre.load @tile_scan0[%[[OWN0]]] : ui32
 // CHECK:        %[[E1:.*]] = vyre.load @tile_scan0[%{{.*}}] : ui32
 // CHECK-NEXT:   %[[P1:.*]] = vyre.add %[[E0]], %[[E1]] : ui32
 // CHECK:        %[[E2:.*]] = vyre.load @tile_scan0[%{{.*}}] : ui32
@@ -577,10 +580,12 @@ vyre.program @level1 workgroup_size [64, 1, 1] {
 // CHECK:        vyre.barrier
 // CHECK-NEXT:   %first = vyre.eq %position, %{{.*}} : ui32
 // CHECK:        %exclusive = vyre.load @tile_scan0[%{{.*}}] : ui32
-// CHECK-NEXT:   %[[O0:.*]] = vyre.add %exclusive, %[[E0]] : ui32
-// CHECK-NEXT:   %{{.*}} = vyre.select %first, %[[E0]], %[[O0]] : ui32
-// CHECK:        %[[O3:.*]] = vyre.add %exclusive, %[[P3]] : ui32
-// CHECK-NEXT:   %[[R3:.*]] = vyre.select %first, %[[P3]], %[[O3]] : ui32
+// CHECK-NEXT:   %carried = vyre.select %first, %{{.*}}, %exclusive : ui32
+// CHECK-NEXT:   %[[R0:.*]] = vyre.add %carried, %[[E0]] : ui32
+// CHECK-NEXT:   %[[R1:.*]] = vyre.add %carried, %[[P1]] : ui32
+// CHECK-NEXT:   %[[R2:.*]] = vyre.add %carried, %[[P2]] : ui32
+// CHECK-NEXT:   %[[R3:.*]] = vyre.add %carried, %[[P3]] : ui32
+// CHECK-NEXT:   vyre.store @tile_scan0[%[[OWN0]]] = %[[R0]] : ui32
 // CHECK:        vyre.barrier
 // CHECK-NEXT:   %[[OUT0:.*]] = vyre.load @tile_scan0[%[[SLOT0]]] : ui32
 // CHECK-NEXT:   vyre.store @local0[%element] = %[[OUT0]] : ui32

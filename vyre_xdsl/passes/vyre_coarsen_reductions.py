@@ -362,7 +362,7 @@ class _Emitter:
     def const(self, value, ty=ui32) -> SSAValue:
         if self.constants is None:
             return self.add(ConstOp(value, ty))
-        key = (value, type(value), ty)
+        key = (repr(value), ty)  # repr: -0.0 and 0.0 are different constants
         if key not in self.constants:
             self.constants[key] = self.add(ConstOp(value, ty))
         return self.constants[key]
@@ -565,21 +565,31 @@ def coarsen_scan(
         # coalesced: invocation l stages the leaves of elements start + l + j * width
         first_element = named(out.add(AddOp(start, lane)), "element")
         strided: list[tuple[SSAValue, SSAValue]] = []  # (element, its staging slot)
+        lane_slot = slot(lane)
         for j in range(k):
             if j == 0:
-                index, local = first_element, lane
+                index, at = first_element, lane_slot
             else:
                 index = out.add(AddOp(first_element, out.const(j * width)))
-                local = out.add(AddOp(lane, out.const(j * width)))
-            strided.append((index, slot(local)))
-            out.add(StoreOp(scan.tile, strided[-1][1], leaf_at(index)))
+                if width % 32 == 0:  # slot(lane + j width) = slot(lane) + slot(j width)
+                    at = out.add(AddOp(lane_slot, out.const(_padded(j * width))))
+                else:
+                    at = slot(out.add(AddOp(lane, out.const(j * width))))
+            strided.append((index, at))
+            out.add(StoreOp(scan.tile, at, leaf_at(index)))
         out.add(BarrierOp())
         # invocation l scans elements l * k ... l * k + k - 1 of the workgroup serially
         consecutive: list[SSAValue] = []  # the staging slots of those elements
+        own_slot = slot(own)
         for j in range(k):
-            local = own if j == 0 else out.add(AddOp(own, out.const(j)))
-            consecutive.append(slot(local))
-            value = out.add(LoadOp(scan.tile, consecutive[-1], element))
+            if j == 0:
+                at = own_slot
+            elif 32 % k == 0:  # l k ... l k + k - 1 share one run of 32 slots
+                at = out.add(AddOp(own_slot, out.const(j)))
+            else:
+                at = slot(out.add(AddOp(own, out.const(j))))
+            consecutive.append(at)
+            value = out.add(LoadOp(scan.tile, at, element))
             prefixes.append(value if j == 0 else out.add(combine(prefixes[-1], value)))
     else:
         base = named(out.add(AddOp(start, own)), "base")
@@ -618,9 +628,17 @@ def coarsen_scan(
         back = out.add(SelectOp(first, out.const(0), out.const(1)))
         before = out.add(LoadOp(scan.tile, out.add(SubOp(halves_at[half], back)), element))
         named(before, "exclusive")
-        results = [
-            out.add(SelectOp(first, value, out.add(combine(before, value)))) for value in prefixes
-        ]
+        identity = combine_identity(scan.combine, element)
+        if identity is not None:
+            # the first of a segment combines the identity (e op x == x, bit for bit)
+            carried = out.add(SelectOp(first, out.const(identity, element), before))
+            named(carried, "carried")
+            results = [out.add(combine(carried, value)) for value in prefixes]
+        else:  # min, max: no identity on every type; the first keeps its prefixes
+            results = [
+                out.add(SelectOp(first, value, out.add(combine(before, value))))
+                for value in prefixes
+            ]
     if staged:
         # the results go back through the staging area (each invocation into the
         # slots only it read), then out coalesced
