@@ -545,6 +545,23 @@ def test_scan_grid_past_one_axis_folds_into_y():
         np.testing.assert_array_equal(out["sums"][157:], 0)
 
 
+def test_block_total_read_as_the_last_element_of_the_tile():
+    """`if l == 255 { sums[w] = tile[255] }` is the same total as tile[l]."""
+    n = 70_000
+    text = scan_block_text("scan0", "x", "dst", "sums", n, "ui32", "add").replace(
+        "    vyre.store @sums[%w] = %r : ui32",
+        "    %t = vyre.load @tile_scan0[%lastlane] : ui32\n    vyre.store @sums[%w] = %t : ui32",
+    )
+    assert "%t = vyre.load" in text
+    module = coarsened(text, k=4)
+    assert grids(module) == [(69, 1, 1)]
+    x = scan_data("ui32", n, "add", 8)
+    out = vyre_xdsl.run(module, {"x": x}, backend="reference")
+    scanned, totals = block_scans("add", x, 256)
+    np.testing.assert_array_equal(out["dst"], scanned)
+    np.testing.assert_array_equal(out["sums"], totals)
+
+
 def test_program_attribute_allows_float_scan_reassociation():
     n = 40_000
     text = scan_block_text("scan0", "x", "dst", "sums", n, "f32", "add", attrs="{reassociate} ")

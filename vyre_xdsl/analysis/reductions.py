@@ -921,15 +921,23 @@ class _ScanMatcher(_Matcher):
         _require(not op.has_else, "the if of the block total has an else branch")
         ops = [inner for inner in op.then_region.block.ops if not _is_pure_value(inner)]
         stores = [inner for inner in ops if isinstance(inner, StoreOp)]
+
+        def reads_last(load: Operation) -> bool:
+            # tile[l], or tile[width - 1]: the same element in the last lane
+            return isinstance(load, LoadOp) and (
+                self._reads_own(load)
+                or (load.buffer_name == self.tile and _const(load.index) == last)
+            )
+
         _require(
             len(stores) == 1
             and all(isinstance(inner, (LoadOp, StoreOp)) for inner in ops)
-            and all(self._reads_own(inner) for inner in ops if isinstance(inner, LoadOp)),
+            and all(reads_last(inner) for inner in ops if isinstance(inner, LoadOp)),
             "the if of the block total is not 'store @sums[workgroup_id x] = tile[l]'",
         )
         store = stores[0]
         _require(
-            _is_id(store.index, WorkgroupIdOp) and self._is_own(store.value),
+            _is_id(store.index, WorkgroupIdOp) and reads_last(store.value.owner),
             "the if of the block total does not store tile[l] at 'workgroup_id x'",
         )
         return store.buffer_name
