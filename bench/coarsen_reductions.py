@@ -22,8 +22,9 @@ scans take k consecutive elements per invocation; `--k`, 0 = chosen per
 level), checked against numpy's cumsum (integer-valued data: exact), and
 against `direct`: the same k and grid, each invocation loading and storing its
 k consecutive elements itself instead of through workgroup memory (the form
-`coarsen_scan(..., staged=False)` writes; neighbouring invocations access
-elements k apart).
+`coarsen_scan(..., stage_loads=False, stage_stores=False)` writes; neighbouring
+invocations access elements k apart), and `stores`: loads direct, stores staged
+(`stage_loads=False`).
 
 GPU time is the sum of the timestamp-query deltas of a run's kernels. Every
 run's result is checked against numpy (exactly: the sums take integer-valued
@@ -72,6 +73,9 @@ def variants(kind: str, n: int, k: int):
             "written": vyre_xdsl.compile(scan.text, backend="wgpu"),
             "coarsened": vyre_xdsl.compile(coarsened, backend="wgpu"),
             "direct": vyre_xdsl.compile(unstaged(scan.text, coarsening), backend="wgpu"),
+            "stores": vyre_xdsl.compile(
+                unstaged(scan.text, coarsening, stage_stores=True), backend="wgpu"
+            ),
         }
     tree = make(f"{kind}_tree", n, n)
     presum = make(f"{kind}_presum", n, n)
@@ -84,16 +88,16 @@ def variants(kind: str, n: int, k: int):
     }
 
 
-def unstaged(text: str, coarsening: VyreCoarsenReductionsPass):
+def unstaged(text: str, coarsening: VyreCoarsenReductionsPass, stage_stores: bool = False):
     """`text` with each scan level the pass coarsens (same k and grid) rewritten
-    in the unstaged form instead: each invocation loads and stores its k
-    consecutive elements itself, no staging through workgroup memory."""
+    in the unstaged form instead: each invocation loads its k consecutive
+    elements itself, and stores them itself too unless `stage_stores`."""
     module = vyre_xdsl.parse(text)
     for program in programs(module):
         scan = scan_level(program)
         plan = None if isinstance(scan, str) else coarsening.scan_plan(scan)
         if isinstance(plan, tuple):
-            coarsen_scan(scan, *plan, staged=False)
+            coarsen_scan(scan, *plan, stage_loads=False, stage_stores=stage_stores)
     return module
 
 
@@ -137,10 +141,11 @@ def measure(kind: str, n: int, args) -> dict[str, list[float]]:
         print(f"  {label:10s} per kernel, median ms: " + ", ".join(f"{m:.3f}" for m in medians))
     med = {label: statistics.median(v) for label, v in times.items()}
     if kind == "scan":
-        pairs = (("written", "coarsened"), ("direct", "coarsened"))
+        pairs = (("written", "coarsened"), ("direct", "coarsened"), ("stores", "coarsened"))
         print(
             f"  ratio of medians: written / coarsened {med['written'] / med['coarsened']:.2f}x, "
-            f"direct / coarsened {med['direct'] / med['coarsened']:.2f}x"
+            f"direct / coarsened {med['direct'] / med['coarsened']:.2f}x, "
+            f"stores / coarsened {med['stores'] / med['coarsened']:.2f}x"
         )
     else:
         pairs = (("tree", "presum"), ("coarsened", "presum"))

@@ -555,15 +555,18 @@ vyre.program @level1 workgroup_size [64, 1, 1] {
 // CHECK-NEXT:   %[[FIVE:.*]] = vyre.const 5 : ui32
 // CHECK-NEXT:   %[[PAD:.*]] = vyre.shr %lane, %[[FIVE]] : ui32
 // CHECK-NEXT:   %[[SLOT0:.*]] = vyre.add %lane, %[[PAD]] : ui32
+// CHECK:        %[[OWNPAD:.*]] = vyre.shr %own, %[[FIVE]] : ui32
+// CHECK-NEXT:   %[[OWN0:.*]] = vyre.add %own, %[[OWNPAD]] : ui32
+// CHECK-NEXT:   %[[ONE:.*]] = vyre.const 1 : ui32
+// CHECK-NEXT:   %[[OWN1:.*]] = vyre.add %[[OWN0]], %[[ONE]] : ui32
+// CHECK:        %base = vyre.add %start, %own : ui32
 // CHECK-NEXT:   %v = vyre.load @x[%element] : ui32
 // CHECK-NEXT:   vyre.store @tile_scan0[%[[SLOT0]]] = %v : ui32
 // CHECK:        %v_3 = vyre.load @x[%{{.*}}] : ui32
 // CHECK-NEXT:   vyre.store @tile_scan0[%{{.*}}] = %v_3 : ui32
 // CHECK-NEXT:   vyre.barrier
-// CHECK-NEXT:   %[[OWNPAD:.*]] = vyre.shr %own, %[[FIVE]] : ui32
-// CHECK-NEXT:   %[[OWN0:.*]] = vyre.add %own, %[[OWNPAD]] : ui32
 // CHECK-NEXT:   %[[E0:.*]] = vyre.load @tile_scan0[%[[OWN0]]] : ui32
-// CHECK:        %[[E1:.*]] = vyre.load @tile_scan0[%{{.*}}] : ui32
+// CHECK-NEXT:   %[[E1:.*]] = vyre.load @tile_scan0[%[[OWN1]]] : ui32
 // CHECK-NEXT:   %[[P1:.*]] = vyre.add %[[E0]], %[[E1]] : ui32
 // CHECK:        %[[E2:.*]] = vyre.load @tile_scan0[%{{.*}}] : ui32
 // CHECK-NEXT:   %[[P2:.*]] = vyre.add %[[P1]], %[[E2]] : ui32
@@ -589,7 +592,7 @@ vyre.program @level1 workgroup_size [64, 1, 1] {
 // CHECK:        vyre.barrier
 // CHECK-NEXT:   %[[OUT0:.*]] = vyre.load @tile_scan0[%[[SLOT0]]] : ui32
 // CHECK-NEXT:   vyre.store @local0[%element] = %[[OUT0]] : ui32
-// CHECK:        %block = vyre.shr %{{.*}}, %{{.*}} : ui32
+// CHECK:        %block = vyre.shr %base, %{{.*}} : ui32
 // CHECK-NEXT:   %[[LAST:.*]] = vyre.eq %position, %{{.*}} : ui32
 // CHECK-NEXT:   vyre.if %[[LAST]] {
 // CHECK-NEXT:     vyre.store @sums0[%block] = %[[R3]] : ui32

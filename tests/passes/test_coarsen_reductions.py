@@ -682,6 +682,9 @@ def test_coarsened_scan_fuses_and_runs_on_the_gpu(fuse):
 
 @pytest.mark.parametrize("backend", ["reference", "wgpu"])
 @pytest.mark.parametrize(
+    ("stage_loads", "stage_stores"), [(False, False), (False, True), (True, False)]
+)
+@pytest.mark.parametrize(
     ("op", "element", "n", "width", "k"),
     [
         ("add", "ui32", 100_003, 256, 16),
@@ -690,10 +693,13 @@ def test_coarsened_scan_fuses_and_runs_on_the_gpu(fuse):
         ("add", "ui32", 5_000, 32, 32),
     ],
 )
-def test_unstaged_scan_form_agrees_with_numpy(backend, op, element, n, width, k):
-    """`coarsen_scan(..., staged=False)` (each invocation loads and stores its k
-    consecutive elements itself; what bench/coarsen_reductions.py times as
-    `direct`) keeps the results too."""
+def test_unstaged_scan_forms_agree_with_numpy(
+    backend, stage_loads, stage_stores, op, element, n, width, k
+):
+    """`coarsen_scan(..., stage_loads=False, stage_stores=False)` (each invocation
+    loads and stores its k consecutive elements itself; what
+    bench/coarsen_reductions.py times as `direct`), and either half of it, keep
+    the results too."""
     from vyre_xdsl.analysis.reductions import scan_level
     from vyre_xdsl.passes.vyre_coarsen_reductions import coarsen_scan
 
@@ -701,7 +707,7 @@ def test_unstaged_scan_form_agrees_with_numpy(backend, op, element, n, width, k)
     module = vyre_xdsl.parse(text)
     (program,) = programs(module)
     blocks = math.ceil(n / width)
-    coarsen_scan(scan_level(program), blocks, k, staged=False)
+    coarsen_scan(scan_level(program), blocks, k, stage_loads=stage_loads, stage_stores=stage_stores)
     module.verify()
     assert grids(module) == [(math.ceil(blocks / k), 1, 1)]
     x = scan_data(element, n, op, 2)

@@ -475,8 +475,9 @@ def _padded(q: int) -> int:
 
 def scan_tile_count(width: int, k: int, staged: bool = True) -> int:
     """Elements of workgroup memory a scan coarsened by k uses: the staging
-    area of k x width elements (padded; `staged`), then two halves of width for
-    the scan of the invocation totals (none when a block is one invocation's)."""
+    area of k x width elements (padded; when loads or stores are `staged`),
+    then two halves of width for the scan of the invocation totals (none when
+    a block is one invocation's)."""
     area = _padded(k * width - 1) + 1 if staged else 0
     return max(1, area + (2 * width if width // k > 1 else 0))
 
@@ -486,7 +487,8 @@ def coarsen_scan(
     groups: int,
     k: int,
     grid: tuple[int, int, int] | None = None,
-    staged: bool = True,
+    stage_loads: bool = True,
+    stage_stores: bool = True,
 ) -> None:
     """Rewrite `scan` so that each invocation scans k consecutive leaves in
     registers, the workgroup scans its invocations' totals in segments of
@@ -495,12 +497,14 @@ def coarsen_scan(
     workgroups (blocks). `grid`: the launch grid (`scan_grid` when None; any
     grid of at least ceil(groups / k) workgroups on x and y, z = 1).
 
-    `staged` (the pass's form): loads and stores stay coalesced, the
-    workgroup's k x width leaves going through workgroup memory (invocation l
-    loads elements l, l + width, ..., then reads its k consecutive ones back;
-    the results go the other way). Without it, invocation l loads and stores
-    its k consecutive elements itself (neighbouring invocations k elements
-    apart: fewer workgroup memory accesses, less coalesced global ones)."""
+    `stage_loads`, `stage_stores` (the pass's form: both): loads and stores
+    stay coalesced, the workgroup's k x width leaves going through workgroup
+    memory (invocation l loads elements l, l + width, ..., then reads its k
+    consecutive ones back; the results go the other way). Without, invocation
+    l loads (stores) its k consecutive elements itself, neighbouring
+    invocations k elements apart: fewer workgroup memory accesses and
+    barriers, less coalesced global ones."""
+    staged = stage_loads or stage_stores
     program, width = scan.program, scan.width
     segment = width // k
     gx, gy, gz = grid or scan_grid(groups, k)
@@ -561,10 +565,13 @@ def coarsen_scan(
 
     own = named(out.add(MulOp(lane, out.const(k))), "own")
     prefixes: list[SSAValue] = []
-    if staged:
-        # coalesced: invocation l stages the leaves of elements start + l + j * width
+    strided: list[tuple[SSAValue, SSAValue]] = []  # (element, its staging slot)
+    consecutive: list[SSAValue] = []  # the staging slots of elements l k ... l k + k - 1
+
+    def staging_slots() -> None:
+        # invocation l: elements start + l + j * width (coalesced), and the slots of
+        # elements l k + j of the workgroup
         first_element = named(out.add(AddOp(start, lane)), "element")
-        strided: list[tuple[SSAValue, SSAValue]] = []  # (element, its staging slot)
         lane_slot = slot(lane)
         for j in range(k):
             if j == 0:
@@ -576,10 +583,6 @@ def coarsen_scan(
                 else:
                     at = slot(out.add(AddOp(lane, out.const(j * width))))
             strided.append((index, at))
-            out.add(StoreOp(scan.tile, at, leaf_at(index)))
-        out.add(BarrierOp())
-        # invocation l scans elements l * k ... l * k + k - 1 of the workgroup serially
-        consecutive: list[SSAValue] = []  # the staging slots of those elements
         own_slot = slot(own)
         for j in range(k):
             if j == 0:
@@ -589,11 +592,23 @@ def coarsen_scan(
             else:
                 at = slot(out.add(AddOp(own, out.const(j))))
             consecutive.append(at)
+
+    if staged:
+        staging_slots()
+    base = named(out.add(AddOp(start, own)), "base")
+    elements = [base]  # elements l k + j of the workgroup, where loaded or stored directly
+    if not (stage_loads and stage_stores):
+        elements += [out.add(AddOp(base, out.const(j))) for j in range(1, k)]
+    if stage_loads:
+        # coalesced: invocation l stages the leaves of elements start + l + j * width,
+        # then scans elements l k ... l k + k - 1 of the workgroup serially
+        for index, at in strided:
+            out.add(StoreOp(scan.tile, at, leaf_at(index)))
+        out.add(BarrierOp())
+        for j, at in enumerate(consecutive):
             value = out.add(LoadOp(scan.tile, at, element))
             prefixes.append(value if j == 0 else out.add(combine(prefixes[-1], value)))
     else:
-        base = named(out.add(AddOp(start, own)), "base")
-        elements = [base] + [out.add(AddOp(base, out.const(j))) for j in range(1, k)]
         for index in elements:
             value = leaf_at(index)
             prefixes.append(value if not prefixes else out.add(combine(prefixes[-1], value)))
@@ -639,9 +654,9 @@ def coarsen_scan(
                 out.add(SelectOp(first, value, out.add(combine(before, value))))
                 for value in prefixes
             ]
-    if staged:
+    if stage_stores:
         # the results go back through the staging area (each invocation into the
-        # slots only it read), then out coalesced
+        # slots only it reads, if any), then out coalesced
         for local, value in zip(consecutive, results):
             out.add(StoreOp(scan.tile, local, value))
         out.add(BarrierOp())
@@ -653,7 +668,7 @@ def coarsen_scan(
             out.add(StoreOp(scan.scanned, index, value))
     if scan.totals is not None:
         # the last invocation of a segment writes its block's total
-        first_own = out.add(AddOp(start, own)) if staged else base
+        first_own = base
         if width & (width - 1) == 0:
             owner = out.add(ShrOp(first_own, out.const(width.bit_length() - 1)))
         else:
