@@ -4,6 +4,7 @@ tree of bench/workloads.py, on the same input.
 
     python bench/coarsen_reductions.py --log2n 22 --reps 15
     python bench/coarsen_reductions.py --kinds sum min max --log2n 22 --k 16
+    python bench/coarsen_reductions.py --kinds scan --log2n 22 --reps 9
 
 Variants, timed interleaved (one profiled run of each per round, after
 `--warmup` seconds of runs of all of them, so a drift of the machine's speed
@@ -13,6 +14,17 @@ hits them alike):
 - `coarsened`: the same module after `vyre-coarsen-reductions` (`--k`, 0 =
   chosen per level; float add regrouped: `reassociate-floats=true`);
 - `presum`: `<kind>_presum`, each invocation combining 16 elements by hand.
+
+`--kinds scan` times the multi-level scan of bench/workloads.py as written
+(`written`: a Hillis-Steele scan of each 256-block, one element per
+invocation) against the same module after the pass (`coarsened`: its block
+scans take k consecutive elements per invocation; `--k`, 0 = chosen per
+level), checked against numpy's cumsum (integer-valued data: exact), and
+against `direct`: the same k and grid, each invocation loading and storing its
+k consecutive elements itself instead of through workgroup memory (the form
+`coarsen_scan(..., stage_loads=False, stage_stores=False)` writes; neighbouring
+invocations access elements k apart), and `stores`: loads direct, stores staged
+(`stage_loads=False`).
 
 GPU time is the sum of the timestamp-query deltas of a run's kernels. Every
 run's result is checked against numpy (exactly: the sums take integer-valued
@@ -40,13 +52,31 @@ from workloads import make, time_torch, torch_setup  # noqa: E402
 from xdsl.context import Context  # noqa: E402
 
 import vyre_xdsl  # noqa: E402
-from vyre_xdsl.passes.vyre_coarsen_reductions import VyreCoarsenReductionsPass  # noqa: E402
+from vyre_xdsl.analysis.reductions import scan_level  # noqa: E402
+from vyre_xdsl.dialects.vyre import programs  # noqa: E402
+from vyre_xdsl.passes.vyre_coarsen_reductions import (  # noqa: E402
+    VyreCoarsenReductionsPass,
+    coarsen_scan,
+)
 from vyre_xdsl.runtime.device import gpu_device  # noqa: E402
 
 results: dict[str, dict] = {}
 
 
 def variants(kind: str, n: int, k: int):
+    if kind == "scan":
+        scan = make("scan", n, n)
+        coarsened = vyre_xdsl.parse(scan.text)
+        coarsening = VyreCoarsenReductionsPass(k=k, reassociate_floats=True)
+        coarsening.apply(Context(), coarsened)
+        return scan, {
+            "written": vyre_xdsl.compile(scan.text, backend="wgpu"),
+            "coarsened": vyre_xdsl.compile(coarsened, backend="wgpu"),
+            "direct": vyre_xdsl.compile(unstaged(scan.text, coarsening), backend="wgpu"),
+            "stores": vyre_xdsl.compile(
+                unstaged(scan.text, coarsening, stage_stores=True), backend="wgpu"
+            ),
+        }
     tree = make(f"{kind}_tree", n, n)
     presum = make(f"{kind}_presum", n, n)
     coarsened = vyre_xdsl.parse(tree.text)
@@ -56,6 +86,19 @@ def variants(kind: str, n: int, k: int):
         "coarsened": vyre_xdsl.compile(coarsened, backend="wgpu"),
         "presum": vyre_xdsl.compile(presum.text, backend="wgpu"),
     }
+
+
+def unstaged(text: str, coarsening: VyreCoarsenReductionsPass, stage_stores: bool = False):
+    """`text` with each scan level the pass coarsens (same k and grid) rewritten
+    in the unstaged form instead: each invocation loads its k consecutive
+    elements itself, and stores them itself too unless `stage_stores`."""
+    module = vyre_xdsl.parse(text)
+    for program in programs(module):
+        scan = scan_level(program)
+        plan = None if isinstance(scan, str) else coarsening.scan_plan(scan)
+        if isinstance(plan, tuple):
+            coarsen_scan(scan, *plan, stage_loads=False, stage_stores=stage_stores)
+    return module
 
 
 def measure(kind: str, n: int, args) -> dict[str, list[float]]:
@@ -97,12 +140,21 @@ def measure(kind: str, n: int, args) -> dict[str, list[float]]:
         medians = [statistics.median(r[i] for r in runs) * 1e3 for i in range(len(runs[0]))]
         print(f"  {label:10s} per kernel, median ms: " + ", ".join(f"{m:.3f}" for m in medians))
     med = {label: statistics.median(v) for label, v in times.items()}
-    print(
-        f"  ratio of medians: tree / presum {med['tree'] / med['presum']:.2f}x, "
-        f"coarsened / presum {med['coarsened'] / med['presum']:.2f}x, "
-        f"tree / coarsened {med['tree'] / med['coarsened']:.2f}x"
-    )
-    for a, b in (("tree", "presum"), ("coarsened", "presum")):
+    if kind == "scan":
+        pairs = (("written", "coarsened"), ("direct", "coarsened"), ("stores", "coarsened"))
+        print(
+            f"  ratio of medians: written / coarsened {med['written'] / med['coarsened']:.2f}x, "
+            f"direct / coarsened {med['direct'] / med['coarsened']:.2f}x, "
+            f"stores / coarsened {med['stores'] / med['coarsened']:.2f}x"
+        )
+    else:
+        pairs = (("tree", "presum"), ("coarsened", "presum"))
+        print(
+            f"  ratio of medians: tree / presum {med['tree'] / med['presum']:.2f}x, "
+            f"coarsened / presum {med['coarsened'] / med['presum']:.2f}x, "
+            f"tree / coarsened {med['tree'] / med['coarsened']:.2f}x"
+        )
+    for a, b in pairs:
         ratios = [x / y for x, y in zip(times[a], times[b])]
         print(
             f"  {a} / {b} per round: min {min(ratios):.2f}x  "
@@ -124,7 +176,7 @@ def measure(kind: str, n: int, args) -> dict[str, list[float]]:
     return times
 
 
-NATIVE = {"sum": "sum", "min": "amin", "max": "amax"}
+NATIVE = {"sum": "sum", "min": "amin", "max": "amax", "scan": "cumsum"}
 
 
 def torch_median(kind: str, x, args) -> float | None:
@@ -136,13 +188,15 @@ def torch_median(kind: str, x, args) -> float | None:
         return None
     tx = torch.from_numpy(x).cuda()
     fn = getattr(torch, NATIVE[kind])
+    if kind == "scan":
+        return time_torch(torch, lambda t: torch.cumsum(t, 0), tx, args)["median"]
     return time_torch(torch, fn, tx, args)["median"]
 
 
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--log2n", type=int, default=22)
-    p.add_argument("--kinds", nargs="+", default=["sum"], choices=["sum", "min", "max"])
+    p.add_argument("--kinds", nargs="+", default=["sum"], choices=["sum", "min", "max", "scan"])
     p.add_argument("--k", type=int, default=0, help="elements per invocation (0: chosen)")
     p.add_argument("--reps", type=int, default=15)
     p.add_argument("--warmup", type=float, default=1.0)

@@ -58,6 +58,12 @@ sum is exact and results compare exactly, whatever the order of additions.
         --json bench/results/h200/workloads.json --markdown bench/results/h200/workloads.md \\
         --plot bench/results/h200/workloads.png
     python bench/workloads.py --workloads sum_tree scan --log2n 22
+    python bench/workloads.py --workloads sum_tree scan --log2n 22 --coarsen-reductions
+
+`--coarsen-reductions` runs every workload after `vyre-coarsen-reductions`
+(k chosen per level, `reassociate-floats=true`): the tree levels combine k
+leaves per invocation, and the scan's block scans (`scan0`, `scan1`, ...)
+scan k elements per invocation; the other programs are unchanged.
 """
 
 from __future__ import annotations
@@ -417,6 +423,18 @@ def integer_f32(n: int, seed: int) -> np.ndarray:
 
 def normal_f32(n: int, seed: int) -> np.ndarray:
     return np.random.default_rng(seed).standard_normal(n).astype(np.float32)
+
+
+def coarsened_text(text: str) -> str:
+    """`text` after `vyre-coarsen-reductions` (k chosen per level; float add and
+    mul regrouped: `reassociate-floats=true`), as IR text."""
+    from xdsl.context import Context
+
+    from vyre_xdsl.passes.vyre_coarsen_reductions import VyreCoarsenReductionsPass
+
+    module = vyre_xdsl.parse(text)
+    VyreCoarsenReductionsPass(reassociate_floats=True).apply(Context(), module)
+    return str(module) + "\n"
 
 
 def shifted(t: np.ndarray, by: int) -> np.ndarray:
@@ -1065,6 +1083,13 @@ def main() -> int:
         action="store_true",
         help="the fused column fuses every program into one (fuse='force'), cost model or not",
     )
+    p.add_argument(
+        "--coarsen-reductions",
+        action="store_true",
+        help="run every workload after vyre-coarsen-reductions (k chosen per level, float "
+        "add regrouped: reassociate-floats=true): the tree levels and the scan's block "
+        "scans each invocation coarsens; the other programs stay as written",
+    )
     p.add_argument("--adapter", default=None, help="adapter index or description substring")
     p.add_argument(
         "--chain-public",
@@ -1097,6 +1122,8 @@ def main() -> int:
         if name == "gemm":
             continue
         work = make(name, n, hist_n, args.presum)
+        if args.coarsen_reductions:
+            work.text = coarsened_text(work.text)
         row = {
             "workload": name,
             "log2n": args.hist_log2n if name.startswith("hist") else args.log2n,
@@ -1141,6 +1168,7 @@ def main() -> int:
         "torch": None if torch is None else torch.__version__,
         "date_utc": time.strftime("%Y-%m-%d %H:%M", time.gmtime()),
         "command": " ".join(sys.argv),
+        "coarsen_reductions": args.coarsen_reductions,
     }
     if args.chain_public:
         meta["chain_public"] = {k: v for k, v in public.items() if k != "markdown"}

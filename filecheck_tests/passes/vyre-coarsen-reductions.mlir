@@ -530,3 +530,180 @@ vyre.program @level1 workgroup_size [64, 1, 1] {
     vyre.store @out[%w] = %total : si32
   }
 }
+
+// -----
+
+// A workgroup scan (Hillis-Steele over each 16-block, the block's total to
+// sums0): with k = 4 a workgroup covers 4 blocks (7 blocks: 2 workgroups).
+// Each invocation loads elements lane, lane + 16, lane + 32, lane + 48 of its
+// workgroup (coalesced) into the staging area (slot q + q / 32), scans its 4
+// consecutive ones in registers, the invocation totals are scanned in
+// segments of 4 invocations (one per block: 2 steps, ping-pong past the
+// staging area), each invocation adds the inclusive total of the invocation
+// before it (the identity 0 for the first of a segment) to its 4 prefixes, and
+// the results go back out the way they came in. The last invocation of a
+// segment writes its block's total.
+// CHECK:      vyre.program @scan0 workgroup_size [16, 1, 1] grid [2, 1, 1] {
+// CHECK:        vyre.buffer @tile_scan0 workgroup : ui32[97]
+// CHECK-NEXT:   %lane = vyre.local_id x
+// CHECK-NEXT:   %[[W:.*]] = vyre.workgroup_id x
+// CHECK-NEXT:   %[[TILE:.*]] = vyre.const 64 : ui32
+// CHECK-NEXT:   %start = vyre.mul %[[W]], %[[TILE]] : ui32
+// CHECK-NEXT:   %[[K:.*]] = vyre.const 4 : ui32
+// CHECK-NEXT:   %own = vyre.mul %lane, %[[K]] : ui32
+// CHECK-NEXT:   %element = vyre.add %start, %lane : ui32
+// CHECK-NEXT:   %[[FIVE:.*]] = vyre.const 5 : ui32
+// CHECK-NEXT:   %[[PAD:.*]] = vyre.shr %lane, %[[FIVE]] : ui32
+// CHECK-NEXT:   %[[SLOT0:.*]] = vyre.add %lane, %[[PAD]] : ui32
+// CHECK:        %[[OWNPAD:.*]] = vyre.shr %own, %[[FIVE]] : ui32
+// CHECK-NEXT:   %[[OWN0:.*]] = vyre.add %own, %[[OWNPAD]] : ui32
+// CHECK-NEXT:   %[[ONE:.*]] = vyre.const 1 : ui32
+// CHECK-NEXT:   %[[OWN1:.*]] = vyre.add %[[OWN0]], %[[ONE]] : ui32
+// CHECK:        %base = vyre.add %start, %own : ui32
+// CHECK-NEXT:   %v = vyre.load @x[%element] : ui32
+// CHECK-NEXT:   vyre.store @tile_scan0[%[[SLOT0]]] = %v : ui32
+// CHECK:        %v_3 = vyre.load @x[%{{.*}}] : ui32
+// CHECK-NEXT:   vyre.store @tile_scan0[%{{.*}}] = %v_3 : ui32
+// CHECK-NEXT:   vyre.barrier
+// CHECK-NEXT:   %[[E0:.*]] = vyre.load @tile_scan0[%[[OWN0]]] : ui32
+// CHECK-NEXT:   %[[E1:.*]] = vyre.load @tile_scan0[%[[OWN1]]] : ui32
+// CHECK-NEXT:   %[[P1:.*]] = vyre.add %[[E0]], %[[E1]] : ui32
+// CHECK:        %[[E2:.*]] = vyre.load @tile_scan0[%{{.*}}] : ui32
+// CHECK-NEXT:   %[[P2:.*]] = vyre.add %[[P1]], %[[E2]] : ui32
+// CHECK:        %[[E3:.*]] = vyre.load @tile_scan0[%{{.*}}] : ui32
+// CHECK-NEXT:   %[[P3:.*]] = vyre.add %[[P2]], %[[E3]] : ui32
+// CHECK-NEXT:   %position = vyre.bit_and %lane, %{{.*}} : ui32
+// CHECK:        vyre.store @tile_scan0[%[[HALF0:.*]]] = %[[P3]] : ui32
+// CHECK-NEXT:   vyre.barrier
+// CHECK-NEXT:   %[[HAS:.*]] = vyre.ge %position, %{{.*}} : ui32
+// CHECK:        %[[BOTH:.*]] = vyre.add %{{.*}}, %{{.*}} : ui32
+// CHECK-NEXT:   %[[STEP:.*]] = vyre.select %[[HAS]], %[[BOTH]], %{{.*}} : ui32
+// CHECK-NEXT:   vyre.store @tile_scan0[%{{.*}}] = %[[STEP]] : ui32
+// CHECK-NEXT:   vyre.barrier
+// CHECK:        vyre.barrier
+// CHECK-NEXT:   %first = vyre.eq %position, %{{.*}} : ui32
+// CHECK:        %exclusive = vyre.load @tile_scan0[%{{.*}}] : ui32
+// CHECK-NEXT:   %carried = vyre.select %first, %{{.*}}, %exclusive : ui32
+// CHECK-NEXT:   %[[R0:.*]] = vyre.add %carried, %[[E0]] : ui32
+// CHECK-NEXT:   %[[R1:.*]] = vyre.add %carried, %[[P1]] : ui32
+// CHECK-NEXT:   %[[R2:.*]] = vyre.add %carried, %[[P2]] : ui32
+// CHECK-NEXT:   %[[R3:.*]] = vyre.add %carried, %[[P3]] : ui32
+// CHECK-NEXT:   vyre.store @tile_scan0[%[[OWN0]]] = %[[R0]] : ui32
+// CHECK:        vyre.barrier
+// CHECK-NEXT:   %[[OUT0:.*]] = vyre.load @tile_scan0[%[[SLOT0]]] : ui32
+// CHECK-NEXT:   vyre.store @local0[%element] = %[[OUT0]] : ui32
+// CHECK:        %block = vyre.shr %base, %{{.*}} : ui32
+// CHECK-NEXT:   %[[LAST:.*]] = vyre.eq %position, %{{.*}} : ui32
+// CHECK-NEXT:   vyre.if %[[LAST]] {
+// CHECK-NEXT:     vyre.store @sums0[%block] = %[[R3]] : ui32
+// CHECK-NEXT:   }
+// CHECK-NEXT: }
+vyre.program @scan0 workgroup_size [16, 1, 1] {
+  vyre.buffer @x binding 0 read_only : ui32[100]
+  vyre.buffer @local0 binding 1 write_only : ui32[100]
+  vyre.buffer @sums0 binding 2 write_only : ui32[7]
+  vyre.buffer @tile_scan0 workgroup : ui32[16]
+  %i = vyre.invocation_id x
+  %l = vyre.local_id x
+  %w = vyre.workgroup_id x
+  %v = vyre.load @x[%i] : ui32
+  vyre.store @tile_scan0[%l] = %v : ui32
+  vyre.barrier
+  %zero = vyre.const 0 : ui32
+  %steps = vyre.const 4 : ui32
+  %one = vyre.const 1 : ui32
+  vyre.loop @step = %zero to %steps {
+    %k = vyre.var @step : ui32
+    %off = vyre.shl %one, %k : ui32
+    %has = vyre.ge %l, %off : ui32
+    %j = vyre.sub %l, %off : ui32
+    %cur = vyre.load @tile_scan0[%l] : ui32
+    %prev = vyre.load @tile_scan0[%j] : ui32
+    %add = vyre.select %has, %prev, %zero : ui32
+    %s = vyre.add %cur, %add : ui32
+    vyre.barrier
+    vyre.store @tile_scan0[%l] = %s : ui32
+    vyre.barrier
+  }
+  %r = vyre.load @tile_scan0[%l] : ui32
+  vyre.store @local0[%i] = %r : ui32
+  %lastlane = vyre.const 15 : ui32
+  %islast = vyre.eq %l, %lastlane : ui32
+  vyre.if %islast {
+    vyre.store @sums0[%w] = %r : ui32
+  }
+}
+
+// -----
+
+// A float sum scan without permission to reassociate: left as it is (the
+// coarsened form adds each element to a different partial sum first, which
+// rounds differently). The next program, which adds the scanned block totals
+// back, is neither a tree nor a scan: untouched.
+// CHECK:      vyre.program @scan0 workgroup_size [16, 1, 1] {
+// CHECK-NEXT:   vyre.buffer @x binding 0 read_only : f32[100]
+// CHECK-NOT:    grid
+// CHECK:        vyre.loop @step
+// CHECK:      vyre.program @add0 workgroup_size [16, 1, 1] {
+// CHECK-NEXT:   vyre.buffer @local0 binding 0 read_only : f32[100]
+// CHECK-NEXT:   vyre.buffer @carried binding 1 read_only : f32[7]
+// CHECK-NEXT:   vyre.buffer @out binding 2 write_only : f32[100]
+// CHECK-NEXT:   %i = vyre.invocation_id x
+// CHECK-NEXT:   %four = vyre.const 4 : ui32
+// CHECK-NEXT:   %block = vyre.shr %i, %four : ui32
+// REMARK: vyre-coarsen-reductions.mlir:[[# @LINE + 1]]:1: remark: not coarsened: float 'add' rounds differently when regrouped; allow it with reassociate-floats=true or the program attribute {reassociate}
+vyre.program @scan0 workgroup_size [16, 1, 1] {
+  vyre.buffer @x binding 0 read_only : f32[100]
+  vyre.buffer @local0 binding 1 write_only : f32[100]
+  vyre.buffer @sums0 binding 2 write_only : f32[7]
+  vyre.buffer @tile_scan0 workgroup : f32[16]
+  %i = vyre.invocation_id x
+  %l = vyre.local_id x
+  %w = vyre.workgroup_id x
+  %v = vyre.load @x[%i] : f32
+  vyre.store @tile_scan0[%l] = %v : f32
+  vyre.barrier
+  %zero = vyre.const 0 : ui32
+  %fzero = vyre.const 0.0 : f32
+  %steps = vyre.const 4 : ui32
+  %one = vyre.const 1 : ui32
+  vyre.loop @step = %zero to %steps {
+    %k = vyre.var @step : ui32
+    %off = vyre.shl %one, %k : ui32
+    %has = vyre.ge %l, %off : ui32
+    %j = vyre.sub %l, %off : ui32
+    %cur = vyre.load @tile_scan0[%l] : f32
+    %prev = vyre.load @tile_scan0[%j] : f32
+    %add = vyre.select %has, %prev, %fzero : f32
+    %s = vyre.add %cur, %add : f32
+    vyre.barrier
+    vyre.store @tile_scan0[%l] = %s : f32
+    vyre.barrier
+  }
+  %r = vyre.load @tile_scan0[%l] : f32
+  vyre.store @local0[%i] = %r : f32
+  %lastlane = vyre.const 15 : ui32
+  %islast = vyre.eq %l, %lastlane : ui32
+  vyre.if %islast {
+    vyre.store @sums0[%w] = %r : f32
+  }
+}
+// REMARK: vyre-coarsen-reductions.mlir:[[# @LINE + 1]]:1: remark: not coarsened: neither a workgroup tree reduction nor a workgroup scan: its first store writes @out, not a workgroup buffer
+vyre.program @add0 workgroup_size [16, 1, 1] {
+  vyre.buffer @local0 binding 0 read_only : f32[100]
+  vyre.buffer @carried binding 1 read_only : f32[7]
+  vyre.buffer @out binding 2 write_only : f32[100]
+  %i = vyre.invocation_id x
+  %four = vyre.const 4 : ui32
+  %block = vyre.shr %i, %four : ui32
+  %zero = vyre.const 0 : ui32
+  %one = vyre.const 1 : ui32
+  %fzero = vyre.const 0.0 : f32
+  %has = vyre.ne %block, %zero : ui32
+  %b = vyre.sub %block, %one : ui32
+  %c = vyre.load @carried[%b] : f32
+  %add = vyre.select %has, %c, %fzero : f32
+  %v = vyre.load @local0[%i] : f32
+  %s = vyre.add %v, %add : f32
+  vyre.store @out[%i] = %s : f32
+}

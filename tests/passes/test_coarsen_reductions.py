@@ -353,3 +353,365 @@ def test_partials_that_are_the_module_output_are_left_alone(capsys):
     # one level alone: its 391 partials are what the caller gets back
     text = level("level0", "x", "r0", 100_000, 256, "ui32", "add") + "\n"
     unchanged(text, "@r0 is read by no later program", capsys, k=4)
+
+
+# ---------------------------------------------------------------- workgroup scans
+
+F32_NINF_SCAN = F32_NINF
+#: (combine, element) -> the identity a scan step falls back to, as IR text
+SCAN_IDENTITIES = {
+    ("add", "ui32"): "0",
+    ("add", "si32"): "0",
+    ("add", "f32"): "0.0",
+    ("max", "ui32"): "0",
+    ("max", "si32"): "-2147483648",
+    ("max", "f32"): F32_NINF_SCAN,
+    ("min", "ui32"): "4294967295",
+    ("mul", "ui32"): "1",
+    ("sub", "ui32"): "0",
+}
+
+
+def scan_step(tile, element, op, form, offset_ops, indent, suffix=""):
+    """One Hillis-Steele step: read tile[l] and tile[l - off], barrier, write, barrier."""
+    pad, t = " " * indent, suffix
+    if form == "select":
+        combine = f"""{pad}%both{t} = vyre.{op} %cur{t}, %prev{t} : {element}
+{pad}%s{t} = vyre.select %has{t}, %both{t}, %cur{t} : {element}"""
+    else:
+        combine = f"""{pad}%e{t} = vyre.const {SCAN_IDENTITIES[(op, element)]} : {element}
+{pad}%add{t} = vyre.select %has{t}, %prev{t}, %e{t} : {element}
+{pad}%s{t} = vyre.{op} %cur{t}, %add{t} : {element}"""
+    return f"""{offset_ops}
+{pad}%has{t} = vyre.ge %l, %off{t} : ui32
+{pad}%j{t} = vyre.sub %l, %off{t} : ui32
+{pad}%cur{t} = vyre.load @{tile}[%l] : {element}
+{pad}%prev{t} = vyre.load @{tile}[%j{t}] : {element}
+{combine}
+{pad}vyre.barrier
+{pad}vyre.store @{tile}[%l] = %s{t} : {element}
+{pad}vyre.barrier"""
+
+
+def scan_block_text(
+    name, src, dst, sums, n, element, op, width=256, form="identity", attrs="", access=""
+):
+    """The scan of bench/workloads.py's `scan_block`, for any combine and element
+    type: an inclusive scan of each `width`-block of `src` into `dst` in
+    workgroup memory, the block's total into `sums[workgroup]` (when given).
+    `form`: `identity` (cur op select(has, prev, e)), `select` (select(has,
+    cur op prev, cur)), `unrolled` (the steps without a loop)."""
+    m = math.ceil(n / width)
+    steps = math.ceil(math.log2(width))
+    tile = f"tile_{name}"
+    decl = total = ""
+    if sums is not None:
+        decl = f"\n  vyre.buffer @{sums} binding 2 write_only{access} : {element}[{m}]"
+        total = f"""
+  %lastlane = vyre.const {width - 1} : ui32
+  %islast = vyre.eq %l, %lastlane : ui32
+  vyre.if %islast {{
+    vyre.store @{sums}[%w] = %r : {element}
+  }}"""
+    if form == "unrolled":
+        loop = "\n".join(
+            scan_step(
+                tile,
+                element,
+                op,
+                "identity",
+                f"  %off_{s} = vyre.const {1 << s} : ui32",
+                2,
+                f"_{s}",
+            )
+            for s in range(steps)
+        )
+    else:
+        loop = f"""  %steps = vyre.const {steps} : ui32
+  %one = vyre.const 1 : ui32
+  vyre.loop @step = %zero to %steps {{
+{scan_step(tile, element, op, form, "    %k = vyre.var @step : ui32" + chr(10) + "    %off = vyre.shl %one, %k : ui32", 4)}
+  }}"""
+    return f"""vyre.program @{name} {attrs}workgroup_size [{width}, 1, 1] {{
+  vyre.buffer @{src} binding 0 read_only : {element}[{n}]
+  vyre.buffer @{dst} binding 1 write_only{access} : {element}[{n}]{decl}
+  vyre.buffer @{tile} workgroup : {element}[{width}]
+  %i = vyre.invocation_id x
+  %l = vyre.local_id x
+  %w = vyre.workgroup_id x
+  %v = vyre.load @{src}[%i] : {element}
+  vyre.store @{tile}[%l] = %v : {element}
+  vyre.barrier
+  %zero = vyre.const 0 : ui32
+{loop}
+  %r = vyre.load @{tile}[%l] : {element}
+  vyre.store @{dst}[%i] = %r : {element}{total}
+}}
+"""
+
+
+NP_SCANS = {"add": np.add, "max": np.maximum, "min": np.minimum, "mul": np.multiply}
+
+
+def block_scans(op, x, width, n_blocks=None):
+    """numpy: the inclusive scan of each width-block of x, and each block's total
+    (a partial last block scans its elements; past n the loads give 0)."""
+    blocks = math.ceil(len(x) / width)
+    padded = np.zeros(blocks * width, x.dtype)  # out-of-bounds loads give 0
+    padded[: len(x)] = x
+    ufunc = NP_SCANS[op]
+    scanned = ufunc.accumulate(padded.reshape(blocks, width), axis=1, dtype=x.dtype)
+    return scanned.reshape(-1)[: len(x)], scanned[:, -1].copy()
+
+
+def scan_data(element, n, op, seed=0):
+    rng = np.random.default_rng(seed)
+    if element == "f32":
+        if op == "add":  # integer-valued: every partial sum is exact, in any order
+            return rng.integers(-4, 5, n).astype(np.float32)
+        return rng.standard_normal(n).astype(np.float32)
+    return data(element, n, op, seed)
+
+
+SCAN_CASES = [
+    # op, element, n, width, k, form
+    ("add", "ui32", 100_003, 256, 4, "identity"),
+    ("add", "si32", 65_536, 256, 8, "identity"),
+    ("add", "si32", 70_001, 128, 16, "select"),
+    ("max", "ui32", 70_001, 64, 16, "identity"),
+    ("max", "si32", 9_999, 64, 4, "unrolled"),
+    ("max", "f32", 50_001, 128, 8, "identity"),
+    ("add", "f32", 100_003, 256, 4, "identity"),
+    ("add", "f32", 33_333, 64, 32, "select"),
+    ("min", "ui32", 30_000, 64, 2, "select"),
+    ("add", "ui32", 5_000, 32, 32, "identity"),  # one invocation per block: no scan of totals
+    ("add", "ui32", 10_001, 96, 4, "identity"),  # segments of 24 invocations
+]
+
+
+@pytest.mark.parametrize("backend", ["reference", "wgpu"])
+@pytest.mark.parametrize(("op", "element", "n", "width", "k", "form"), SCAN_CASES)
+def test_scan_level_pass_on_and_off_agree_with_numpy(backend, op, element, n, width, k, form):
+    text = scan_block_text("scan0", "x", "dst", "sums", n, element, op, width, form)
+    x = scan_data(element, n, op)
+    scanned, totals = block_scans(op, x, width)
+    module = coarsened(text, k=k, reassociate_floats=True)
+    blocks = math.ceil(n / width)
+    assert grids(module) == [(math.ceil(blocks / k), 1, 1)], "the scan was not coarsened"
+    for source in (text, module):
+        out = vyre_xdsl.run(source, {"x": x}, backend=backend)
+        np.testing.assert_array_equal(out["dst"], scanned)
+        np.testing.assert_array_equal(out["sums"], totals)
+
+
+def test_scan_level_without_totals_and_the_automatic_k():
+    # 256 workgroups of 256: min-workgroups 16 would leave k = 16, but its
+    # 18,940 bytes of workgroup memory are more than the 16,384 every device
+    # has: k = 8
+    n = 1 << 16
+    text = scan_block_text("scan0", "x", "dst", None, n, "ui32", "add")
+    x = scan_data("ui32", n, "add", 4)
+    module = coarsened(text, min_workgroups=16)
+    assert grids(module) == [(32, 1, 1)]
+    assert grids(coarsened(text, min_workgroups=64)) == [(64, 1, 1)]  # k = 4
+    assert grids(coarsened(text)) == [None]  # 256 workgroups: fewer than 2 x 1024
+    out = vyre_xdsl.run(module, {"x": x}, backend="reference")["dst"]
+    np.testing.assert_array_equal(out, block_scans("add", x, 256)[0])
+
+
+def test_scan_grid_past_one_axis_folds_into_y():
+    """More coarsened workgroups than one axis holds: the grid folds into y and
+    the workgroup's position is x + y * grid x (shown here with a fold at 7, so
+    that the module stays small)."""
+    from vyre_xdsl.analysis.reductions import scan_level
+    from vyre_xdsl.passes.vyre_coarsen_reductions import coarsen_scan
+
+    n, width, k = 10_000, 64, 4  # 157 blocks, 40 workgroups as [7, 6, 1] (42)
+    text = scan_block_text("scan0", "x", "dst", "sums", n, "si32", "add", width)
+    # sums longer than the blocks: the two launched workgroups past block 156
+    # must not write into it
+    text = text.replace("si32[157]", "si32[200]")
+    module = vyre_xdsl.parse(text)
+    (program,) = programs(module)
+    coarsen_scan(scan_level(program), 157, k, (7, 6, 1))
+    module.verify()
+    assert grids(module) == [(7, 6, 1)]
+    x = scan_data("si32", n, "add", 9)
+    scanned, totals = block_scans("add", x, width)
+    for backend in ("reference", "wgpu"):
+        out = vyre_xdsl.run(module, {"x": x}, backend=backend)
+        np.testing.assert_array_equal(out["dst"], scanned)
+        np.testing.assert_array_equal(out["sums"][:157], totals)
+        np.testing.assert_array_equal(out["sums"][157:], 0)
+
+
+def test_block_total_read_as_the_last_element_of_the_tile():
+    """`if l == 255 { sums[w] = tile[255] }` is the same total as tile[l]."""
+    n = 70_000
+    text = scan_block_text("scan0", "x", "dst", "sums", n, "ui32", "add").replace(
+        "    vyre.store @sums[%w] = %r : ui32",
+        "    %t = vyre.load @tile_scan0[%lastlane] : ui32\n    vyre.store @sums[%w] = %t : ui32",
+    )
+    assert "%t = vyre.load" in text
+    module = coarsened(text, k=4)
+    assert grids(module) == [(69, 1, 1)]
+    x = scan_data("ui32", n, "add", 8)
+    out = vyre_xdsl.run(module, {"x": x}, backend="reference")
+    scanned, totals = block_scans("add", x, 256)
+    np.testing.assert_array_equal(out["dst"], scanned)
+    np.testing.assert_array_equal(out["sums"], totals)
+
+
+def test_program_attribute_allows_float_scan_reassociation():
+    n = 40_000
+    text = scan_block_text("scan0", "x", "dst", "sums", n, "f32", "add", attrs="{reassociate} ")
+    x = scan_data("f32", n, "add", 5)
+    module = coarsened(text, k=8)
+    assert grids(module) == [(20, 1, 1)]
+    out = vyre_xdsl.run(module, {"x": x}, backend="reference")
+    np.testing.assert_array_equal(out["dst"], block_scans("add", x, 256)[0])
+
+
+def test_float_add_scan_without_permission_is_left_alone(capsys):
+    text = scan_block_text("scan0", "x", "dst", "sums", 100_000, "f32", "add")
+    unchanged(text, "reassociate-floats=true", capsys, k=4)
+
+
+def test_non_associative_scan_is_left_alone(capsys):
+    text = scan_block_text("scan0", "x", "dst", "sums", 100_000, "ui32", "sub", form="select")
+    unchanged(text, "'sub' is not associative", capsys, k=4)
+
+
+@pytest.mark.parametrize(
+    ("edit", "reason"),
+    [
+        # a fallback that is not the identity: lane l would add 1 per missing step
+        (("%e = vyre.const 0 : ui32", "%e = vyre.const 1 : ui32"), "not the identity of 'add'"),
+        # offsets 1, 2, 4, ... 64 only: lane 255 misses lanes 0 ... 127
+        (("%steps = vyre.const 8", "%steps = vyre.const 7"), "an inclusive scan"),
+        # the partner is tile[l - off] but the condition tests another offset
+        (("%has = vyre.ge %l, %off", "%has = vyre.ge %l, %one"), "'local_id x >= offset'"),
+        # the total of the block read from another lane
+        (("vyre.const 255 : ui32", "vyre.const 254 : ui32"), "if local_id x == 255"),
+    ],
+)
+def test_scan_shapes_that_are_not_coarsened(capsys, edit, reason):
+    text = scan_block_text("scan0", "x", "dst", "sums", 100_000, "ui32", "add")
+    old, new = edit
+    assert old in text
+    unchanged(text.replace(old, new), reason, capsys, k=4)
+
+
+@pytest.mark.parametrize(
+    ("k", "reason"),
+    [
+        (3, "k = 3 does not divide the 256 elements of a block"),
+        (16, "k = 16 needs 18940 bytes of workgroup memory, more than the 16384"),
+    ],
+)
+def test_scan_k_that_does_not_fit_is_refused(capsys, k, reason):
+    text = scan_block_text("scan0", "x", "dst", "sums", 100_000, "ui32", "add")
+    unchanged(text, reason, capsys, k=k)
+
+
+def test_applying_twice_changes_a_scan_nothing_more():
+    once = coarsened(scan_block_text("scan0", "x", "dst", "sums", 100_000, "si32", "max"), k=4)
+    twice = vyre_xdsl.parse(str(once))
+    VyreCoarsenReductionsPass(k=4).apply(Context(), twice)
+    assert str(twice) == str(once)
+
+
+def workloads_module():
+    """bench/workloads.py, the scan as users write it."""
+    import importlib.util
+    import pathlib
+
+    path = pathlib.Path(__file__).resolve().parents[2] / "bench" / "workloads.py"
+    import sys
+
+    sys.path.insert(0, str(path.parent))
+    spec = importlib.util.spec_from_file_location("bench_workloads", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.mark.parametrize("backend", ["reference", "wgpu"])
+def test_the_whole_scan_of_the_workloads_through_the_pipeline(backend):
+    """bench/workloads.py's multi-level scan (block scans, then the scanned
+    totals added back) with the pass on: numpy's cumsum. 300,001 elements:
+    1172 blocks (the last one partial), then 5, then 1."""
+    from vyre_xdsl.passes.pipeline import VyreToKernelPass
+
+    n = 300_001
+    text = workloads_module().scan_text(n)
+    x = scan_data("f32", n, "add", 21)
+    expected = np.cumsum(x, dtype=np.float64).astype(np.float32)
+    for options, first in (
+        ({"k": 4}, [(293, 1, 1), (2, 1, 1), None]),  # both block scans
+        ({"min_workgroups": 64}, [(147, 1, 1), None, None]),  # k = 8; 5 blocks left alone
+    ):
+        module = coarsened(text, reassociate_floats=True, **options)
+        assert grids(module)[:3] == first
+        out = vyre_xdsl.run(module, {"x": x}, backend=backend)["out"]
+        np.testing.assert_array_equal(out, expected)
+    # the same through the pipeline's options (the default min-workgroups: 1172
+    # blocks are fewer than 2 x 1024, so only a bigger scan is coarsened there)
+    first_grid = {}
+    for on in (False, True):
+        lowered = vyre_xdsl.parse(workloads_module().scan_text(1 << 20))
+        VyreToKernelPass(coarsen_reductions=on, reassociate_floats=True).apply(Context(), lowered)
+        dispatch = next(op for op in lowered.walk() if op.name == "kernel.dispatch")
+        first_grid[on] = re.search(r"grid (?:explicit )?\[(\d+), 1, 1\]", str(dispatch)).group(1)
+    assert first_grid == {False: "4096", True: "1024"}
+
+
+@pytest.mark.parametrize("fuse", [True, "force"])
+def test_coarsened_scan_fuses_and_runs_on_the_gpu(fuse):
+    n = 200_003
+    x = scan_data("si32", n, "add", 13)
+    text = scan_block_text("scan0", "x", "dst", "sums", n, "si32", "add")
+    text += scan_block_text("scan1", "sums", "dst1", None, math.ceil(n / 256), "si32", "add")
+    module = coarsened(text, k=8)
+    assert grids(module)[0] == (98, 1, 1)
+    out = vyre_xdsl.run(module, {"x": x}, backend="wgpu", fuse=fuse)
+    scanned, totals = block_scans("add", x, 256)
+    np.testing.assert_array_equal(out["dst"], scanned)
+    np.testing.assert_array_equal(out["dst1"], block_scans("add", totals, 256)[0])
+
+
+@pytest.mark.parametrize("backend", ["reference", "wgpu"])
+@pytest.mark.parametrize(
+    ("stage_loads", "stage_stores"), [(False, False), (False, True), (True, False)]
+)
+@pytest.mark.parametrize(
+    ("op", "element", "n", "width", "k"),
+    [
+        ("add", "ui32", 100_003, 256, 16),
+        ("max", "f32", 50_001, 128, 8),
+        ("add", "si32", 10_001, 96, 4),
+        ("add", "ui32", 5_000, 32, 32),
+    ],
+)
+def test_unstaged_scan_forms_agree_with_numpy(
+    backend, stage_loads, stage_stores, op, element, n, width, k
+):
+    """`coarsen_scan(..., stage_loads=False, stage_stores=False)` (each invocation
+    loads and stores its k consecutive elements itself; what
+    bench/coarsen_reductions.py times as `direct`), and either half of it, keep
+    the results too."""
+    from vyre_xdsl.analysis.reductions import scan_level
+    from vyre_xdsl.passes.vyre_coarsen_reductions import coarsen_scan
+
+    text = scan_block_text("scan0", "x", "dst", "sums", n, element, op, width)
+    module = vyre_xdsl.parse(text)
+    (program,) = programs(module)
+    blocks = math.ceil(n / width)
+    coarsen_scan(scan_level(program), blocks, k, stage_loads=stage_loads, stage_stores=stage_stores)
+    module.verify()
+    assert grids(module) == [(math.ceil(blocks / k), 1, 1)]
+    x = scan_data(element, n, op, 2)
+    scanned, totals = block_scans(op, x, width)
+    out = vyre_xdsl.run(module, {"x": x}, backend=backend)
+    np.testing.assert_array_equal(out["dst"], scanned)
+    np.testing.assert_array_equal(out["sums"], totals)

@@ -1,5 +1,6 @@
-"""Workgroup tree reductions: recognize a textbook tree level, and say whether
-its partial results are unobservable, so that a pass may change them.
+"""Workgroup tree reductions and scans: recognize a textbook tree level, say
+whether its partial results are unobservable, so that a pass may change them,
+and recognize a Hillis-Steele block scan (`scan_level`, below).
 
 A *tree level* is a program in which every invocation computes one *leaf*
 value from its `invocation_id x` alone, stores it into a workgroup buffer
@@ -66,8 +67,10 @@ from vyre_xdsl.dialects.vyre import (
     BinaryOp,
     ConstOp,
     EqOp,
+    GeOp,
     IfOp,
     InvocationIdOp,
+    LeOp,
     LoadOp,
     LocalIdOp,
     LoopOp,
@@ -87,11 +90,14 @@ from vyre_xdsl.semantics import OPS
 __all__ = [
     "ASSOCIATIVE_COMBINES",
     "IDEMPOTENT_COMBINES",
+    "NotAScan",
     "NotATree",
+    "ScanLevel",
     "TreeLevel",
     "combine_identity",
     "combine_refusal",
     "partials_refusal",
+    "scan_level",
     "tree_level",
 ]
 
@@ -573,3 +579,376 @@ def _reads_each_once(level: TreeLevel, name: str, size: int, invocations: int) -
 
 def element_name(element: Attribute) -> str:
     return type_name(element) or str(element)
+
+
+# ---------------------------------------------------------------- workgroup scans
+
+
+class NotAScan(str):
+    """Why a program is not a recognized workgroup scan level (a plain message)."""
+
+
+@dataclass(frozen=True)
+class ScanLevel:
+    """A recognized workgroup scan level (see `scan_level`)."""
+
+    program: ProgramOp
+    #: the combine's mnemonic and its element type
+    combine: str
+    element: Attribute
+    #: the workgroup buffer the scan runs in
+    tile: str
+    #: the host buffer of the inclusive scans (`dst[invocation_id x]`)
+    scanned: str
+    #: the host buffer of block totals (`sums[workgroup_id x]`), if any
+    totals: str | None
+    #: invocations per workgroup, and so the elements of a block
+    width: int
+    #: `store @tile[l] = leaf` (at the top level of the body)
+    leaf_store: StoreOp
+    #: the ops that compute the leaf, in program order (all at the top level)
+    leaf_ops: tuple[Operation, ...]
+
+
+def scan_level(program: ProgramOp) -> ScanLevel | NotAScan:
+    """The workgroup scan level `program` is, or why it is not one.
+
+    A *scan level* computes an inclusive scan of each block of `width`
+    consecutive leaves (a leaf as in a tree level: a value of `invocation_id
+    x` alone) in workgroup memory, the Hillis-Steele way, and writes it back:
+
+    ```mlir
+    %v = vyre.load @x[%i] : f32
+    vyre.store @tile[%l] = %v : f32
+    vyre.barrier
+    vyre.loop @step = %c0 to %c8 {              // or the steps unrolled
+      %off = vyre.shl %c1, %k : ui32            // any constant of the loop variable
+      %has = vyre.ge %l, %off : ui32
+      %j = vyre.sub %l, %off : ui32
+      %cur = vyre.load @tile[%l] : f32
+      %prev = vyre.load @tile[%j] : f32
+      %add = vyre.select %has, %prev, %zero : f32   // the combine's identity
+      %s = vyre.add %cur, %add : f32                // or select(has, cur op prev, cur)
+      vyre.barrier
+      vyre.store @tile[%l] = %s : f32
+      vyre.barrier
+    }
+    %r = vyre.load @tile[%l] : f32
+    vyre.store @dst[%i] = %r : f32
+    vyre.if %l == width - 1 {                    // optional: the block's total
+      vyre.store @sums[%w] = %r : f32
+    }
+    ```
+
+    A symbolic run of the steps over the lanes shows that lane l ends up
+    combining lanes 0 ... l, each once. Nothing else is stored.
+    """
+    try:
+        return _ScanMatcher(program).match()
+    except _Refused as refusal:
+        return NotAScan(str(refusal))
+
+
+class _ScanMatcher(_Matcher):
+    def match(self) -> ScanLevel:  # type: ignore[override]
+        program = self.program
+        x, y, z = program.workgroup
+        _require(y == 1 and z == 1, f"workgroup_size {[x, y, z]} is not one-dimensional")
+        _require(
+            program.explicit_grid is None and program.indirect_buffer is None,
+            "the program has an explicit or indirect grid",
+        )
+        self.width = x
+        statements = [op for op in program.body.block.ops if op not in self.buffers.values()]
+        store_at = next((n for n, op in enumerate(statements) if not self._is_value(op)), None)
+        _require(store_at is not None, "the program stores nothing")
+        leaf_store = statements[store_at]
+        _require(
+            isinstance(leaf_store, StoreOp),
+            f"its first statement is '{leaf_store.name}', not the store of a leaf "
+            "into workgroup memory",
+        )
+        tile = self.buffers.get(leaf_store.buffer_name)
+        _require(
+            tile is not None and tile.is_workgroup,
+            f"its first store writes @{leaf_store.buffer_name}, not a workgroup buffer",
+        )
+        _require(
+            tile.static_count is not None and tile.static_count >= self.width,
+            f"workgroup buffer @{tile.buffer_name} is shorter than the workgroup",
+        )
+        _require(_is_id(leaf_store.index, LocalIdOp), "the leaf is not stored at 'local_id x'")
+        self.tile = tile.buffer_name
+        self.element = tile.element_type
+        others = [
+            b.buffer_name
+            for b in self.buffers.values()
+            if b.is_workgroup and b.buffer_name != self.tile
+        ]
+        _require(not others, f"it declares other workgroup buffers ({', '.join(others)})")
+        leaf_ops = self._leaf_slice(leaf_store.value)
+        rest = [op for op in statements[store_at + 1 :] if not _is_pure_value(op)]
+        _require(
+            bool(rest) and _is_workgroup_barrier(rest[0]),
+            "no workgroup barrier follows the store of the leaf",
+        )
+        self.combine: str | None = None
+        offsets, at = self._scan_steps(rest, 1)
+        _require(bool(offsets), "it has no scan step (read, barrier, write, barrier)")
+        self._simulate_scan(offsets)
+        scanned, totals = self._tail(rest[at:])
+        assert self.combine is not None
+        return ScanLevel(
+            program=program,
+            combine=self.combine,
+            element=self.element,
+            tile=self.tile,
+            scanned=scanned,
+            totals=totals,
+            width=self.width,
+            leaf_store=leaf_store,
+            leaf_ops=leaf_ops,
+        )
+
+    # the steps
+
+    def _scan_steps(self, ops: Sequence[Operation], at: int) -> tuple[list[int], int]:
+        """The offsets of the steps from ops[at], and where the steps end."""
+        offsets: list[int] = []
+        while at < len(ops):
+            op = ops[at]
+            if isinstance(op, LoopOp):
+                offsets += self._scan_loop(op)
+                at += 1
+            elif _looks_like_step(ops[at : at + 5]):
+                offsets.append(self._scan_step(ops[at : at + 5], {}))
+                at += 5
+            else:
+                break
+        return offsets, at
+
+    def _scan_loop(self, loop: LoopOp) -> list[int]:
+        lower, upper = _const(loop.lower), _const(loop.upper)
+        _require(
+            isinstance(lower, int) and isinstance(upper, int),
+            "a loop of the scan has bounds that are not constants",
+        )
+        name = loop.var_name.data
+        inner = [
+            op
+            for op in loop.body.block.ops
+            if not _is_pure_value(op) and not (isinstance(op, VarOp) and op.var_name.data == name)
+        ]
+        _require(
+            _looks_like_step(inner) and len(inner) == 5,
+            "a loop of the scan is not one step (two loads, barrier, store, barrier)",
+        )
+        return [self._scan_step(inner, {name: k}) for k in range(lower, upper)]
+
+    def _scan_step(self, ops: Sequence[Operation], env: Mapping[str, int]) -> int:
+        """The offset of `a = tile[l], b = tile[l - off], barrier, tile[l] = a op
+        (l >= off ? b : e), barrier` (e the identity), or of `tile[l] = l >= off ?
+        a op b : a`."""
+        first, second, _, store, _ = ops
+        assert isinstance(first, LoadOp) and isinstance(second, LoadOp)
+        assert isinstance(store, StoreOp)
+        _require(
+            first.buffer_name == self.tile and second.buffer_name == self.tile,
+            "a step reads a buffer other than the tile",
+        )
+        _require(
+            store.buffer_name == self.tile and _is_id(store.index, LocalIdOp),
+            "a step does not store to tile[local_id x]",
+        )
+        own = [ld for ld in (first, second) if _is_id(ld.index, LocalIdOp)]
+        _require(len(own) == 1, "a step does not read tile[local_id x] once")
+        mine = own[0]
+        other = second if mine is first else first
+        index = other.index.owner
+        _require(
+            isinstance(index, BinaryOp)
+            and index.name == "vyre.sub"
+            and _is_id(index.lhs, LocalIdOp),
+            "a step's partner is not tile[local_id x - offset]",
+        )
+        assert isinstance(index, BinaryOp)
+        offset = evaluate_ui32(index.rhs, env)
+        _require(offset is not None and offset > 0, "a step's offset is not a positive constant")
+        assert offset is not None
+        value = store.value.owner
+        if isinstance(value, SelectOp) and value.false_value is mine.result:
+            # tile[l] = l >= off ? a op b : a
+            self._has(value.cond, offset, env)
+            combine = value.true_value.owner
+            _require(
+                isinstance(combine, BinaryOp)
+                and {combine.lhs, combine.rhs} == {mine.result, other.result},
+                "a step's select does not combine tile[l] and its partner",
+            )
+            self._record(combine)
+            return offset
+        _require(
+            isinstance(value, BinaryOp), "a step does not store a combine of tile[l] and a select"
+        )
+        assert isinstance(value, BinaryOp)
+        self._record(value)
+        _require(mine.result in (value.lhs, value.rhs), "a step's combine does not read tile[l]")
+        chosen = (value.rhs if value.lhs is mine.result else value.lhs).owner
+        _require(
+            isinstance(chosen, SelectOp) and chosen.true_value is other.result,
+            "a step does not combine tile[l] with 'select(l >= offset, partner, identity)'",
+        )
+        assert isinstance(chosen, SelectOp)
+        self._has(chosen.cond, offset, env)
+        _require(
+            self._is_identity(chosen.false_value, mine.result),
+            f"a step's fallback is not the identity of '{self.combine}'",
+        )
+        return offset
+
+    def _record(self, combine: BinaryOp) -> None:
+        name = combine.name.removeprefix("vyre.")
+        _require(
+            self.combine in (None, name), f"the steps combine with '{self.combine}' and '{name}'"
+        )
+        self.combine = name
+
+    def _has(self, cond: SSAValue, offset: int, env: Mapping[str, int]) -> None:
+        owner = cond.owner
+        ok = (
+            isinstance(owner, GeOp)
+            and _is_id(owner.lhs, LocalIdOp)
+            and evaluate_ui32(owner.rhs, env) == offset
+        ) or (
+            isinstance(owner, LeOp)
+            and _is_id(owner.rhs, LocalIdOp)
+            and evaluate_ui32(owner.lhs, env) == offset
+        )
+        _require(ok, "a step's condition is not 'local_id x >= offset'")
+
+    def _is_identity(self, value: SSAValue, own: SSAValue) -> bool:
+        """`value` is the combine's identity on the element type (`own` itself for
+        an idempotent combine: x op x == x)."""
+        assert self.combine is not None
+        if value is own:
+            return self.combine in IDEMPOTENT_COMBINES
+        literal = _const(value)
+        info = element_info(self.element)
+        if literal is None or info is None or info.family == "vector":
+            return False
+        identity = OPS[self.combine].identity
+        if identity is not None:
+            return literal == (identity[1] if info.is_float else identity[0])
+        if self.combine not in ("min", "max"):
+            return False
+        if info.is_float:
+            return literal == (np.inf if self.combine == "min" else -np.inf)
+        limits = np.iinfo(info.dtype)
+        return literal == (limits.max if self.combine == "min" else limits.min)
+
+    def _simulate_scan(self, offsets: Sequence[int]) -> None:
+        """Run the steps over ranges of lanes: lane l must end with lanes 0 ... l."""
+        ranges = [(lane, lane) for lane in range(self.width)]
+        for offset in offsets:
+            new = list(ranges)
+            for lane in range(offset, self.width):
+                lo, hi = ranges[lane - offset]
+                own_lo, own_hi = ranges[lane]
+                _require(
+                    hi + 1 == own_lo,
+                    f"a step of offset {offset} combines lanes that are not adjacent",
+                )
+                new[lane] = (lo, own_hi)
+            ranges = new
+        _require(
+            all(r == (0, lane) for lane, r in enumerate(ranges)),
+            "the steps do not leave lanes 0 ... l in lane l (an inclusive scan)",
+        )
+
+    # the stores of the result
+
+    def _tail(self, ops: Sequence[Operation]) -> tuple[str, str | None]:
+        """`dst[invocation_id x] = tile[l]`, and optionally `if l == width - 1 {
+        sums[workgroup_id x] = tile[l] }`: the host buffers written."""
+        scanned: str | None = None
+        totals: str | None = None
+        for op in ops:
+            if isinstance(op, LoadOp):
+                _require(self._reads_own(op), "after the steps it loads other than tile[l]")
+            elif isinstance(op, StoreOp):
+                _require(scanned is None, "it stores the scan twice")
+                _require(
+                    _is_id(op.index, InvocationIdOp) and self._is_own(op.value),
+                    "it does not store tile[l] at 'invocation_id x' after the steps",
+                )
+                scanned = op.buffer_name
+            elif isinstance(op, IfOp):
+                _require(totals is None, "it stores the block total twice")
+                totals = self._total(op)
+            else:
+                _require(False, f"'{op.name}' after the steps is not a store of the scan")
+        _require(scanned is not None, "it does not store the scan")
+        assert scanned is not None
+        for name in (scanned, totals):
+            if name is not None:
+                buffer = self.buffers[name]
+                _require(not buffer.is_workgroup, f"it stores the scan into workgroup @{name}")
+                _require(
+                    not any(
+                        isinstance(op, LoadOp) and op.buffer_name == name
+                        for op in self.program.walk()
+                    ),
+                    f"it reads @{name}, which it writes",
+                )
+        _require(scanned != totals, "it stores the scan and the totals into one buffer")
+        return scanned, totals
+
+    def _reads_own(self, op: LoadOp) -> bool:
+        return op.buffer_name == self.tile and _is_id(op.index, LocalIdOp)
+
+    def _is_own(self, value: SSAValue) -> bool:
+        return isinstance(value.owner, LoadOp) and self._reads_own(value.owner)
+
+    def _total(self, op: IfOp) -> str:
+        cond = op.cond.owner
+        last = self.width - 1
+        _require(
+            isinstance(cond, EqOp)
+            and {_is_id(cond.lhs, LocalIdOp), _is_id(cond.rhs, LocalIdOp)} == {True, False}
+            and last in (_const(cond.lhs), _const(cond.rhs)),
+            f"an if after the steps is not 'if local_id x == {last}'",
+        )
+        _require(not op.has_else, "the if of the block total has an else branch")
+        ops = [inner for inner in op.then_region.block.ops if not _is_pure_value(inner)]
+        stores = [inner for inner in ops if isinstance(inner, StoreOp)]
+
+        def reads_last(load: Operation) -> bool:
+            # tile[l], or tile[width - 1]: the same element in the last lane
+            return isinstance(load, LoadOp) and (
+                self._reads_own(load)
+                or (load.buffer_name == self.tile and _const(load.index) == last)
+            )
+
+        _require(
+            len(stores) == 1
+            and all(isinstance(inner, (LoadOp, StoreOp)) for inner in ops)
+            and all(reads_last(inner) for inner in ops if isinstance(inner, LoadOp)),
+            "the if of the block total is not 'store @sums[workgroup_id x] = tile[l]'",
+        )
+        store = stores[0]
+        _require(
+            _is_id(store.index, WorkgroupIdOp) and reads_last(store.value.owner),
+            "the if of the block total does not store tile[l] at 'workgroup_id x'",
+        )
+        return store.buffer_name
+
+
+def _looks_like_step(ops: Sequence[Operation]) -> bool:
+    return (
+        len(ops) >= 5
+        and isinstance(ops[0], LoadOp)
+        and isinstance(ops[1], LoadOp)
+        and _is_workgroup_barrier(ops[2])
+        and isinstance(ops[3], StoreOp)
+        and _is_workgroup_barrier(ops[4])
+    )

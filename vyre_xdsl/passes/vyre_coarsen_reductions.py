@@ -1,5 +1,6 @@
 """`vyre-coarsen-reductions`: each invocation of a workgroup tree reduction first
-combines k elements, and the grid shrinks by k.
+combines k elements, each invocation of a workgroup block scan scans k
+consecutive elements, and the grid shrinks by k.
 
 ```
 vyre-opt -p vyre-coarsen-reductions in.mlir
@@ -68,6 +69,34 @@ a time where the grid would not fit one axis (2^28 elements in 256-wide
 workgroups: k = 17, 61,681 workgroups, a leaf loop of 16 trips); a level with fewer than 2 x `min-workgroups`
 workgroups is left alone. Levels are analysed before any is rewritten, so a
 whole chain is judged on the original module.
+
+Scans. A program that `vyre_xdsl.analysis.reductions.scan_level` recognizes
+(a Hillis-Steele inclusive scan of each block of W leaves in workgroup
+memory, stored back at `invocation_id x`, the block's total optionally at
+`workgroup_id x` by the last lane) is rewritten so that a workgroup covers k
+blocks: invocation l stages the leaves of elements l, l + W, ... of its
+workgroup in workgroup memory (coalesced; a spare slot every 32 against bank
+conflicts), scans its k consecutive elements l k ... l k + k - 1 serially,
+the invocation totals are scanned in segments of W / k (one per block, one
+barrier per step), each invocation combines its segment's exclusive prefix
+with its k prefixes and the results go back out through the staging area;
+the last invocation of a segment stores the block's total. Every element
+and total gets the value it had (float add/mul: regrouped, so only with the
+permission above), so the programs reading them are unchanged and no chain
+analysis is needed. k: `k=N` (dividing W), or the largest power of two up to
+max-k dividing W that leaves min-workgroups and keeps the workgroup memory
+within the 16384 bytes every device has (k = 8 for W = 256, f32); the grid
+folds into y past 65535 workgroups.
+
+```mlir
+// before: 1048576 workgroups of 256          // after: grid [43691, 3, 1] (k = 8)
+%v = vyre.load @x[%i] : f32                    // tile[slot(l + j 256)] = x[start + l + j 256]
+vyre.store @tile[%l] = %v : f32                // barrier; 8 serial prefixes of tile[slot(8 l + j)]
+vyre.loop @step = %c0 to %c8 {                 // segmented scan of the 256 totals (5 steps)
+  // read, barrier, write, barrier             // tile[slot(8 l + j)] = exclusive + prefix j
+}                                              // barrier; local0[start + l + j 256] = tile[...]
+vyre.store @local0[%i] = %r : f32              // if l % 32 == 31 { sums0[block] = total }
+```
 """
 
 from __future__ import annotations
@@ -76,25 +105,32 @@ import math
 from dataclasses import dataclass
 
 from xdsl.context import Context
-from xdsl.dialects.builtin import DenseArrayBase, ModuleOp, i32
+from xdsl.dialects.builtin import DenseArrayBase, IntegerAttr, ModuleOp, i32, i64
 from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 
 from vyre_xdsl.analysis.locals import declared_local_names
 from vyre_xdsl.analysis.reductions import (
+    ScanLevel,
     TreeLevel,
     combine_identity,
     combine_refusal,
     partials_refusal,
+    scan_level,
     tree_level,
 )
 from vyre_xdsl.dialects.vyre import (
     TABLE_OPS,
     AddOp,
+    AndOp,
     AssignOp,
+    BarrierOp,
+    BitAndOp,
     ConstOp,
+    DivOp,
     EqOp,
+    GeOp,
     IfOp,
     InvocationIdOp,
     LetOp,
@@ -102,24 +138,33 @@ from vyre_xdsl.dialects.vyre import (
     LocalIdOp,
     LoopOp,
     LtOp,
+    ModOp,
     MulOp,
     ProgramOp,
     SelectOp,
+    ShrOp,
     StoreOp,
+    SubOp,
     VarOp,
     WorkgroupIdOp,
+    element_info,
     programs,
     ui32,
 )
 from vyre_xdsl.dispatch import (
     MAX_WORKGROUPS_PER_DIM,
     dispatch_grid,
+    fold_grid,
     logical_element_count,
 )
 from vyre_xdsl.passes.vyre_fuse import print_remark
+from vyre_xdsl.target_profile import TargetProfile
 
 #: the program attribute that allows float add/mul reductions to be regrouped
 REASSOCIATE_ATTR = "reassociate"
+#: the workgroup memory a coarsened scan may use: what every device has (the
+#: portable profile's limit)
+SCAN_STORAGE_BYTES = TargetProfile().max_workgroup_storage_bytes
 ACC = "__vyre_coarsen_acc"
 INDEX = "__vyre_coarsen_k"
 
@@ -139,11 +184,13 @@ def launched_workgroups(program: ProgramOp) -> int:
 
 @dataclass(frozen=True)
 class VyreCoarsenReductionsPass(ModulePass):
-    """Coarsen the workgroup tree reductions of a module (see the module docstring)."""
+    """Coarsen the workgroup tree reductions and block scans of a module (see the
+    module docstring)."""
 
     name = "vyre-coarsen-reductions"
 
-    #: elements each invocation combines first; 0: chosen per level
+    #: elements each invocation combines first (a scan: consecutive elements each
+    #: invocation scans); 0: chosen per level
     k: int = 0
     #: the largest k chosen automatically
     max_k: int = 16
@@ -158,6 +205,7 @@ class VyreCoarsenReductionsPass(ModulePass):
         progs = programs(op)
         levels: dict[ProgramOp, TreeLevel] = {}
         refusals: dict[ProgramOp, str] = {}
+        scans: list[ScanLevel] = []
         for program in progs:
             if any(b.static_count is None for b in program.buffers()):
                 refusals[program] = "a buffer is runtime-sized"
@@ -165,8 +213,16 @@ class VyreCoarsenReductionsPass(ModulePass):
             level = tree_level(program)
             if isinstance(level, TreeLevel):
                 levels[program] = level
+                continue
+            scan = scan_level(program)
+            if isinstance(scan, ScanLevel):
+                scans.append(scan)
             else:
-                refusals[program] = f"not a workgroup tree reduction: {level}"
+                refusals[program] = (
+                    f"neither a workgroup tree reduction nor a workgroup scan: {level}"
+                    if level == scan
+                    else f"not a workgroup tree reduction ({level}) nor a workgroup scan ({scan})"
+                )
         plans: list[tuple[TreeLevel, int, int]] = []
         for program, level in levels.items():
             why = self._refusal(level, levels, progs)
@@ -174,8 +230,17 @@ class VyreCoarsenReductionsPass(ModulePass):
                 refusals[program] = why
             else:
                 plans.append((level, *why))
+        scan_plans: list[tuple[ScanLevel, int, int]] = []
+        for scan in scans:
+            why = self.scan_plan(scan)
+            if isinstance(why, str):
+                refusals[scan.program] = why
+            else:
+                scan_plans.append((scan, *why))
         for level, groups, k in plans:
             coarsen(level, groups, k)
+        for scan, groups, k in scan_plans:
+            coarsen_scan(scan, groups, k)
         if self.remarks:
             for program in progs:
                 if program in refusals:
@@ -217,6 +282,56 @@ class VyreCoarsenReductionsPass(ModulePass):
             return "its invocation ids would pass 2^32"
         return groups, k
 
+    def scan_plan(self, scan: ScanLevel) -> str | tuple[int, int]:
+        """Why the scan level stays as it is, or (its workgroups, k): what this
+        pass does with it."""
+        program, width = scan.program, scan.width
+        allowed = self.reassociate_floats or REASSOCIATE_ATTR in program.attributes
+        why = combine_refusal(scan.combine, scan.element, allowed)
+        if why is not None:
+            return why
+        groups = launched_workgroups(program)
+        if groups <= 1:
+            return "it runs one workgroup"
+        if self.k == 1:
+            return "k = 1 changes nothing"
+        info = element_info(scan.element)
+        assert info is not None
+        k = self.k or self._auto_scan_k(groups, width, info.bits // 8)
+        if k < 2:
+            return (
+                f"{groups} workgroups; fewer than 2 x min-workgroups "
+                f"({self.min_workgroups}) are left alone"
+            )
+        if width % k:
+            return f"k = {k} does not divide the {width} elements of a block"
+        storage = scan_tile_count(width, k) * (info.bits // 8)
+        if storage > SCAN_STORAGE_BYTES:
+            return (
+                f"k = {k} needs {storage} bytes of workgroup memory, more than the "
+                f"{SCAN_STORAGE_BYTES} every device has"
+            )
+        gx, gy, gz = scan_grid(groups, k)
+        if gy > MAX_WORKGROUPS_PER_DIM:
+            return f"k = {k} leaves {math.ceil(groups / k)} workgroups, more than two axes hold"
+        if gx * gy * gz * k * width >= 1 << 32:
+            return "its element indices would pass 2^32"
+        return groups, k
+
+    def _auto_scan_k(self, groups: int, width: int, element_bytes: int) -> int:
+        """The largest power of two up to max-k that divides the block, fits the
+        workgroup memory every device has and leaves min-workgroups (the grid
+        folds into y past one axis); 1: leave it alone."""
+        k = 1
+        while (
+            k * 2 <= self.max_k
+            and width % (k * 2) == 0
+            and scan_tile_count(width, k * 2) * element_bytes <= SCAN_STORAGE_BYTES
+            and math.ceil(groups / (k * 2)) >= self.min_workgroups
+        ):
+            k *= 2
+        return k
+
     def _auto_k(self, groups: int) -> int:
         """The largest power of two up to max-k that leaves min-workgroups, raised
         one at a time until the grid fits one axis (the smallest such k keeps the
@@ -232,8 +347,10 @@ class VyreCoarsenReductionsPass(ModulePass):
 class _Emitter:
     """Appends ops before `anchor` (or at the end of `block`), returning results."""
 
-    def __init__(self, anchor: Operation | None = None, block=None):
+    def __init__(self, anchor: Operation | None = None, block=None, share: bool = False):
         self.anchor, self.block = anchor, block
+        #: constants already emitted (value, type) -> result, when they are shared
+        self.constants: dict[tuple, SSAValue] | None = {} if share else None
 
     def add(self, op: Operation) -> SSAValue:
         if self.anchor is not None:
@@ -243,7 +360,12 @@ class _Emitter:
         return op.results[0] if op.results else None  # type: ignore[return-value]
 
     def const(self, value, ty=ui32) -> SSAValue:
-        return self.add(ConstOp(value, ty))
+        if self.constants is None:
+            return self.add(ConstOp(value, ty))
+        key = (repr(value), ty)  # repr: -0.0 and 0.0 are different constants
+        if key not in self.constants:
+            self.constants[key] = self.add(ConstOp(value, ty))
+        return self.constants[key]
 
 
 def coarsen(level: TreeLevel, groups: int, k: int) -> None:
@@ -334,3 +456,239 @@ def _write_partials(level: TreeLevel, groups: int, new_groups: int, k: int) -> N
     if isinstance(condition, Operation) and not condition.results[0].uses:
         condition.detach()
         condition.erase()
+
+
+# ---------------------------------------------------------------- scans
+
+
+def scan_grid(groups: int, k: int) -> tuple[int, int, int]:
+    """The grid of a scan level coarsened by k: ceil(groups / k) workgroups,
+    folded into y past one axis."""
+    return fold_grid(math.ceil(groups / k))
+
+
+def _padded(q: int) -> int:
+    """The staging slot of element q: one spare word after every 32, so that
+    invocations reading k consecutive elements hit different banks."""
+    return q + q // 32
+
+
+def scan_tile_count(width: int, k: int, staged: bool = True) -> int:
+    """Elements of workgroup memory a scan coarsened by k uses: the staging
+    area of k x width elements (padded; when loads or stores are `staged`),
+    then two halves of width for the scan of the invocation totals (none when
+    a block is one invocation's)."""
+    area = _padded(k * width - 1) + 1 if staged else 0
+    return max(1, area + (2 * width if width // k > 1 else 0))
+
+
+def coarsen_scan(
+    scan: ScanLevel,
+    groups: int,
+    k: int,
+    grid: tuple[int, int, int] | None = None,
+    stage_loads: bool = True,
+    stage_stores: bool = True,
+) -> None:
+    """Rewrite `scan` so that each invocation scans k consecutive leaves in
+    registers, the workgroup scans its invocations' totals in segments of
+    width / k (one segment per block), and each invocation writes its k results
+    combined with its segment's exclusive prefix; `groups` are the original
+    workgroups (blocks). `grid`: the launch grid (`scan_grid` when None; any
+    grid of at least ceil(groups / k) workgroups on x and y, z = 1).
+
+    `stage_loads`, `stage_stores` (the pass's form: both): loads and stores
+    stay coalesced, the workgroup's k x width leaves going through workgroup
+    memory (invocation l loads elements l, l + width, ..., then reads its k
+    consecutive ones back; the results go the other way). Without, invocation
+    l loads (stores) its k consecutive elements itself, neighbouring
+    invocations k elements apart: fewer workgroup memory accesses and
+    barriers, less coalesced global ones."""
+    staged = stage_loads or stage_stores
+    program, width = scan.program, scan.width
+    segment = width // k
+    gx, gy, gz = grid or scan_grid(groups, k)
+    assert gz == 1 and gx * gy * k >= groups
+    program.properties["grid"] = DenseArrayBase.from_list(i32, [gx, gy, gz])
+    tile = program.buffer(scan.tile)
+    assert tile is not None
+    tile.properties["count"] = IntegerAttr(scan_tile_count(width, k, staged), i64)
+    # the scan of the totals, past the staging area
+    halves = _padded(k * width - 1) + 1 if staged else 0
+    block = program.body.block
+    declared = list(program.buffers())
+    old = [op for op in block.ops if op not in declared]
+    out = _Emitter(block=block, share=True)
+    combine = TABLE_OPS[scan.combine]
+    element = scan.element
+
+    def named(value: SSAValue, name: str) -> SSAValue:
+        value.name_hint = name
+        return value
+
+    def slot(q: SSAValue) -> SSAValue:
+        """The staging slot of element q of the workgroup: q + q / 32."""
+        return out.add(AddOp(q, out.add(ShrOp(q, out.const(5)))))
+
+    # the workgroup's first element: (x + y * grid x) * k * width
+    lane = named(out.add(LocalIdOp("x")), "lane")
+    group = out.add(WorkgroupIdOp("x"))
+    if gy > 1:
+        row = out.add(MulOp(out.add(WorkgroupIdOp("y")), out.const(gx)))
+        group = out.add(AddOp(group, row))
+    start = named(out.add(MulOp(group, out.const(k * width))), "start")
+    # the leaf's slice, cloned per element (what does not depend on the
+    # invocation once)
+    varying: set[Operation] = set()
+    for op in scan.leaf_ops:
+        if isinstance(op, InvocationIdOp) or any(v.owner in varying for v in op.operands):
+            varying.add(op)
+    shared: dict[SSAValue, SSAValue] = {}
+    for op in scan.leaf_ops:
+        if op not in varying:
+            clone = op.clone(value_mapper=shared)
+            out.add(clone)
+            shared.update(zip(op.results, clone.results))
+
+    def leaf_at(index: SSAValue) -> SSAValue:
+        mapping = dict(shared)
+        for op in scan.leaf_ops:
+            if op not in varying:
+                continue
+            if isinstance(op, InvocationIdOp):
+                mapping[op.results[0]] = index
+                continue
+            clone = op.clone(value_mapper=mapping)
+            out.add(clone)
+            mapping.update(zip(op.results, clone.results))
+        return mapping.get(scan.leaf_store.value, scan.leaf_store.value)
+
+    own = named(out.add(MulOp(lane, out.const(k))), "own")
+    prefixes: list[SSAValue] = []
+    strided: list[tuple[SSAValue, SSAValue]] = []  # (element, its staging slot)
+    consecutive: list[SSAValue] = []  # the staging slots of elements l k ... l k + k - 1
+
+    def staging_slots() -> None:
+        # invocation l: elements start + l + j * width (coalesced), and the slots of
+        # elements l k + j of the workgroup
+        first_element = named(out.add(AddOp(start, lane)), "element")
+        lane_slot = slot(lane)
+        for j in range(k):
+            if j == 0:
+                index, at = first_element, lane_slot
+            else:
+                index = out.add(AddOp(first_element, out.const(j * width)))
+                if width % 32 == 0:  # slot(lane + j width) = slot(lane) + slot(j width)
+                    at = out.add(AddOp(lane_slot, out.const(_padded(j * width))))
+                else:
+                    at = slot(out.add(AddOp(lane, out.const(j * width))))
+            strided.append((index, at))
+        own_slot = slot(own)
+        for j in range(k):
+            if j == 0:
+                at = own_slot
+            elif 32 % k == 0:  # l k ... l k + k - 1 share one run of 32 slots
+                at = out.add(AddOp(own_slot, out.const(j)))
+            else:
+                at = slot(out.add(AddOp(own, out.const(j))))
+            consecutive.append(at)
+
+    if staged:
+        staging_slots()
+    base = named(out.add(AddOp(start, own)), "base")
+    elements = [base]  # elements l k + j of the workgroup, where loaded or stored directly
+    if not (stage_loads and stage_stores):
+        elements += [out.add(AddOp(base, out.const(j))) for j in range(1, k)]
+    if stage_loads:
+        # coalesced: invocation l stages the leaves of elements start + l + j * width,
+        # then scans elements l k ... l k + k - 1 of the workgroup serially
+        for index, at in strided:
+            out.add(StoreOp(scan.tile, at, leaf_at(index)))
+        out.add(BarrierOp())
+        for j, at in enumerate(consecutive):
+            value = out.add(LoadOp(scan.tile, at, element))
+            prefixes.append(value if j == 0 else out.add(combine(prefixes[-1], value)))
+    else:
+        for index in elements:
+            value = leaf_at(index)
+            prefixes.append(value if not prefixes else out.add(combine(prefixes[-1], value)))
+    # the segmented scan of the invocation totals: Hillis-Steele, ping-pong
+    # between two halves past the staging area (one barrier per step)
+    results = prefixes
+    if segment > 1:
+        if segment & (segment - 1) == 0:
+            position = out.add(BitAndOp(lane, out.const(segment - 1)))
+        else:
+            position = out.add(ModOp(lane, out.const(segment)))
+        named(position, "position")
+        halves_at = [
+            lane if halves == 0 else out.add(AddOp(lane, out.const(halves))),
+            out.add(AddOp(lane, out.const(halves + width))),
+        ]
+        out.add(StoreOp(scan.tile, halves_at[0], prefixes[-1]))
+        out.add(BarrierOp())
+        half, offset = 0, 1
+        while offset < segment:
+            source, target = halves_at[half], halves_at[1 - half]
+            has = out.add(GeOp(position, out.const(offset)))
+            back = out.add(SelectOp(has, out.const(offset), out.const(0)))
+            current = out.add(LoadOp(scan.tile, source, element))
+            partner = out.add(LoadOp(scan.tile, out.add(SubOp(source, back)), element))
+            both = out.add(combine(partner, current))
+            out.add(StoreOp(scan.tile, target, out.add(SelectOp(has, both, current))))
+            out.add(BarrierOp())
+            half, offset = 1 - half, offset * 2
+        # the exclusive prefix of the segment: the inclusive one of lane - 1
+        first = named(out.add(EqOp(position, out.const(0))), "first")
+        back = out.add(SelectOp(first, out.const(0), out.const(1)))
+        before = out.add(LoadOp(scan.tile, out.add(SubOp(halves_at[half], back)), element))
+        named(before, "exclusive")
+        identity = combine_identity(scan.combine, element)
+        if identity is not None:
+            # the first of a segment combines the identity (e op x == x, bit for bit)
+            carried = out.add(SelectOp(first, out.const(identity, element), before))
+            named(carried, "carried")
+            results = [out.add(combine(carried, value)) for value in prefixes]
+        else:  # min, max: no identity on every type; the first keeps its prefixes
+            results = [
+                out.add(SelectOp(first, value, out.add(combine(before, value))))
+                for value in prefixes
+            ]
+    if stage_stores:
+        # the results go back through the staging area (each invocation into the
+        # slots only it reads, if any), then out coalesced
+        for local, value in zip(consecutive, results):
+            out.add(StoreOp(scan.tile, local, value))
+        out.add(BarrierOp())
+        for index, local in strided:
+            value = out.add(LoadOp(scan.tile, local, element))
+            out.add(StoreOp(scan.scanned, index, value))
+    else:
+        for index, value in zip(elements, results):
+            out.add(StoreOp(scan.scanned, index, value))
+    if scan.totals is not None:
+        # the last invocation of a segment writes its block's total
+        first_own = base
+        if width & (width - 1) == 0:
+            owner = out.add(ShrOp(first_own, out.const(width.bit_length() - 1)))
+        else:
+            owner = out.add(DivOp(first_own, out.const(width)))
+        named(owner, "block")
+        conditions = [out.add(EqOp(position, out.const(segment - 1)))] if segment > 1 else []
+        totals = program.buffer(scan.totals)
+        assert totals is not None and totals.static_count is not None
+        if gx * gy * gz * k > groups and totals.static_count > groups:
+            # blocks past the original workgroups wrote nothing
+            conditions.append(out.add(LtOp(owner, out.const(groups))))
+        writes = out
+        if conditions:
+            last = conditions[0]
+            if len(conditions) == 2:
+                last = out.add(AndOp(*conditions))
+            writer = IfOp(last, [])
+            out.add(writer)
+            writes = _Emitter(block=writer.then_region.block)
+        writes.add(StoreOp(scan.totals, owner, results[-1]))
+    for op in reversed(old):
+        op.detach()
+        op.erase()
