@@ -572,3 +572,40 @@ def test_hex_float_literal_wider_than_its_type_is_a_located_error(element):
         vyre_xdsl.parse(text, name="hex.mlir")
     assert "hex.mlir:2:23" in str(caught.value)
     assert "more bits than its float type holds" in str(caught.value)
+
+
+def test_a_stock_verifier_raising_a_bare_exception_is_a_located_error(tmp_path):
+    """`memref.store` with fewer indices than its memref has dimensions: xDSL's
+    own verifier raises a bare `Exception` (found by the fuzzer on a mutant of
+    examples/stencil_scf.mlir). It is the input's error, at the op, from the
+    API and from vyre-opt."""
+    text = (
+        "func.func @f(%m: memref<4x4xf32>, %v: f32) {\n"
+        "  %i = arith.constant 0 : index\n"
+        "  memref.store %v, %m[%i] : memref<4x4xf32>\n"
+        "  return\n"
+        "}\n"
+    )
+    with pytest.raises(VyreDiagnostic) as caught:
+        vyre_xdsl.parse(text, name="store.mlir")
+    assert "store.mlir:3:3" in str(caught.value)
+    assert "Expected an index for each dimension" in str(caught.value)
+    source = tmp_path / "store.mlir"
+    source.write_text(text)
+    result = _tool("vyre-opt", str(source))
+    assert result.returncode == 1
+    assert f"{source}:3:3: error: Expected an index for each dimension" in result.stderr.decode()
+    assert "Traceback" not in result.stderr.decode()
+
+
+def test_a_bare_exception_from_a_verifier_of_ours_is_not_hidden(monkeypatch):
+    """Only stock xDSL ops get the benefit of the doubt: a vyre verifier that
+    raises anything but VerifyException is a bug and must surface as one."""
+
+    def broken(self):
+        raise RuntimeError("a bug in a vyre verifier")
+
+    monkeypatch.setattr(vyre.StoreOp, "verify_", broken)
+    module = parse_module((EXAMPLES / "axpy.mlir").read_text(), "axpy.mlir")
+    with pytest.raises(RuntimeError, match="a bug in a vyre verifier"):
+        verify_module(module)
