@@ -498,6 +498,28 @@ HOSTILE = {
         "5:3",
         "outside any parallel loop is used in another program",
     ),
+    "loop variable of another loop": (
+        # found by the fuzzer: the first loop's variable renamed, so its uses
+        # resolve to the second loop's %i, a block argument of another region
+        "func.func @f(%a: memref<4xf32>) {\n"
+        "  %c0 = arith.constant 0 : index\n"
+        "  %c1 = arith.constant 1 : index\n"
+        "  %c4 = arith.constant 4 : index\n"
+        "  %v = arith.constant 1.0 : f32\n"
+        '  "scf.parallel"(%c0, %c4, %c1) <{operandSegmentSizes = array<i32: 1, 1, 1, 0>}> ({\n'
+        "  ^bb0(%j: index):\n"
+        "    memref.store %v, %a[%i] : memref<4xf32>\n"
+        "    scf.reduce\n"
+        "  }) : (index, index, index) -> ()\n"
+        '  "scf.parallel"(%c0, %c4, %c1) <{operandSegmentSizes = array<i32: 1, 1, 1, 0>}> ({\n'
+        "  ^bb0(%i: index):\n"
+        "    memref.store %v, %a[%i] : memref<4xf32>\n"
+        "    scf.reduce\n"
+        "  }) : (index, index, index) -> ()\n"
+        "  func.return\n}\n",
+        "11:3",
+        "argument 0 of this 'scf.parallel' is used outside its region",
+    ),
     "dynamic dim index": (
         "func.func @f(%a: memref<4xf32>, %k: index) {\n"
         "  %d = memref.dim %a, %k : memref<4xf32>\n"

@@ -330,8 +330,14 @@ class FunctionConverter:
                 self.emit_op(em, owner)
                 em.location = saved
             return em.values[v]
+        if isinstance(owner, Operation):
+            raise fail(owner, "value used before it is defined")
+        # a block argument of another region (a loop's induction variable used
+        # outside its loop): located at the op that owns that block
         raise fail(
-            v.owner if isinstance(v.owner, Operation) else None, "value used before it is defined"
+            owner.parent_op(),
+            f"argument {v.index} of this '{owner.parent_op().name}' is used outside its "
+            "region, where it is not defined",
         )
 
     def values(self, em: ProgramEmitter, vs: Sequence[SSAValue]) -> list[SSAValue]:
