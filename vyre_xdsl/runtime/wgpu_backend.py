@@ -122,6 +122,7 @@ class WgpuCompiled(Compiled):
     """WGSL kernels compiled for one device, with the run signature they implement."""
 
     backend = "wgpu"
+    device_outputs = True
 
     def __init__(self, sig: RunSignature, kernels: tuple, gpu, module=None, static_sizes=None):
         self.signature = sig
@@ -196,10 +197,10 @@ class WgpuCompiled(Compiled):
         final = done.buffers
         if keep:
             kept = self._binder.device_array
-            outputs = {
-                n: final[n] if type(final[n]) is kept else on_device(final[n], self.gpu)
-                for n in self._outputs
-            }
+            outputs = {}
+            for n in self._outputs:
+                array = final[n]
+                outputs[n] = array if type(array) is kept else on_device(array, self.gpu)
         else:
             outputs = {n: on_host(final[n]) for n in self._outputs}
         if not profile:
