@@ -238,3 +238,39 @@ def test_a_device_array_given_to_a_run_that_writes_it_is_unchanged():
         assert out.buffer() is not start.buffer()
     assert np.array_equal(out.numpy(), step(x))
     assert np.array_equal(start.numpy(), np.full(N, 5, np.uint32))
+
+
+def _chain(stages: int) -> str:
+    """x -> t1 -> ... -> out, each program `step`; the t's are intermediates."""
+    programs = []
+    for k in range(stages):
+        src = "x" if k == 0 else f"t{k}"
+        dst = "out" if k == stages - 1 else f"t{k + 1}"
+        programs.append(
+            STEP.replace("@step", f"@s{k}").replace("@x", f"@{src}").replace("@out", f"@{dst}")
+        )
+    return "\n".join(programs)
+
+
+def test_the_intermediates_arena_layout_is_reused_and_follows_the_clears(monkeypatch):
+    vyre_xdsl.synchronize()
+    exe = vyre_xdsl.compile(_chain(4), backend="wgpu")
+    xs = [data(seed) for seed in (20, 21)]
+    given = [vyre_xdsl.to_device(x) for x in xs]
+
+    def expected(x):
+        for _ in range(4):
+            x = step(x)
+        return x
+
+    outs = [exe.run({"x": d}, device=True)["out"] for d in given * 3]
+    _, sized = _sized_plan(exe)
+    assert len(sized.arenas) == 1  # the three intermediates: one layout, reused
+    (layout,) = sized.arenas.values()
+    for x, out in zip(xs * 3, outs):
+        assert np.array_equal(out.numpy(), expected(x))
+    monkeypatch.setattr(execute, "ELIDE_CLEARS", False)  # every intermediate cleared now
+    out = exe.run({"x": given[0]}, device=True)["out"]
+    assert len(sized.arenas) == 2 and layout in sized.arenas.values()
+    assert np.array_equal(out.numpy(), expected(xs[0]))
+    assert np.array_equal(exe.run({"x": xs[1]})["out"], expected(xs[1]))

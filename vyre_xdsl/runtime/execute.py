@@ -148,6 +148,8 @@ MAP_UPLOAD_MIN_BYTES = 1 << 20
 RUN_PLAN_CACHE_SIZE = 64
 #: sets of bind groups kept per sized plan (one per set of pooled buffers seen)
 BIND_GROUP_SETS = 4
+#: arena layouts kept per sized plan (one per set of intermediates seen)
+ARENA_LAYOUTS = 8
 #: runs leave unzeroed the buffers whose first kernel marks them `no_clear`
 #: (`kernel-elide-clears`); False zeroes them all (to measure what it saves)
 ELIDE_CLEARS = True
@@ -231,9 +233,12 @@ class _Sized:
     bound_bytes: int = 0
     #: the `_Layout` of the last request (a repeated caller's is reused)
     layout: _Layout | None = None
+    #: (arena slot names, their clears) -> where the slots go (`_Arena.allocate`)
+    arenas: dict = None
 
     def __post_init__(self) -> None:
         self.bound_bytes = sum(sum(sizes) for step in self.binding_bytes for sizes in step.values())
+        self.arenas = {}
 
 
 @dataclass
@@ -669,6 +674,10 @@ class ZeroFilled:
         return np.zeros(self.size, self.dtype)
 
 
+#: the types `_flat` returns as they are (a run binds them as given)
+_BOUND_AS_GIVEN = frozenset({DeviceArray, ZeroFilled})
+
+
 @dataclass
 class KernelRun:
     """What `launch` gives: every buffer (`buffers`: outputs read back, or
@@ -736,7 +745,10 @@ def launch(
             if encoded.deferred:
                 # the arrays first: they give their buffers back if `recorded` raises
                 # (a trap of an earlier batch, checked when this one is submitted)
-                result = {**buffers, **_kept_arrays(run, encoded, arrays)}
+                result = dict(buffers)
+                index, storage = plan.index, encoded.storage
+                for n in encoded.kept:
+                    result[n] = _kept(run, arrays[n], storage[index[n]][0])
                 gpu.recorded(len(kernels) * repeat, run.uploaded, sized.bound_bytes * repeat)
                 return KernelRun(result)
             return _read_back(gpu, run, encoded, buffers, arrays, repeat)
@@ -796,7 +808,7 @@ def _plan_run(
     """(the flat arrays by name, scratch buffers included; the run plan of
     `kernels`; its sized plan for these arrays): everything a run needs that
     does not touch the GPU's queue."""
-    arrays = {name: _flat(a) for name, a in buffers.items()}
+    arrays = {name: a if type(a) in _BOUND_AS_GIVEN else _flat(a) for name, a in buffers.items()}
     plan = _plan(gpu, kernels)
     if plan.scratch:
         arrays.update(_scratch_arrays(kernels, arrays))
@@ -898,19 +910,27 @@ def _encode_run(
     storage = []
     for name, nbytes, written, kept, upload, output, clear in layout.buffers:
         array = arrays[name]
-        if type(array) is DeviceArray and not written:  # bound as it is (checked)
-            source = array.buffer(gpu)
-            if source.size < nbytes:
-                _storage(run, encoder, arena, name, array, nbytes, written, kept, upload, output)
-            storage.append([source, 0])
-            continue
-        if arena is None and not output and not kept:  # only such a buffer may take a slot
-            arena = _Arena(gpu)
+        kind = type(array)
+        if kind is DeviceArray:
+            if not written:  # bound as it is (checked)
+                source = array.buffer(gpu)
+                if source.size < nbytes:
+                    _storage(
+                        run, encoder, arena, name, array, nbytes, written, kept, upload, output
+                    )
+                storage.append([source, 0])
+                continue
+        elif not output and not kept:  # only such a buffer may take an arena slot
+            if arena is None:
+                arena = _Arena(gpu)
+            if kind is ZeroFilled or (not upload and kind is np.ndarray):  # an intermediate
+                storage.append(arena.slot(name, nbytes, clear))
+                continue
         storage.append(
             _storage(run, encoder, arena, name, array, nbytes, written, kept, upload, output, clear)
         )
     if arena is not None and arena.slots:
-        arena.allocate(run, encoder, _arena_numbers(plan, frozenset(arena.names)))
+        arena.allocate(run, encoder, plan, sized)
     sidecar = run.storage(repeat * plan.traps * plan.stride) if plan.traps else None
     if sidecar is not None:
         _clear(encoder, sidecar)
@@ -1196,22 +1216,41 @@ class _Arena:
         self.slots.append((entry, (nbytes + self.align - 1) // self.align * self.align))
         return entry
 
-    def allocate(self, run: _Run, encoder, numbers: dict[str, int]) -> None:
+    def allocate(self, run: _Run, encoder, plan: _Plan, sized: _Sized) -> None:
+        """Give every slot its buffer and offset. Where the slots go depends
+        on the slots alone (their names, sizes and clears, which the sized plan
+        and the names decide): worked out once per set of slots
+        (`_Sized.arenas`), then each run only takes and clears its buffers."""
         if not self.slots:
             return
+        key = (tuple(self.names), tuple(self.clears))
+        layout = sized.arenas.get(key)
+        if layout is None:
+            layout = self._layout(_arena_numbers(plan, frozenset(self.names)))
+            if len(sized.arenas) < ARENA_LAYOUTS:
+                sized.arenas[key] = layout
+        keys, offsets, parts = layout
+        buffers = {}
+        for part, size, clear in parts:
+            buffer = buffers[part] = run.storage(size)
+            if clear:
+                _clear(encoder, buffer)
+        for part, offset, (entry, _) in zip(keys, offsets, self.slots):
+            entry[0] = buffers[part]
+            entry[1] = offset
+
+    def _layout(self, numbers: dict[str, int]) -> tuple:
+        """(per slot its buffer key, per slot its offset, per buffer key in
+        order (key, bytes, whether it is cleared))."""
         keys = self._buffer_keys(numbers)
         sizes: dict[tuple[int, int], int] = {}
-        for key, (entry, nbytes) in zip(keys, self.slots):
-            entry[1] = sizes.get(key, 0)
-            sizes[key] = entry[1] + nbytes
+        offsets = []
+        for key, (_, nbytes) in zip(keys, self.slots):
+            offsets.append(sizes.get(key, 0))
+            sizes[key] = offsets[-1] + nbytes
         cleared = {key for key, clear in zip(keys, self.clears) if clear}
-        buffers = {}
-        for key, size in sorted(sizes.items()):
-            buffers[key] = run.storage(size)
-            if key in cleared:
-                _clear(encoder, buffers[key])
-        for key, (entry, _) in zip(keys, self.slots):
-            entry[0] = buffers[key]
+        parts = tuple((key, size, key in cleared) for key, size in sorted(sizes.items()))
+        return tuple(keys), tuple(offsets), parts
 
     def _buffer_keys(self, numbers: dict[str, int]) -> list[tuple[int, int]]:
         """Per slot, (arena number, part): a part holds slots while they fit in
