@@ -86,7 +86,8 @@ class DeviceArray:
         array._gpu = gpu
         array._buffer = buffer
         array._usage = usage
-        array._give_back = _watch(array, gpu.pool, buffer, usage)
+        array._give_back = ref = weakref.ref(array, _collected)  # `_watch`, inlined
+        _WATCHED[ref] = (gpu.pool, buffer, usage)
         array.dtype = dtype
         array.shape = (size,)
         array.size = size

@@ -748,7 +748,12 @@ def launch(
                 result = dict(buffers)
                 index, storage = plan.index, encoded.storage
                 for n in encoded.kept:
-                    result[n] = _kept(run, arrays[n], storage[index[n]][0])
+                    array, buffer = arrays[n], storage[index[n]][0]
+                    result[n] = (
+                        _kept(run, array, buffer)
+                        if isinstance(array, DeviceArray)
+                        else DeviceArray._over(gpu, buffer, run.usage, array.dtype, array.size)
+                    )
                 gpu.recorded(len(kernels) * repeat, run.uploaded, sized.bound_bytes * repeat)
                 return KernelRun(result)
             return _read_back(gpu, run, encoded, buffers, arrays, repeat)
