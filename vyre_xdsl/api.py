@@ -329,7 +329,8 @@ class Executable:
         """`run`, returning a `runtime.backend.RunResult`: the outputs
         (`buffers`) and, with `profile=True`, the GPU time of every kernel
         (`profile`, a `RunProfile`), without touching `last_profile`."""
-        repeat = check_repeat(repeat)
+        if repeat.__class__ is not int or repeat < 1:
+            repeat = check_repeat(repeat)
         if grid is not None:
             return self._with_grid(grid).run_result(
                 inputs,
@@ -339,11 +340,21 @@ class Executable:
                 max_iterations=max_iterations,
                 repeat=repeat,
             )
-        inputs = require_mapping({} if inputs is None else inputs)
+        if inputs.__class__ is not dict:
+            inputs = require_mapping({} if inputs is None else inputs)
         compiled = self.compiled
-        compiled.check_options(
-            keep=device, profile=profile, subgroup_size=subgroup_size, max_iterations=max_iterations
-        )
+        if (
+            profile
+            or subgroup_size is not None
+            or max_iterations is not None
+            or (device and not compiled.device_outputs)
+        ):
+            compiled.check_options(
+                keep=device,
+                profile=profile,
+                subgroup_size=subgroup_size,
+                max_iterations=max_iterations,
+            )
         result = compiled.run(
             compiled.bind(inputs),
             keep=device,
@@ -383,11 +394,13 @@ class Executable:
         output whose buffer was given as an input has that input's shape."""
         outputs = {}
         for name in self._outputs:
-            value = final[name]
-            shape = getattr(inputs.get(name), "shape", None)
-            if shape is not None and value is not inputs[name] and math.prod(shape) == value.size:
+            value = outputs[name] = final[name]
+            given = inputs.get(name)
+            if given is None or given is value:
+                continue
+            shape = getattr(given, "shape", None)
+            if shape is not None and math.prod(shape) == value.size:
                 value.shape = tuple(shape)
-            outputs[name] = value
         return outputs
 
 

@@ -72,17 +72,27 @@ class DeviceArray:
         self._gpu = gpu
         self._buffer = buffer
         self._usage = usage
-        # Returns the buffer to the pool when this array is collected. The
-        # finalizer holds the buffer, so the buffer is never garbage together
-        # with the array: were both in a collected cycle, the buffer's own
-        # finalizer (which releases its native handle) could run first, and
-        # the pool would then hand out a released buffer.
-        self._give_back = weakref.finalize(self, _give_back, gpu.pool, buffer, usage)
-        self._give_back.atexit = False
+        self._give_back = _watch(self, gpu.pool, buffer, usage)
         self.dtype = dtype if isinstance(dtype, np.dtype) else np.dtype(dtype)
         self.shape = tuple(shape)
         self.size = math.prod(self.shape)
         self.nbytes = self.size * self.dtype.itemsize
+
+    @classmethod
+    def _over(cls, gpu: GpuDevice, buffer, usage: str, dtype: np.dtype, size: int) -> DeviceArray:
+        """A 1-D array of `size` elements of `dtype` (a `np.dtype`) over
+        `buffer`: `DeviceArray(...)` without its conversions (a run's outputs)."""
+        array = object.__new__(cls)
+        array._gpu = gpu
+        array._buffer = buffer
+        array._usage = usage
+        array._give_back = ref = weakref.ref(array, _collected)  # `_watch`, inlined
+        _WATCHED[ref] = (gpu.pool, buffer, usage)
+        array.dtype = dtype
+        array.shape = (size,)
+        array.size = size
+        array.nbytes = size * dtype.itemsize
+        return array
 
     # ------------------------------------------------------------ properties
 
@@ -139,15 +149,34 @@ class DeviceArray:
         """Give the buffer back now (it goes back to the device's pool); later
         use of this array raises `FreedArrayError`. Idempotent."""
         buffer, self._buffer = self._buffer, None
-        if buffer is not None and self._give_back.detach() is not None:
+        if buffer is not None and _WATCHED.pop(self._give_back, None) is not None:
             self._gpu.pool.release(buffer, self._usage)
 
 
-def _give_back(pool, buffer, usage: str) -> None:
-    """A collected array's buffer back to `pool`. The collector may run in any
-    thread, even one inside the pool: never wait here."""
+#: every live array's weak reference -> (pool, buffer, usage): what goes back
+#: to the pool when it is collected. The entry holds the buffer, so the buffer
+#: is never garbage together with the array: were both in a collected cycle,
+#: the buffer's own finalizer (which releases its native handle) could run
+#: first, and the pool would then hand out a released buffer. (And the weak
+#: reference, held here, is not garbage either, so its callback runs.) What
+#: `weakref.finalize` does, for a fraction of its cost per array.
+_WATCHED: dict = {}
+
+
+def _watch(array: DeviceArray, pool, buffer, usage: str):
+    ref = weakref.ref(array, _collected)
+    _WATCHED[ref] = (pool, buffer, usage)
+    return ref
+
+
+def _collected(ref) -> None:
+    """A collected array's buffer back to its pool. The collector may run in
+    any thread, even one inside the pool: never wait here."""
     try:
-        pool.release_later(buffer, usage)
+        entry = _WATCHED.pop(ref, None)
+        if entry is not None:
+            pool, buffer, usage = entry
+            pool.release_later(buffer, usage)
     except Exception:  # interpreter shutdown: the device may be gone
         pass
 

@@ -63,6 +63,9 @@ class Compiled(ABC):
     #: the backend's name
     backend: str
     signature: RunSignature
+    #: whether `run(..., keep=True)` is taken (`check_options` then has nothing
+    #: to refuse in a run without other options: a caller may skip the call)
+    device_outputs: bool = False
     #: the compiled kernels the persistent compile cache stores (None: the
     #: backend compiles nothing it could store)
     kernels: tuple | None = None

@@ -671,11 +671,13 @@ class BufferPool:
     def acquire(self, size: int, usage: str = STORAGE_USAGE, clean: bool = False):
         """A buffer of `size` bytes (rounded up to whole words); with `clean`, one
         that no pending command uses (the caller writes it from the host)."""
-        size = max(4, (size + 3) // 4 * 4)
+        size = (size + 3) // 4 * 4 if size > 4 else 4
         with self.lock:
-            self._take_later()
-            self.in_use_bytes += size
-            self.peak_bytes = max(self.peak_bytes, self.in_use_bytes)
+            if self.later:
+                self._take_later()
+            in_use = self.in_use_bytes = self.in_use_bytes + size
+            if in_use > self.peak_bytes:
+                self.peak_bytes = in_use
             buffer = self._reuse((size, usage), clean)
             if buffer is not None:
                 return buffer
@@ -693,8 +695,10 @@ class BufferPool:
             if index < 0:
                 return None
         buffer = free.pop(index)
-        del self.returned[id(buffer)]
-        self.unsubmitted.discard(id(buffer))
+        number = id(buffer)
+        del self.returned[number]
+        if self.unsubmitted:
+            self.unsubmitted.discard(number)
         self.free_bytes -= key[0]
         return buffer
 
@@ -711,7 +715,8 @@ class BufferPool:
             self.later.append((buffer, usage))
             return
         try:
-            self._take_later()
+            if self.later:
+                self._take_later()
             self._release(buffer, usage)
             self._evict()
         finally:
@@ -723,13 +728,19 @@ class BufferPool:
 
     def _release(self, buffer, usage: str) -> None:
         # the entry is complete before the buffer is on a free list
-        key = (buffer.size, usage)
+        size = buffer.size
+        key = (size, usage)
         self.returned[id(buffer)] = (key, buffer)
         if self.pending:
             self.unsubmitted.add(id(buffer))
-        self.free_bytes += buffer.size
-        self.in_use_bytes = max(0, self.in_use_bytes - buffer.size)
-        self.free.setdefault(key, []).append(buffer)
+        self.free_bytes += size
+        in_use = self.in_use_bytes - size
+        self.in_use_bytes = in_use if in_use > 0 else 0
+        free = self.free.get(key)
+        if free is None:
+            self.free[key] = [buffer]
+        else:
+            free.append(buffer)
 
     def submitted(self) -> None:
         """The pending commands were submitted (or dropped): every free buffer
@@ -743,6 +754,8 @@ class BufferPool:
         `kept_bytes()` are kept, skipping those that pending commands may use.
         The one just returned is never among them: it was live, so it is no
         larger than the peak."""
+        if self.free_bytes <= self.limit_bytes:  # within `kept_bytes()`
+            return
         kept = self.kept_bytes()
         if self.free_bytes <= kept:
             return

@@ -148,6 +148,8 @@ MAP_UPLOAD_MIN_BYTES = 1 << 20
 RUN_PLAN_CACHE_SIZE = 64
 #: sets of bind groups kept per sized plan (one per set of pooled buffers seen)
 BIND_GROUP_SETS = 4
+#: arena layouts kept per sized plan (one per set of intermediates seen)
+ARENA_LAYOUTS = 8
 #: runs leave unzeroed the buffers whose first kernel marks them `no_clear`
 #: (`kernel-elide-clears`); False zeroes them all (to measure what it saves)
 ELIDE_CLEARS = True
@@ -208,6 +210,11 @@ class _Step:
     # bind group -> [(slot, index into _Plan.names, or None for the trap sidecar)]
     entries: dict[int, list[tuple[int, int | None]]]
     sidecar: int | None  # its slot in the run's sidecar buffer
+    #: the pipeline's wgpu-native handle (`_record_dispatches` calls wgpu-native directly)
+    raw_pipeline: object = None
+
+    def __post_init__(self) -> None:
+        self.raw_pipeline = self.pipeline.pipeline._internal
 
 
 @dataclass
@@ -221,12 +228,17 @@ class _Sized:
     bind_groups: OrderedDict[tuple, list[list[tuple[int, object]]]]
     # names a run need not zero (`_no_clear`)
     no_clear: frozenset[str] = frozenset()
+    #: bytes bound by all the run's dispatches together: what the GPU may read
+    #: or write in one run, the measure `GpuDevice.recorded` submits by
+    bound_bytes: int = 0
+    #: the `_Layout` of the last request (a repeated caller's is reused)
+    layout: _Layout | None = None
+    #: (arena slot names, their clears) -> where the slots go (`_Arena.allocate`)
+    arenas: dict = None
 
-    @property
-    def bound_bytes(self) -> int:
-        """Bytes bound by all the run's dispatches together: what the GPU may
-        read or write in one run, the measure `GpuDevice.recorded` submits by."""
-        return sum(sum(sizes) for step in self.binding_bytes for sizes in step.values())
+    def __post_init__(self) -> None:
+        self.bound_bytes = sum(sum(sizes) for step in self.binding_bytes for sizes in step.values())
+        self.arenas = {}
 
 
 @dataclass
@@ -250,6 +262,13 @@ class _Plan:
     static_sized: _Sized | None = None
     # whether a kernel binds the repetition word (`kernel.repetition`)
     repetition: bool = False
+    #: whether a kernel binds a `scratch` buffer (`_scratch_arrays`)
+    scratch: bool = False
+    #: per step: None (no kernel has an indirect grid), or None for every step
+    #: (`_encode_run` makes the `_IndirectGrid`s of a plan that has some)
+    direct: tuple | None = None
+    #: `names` as a set (a run checks that it has an array for each)
+    name_set: frozenset[str] = frozenset()
 
 
 def _arena_numbers(plan: _Plan, names: frozenset) -> dict[str, int]:
@@ -344,6 +363,10 @@ def _lookup_plan(gpu: GpuDevice, kernels: Sequence[WgslKernel]) -> _Plan:
         OrderedDict(),
     )
     plan.repetition = any(b.is_repetition for k in kernels for b in k.bindings)
+    plan.scratch = any(b.is_scratch for k in kernels for b in k.bindings)
+    if all(k.indirect is None for k in kernels):
+        plan.direct = (None,) * len(steps)
+    plan.name_set = frozenset(names)
     gpu.run_plans[key] = plan
     while len(gpu.run_plans) > RUN_PLAN_CACHE_SIZE:
         gpu.run_plans.popitem(last=False)
@@ -438,7 +461,7 @@ def _bind_groups(
     buffers (the pool hands a repeated run the same buffers). `repeated`:
     (repetition, repetition buffer) for the bind groups of one repetition of a
     run with `repeat` (no cache here: `_repeated_bind_groups` keeps them)."""
-    key = (*(tuple(entry) for entry in storage), sidecar)
+    key = (*map(tuple, storage), sidecar)
     cached = sized.bind_groups.get(key) if repeated is None else None
     if cached is not None:
         return cached
@@ -538,10 +561,10 @@ def _dispatch(
     checks); errors in a pass surface at `end()`/`finish()`, which still go
     through wgpu-py. An indirect kernel first runs its grid guard, then
     `dispatch_workgroups_indirect` on the guarded copy of its grid."""
+    raw, lib = compute._internal, _LIB or _native()
     if indirect is not None:
         indirect.record_guard(compute)
-    raw, lib = compute._internal, _native()
-    lib.wgpuComputePassEncoderSetPipeline(raw, step.pipeline.pipeline._internal)
+    lib.wgpuComputePassEncoderSetPipeline(raw, step.raw_pipeline)
     for g, group in groups:
         lib.wgpuComputePassEncoderSetBindGroup(raw, g, group._internal, 0, _NULL)
     if indirect is not None:
@@ -651,6 +674,10 @@ class ZeroFilled:
         return np.zeros(self.size, self.dtype)
 
 
+#: the types `_flat` returns as they are (a run binds them as given)
+_BOUND_AS_GIVEN = frozenset({DeviceArray, ZeroFilled})
+
+
 @dataclass
 class KernelRun:
     """What `launch` gives: every buffer (`buffers`: outputs read back, or
@@ -718,7 +745,15 @@ def launch(
             if encoded.deferred:
                 # the arrays first: they give their buffers back if `recorded` raises
                 # (a trap of an earlier batch, checked when this one is submitted)
-                result = {**buffers, **_kept_arrays(run, encoded, arrays)}
+                result = dict(buffers)
+                index, storage = plan.index, encoded.storage
+                for n in encoded.kept:
+                    array, buffer = arrays[n], storage[index[n]][0]
+                    result[n] = (
+                        _kept(run, array, buffer)
+                        if isinstance(array, DeviceArray)
+                        else DeviceArray._over(gpu, buffer, run.usage, array.dtype, array.size)
+                    )
                 gpu.recorded(len(kernels) * repeat, run.uploaded, sized.bound_bytes * repeat)
                 return KernelRun(result)
             return _read_back(gpu, run, encoded, buffers, arrays, repeat)
@@ -778,10 +813,11 @@ def _plan_run(
     """(the flat arrays by name, scratch buffers included; the run plan of
     `kernels`; its sized plan for these arrays): everything a run needs that
     does not touch the GPU's queue."""
-    arrays = {name: _flat(a) for name, a in buffers.items()}
-    arrays.update(_scratch_arrays(kernels, arrays))
+    arrays = {name: a if type(a) in _BOUND_AS_GIVEN else _flat(a) for name, a in buffers.items()}
     plan = _plan(gpu, kernels)
-    if any(name not in arrays for name in plan.names):
+    if plan.scratch:
+        arrays.update(_scratch_arrays(kernels, arrays))
+    if not arrays.keys() >= plan.name_set:
         _bound_names(kernels, arrays)  # raises, naming the kernel
     sized = plan.static_sized if static_sizes else None
     if sized is None:
@@ -814,6 +850,53 @@ class _Encoded:
     deferred: bool  # submitted later (a `keep` run without timing or indirect grids)
 
 
+class _Layout(NamedTuple):
+    """What a request (outputs, uploads, keep) makes of a sized plan's
+    buffers, whatever the arrays: kept as `_Sized.layout`, and reused while a
+    caller (an `Executable`) passes the same `outputs` and `uploads` objects
+    (held here, so that the identity check stays sound)."""
+
+    outputs: object
+    uploads: object
+    keep: bool
+    elide: bool  # `ELIDE_CLEARS` when it was made
+    wanted: list[str]  # the outputs, in plan order
+    kept: frozenset[str] | tuple  # the outputs left on the GPU
+    # per bound name: (name, bytes, written, kept, upload, output, clear)
+    buffers: tuple[tuple[str, int, bool, bool, bool, bool, bool], ...]
+
+
+def _layout(plan: _Plan, sized: _Sized, outputs, uploads, keep: bool) -> _Layout:
+    """The `_Layout` of a request, the last one's when the request is the same."""
+    last = sized.layout
+    if (
+        last is not None
+        and last.outputs is outputs
+        and last.uploads is uploads
+        and last.keep == keep
+        and last.elide == ELIDE_CLEARS
+    ):
+        return last
+    wanted = [n for n in (outputs if outputs is not None else plan.names) if n in plan.index]
+    kept = frozenset(wanted) if keep else ()
+    uncleared = sized.no_clear if ELIDE_CLEARS else ()
+    buffers = tuple(
+        (
+            name,
+            nbytes,
+            name in plan.written,
+            name in kept,
+            uploads is None or name in uploads,
+            name in wanted,
+            name not in uncleared,
+        )
+        for name, nbytes in zip(plan.names, sized.buffer_bytes)
+    )
+    layout = _Layout(outputs, uploads, keep, ELIDE_CLEARS, wanted, kept, buffers)
+    sized.layout = layout
+    return layout
+
+
 def _encode_run(
     gpu: GpuDevice,
     run: _Run,
@@ -825,29 +908,34 @@ def _encode_run(
     """Record the run: its buffers (uploaded, cleared or bound as they are),
     its trap sidecars, its dispatches (one shared compute pass, or one timed
     pass per kernel) and the copy of its sidecars into the batch's trap log."""
-    outputs, uploads, keep, repeat = request.outputs, request.uploads, request.keep, request.repeat
-    wanted = [n for n in (outputs if outputs is not None else plan.names) if n in plan.index]
-    kept = set(wanted) if keep else ()
-    uncleared = sized.no_clear if ELIDE_CLEARS else ()
+    keep, repeat = request.keep, request.repeat
+    layout = _layout(plan, sized, request.outputs, request.uploads, keep)
     encoder = _BatchEncoder(gpu)
-    arena = _Arena(gpu)
-    storage = [
-        _storage(
-            run,
-            encoder,
-            arena,
-            name,
-            arrays[name],
-            nbytes,
-            name in plan.written,
-            name in kept,
-            uploads is None or name in uploads,
-            name in wanted,
-            name not in uncleared,
+    arena = None
+    storage = []
+    for name, nbytes, written, kept, upload, output, clear in layout.buffers:
+        array = arrays[name]
+        kind = type(array)
+        if kind is DeviceArray:
+            if not written:  # bound as it is (checked)
+                source = array.buffer(gpu)
+                if source.size < nbytes:
+                    _storage(
+                        run, encoder, arena, name, array, nbytes, written, kept, upload, output
+                    )
+                storage.append([source, 0])
+                continue
+        elif not output and not kept:  # only such a buffer may take an arena slot
+            if arena is None:
+                arena = _Arena(gpu)
+            if kind is ZeroFilled or (not upload and kind is np.ndarray):  # an intermediate
+                storage.append(arena.slot(name, nbytes, clear))
+                continue
+        storage.append(
+            _storage(run, encoder, arena, name, array, nbytes, written, kept, upload, output, clear)
         )
-        for name, nbytes in zip(plan.names, sized.buffer_bytes)
-    ]
-    arena.allocate(run, encoder, _arena_numbers(plan, frozenset(arena.names)))
+    if arena is not None and arena.slots:
+        arena.allocate(run, encoder, plan, sized)
     sidecar = run.storage(repeat * plan.traps * plan.stride) if plan.traps else None
     if sidecar is not None:
         _clear(encoder, sidecar)
@@ -856,7 +944,7 @@ def _encode_run(
     else:
         words = _repetition_words(run, plan, repeat) if plan.repetition else None
         repetitions = _repeated_bind_groups(gpu, plan, sized, storage, sidecar, repeat, words)
-    indirect = [
+    indirect = plan.direct or [
         _IndirectGrid(gpu, step, storage[plan.index[step.kernel.indirect]])
         if step.kernel.indirect is not None
         else None
@@ -869,11 +957,11 @@ def _encode_run(
     )
     _record_dispatches(gpu, encoder, plan, sized.grids, repetitions, indirect, timer)
     ticks = timer.resolve(encoder) if timer else None
-    deferred = keep and timer is None and not any(indirect)
+    deferred = keep and timer is None and plan.direct is not None
     if sidecar is not None:
         label = _run_label(gpu, plan.kernels, deferred)
         _trap_log(gpu).record(encoder, plan, sidecar, label, repeat)
-    return _Encoded(plan, storage, wanted, kept, indirect, ticks, deferred)
+    return _Encoded(plan, storage, layout.wanted, layout.kept, indirect, ticks, deferred)
 
 
 def _record_dispatches(
@@ -1056,7 +1144,8 @@ def _drop_pending(gpu: GpuDevice) -> str:
 
 
 def _flat(array):
-    if isinstance(array, (DeviceArray, ZeroFilled)):
+    kind = type(array)
+    if kind is DeviceArray or kind is ZeroFilled or isinstance(array, (DeviceArray, ZeroFilled)):
         return array
     if isinstance(array, np.ndarray) and array.ndim == 1 and array.flags.c_contiguous:
         return array
@@ -1132,22 +1221,41 @@ class _Arena:
         self.slots.append((entry, (nbytes + self.align - 1) // self.align * self.align))
         return entry
 
-    def allocate(self, run: _Run, encoder, numbers: dict[str, int]) -> None:
+    def allocate(self, run: _Run, encoder, plan: _Plan, sized: _Sized) -> None:
+        """Give every slot its buffer and offset. Where the slots go depends
+        on the slots alone (their names, sizes and clears, which the sized plan
+        and the names decide): worked out once per set of slots
+        (`_Sized.arenas`), then each run only takes and clears its buffers."""
         if not self.slots:
             return
+        key = (tuple(self.names), tuple(self.clears))
+        layout = sized.arenas.get(key)
+        if layout is None:
+            layout = self._layout(_arena_numbers(plan, frozenset(self.names)))
+            if len(sized.arenas) < ARENA_LAYOUTS:
+                sized.arenas[key] = layout
+        keys, offsets, parts = layout
+        buffers = {}
+        for part, size, clear in parts:
+            buffer = buffers[part] = run.storage(size)
+            if clear:
+                _clear(encoder, buffer)
+        for part, offset, (entry, _) in zip(keys, offsets, self.slots):
+            entry[0] = buffers[part]
+            entry[1] = offset
+
+    def _layout(self, numbers: dict[str, int]) -> tuple:
+        """(per slot its buffer key, per slot its offset, per buffer key in
+        order (key, bytes, whether it is cleared))."""
         keys = self._buffer_keys(numbers)
         sizes: dict[tuple[int, int], int] = {}
-        for key, (entry, nbytes) in zip(keys, self.slots):
-            entry[1] = sizes.get(key, 0)
-            sizes[key] = entry[1] + nbytes
+        offsets = []
+        for key, (_, nbytes) in zip(keys, self.slots):
+            offsets.append(sizes.get(key, 0))
+            sizes[key] = offsets[-1] + nbytes
         cleared = {key for key, clear in zip(keys, self.clears) if clear}
-        buffers = {}
-        for key, size in sorted(sizes.items()):
-            buffers[key] = run.storage(size)
-            if key in cleared:
-                _clear(encoder, buffers[key])
-        for key, (entry, _) in zip(keys, self.slots):
-            entry[0] = buffers[key]
+        parts = tuple((key, size, key in cleared) for key, size in sorted(sizes.items()))
+        return tuple(keys), tuple(offsets), parts
 
     def _buffer_keys(self, numbers: dict[str, int]) -> list[tuple[int, int]]:
         """Per slot, (arena number, part): a part holds slots while they fit in
@@ -1172,7 +1280,7 @@ def _kept(run: _Run, array, buffer) -> DeviceArray:
     bound a device array unchanged)."""
     if isinstance(array, DeviceArray) and buffer is array.buffer():
         return array
-    return DeviceArray(run.gpu, buffer, run.usage, array.dtype, (array.size,))
+    return DeviceArray._over(run.gpu, buffer, run.usage, array.dtype, array.size)
 
 
 def _whole_words(nbytes: int) -> int:
@@ -1353,13 +1461,15 @@ class _Timer:
 class _Run:
     """The pooled buffers of one run, released when it ends."""
 
+    __slots__ = ("gpu", "held", "uploaded", "mapped", "mappable", "usage")
+
     def __init__(self, gpu: GpuDevice):
         self.gpu = gpu
         self.held: list[tuple[object, str]] = []
         self.uploaded = 0  # bytes written from the host
         self.mapped: list[_Staged] = []  # stages whose map started before the wait
-        self.mappable = gpu.unified_memory
-        self.usage = MAPPABLE_STORAGE_USAGE if self.mappable else STORAGE_USAGE
+        self.mappable = mappable = gpu.unified_memory
+        self.usage = MAPPABLE_STORAGE_USAGE if mappable else STORAGE_USAGE
 
     def storage(self, nbytes: int, kept: bool = False, clean: bool = False):
         """A pooled storage buffer, returned to the pool when the run ends
@@ -1420,6 +1530,8 @@ class _Run:
             stage.staging.unmap()
 
     def release(self) -> None:
+        if not self.held and not self.mapped:
+            return
         for stage in self.mapped:  # maps started but not read (a trap was raised)
             if stage.mapping is not None:
                 _settle(stage.staging, stage.mapping)

@@ -59,7 +59,8 @@ class Binder:
         self.zeros = (
             {b.name: ZeroFilled(b.count, b.host_dtype) for b in others} if self.fast else {}
         )
-        self.rest: dict[frozenset, RunSignature] = {}
+        # the names given as device arrays -> the signature of the other inputs
+        self.rest: dict[tuple, RunSignature] = {}
 
     def bind(self, inputs: Mapping[str, object]) -> dict[str, object]:
         if not self.fast or not self.input_names.issuperset(inputs):
@@ -82,7 +83,7 @@ class Binder:
                 or array.dtype != expected[0]
             ):
                 check_device_input(self.sig, name, array, self.gpu, self.by_name)
-        key = frozenset(resident)
+        key = tuple(resident)
         rest = self.rest.get(key)
         if rest is None:
             rest = RunSignature(
@@ -92,7 +93,8 @@ class Binder:
                     if n in self.input_names and n not in key
                 )
             )
-            self.rest[key] = rest
+            if len(self.rest) < 64:  # one per order of names a caller gives
+                self.rest[key] = rest
         if rest.buffers:
             bound.update(rest.bind({n: a for n, a in inputs.items() if n not in key}))
         return bound
@@ -122,6 +124,7 @@ class WgpuCompiled(Compiled):
     """WGSL kernels compiled for one device, with the run signature they implement."""
 
     backend = "wgpu"
+    device_outputs = True
 
     def __init__(self, sig: RunSignature, kernels: tuple, gpu, module=None, static_sizes=None):
         self.signature = sig
@@ -132,6 +135,7 @@ class WgpuCompiled(Compiled):
 
         self._launch = launch
         self._binder = Binder(sig, gpu)
+        self.bind = self._binder.bind  # `bind`, one call fewer per run
         self._outputs = list(sig.outputs)
         self._uploads = set(sig.inputs)
         if static_sizes is None:
@@ -196,10 +200,10 @@ class WgpuCompiled(Compiled):
         final = done.buffers
         if keep:
             kept = self._binder.device_array
-            outputs = {
-                n: final[n] if type(final[n]) is kept else on_device(final[n], self.gpu)
-                for n in self._outputs
-            }
+            outputs = {}
+            for n in self._outputs:
+                array = final[n]
+                outputs[n] = array if type(array) is kept else on_device(array, self.gpu)
         else:
             outputs = {n: on_host(final[n]) for n in self._outputs}
         if not profile:
