@@ -1,0 +1,79 @@
+"""What the tools import to start: each launch pays for every module it imports
+(a FileCheck suite launches `vyre-opt` about a hundred times), so a module that
+only some inputs or options need is imported when they need it."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+AXPY = str(ROOT / "examples" / "axpy.mlir")
+MATMUL_SCF = str(ROOT / "examples" / "matmul_scf.mlir")
+
+#: imported only for standard-MLIR input (the converter and the dialects it maps from)
+CONVERSION = (
+    "vyre_xdsl.conversion.function",
+    "vyre_xdsl.conversion.checks",
+    "xdsl.dialects.linalg",
+    "xdsl.transforms.linalg_generalize_named_ops",
+)
+#: the named pipelines (they import every pass they compose), the WGSL backend,
+#: the GPU runtime and bfloat16 (most of a second)
+PIPELINES = ("vyre_xdsl.passes.pipeline", "vyre_xdsl.passes.kernel_coarsen")
+BACKEND = ("vyre_xdsl.backends.wgsl.compile",)
+RUNTIME = ("wgpu", "ml_dtypes")
+
+
+def _loaded_after(code: str) -> set[str]:
+    """The modules loaded once `code` ran in a fresh interpreter."""
+    script = f"import json, sys\n{code}\nprint(json.dumps(sorted(sys.modules)))"
+    out = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, cwd=ROOT, check=True
+    )
+    return set(json.loads(out.stdout.splitlines()[-1]))
+
+
+def _vyre_opt(*args: str) -> str:
+    return (
+        "import contextlib, io\n"
+        "from vyre_xdsl.tools.vyre_opt import VyreOptMain, run_tool\n"
+        "with contextlib.redirect_stdout(io.StringIO()):\n"
+        f"    assert run_tool(VyreOptMain, {list(args)!r}) == 0\n"
+    )
+
+
+def test_importing_vyre_opt_imports_no_converter_pipeline_backend_or_runtime():
+    loaded = _loaded_after("import vyre_xdsl.tools.vyre_opt")
+    assert "xdsl.xdsl_opt_main" in loaded  # the check sees what was imported
+    assert loaded.isdisjoint(CONVERSION + PIPELINES + BACKEND + RUNTIME)
+
+
+def test_vyre_input_without_passes_loads_only_the_vyre_dialect():
+    loaded = _loaded_after(_vyre_opt(AXPY))
+    assert "vyre_xdsl.dialects.vyre" in loaded
+    assert loaded.isdisjoint(CONVERSION + PIPELINES + BACKEND + RUNTIME)
+
+
+@pytest.mark.parametrize(
+    ("args", "needed"),
+    [
+        ((AXPY, "--lower", "-t", "wgsl"), PIPELINES[:1] + BACKEND),
+        ((MATMUL_SCF, "-p", "convert-to-vyre"), CONVERSION),
+        ((MATMUL_SCF, "--lower"), CONVERSION),
+    ],
+)
+def test_what_an_option_or_input_needs_is_imported_when_it_is_used(args, needed):
+    loaded = _loaded_after(_vyre_opt(*args))
+    assert set(needed) <= loaded
+    assert loaded.isdisjoint(RUNTIME)
+
+
+def test_importing_vyre_run_does_not_import_bfloat16_or_wgpu():
+    loaded = _loaded_after("import vyre_xdsl.tools.vyre_run")
+    assert "vyre_xdsl.runtime.arrays" in loaded
+    assert loaded.isdisjoint(RUNTIME)
