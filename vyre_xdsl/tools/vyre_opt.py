@@ -47,6 +47,7 @@ from vyre_xdsl.dialects import get_all_dialects
 from vyre_xdsl.passes import get_all_passes
 from vyre_xdsl.tools.common import (
     UsageError,
+    exit_without_collecting,
     fewer_collections,
     format_parse_error,
     say_error,
@@ -472,7 +473,7 @@ def run_tool(main: type[VyreOptMain], argv: Sequence[str] | None = None) -> int:
 
 
 def main() -> None:
-    sys.exit(run_tool(VyreOptMain))
+    exit_without_collecting(run_tool(VyreOptMain))
 
 
 if __name__ == "__main__":

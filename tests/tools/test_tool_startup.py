@@ -1,4 +1,4 @@
-"""What the tools import to start: each launch pays for every module it imports
+"""How the tools start and end. What they import to start: each launch pays for every module it imports
 (a FileCheck suite launches `vyre-opt` about a hundred times), so a module that
 only some inputs or options need is imported when they need it."""
 
@@ -77,3 +77,28 @@ def test_importing_vyre_run_does_not_import_bfloat16_or_wgpu():
     loaded = _loaded_after("import vyre_xdsl.tools.vyre_run")
     assert "vyre_xdsl.runtime.arrays" in loaded
     assert loaded.isdisjoint(RUNTIME)
+
+
+def _console_script(name: str) -> str:
+    return str(Path(sys.executable).with_name(name))
+
+
+def test_vyre_opt_process_flushes_its_output_and_exit_status():
+    """The console script exits without the collector's shutdown passes: what it
+    printed must still all arrive, with its status."""
+    axpy = Path(AXPY).read_text()
+    text = "\n".join(axpy.replace("@axpy", f"@p{i}") for i in range(200))
+    done = subprocess.run(
+        [_console_script("vyre-opt"), "-"], input=text, capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.count("vyre.program @p") == 200
+    assert done.stdout.rstrip().endswith("}")
+    bad = subprocess.run(
+        [_console_script("vyre-opt"), "-"],
+        input="vyre.program @p workgroup_size [0, 1, 1] {\n}\n",
+        capture_output=True,
+        text=True,
+    )
+    assert bad.returncode == 1
+    assert "workgroup_size axis x is 0" in bad.stderr
