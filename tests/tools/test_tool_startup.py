@@ -1,6 +1,6 @@
-"""How the tools start and end. What they import to start: each launch pays for every module it imports
-(a FileCheck suite launches `vyre-opt` about a hundred times), so a module that
-only some inputs or options need is imported when they need it."""
+"""How the tools start and end. Each launch pays for every module it imports (a
+FileCheck suite launches `vyre-opt` about a hundred times), so a module that only
+some inputs or options need is imported when they need it."""
 
 from __future__ import annotations
 
