@@ -102,3 +102,20 @@ def test_vyre_opt_process_flushes_its_output_and_exit_status():
     )
     assert bad.returncode == 1
     assert "workgroup_size axis x is 0" in bad.stderr
+
+
+BAD_STORE = str(ROOT / "filecheck_tests" / "tools" / "Inputs" / "bad-store.mlir")
+
+
+def test_vyre_run_reports_bad_input_before_looking_for_a_gpu():
+    """The default backend starts wgpu to look for an adapter: a module that fails
+    to verify is reported without it."""
+    loaded = _loaded_after(
+        "import contextlib, io\n"
+        "from vyre_xdsl.tools.vyre_run import main\n"
+        "with contextlib.redirect_stderr(io.StringIO()) as err:\n"
+        f"    assert main([{BAD_STORE!r}, '--random-inputs', '0']) == 1\n"
+        "assert 'store to read_only buffer @x' in err.getvalue()\n"
+    )
+    assert "vyre_xdsl.tools.vyre_run" in loaded
+    assert "wgpu" not in loaded
