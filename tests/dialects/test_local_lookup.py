@@ -155,3 +155,27 @@ def test_long_block_verifies_in_linear_steps(monkeypatch):
 def test_shadowing_in_a_long_block_is_still_an_error():
     with pytest.raises(VyreDiagnostic, match="@v0 is already declared in a visible scope"):
         verify_module(parse_module(_long_block(300, shadow=True)))
+
+
+def test_the_index_of_one_thread_is_not_seen_by_another():
+    """A thread that edits its own IR while another verifies must not read the
+    other's index (which would be stale for the edited block)."""
+    import threading
+
+    module = parse_module(SCOPES)
+    read = next(op for op in module.walk() if isinstance(op, VarOp) and op.var_name.data == "a")
+    found: list[Operation | None] = []
+
+    def edit_and_look_up():
+        # erase the declaration: a lookup by walking no longer finds it
+        declaration = find_local_declaration(read, "a")
+        assert declaration is not None
+        declaration.detach()
+        found.append(find_local_declaration(read, "a"))
+
+    with indexed_lets():
+        assert find_local_declaration(read, "a") is not None  # indexed here
+        worker = threading.Thread(target=edit_and_look_up)
+        worker.start()
+        worker.join()
+    assert found == [None]

@@ -6,6 +6,7 @@ import bisect
 from collections.abc import Iterator
 from collections.abc import Set as AbstractSet
 from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -172,10 +173,11 @@ def _let_before(op: Operation, name: str) -> Operation | None:
     from vyre_xdsl.dialects.vyre.memory import LetOp
 
     block = op.parent
-    if _LET_INDEX is not None and block is not None:
-        index = _LET_INDEX.get(block)
+    indexes = _LET_INDEX.get()
+    if indexes is not None and block is not None:
+        index = indexes.get(block)
         if index is None:
-            index = _LET_INDEX[block] = _BlockLets(block, LetOp)
+            index = indexes[block] = _BlockLets(block, LetOp)
         return index.before(op, name)
     sibling = op.prev_op
     while sibling is not None:
@@ -209,8 +211,9 @@ class _BlockLets:
         return ops[k - 1] if k > 0 else None
 
 
-#: block -> its lets, while `indexed_lets` is active (None: look up by walking)
-_LET_INDEX: dict[Block, _BlockLets] | None = None
+#: block -> its lets, while `indexed_lets` is active (None: look up by walking); one
+#: per thread, so that verifying in one thread never reads another's index
+_LET_INDEX: ContextVar[dict[Block, _BlockLets] | None] = ContextVar("vyre_let_index", default=None)
 
 
 @contextmanager
@@ -218,14 +221,14 @@ def indexed_lets() -> Iterator[None]:
     """Within this block `find_local_declaration` indexes each block it looks in once,
     instead of walking back from every op. The IR must not change inside it: a
     verifier, which only reads, runs in it."""
-    global _LET_INDEX
-    outer = _LET_INDEX
-    if outer is None:
-        _LET_INDEX = {}
+    if _LET_INDEX.get() is not None:  # already inside one
+        yield
+        return
+    token = _LET_INDEX.set({})
     try:
         yield
     finally:
-        _LET_INDEX = outer
+        _LET_INDEX.reset(token)
 
 
 def _parse_name(parser: Parser) -> StringAttr:
