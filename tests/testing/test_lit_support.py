@@ -34,3 +34,14 @@ def test_configure_keeps_the_callers_pythonpath(tmp_path, monkeypatch):
     config = _config()
     configure(config, name="plugin", test_source_root=str(tmp_path))
     assert "PYTHONPATH" not in config.environment
+
+
+def test_tests_use_one_blas_thread_unless_the_caller_says(tmp_path, monkeypatch):
+    monkeypatch.delenv("OPENBLAS_NUM_THREADS", raising=False)
+    config = _config()
+    configure(config, name="plugin", test_source_root=str(tmp_path))
+    assert config.environment["OPENBLAS_NUM_THREADS"] == "1"
+    monkeypatch.setenv("OPENBLAS_NUM_THREADS", "4")
+    config = _config()
+    configure(config, name="plugin", test_source_root=str(tmp_path))
+    assert config.environment["OPENBLAS_NUM_THREADS"] == "4"

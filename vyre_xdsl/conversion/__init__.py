@@ -10,15 +10,18 @@ module = convert_if_standard(module)   # a vyre module stays as it is
 
 from __future__ import annotations
 
-import numpy as np
-from xdsl.dialects.builtin import DenseArrayBase, DictionaryAttr, ModuleOp, i64
-from xdsl.pattern_rewriter import PatternRewriteWalker
-from xdsl.transforms.dead_code_elimination import region_dce
-from xdsl.transforms.linalg_generalize_named_ops import GeneralizeNamedOpPattern
+from typing import TYPE_CHECKING
 
-from vyre_xdsl.conversion.checks import problems
-from vyre_xdsl.conversion.function import FunctionConverter
+from xdsl.dialects.builtin import DenseArrayBase, DictionaryAttr, ModuleOp, i64
+
 from vyre_xdsl.diagnostics import VyreDiagnostic, verify_after_pass, verify_module
+
+if TYPE_CHECKING:
+    import numpy as np
+
+# The converter (and xDSL's linalg, arith and math dialects it imports) is imported
+# by `convert_module`, when a module is standard MLIR: a tool given vyre IR, which
+# only asks `is_standard`, does not pay for it.
 
 
 def is_standard(module: ModuleOp) -> bool:
@@ -33,6 +36,13 @@ def convert_module(module: ModuleOp) -> None:
     Anything that cannot be converted is a located `VyreDiagnostic`."""
     if not is_standard(module):
         return
+    from xdsl.pattern_rewriter import PatternRewriteWalker
+    from xdsl.transforms.dead_code_elimination import region_dce
+    from xdsl.transforms.linalg_generalize_named_ops import GeneralizeNamedOpPattern
+
+    from vyre_xdsl.conversion.checks import problems
+    from vyre_xdsl.conversion.function import FunctionConverter
+
     PatternRewriteWalker(GeneralizeNamedOpPattern(), apply_recursively=False).rewrite_module(module)
     verify_module(module)  # the input's own verifiers first: located errors on its ops
     errors = problems(module)
@@ -80,6 +90,8 @@ def in_memref_shapes(
 ) -> dict[str, np.ndarray]:
     """`outputs` with each memref's array in the memref's shape (the dynamic
     dimension from the array's size), where the sizes agree."""
+    import numpy as np
+
     shaped = dict(outputs)
     for name, shape in shapes.items():
         array = shaped.get(name)

@@ -18,6 +18,7 @@ are immutable from Python: a run never writes into an array it was given
 
 from __future__ import annotations
 
+import functools
 import math
 import weakref
 
@@ -27,9 +28,13 @@ from vyre_xdsl.diagnostics import VyreError
 from vyre_xdsl.runtime.device import MAPPABLE_STORAGE_USAGE, STORAGE_USAGE, GpuDevice, gpu_device
 from vyre_xdsl.semantics import HOST_DTYPES, WGSL_TYPES
 
-#: host dtypes a device array can hold: those of the element types the wgpu backend
-#: lowers (Bool buffers are uint32 words)
-DEVICE_DTYPES = tuple(dict.fromkeys(HOST_DTYPES[name] for name in WGSL_TYPES))
+
+@functools.cache
+def device_dtypes() -> tuple[np.dtype, ...]:
+    """The host dtypes a device array can hold: those of the element types the wgpu
+    backend lowers (Bool buffers are uint32 words). Resolved on first use: bf16's
+    dtype imports ml_dtypes, which takes most of a second."""
+    return tuple(dict.fromkeys(HOST_DTYPES[name] for name in WGSL_TYPES))
 
 
 class DeviceArrayError(VyreError):
@@ -187,13 +192,13 @@ def to_device(
     """Copy a host array (float32, int32 or uint32, any shape) into a new
     `DeviceArray` on the device of `adapter` (default: the process's device)."""
     host = np.asarray(array)
-    if host.dtype not in DEVICE_DTYPES:
+    if host.dtype not in device_dtypes():
         hint = (
             "; give bool data as uint32 words (x.astype(np.uint32))"
             if host.dtype == np.bool_
             else ""
         )
-        held = ", ".join(str(dtype) for dtype in DEVICE_DTYPES)
+        held = ", ".join(str(dtype) for dtype in device_dtypes())
         raise DeviceDtypeError(f"a device array holds {held} elements, not {host.dtype}{hint}")
     gpu = device or gpu_device(adapter)
     return upload(gpu, np.ascontiguousarray(host).reshape(-1), host.shape)

@@ -209,4 +209,6 @@ def _write_block(text: str) -> None:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    from vyre_xdsl.tools.common import exit_without_collecting
+
+    exit_without_collecting(main())

@@ -23,6 +23,10 @@ point is visible to both `-opt` drivers), and these substitutions:
 vyre_xdsl.testing.cli_batch` runs many tool command lines of one test file in one
 process, which keeps large suites fast.)
 
+Each test's processes use one BLAS thread (`OPENBLAS_NUM_THREADS=1` unless the
+caller sets it): numpy's OpenBLAS otherwise starts a spinning thread per core at
+import, which takes the cores that lit's parallel workers need.
+
 Nothing depends on where the project's sources are: the tools are found next to
 the running interpreter (its `bin/` folder comes first on `PATH`), and
 `PYTHONPATH` is passed through as the caller set it, with `python_paths`
@@ -43,6 +47,9 @@ PASSED_THROUGH = (
     "VK_ICD_FILENAMES",
     "HOME",
 )
+
+#: the BLAS threads of each test's processes: one, unless the caller sets it
+BLAS_THREADS = "OPENBLAS_NUM_THREADS"
 
 
 def configure(
@@ -76,6 +83,10 @@ def configure(
     for var in PASSED_THROUGH:
         if var in os.environ:
             config.environment[var] = os.environ[var]
+    # numpy's OpenBLAS starts a thread per core at import, which spins on the cores
+    # that lit's other workers need: about 0.09 s of CPU per tool launch, for linear
+    # algebra the tools never do
+    config.environment[BLAS_THREADS] = os.environ.get(BLAS_THREADS, "1")
     config.substitutions.append(("%python", sys.executable))
     # custom -> generic -> custom round trip (the xDSL suites' XDSL_GENERIC_ROUNDTRIP); both
     # vyre-opt runs share one process (vyre_xdsl.testing.cli_batch), which keeps lit fast

@@ -10,6 +10,7 @@ import tempfile
 import uuid
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
+from typing import NoReturn
 
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.utils.exceptions import ParseError
@@ -47,6 +48,17 @@ def fewer_collections() -> Iterator[None]:
         yield
     finally:
         gc.set_threshold(*old)
+
+
+def exit_without_collecting(status: int) -> NoReturn:
+    """`sys.exit(status)` for a tool's process, after moving every object to the
+    collector's permanent generation (`gc.freeze`): the collections CPython runs at
+    shutdown then skip xDSL's classes and the IR, tens of thousands of objects in
+    cycles (about 40 ms, a sixth of a `vyre-opt` run on a small module). Exit
+    handlers still run and the streams are flushed as usual. Only for a process
+    that ends here, never for a tool run inside a longer-lived one."""
+    gc.freeze()
+    sys.exit(status)
 
 
 def format_parse_error(error: ParseError) -> str:

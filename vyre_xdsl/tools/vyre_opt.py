@@ -45,9 +45,9 @@ from vyre_xdsl.diagnostics import (
 )
 from vyre_xdsl.dialects import get_all_dialects
 from vyre_xdsl.passes import get_all_passes
-from vyre_xdsl.passes.pipeline import end_steps, expand, leaves_unchanged
 from vyre_xdsl.tools.common import (
     UsageError,
+    exit_without_collecting,
     fewer_collections,
     format_parse_error,
     say_error,
@@ -216,23 +216,31 @@ class VyreOptMain(xDSLOptMain):
             rest = [self.args.passes] if self.args.passes else []
             self.args.passes = ",".join(shortcuts + rest)
         built = build_pipeline(self.args.passes, self.available_passes)
-        passes = expand(built)
+        passes = []
+        if built:  # the named pipelines' module imports every pass they compose
+            from vyre_xdsl.passes.pipeline import end_steps, expand
+
+            passes = expand(built)
         for flag in ("mlir_print_ir_before", "mlir_print_ir_after"):
             names = {n.strip() for n in getattr(self.args, flag).split(",") if n.strip()}
             unknown = sorted(names - set(self.available_passes))
             if unknown:
                 option = "--" + flag.replace("_", "-")
                 raise UsageError(f"{option} names unknown pass '{unknown[0]}'")
-            # a pipeline's IR before it is its first step's, after it its last step's
-            names |= end_steps(built, names, first=flag == "mlir_print_ir_before")
+            if built:  # a pipeline's IR before it is its first step's, after it its last step's
+                names |= end_steps(built, names, first=flag == "mlir_print_ir_before")
             setattr(self, f"_{flag}", names)
-        self.pipeline = PassPipeline(passes)
+        self.pipeline = PassPipeline(tuple(passes))
 
     def apply_passes(self, prog: ModuleOp):
         """Run the passes in order: verify after each (naming the pass), time them, dump
         the IR where `--mlir-print-ir-*` asks."""
         if self.args.fuse or self.args.lower:  # standard MLIR enters through convert-to-vyre
             convert_if_standard(prog)
+        if not self.pipeline.passes:
+            return
+        from vyre_xdsl.passes.pipeline import leaves_unchanged
+
         for pass_ in self.pipeline.passes:
             if self.args.mlir_print_ir_before_all or pass_.name in self._mlir_print_ir_before:
                 self._dump(f"IR Dump Before {pass_.name}", prog)
@@ -465,7 +473,7 @@ def run_tool(main: type[VyreOptMain], argv: Sequence[str] | None = None) -> int:
 
 
 def main() -> None:
-    sys.exit(run_tool(VyreOptMain))
+    exit_without_collecting(run_tool(VyreOptMain))
 
 
 if __name__ == "__main__":

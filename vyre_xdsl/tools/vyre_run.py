@@ -333,13 +333,14 @@ def report_backend(backend: str, adapter: str | None, verbose: bool) -> None:
 def run_bundle_file(
     path: str,
     inputs: dict[str, np.ndarray],
-    backend: str,
+    backend: str | None,
     random_seed: int | None,
     fuse: bool = False,
     max_iterations: int | None = None,
     repeat: int = 1,
 ) -> dict[str, np.ndarray]:
-    """`vyre-run OUT.vkb ...`: load and check the bundle, fill random inputs, run it."""
+    """`vyre-run OUT.vkb ...`: load and check the bundle, fill random inputs, run it
+    (on `backend`, else on the default one)."""
     from vyre_xdsl.megakernel.run import BundleFileError, load_bundle, run_bundle
 
     if fuse:
@@ -349,14 +350,21 @@ def run_bundle_file(
     bundle = load_bundle(path)
     if random_seed is not None:
         inputs = random_inputs(bundle.run_signature(), random_seed, inputs)
+    backend = backend or default_backend()
     return run_bundle(bundle, inputs, backend=backend, max_iterations=max_iterations, repeat=repeat)
 
 
 def execute_command(args: argparse.Namespace) -> None:
-    backend = args.backend or default_backend()
-    chosen = check_backend(backend)
-    if args.max_iterations is not None and not chosen.counts_iterations:
-        raise UsageError("--max-iterations applies to the reference backend")
+    # the default backend looks for a GPU adapter (starting wgpu and Vulkan: about
+    # 0.3 s), so unless --max-iterations depends on it, it is chosen once the input
+    # has been read and checked: bad input is reported without that wait
+    backend = args.backend
+    if backend is None and args.max_iterations is not None:
+        backend = default_backend()
+    if backend is not None:
+        chosen = check_backend(backend)
+        if args.max_iterations is not None and not chosen.counts_iterations:
+            raise UsageError("--max-iterations applies to the reference backend")
     if args.max_iterations is not None and args.max_iterations < 0:
         raise UsageError(f"--max-iterations is {args.max_iterations}; it must be 0 or more")
     if args.repeat < 1:
@@ -364,7 +372,9 @@ def execute_command(args: argparse.Namespace) -> None:
     run_command(args, backend)
 
 
-def run_command(args: argparse.Namespace, backend: str) -> None:
+def run_command(args: argparse.Namespace, backend: str | None) -> None:
+    """Run the module or bundle of `args` on `backend` (None: the default backend,
+    chosen once the input has been read)."""
     from vyre_xdsl.megakernel.run import is_bundle_file
 
     if is_bundle_file(args.file):  # a target-module bundle from vyre-compile
@@ -376,6 +386,7 @@ def run_command(args: argparse.Namespace, backend: str) -> None:
                 "program and compile it again (the bundle carries it)"
             )
         if args.verbose:
+            backend = backend or default_backend()
             report_backend(backend, check_backend(backend).adapter(), True)
         outputs = run_bundle_file(
             args.file,
@@ -392,7 +403,7 @@ def run_command(args: argparse.Namespace, backend: str) -> None:
         sig = signature(module)
         if args.random_inputs is not None:
             inputs = random_inputs(sig, args.random_inputs, inputs)
-        outputs = run_module(module, inputs, backend, args)
+        outputs = run_module(module, inputs, backend or default_backend(), args)
     if args.output_dir is not None:
         write_outputs(args.output_dir, outputs)
         return

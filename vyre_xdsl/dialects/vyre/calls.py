@@ -38,6 +38,7 @@ from vyre_xdsl.dialects.vyre.common import (
     _print_attrs,
     _print_body,
     _require_element_type,
+    indexed_lets,
     is_expression,
 )
 from vyre_xdsl.dialects.vyre.control import BlockOp, IfOp, LoopOp
@@ -211,8 +212,9 @@ class FuncOp(IRDLOperation):
         _print_attrs(printer, self)
 
     def verify(self, verify_nested_ops: bool = True) -> None:
-        raise_body_errors(body_errors(self, _is_func_statement, SCOPE_OPS, "a 'vyre.func'"))
-        super().verify(verify_nested_ops)
+        with indexed_lets():  # verifying changes nothing
+            raise_body_errors(body_errors(self, _is_func_statement, SCOPE_OPS, "a 'vyre.func'"))
+            super().verify(verify_nested_ops)
 
     def verify_(self) -> None:
         name = self.sym_name.data

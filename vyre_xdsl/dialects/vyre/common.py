@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import bisect
+from collections.abc import Iterator
 from collections.abc import Set as AbstractSet
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -19,7 +23,7 @@ from xdsl.dialects.builtin import (
     f32,
     i1,
 )
-from xdsl.ir import Attribute, Operation, SSAValue, TypeAttribute
+from xdsl.ir import Attribute, Block, Operation, SSAValue, TypeAttribute
 from xdsl.parser import Parser
 from xdsl.pattern_rewriter import RewritePattern
 from xdsl.printer import Printer
@@ -149,22 +153,82 @@ def find_local_declaration(op: Operation, name: str) -> Operation | None:
     """The `vyre.let` or `vyre.loop` that declares named local `name` visible at `op`."""
     from vyre_xdsl.dialects.vyre.calls import FuncOp
     from vyre_xdsl.dialects.vyre.control import LoopOp
-    from vyre_xdsl.dialects.vyre.memory import LetOp
     from vyre_xdsl.dialects.vyre.structure import ProgramOp
 
     current: Operation = op
     while True:
-        sibling = current.prev_op
-        while sibling is not None:
-            if isinstance(sibling, LetOp) and sibling.var_name.data == name:
-                return sibling
-            sibling = sibling.prev_op
+        let = _let_before(current, name)
+        if let is not None:
+            return let
         parent = current.parent_op()
         if parent is None or isinstance(parent, ProgramOp | FuncOp):
             return None
         if isinstance(parent, LoopOp) and parent.var_name.data == name:
             return parent
         current = parent
+
+
+def _let_before(op: Operation, name: str) -> Operation | None:
+    """The nearest `vyre.let @name` before `op` in its block."""
+    from vyre_xdsl.dialects.vyre.memory import LetOp
+
+    block = op.parent
+    indexes = _LET_INDEX.get()
+    if indexes is not None and block is not None:
+        index = indexes.get(block)
+        if index is None:
+            index = indexes[block] = _BlockLets(block, LetOp)
+        return index.before(op, name)
+    sibling = op.prev_op
+    while sibling is not None:
+        if isinstance(sibling, LetOp) and sibling.var_name.data == name:
+            return sibling
+        sibling = sibling.prev_op
+    return None
+
+
+class _BlockLets:
+    """The `vyre.let`s of one block by name, in order, and each op's position: the
+    nearest let before an op is a binary search instead of a walk back through the
+    block (which made verifying a block of N ops take N^2 steps)."""
+
+    def __init__(self, block: Block, let_type: type[Operation]):
+        self.position: dict[Operation, int] = {}
+        self.lets: dict[str, tuple[list[int], list[Operation]]] = {}
+        for position, op in enumerate(block.ops):
+            self.position[op] = position
+            if isinstance(op, let_type):
+                positions, ops = self.lets.setdefault(op.var_name.data, ([], []))
+                positions.append(position)
+                ops.append(op)
+
+    def before(self, op: Operation, name: str) -> Operation | None:
+        found = self.lets.get(name)
+        if found is None:
+            return None
+        positions, ops = found
+        k = bisect.bisect_left(positions, self.position[op])
+        return ops[k - 1] if k > 0 else None
+
+
+#: block -> its lets, while `indexed_lets` is active (None: look up by walking); one
+#: per thread, so that verifying in one thread never reads another's index
+_LET_INDEX: ContextVar[dict[Block, _BlockLets] | None] = ContextVar("vyre_let_index", default=None)
+
+
+@contextmanager
+def indexed_lets() -> Iterator[None]:
+    """Within this block `find_local_declaration` indexes each block it looks in once,
+    instead of walking back from every op. The IR must not change inside it: a
+    verifier, which only reads, runs in it."""
+    if _LET_INDEX.get() is not None:  # already inside one
+        yield
+        return
+    token = _LET_INDEX.set({})
+    try:
+        yield
+    finally:
+        _LET_INDEX.reset(token)
 
 
 def _parse_name(parser: Parser) -> StringAttr:

@@ -54,6 +54,7 @@ from vyre_xdsl.dialects.vyre.common import (
     _print_attrs,
     _print_body,
     _require_element_type,
+    indexed_lets,
     type_name,
 )
 from vyre_xdsl.dialects.vyre.ids import NumWorkgroupsOp
@@ -318,11 +319,12 @@ class ProgramOp(IRDLOperation):
 
         # whole-body checks first: the ops' own verifiers follow operand
         # definitions, which is only safe once every use is dominated
-        raise_body_errors(
-            body_errors(self, _is_vyre_statement, SCOPE_OPS, "a 'vyre.program'")
-            or barriers_after_divergent_returns(self)
-        )
-        super().verify(verify_nested_ops)
+        with indexed_lets():  # verifying changes nothing
+            raise_body_errors(
+                body_errors(self, _is_vyre_statement, SCOPE_OPS, "a 'vyre.program'")
+                or barriers_after_divergent_returns(self)
+            )
+            super().verify(verify_nested_ops)
 
     def verify_(self) -> None:
         sizes = self.workgroup_size.get_values()
