@@ -72,9 +72,8 @@ ADAPTER_TYPE_PREFERENCE = ("DiscreteGPU", "IntegratedGPU", "VirtualGPU", "CPU", 
 #: dropped first; about 170 KB each on lavapipe)
 PIPELINE_CACHE_SIZE = 128
 #: a pending batch of deferred runs is submitted once it holds this many dispatches
-#: (not many more: the GPU then works through one batch while the host records the
-#: next; bench/submission_bounds.py)
-MAX_PENDING_DISPATCHES = 64
+#: (bench/submission_bounds.py compares bounds)
+MAX_PENDING_DISPATCHES = 256
 #: ... or once its runs have uploaded (or hold for trap records) this many bytes
 MAX_PENDING_BYTES = 128 << 20
 #: ... or once its dispatches bind this many bytes: work long enough (tens of
