@@ -226,7 +226,11 @@ class _Matcher:
         self.program = program
         self.buffers = {b.buffer_name: b for b in program.buffers()}
 
-    def match(self) -> TreeLevel:
+    def _leaf(self) -> tuple[StoreOp, tuple[Operation, ...], list[Operation]]:
+        """The level's leaf, common to trees and scans: (the store of the leaf
+        into workgroup memory at `local_id x`, the ops that compute it, the
+        statements after it, a workgroup barrier first). Sets `width`, `tile`
+        and `element`."""
         program = self.program
         x, y, z = program.workgroup
         _require(y == 1 and z == 1, f"workgroup_size {[x, y, z]} is not one-dimensional")
@@ -265,18 +269,18 @@ class _Matcher:
             bool(rest) and _is_workgroup_barrier(rest[0]),
             "no workgroup barrier follows the store of the leaf",
         )
+        return leaf_store, leaf_ops, rest
+
+    def match(self) -> TreeLevel:
+        program = self.program
+        leaf_store, leaf_ops, rest = self._leaf()
         self.combine: str | None = None
         strides = self._steps(rest[1:-1])
         final = rest[-1] if len(rest) > 1 else None
         partials = self._final(final)
         self._simulate(strides)
         assert self.combine is not None
-        others = [
-            b.buffer_name
-            for b in self.buffers.values()
-            if b.is_workgroup and b.buffer_name != self.tile
-        ]
-        _require(not others, f"it declares other workgroup buffers ({', '.join(others)})")
+        self._only_the_tile()
         return TreeLevel(
             program=program,
             combine=self.combine,
@@ -288,6 +292,15 @@ class _Matcher:
             leaf_ops=leaf_ops,
             final=final,
         )
+
+    def _only_the_tile(self) -> None:
+        """Refuse a level that declares workgroup buffers besides its tile."""
+        others = [
+            b.buffer_name
+            for b in self.buffers.values()
+            if b.is_workgroup and b.buffer_name != self.tile
+        ]
+        _require(not others, f"it declares other workgroup buffers ({', '.join(others)})")
 
     # the leaf
 
@@ -652,46 +665,8 @@ def scan_level(program: ProgramOp) -> ScanLevel | NotAScan:
 class _ScanMatcher(_Matcher):
     def match(self) -> ScanLevel:  # type: ignore[override]
         program = self.program
-        x, y, z = program.workgroup
-        _require(y == 1 and z == 1, f"workgroup_size {[x, y, z]} is not one-dimensional")
-        _require(
-            program.explicit_grid is None and program.indirect_buffer is None,
-            "the program has an explicit or indirect grid",
-        )
-        self.width = x
-        statements = [op for op in program.body.block.ops if op not in self.buffers.values()]
-        store_at = next((n for n, op in enumerate(statements) if not self._is_value(op)), None)
-        _require(store_at is not None, "the program stores nothing")
-        leaf_store = statements[store_at]
-        _require(
-            isinstance(leaf_store, StoreOp),
-            f"its first statement is '{leaf_store.name}', not the store of a leaf "
-            "into workgroup memory",
-        )
-        tile = self.buffers.get(leaf_store.buffer_name)
-        _require(
-            tile is not None and tile.is_workgroup,
-            f"its first store writes @{leaf_store.buffer_name}, not a workgroup buffer",
-        )
-        _require(
-            tile.static_count is not None and tile.static_count >= self.width,
-            f"workgroup buffer @{tile.buffer_name} is shorter than the workgroup",
-        )
-        _require(_is_id(leaf_store.index, LocalIdOp), "the leaf is not stored at 'local_id x'")
-        self.tile = tile.buffer_name
-        self.element = tile.element_type
-        others = [
-            b.buffer_name
-            for b in self.buffers.values()
-            if b.is_workgroup and b.buffer_name != self.tile
-        ]
-        _require(not others, f"it declares other workgroup buffers ({', '.join(others)})")
-        leaf_ops = self._leaf_slice(leaf_store.value)
-        rest = [op for op in statements[store_at + 1 :] if not _is_pure_value(op)]
-        _require(
-            bool(rest) and _is_workgroup_barrier(rest[0]),
-            "no workgroup barrier follows the store of the leaf",
-        )
+        leaf_store, leaf_ops, rest = self._leaf()
+        self._only_the_tile()
         self.combine: str | None = None
         offsets, at = self._scan_steps(rest, 1)
         _require(bool(offsets), "it has no scan step (read, barrier, write, barrier)")
