@@ -102,6 +102,7 @@ vyre.store @local0[%i] = %r : f32              // if l % 32 == 31 { sums0[block]
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from xdsl.context import Context
@@ -380,6 +381,27 @@ def coarsen(level: TreeLevel, groups: int, k: int) -> None:
     _write_partials(level, groups, new_groups, k)
 
 
+def clone_leaf(
+    leaf_ops: Sequence[Operation],
+    varying: set[Operation],
+    mapping: dict[SSAValue, SSAValue],
+    index: SSAValue,
+    emitter: _Emitter,
+) -> None:
+    """Emit the ops of a leaf that depend on the invocation, for the element at
+    `index` (in place of `invocation_id x`), recording each clone's results in
+    `mapping` (which holds the leaf's invocation-independent values already)."""
+    for op in leaf_ops:
+        if op not in varying:
+            continue
+        if isinstance(op, InvocationIdOp):
+            mapping[op.results[0]] = index
+            continue
+        clone = op.clone(value_mapper=mapping)
+        emitter.add(clone)
+        mapping.update(zip(op.results, clone.results))
+
+
 def _fresh(base: str, taken: set[str]) -> str:
     name, n = base, 0
     while name in taken:
@@ -407,16 +429,7 @@ def _gather(level: TreeLevel, acc: str, index: str, stride: int, limit: int, k: 
     for op in level.leaf_ops:
         if isinstance(op, InvocationIdOp) or any(v.owner in varying for v in op.operands):
             varying.add(op)
-    for op in level.leaf_ops:
-        if op not in varying:
-            continue
-        if isinstance(op, InvocationIdOp):
-            mapping[op.results[0]] = shifted
-            continue
-        clone = op.clone(value_mapper=mapping)
-        body.add(clone)
-        for old, new in zip(op.results, clone.results):
-            mapping[old] = new
+    clone_leaf(level.leaf_ops, varying, mapping, shifted, body)
     leaf = mapping.get(store.value, store.value)
     current = body.add(VarOp(acc, element))
     combined = body.add(TABLE_OPS[level.combine](current, leaf))
@@ -552,15 +565,7 @@ def coarsen_scan(
 
     def leaf_at(index: SSAValue) -> SSAValue:
         mapping = dict(shared)
-        for op in scan.leaf_ops:
-            if op not in varying:
-                continue
-            if isinstance(op, InvocationIdOp):
-                mapping[op.results[0]] = index
-                continue
-            clone = op.clone(value_mapper=mapping)
-            out.add(clone)
-            mapping.update(zip(op.results, clone.results))
+        clone_leaf(scan.leaf_ops, varying, mapping, index, out)
         return mapping.get(scan.leaf_store.value, scan.leaf_store.value)
 
     own = named(out.add(MulOp(lane, out.const(k))), "own")
