@@ -707,3 +707,156 @@ vyre.program @add0 workgroup_size [16, 1, 1] {
   %s = vyre.add %v, %add : f32
   vyre.store @out[%i] = %s : f32
 }
+
+// -----
+
+// Reduce-then-scan: a ui32 sum scan of 100 elements in 16-blocks whose block
+// scans @local0 only the add-back reads. The scan level, coarsened (k = 4, 2
+// workgroups), reads x and stores only the block totals: no @local0. The
+// add-back becomes the same coarsened block scan of @x, each element combined
+// with carried[block - 1] (the identity for block 0), stored into @out; it
+// declares x, carried and out (bindings 0 ... 2), and @local0 is gone.
+// CHECK:      vyre.program @scan0 workgroup_size [16, 1, 1] grid [2, 1, 1] {
+// CHECK-NEXT:   vyre.buffer @x binding 0 read_only : ui32[100]
+// CHECK-NEXT:   vyre.buffer @sums0 binding 2 write_only : ui32[7]
+// CHECK-NEXT:   vyre.buffer @tile_scan0 workgroup : ui32[97]
+// CHECK-NOT:    local0
+// CHECK:        %v = vyre.load @x[%element] : ui32
+// CHECK-NOT:    local0
+// CHECK:          vyre.store @sums0[%block] = %{{.*}} : ui32
+// CHECK-NEXT:   }
+// CHECK-NEXT: }
+// CHECK-NEXT: vyre.program @add0 workgroup_size [16, 1, 1] grid [2, 1, 1] {
+// CHECK-NEXT:   vyre.buffer @x binding 0 read_only : ui32[100]
+// CHECK-NEXT:   vyre.buffer @carried binding 1 read_only : ui32[7]
+// CHECK-NEXT:   vyre.buffer @out binding 2 write_only : ui32[100]
+// CHECK-NEXT:   vyre.buffer @tile_scan0 workgroup : ui32[97]
+// CHECK-NOT:    local0
+// CHECK:        %v = vyre.load @x[%element] : ui32
+// CHECK:        %carried = vyre.select %first, %{{.*}}, %exclusive : ui32
+// CHECK-NEXT:   %[[R0:.*]] = vyre.add %carried, %{{.*}} : ui32
+// CHECK:        %block = vyre.shr %base, %{{.*}} : ui32
+// CHECK-NEXT:   %later = vyre.ne %block, %[[ZERO:.*]] : ui32
+// CHECK-NEXT:   %[[B:.*]] = vyre.sub %block, %{{.*}} : ui32
+// CHECK-NEXT:   %prefix = vyre.load @carried[%[[B]]] : ui32
+// CHECK-NEXT:   %[[P:.*]] = vyre.select %later, %prefix, %[[ZERO]] : ui32
+// CHECK-NEXT:   %[[S0:.*]] = vyre.add %[[R0]], %[[P]] : ui32
+// CHECK-COUNT-3: vyre.add %{{.*}}, %[[P]] : ui32
+// CHECK:        vyre.store @tile_scan0[%{{.*}}] = %[[S0]] : ui32
+// CHECK:        vyre.barrier
+// CHECK-COUNT-4: vyre.store @out[%{{.*}}] = %{{.*}} : ui32
+// CHECK-NEXT: }
+vyre.program @scan0 workgroup_size [16, 1, 1] {
+  vyre.buffer @x binding 0 read_only : ui32[100]
+  vyre.buffer @local0 binding 1 write_only : ui32[100]
+  vyre.buffer @sums0 binding 2 write_only : ui32[7]
+  vyre.buffer @tile_scan0 workgroup : ui32[16]
+  %i = vyre.invocation_id x
+  %l = vyre.local_id x
+  %w = vyre.workgroup_id x
+  %v = vyre.load @x[%i] : ui32
+  vyre.store @tile_scan0[%l] = %v : ui32
+  vyre.barrier
+  %zero = vyre.const 0 : ui32
+  %steps = vyre.const 4 : ui32
+  %one = vyre.const 1 : ui32
+  vyre.loop @step = %zero to %steps {
+    %k = vyre.var @step : ui32
+    %off = vyre.shl %one, %k : ui32
+    %has = vyre.ge %l, %off : ui32
+    %j = vyre.sub %l, %off : ui32
+    %cur = vyre.load @tile_scan0[%l] : ui32
+    %prev = vyre.load @tile_scan0[%j] : ui32
+    %add = vyre.select %has, %prev, %zero : ui32
+    %s = vyre.add %cur, %add : ui32
+    vyre.barrier
+    vyre.store @tile_scan0[%l] = %s : ui32
+    vyre.barrier
+  }
+  %r = vyre.load @tile_scan0[%l] : ui32
+  vyre.store @local0[%i] = %r : ui32
+  %lastlane = vyre.const 15 : ui32
+  %islast = vyre.eq %l, %lastlane : ui32
+  vyre.if %islast {
+    vyre.store @sums0[%w] = %r : ui32
+  }
+}
+vyre.program @add0 workgroup_size [16, 1, 1] {
+  vyre.buffer @local0 binding 0 read_only : ui32[100]
+  vyre.buffer @carried binding 1 read_only : ui32[7]
+  vyre.buffer @out binding 2 write_only : ui32[100]
+  %i = vyre.invocation_id x
+  %four = vyre.const 4 : ui32
+  %block = vyre.shr %i, %four : ui32
+  %zero = vyre.const 0 : ui32
+  %one = vyre.const 1 : ui32
+  %has = vyre.ne %block, %zero : ui32
+  %b = vyre.sub %block, %one : ui32
+  %c = vyre.load @carried[%b] : ui32
+  %add = vyre.select %has, %c, %zero : ui32
+  %v = vyre.load @local0[%i] : ui32
+  %s = vyre.add %v, %add : ui32
+  vyre.store @out[%i] = %s : ui32
+}
+
+// -----
+
+// The block scans are an output (marked so): the pair stays a scan and an
+// add-back; the scan level is still coarsened on its own.
+// CHECK:      vyre.program @scan0 workgroup_size [16, 1, 1] grid [2, 1, 1] {
+// CHECK:        vyre.store @local0[%{{.*}}] = %{{.*}} : ui32
+// CHECK:      vyre.program @add0 workgroup_size [16, 1, 1] {
+// CHECK-NEXT:   vyre.buffer @local0 binding 0 read_only : ui32[100]
+// REMARK: vyre-coarsen-reductions.mlir:[[# @LINE + 1]]:1: remark: scan not split into reduce-then-scan: @local0 is marked output
+vyre.program @scan0 workgroup_size [16, 1, 1] {
+  vyre.buffer @x binding 0 read_only : ui32[100]
+  vyre.buffer @local0 binding 1 write_only output : ui32[100]
+  vyre.buffer @sums0 binding 2 write_only : ui32[7]
+  vyre.buffer @tile_scan0 workgroup : ui32[16]
+  %i = vyre.invocation_id x
+  %l = vyre.local_id x
+  %w = vyre.workgroup_id x
+  %v = vyre.load @x[%i] : ui32
+  vyre.store @tile_scan0[%l] = %v : ui32
+  vyre.barrier
+  %zero = vyre.const 0 : ui32
+  %steps = vyre.const 4 : ui32
+  %one = vyre.const 1 : ui32
+  vyre.loop @step = %zero to %steps {
+    %k = vyre.var @step : ui32
+    %off = vyre.shl %one, %k : ui32
+    %has = vyre.ge %l, %off : ui32
+    %j = vyre.sub %l, %off : ui32
+    %cur = vyre.load @tile_scan0[%l] : ui32
+    %prev = vyre.load @tile_scan0[%j] : ui32
+    %add = vyre.select %has, %prev, %zero : ui32
+    %s = vyre.add %cur, %add : ui32
+    vyre.barrier
+    vyre.store @tile_scan0[%l] = %s : ui32
+    vyre.barrier
+  }
+  %r = vyre.load @tile_scan0[%l] : ui32
+  vyre.store @local0[%i] = %r : ui32
+  %lastlane = vyre.const 15 : ui32
+  %islast = vyre.eq %l, %lastlane : ui32
+  vyre.if %islast {
+    vyre.store @sums0[%w] = %r : ui32
+  }
+}
+vyre.program @add0 workgroup_size [16, 1, 1] {
+  vyre.buffer @local0 binding 0 read_only : ui32[100]
+  vyre.buffer @carried binding 1 read_only : ui32[7]
+  vyre.buffer @out binding 2 write_only : ui32[100]
+  %i = vyre.invocation_id x
+  %four = vyre.const 4 : ui32
+  %block = vyre.shr %i, %four : ui32
+  %zero = vyre.const 0 : ui32
+  %one = vyre.const 1 : ui32
+  %has = vyre.ne %block, %zero : ui32
+  %b = vyre.sub %block, %one : ui32
+  %c = vyre.load @carried[%b] : ui32
+  %add = vyre.select %has, %c, %zero : ui32
+  %v = vyre.load @local0[%i] : ui32
+  %s = vyre.add %v, %add : ui32
+  vyre.store @out[%i] = %s : ui32
+}

@@ -715,3 +715,255 @@ def test_unstaged_scan_forms_agree_with_numpy(
     out = vyre_xdsl.run(module, {"x": x}, backend=backend)
     np.testing.assert_array_equal(out["dst"], scanned)
     np.testing.assert_array_equal(out["sums"], totals)
+
+
+# ---------------------------------------------------------------- reduce-then-scan
+
+
+def add_back_text(name, local, carried, dst, n, element, op, width=256, form="identity"):
+    """bench/workloads.py's `scan_add` for any combine: dst[i] = local[i] op
+    carried[block(i) - 1], block 0 unchanged. `form`: `identity` (shift,
+    `block != 0`, select of the identity), `select` (select(block > 0, local op
+    carried, local)), `div` (a division, `i >= width`)."""
+    m = math.ceil(n / width)
+    if form == "div":
+        block = f"%wc = vyre.const {width} : ui32\n  %block = vyre.div %i, %wc : ui32"
+        has = "%has = vyre.ge %i, %wc : ui32"
+    else:
+        shift = width.bit_length() - 1
+        block = f"%sh = vyre.const {shift} : ui32\n  %block = vyre.shr %i, %sh : ui32"
+        cmp = "gt" if form == "select" else "ne"
+        has = f"%has = vyre.{cmp} %block, %zero : ui32"
+    if form == "select":
+        value = f"""%both = vyre.{op} %v, %c : {element}
+  %s = vyre.select %has, %both, %v : {element}"""
+    else:
+        value = f"""%e = vyre.const {SCAN_IDENTITIES[(op, element)]} : {element}
+  %add = vyre.select %has, %c, %e : {element}
+  %s = vyre.{op} %v, %add : {element}"""
+    return f"""vyre.program @{name} workgroup_size [{width}, 1, 1] {{
+  vyre.buffer @{local} binding 0 read_only : {element}[{n}]
+  vyre.buffer @{carried} binding 1 read_only : {element}[{m}]
+  vyre.buffer @{dst} binding 2 write_only : {element}[{n}]
+  %i = vyre.invocation_id x
+  %zero = vyre.const 0 : ui32
+  %one = vyre.const 1 : ui32
+  {block}
+  {has}
+  %b = vyre.sub %block, %one : ui32
+  %c = vyre.load @{carried}[%b] : {element}
+  %v = vyre.load @{local}[%i] : {element}
+  {value}
+  vyre.store @{dst}[%i] = %s : {element}
+}}
+"""
+
+
+def multi_scan_text(n, element, op, width=256, form="identity"):
+    """bench/workloads.py's `scan_text` for any combine: block scans level by
+    level until one block is left, then the scanned totals combined back."""
+    sizes = [n]
+    while sizes[-1] > width:
+        sizes.append(math.ceil(sizes[-1] / width))
+    top = len(sizes) - 1
+    text, src = "", "x"
+    for j, size in enumerate(sizes):
+        sums = f"sums{j}" if j < top else None
+        dst = "out" if top == 0 else f"local{j}"
+        text += scan_block_text(f"scan{j}", src, dst, sums, size, element, op, width)
+        src = sums
+    for j in range(top - 1, -1, -1):
+        carried = f"local{top}" if j == top - 1 else f"scanned{j + 1}"
+        dst = "out" if j == 0 else f"scanned{j}"
+        text += add_back_text(
+            f"add{j}", f"local{j}", carried, dst, sizes[j], element, op, width, form
+        )
+    return text
+
+
+def numpy_scan(op, x):
+    return NP_SCANS[op].accumulate(x, dtype=x.dtype)
+
+
+def split_pairs(module):
+    """(the names of the programs, those that store to a buffer named local*)."""
+    names = [p.sym_name.data for p in programs(module)]
+    stores = {op.buffer_name for op in module.walk() if op.name == "vyre.store"}
+    return names, sorted(s for s in stores if s.startswith("local"))
+
+
+RTS_CASES = [
+    # op, element, n, width, k, form, levels
+    ("add", "f32", 3_000, 256, 4, "workloads", 2),
+    ("add", "f32", 300_001, 256, 4, "workloads", 3),
+    ("add", "f32", 65_536, 256, 8, "workloads", 2),
+    ("add", "ui32", 100_003, 256, 4, "identity", 3),
+    ("add", "si32", 65_536, 256, 8, "select", 2),
+    ("add", "si32", 70_001, 128, 2, "div", 3),
+    ("max", "f32", 50_001, 256, 2, "select", 2),
+    ("max", "si32", 70_001, 128, 8, "identity", 3),
+    ("max", "ui32", 9_999, 64, 16, "div", 3),
+]
+
+
+def rts_text(op, element, n, width, form):
+    if form == "workloads":
+        return workloads_module().scan_text(n)
+    return multi_scan_text(n, element, op, width, form)
+
+
+@pytest.mark.parametrize("fuse", [False, True])
+@pytest.mark.parametrize("backend", ["reference", "wgpu"])
+@pytest.mark.parametrize(("op", "element", "n", "width", "k", "form", "levels"), RTS_CASES)
+def test_reduce_then_scan_agrees_with_numpy(backend, fuse, op, element, n, width, k, form, levels):
+    """Each scan level whose block scans only its add-back reads stores only its
+    block totals; the add-back re-scans the level's input and adds the carried
+    prefix: numpy's inclusive scan, unfused and fused."""
+    text = rts_text(op, element, n, width, form)
+    assert text.count("vyre.program") == 2 * levels - 1
+    module = coarsened(text, k=k, reassociate_floats=True)
+    names, written = split_pairs(module)
+    assert names == [f"scan{j}" for j in range(levels)] + [
+        f"add{j}" for j in range(levels - 2, -1, -1)
+    ]
+    # every local but the top one (read as the carried prefixes) is gone
+    assert written == [f"local{levels - 1}"]
+    assert f"@local0" not in str(module)
+    x = scan_data(element, n, op, 5)
+    out = vyre_xdsl.run(module, {"x": x}, backend=backend, fuse=fuse)["out"]
+    np.testing.assert_array_equal(out, numpy_scan(op, x))
+
+
+def test_the_add_back_reads_the_input_and_the_level_stores_only_totals():
+    n = 300_001
+    module = coarsened(workloads_module().scan_text(n), k=4, reassociate_floats=True)
+    by_name = {p.sym_name.data: p for p in programs(module)}
+
+    def touched(program, kind):
+        return {op.buffer_name for op in program.walk() if op.name == f"vyre.{kind}"}
+
+    scan0, add0 = by_name["scan0"], by_name["add0"]
+    assert touched(scan0, "load") == {"x", "tile_scan0"}
+    assert touched(scan0, "store") == {"sums0", "tile_scan0"}
+    assert scan0.buffer("local0") is None
+    assert touched(add0, "load") == {"x", "tile_scan0", "scanned1"}
+    assert touched(add0, "store") == {"out", "tile_scan0"}
+    assert [b.buffer_name for b in add0.buffers() if not b.is_workgroup] == ["x", "scanned1", "out"]
+    assert [b.binding_slot for b in add0.buffers() if not b.is_workgroup] == [0, 1, 2]
+    # k = 4: 1172 blocks on 293 workgroups, both halves
+    assert scan0.explicit_grid == (293, 1, 1) and add0.explicit_grid == (293, 1, 1)
+    # the host loads of x: one per element, in each half (and nothing more)
+    x = scan_data("f32", n, "add", 9)
+    out = vyre_xdsl.run(module, {"x": x}, backend="reference")
+    assert set(out) == {"out"}
+    np.testing.assert_array_equal(out["out"], np.cumsum(x, dtype=np.float64).astype(np.float32))
+    twice = vyre_xdsl.parse(str(module))
+    VyreCoarsenReductionsPass(k=4, reassociate_floats=True).apply(Context(), twice)
+    assert str(twice) == str(module)
+
+
+def test_reduce_then_scan_through_the_pipeline_options():
+    """With the pipeline's defaults (k chosen, min-workgroups 1024) on 2^20 + 3
+    elements: the first level and the add-back are both split (4097 blocks, k = 4)."""
+    from vyre_xdsl.passes.pipeline import VyreToKernelPass
+
+    lowered = vyre_xdsl.parse(workloads_module().scan_text((1 << 20) + 3))
+    VyreToKernelPass(coarsen_reductions=True, reassociate_floats=True).apply(Context(), lowered)
+    text = str(lowered)
+    assert "local0" not in text
+    grids_seen = re.findall(r"grid (?:explicit )?\[(\d+), 1, 1\]", text)
+    assert grids_seen.count("1025") == 2, grids_seen
+
+
+def still_scans_into(module, local):
+    return any(op.name == "vyre.store" and op.buffer_name == local for op in module.walk())
+
+
+def test_local_read_by_a_second_program_is_not_split(capsys):
+    n = 100_003
+    text = multi_scan_text(n, "ui32", "add")
+    text += f"""vyre.program @peek workgroup_size [256, 1, 1] {{
+  vyre.buffer @local0 binding 0 read_only : ui32[{n}]
+  vyre.buffer @seen binding 1 write_only : ui32[{n}]
+  %i = vyre.invocation_id x
+  %v = vyre.load @local0[%i] : ui32
+  vyre.store @seen[%i] = %v : ui32
+}}
+"""
+    module = coarsened(text, k=4, remarks=True)
+    assert "@local0 is declared by 3 programs" in capsys.readouterr().err
+    assert still_scans_into(module, "local0")
+    assert grids(module)[0] == (98, 1, 1)  # the per-level coarsening still applies
+    x = scan_data("ui32", n, "add", 3)
+    out = vyre_xdsl.run(module, {"x": x}, backend="reference")
+    np.testing.assert_array_equal(out["out"], numpy_scan("add", x))
+    np.testing.assert_array_equal(out["seen"], block_scans("add", x, 256)[0])
+
+
+def test_local_that_is_an_output_is_not_split(capsys):
+    n = 100_003
+    text = multi_scan_text(n, "ui32", "add").replace(
+        f"vyre.buffer @local0 binding 1 write_only : ui32[{n}]",
+        f"vyre.buffer @local0 binding 1 write_only output : ui32[{n}]",
+    )
+    assert "write_only output" in text
+    module = coarsened(text, k=4, remarks=True)
+    assert "@local0 is marked output" in capsys.readouterr().err
+    assert still_scans_into(module, "local0")
+    x = scan_data("ui32", n, "add", 4)
+    out = vyre_xdsl.run(module, {"x": x}, backend="reference")
+    np.testing.assert_array_equal(out["out"], numpy_scan("add", x))
+    np.testing.assert_array_equal(out["local0"], block_scans("add", x, 256)[0])
+
+
+def test_input_written_between_the_scan_and_the_add_back_is_not_split(capsys):
+    """A program between the first level and its add-back doubles x in place: the
+    add-back may not scan x again."""
+    n = 100_003
+    text = multi_scan_text(n, "ui32", "add")
+    double = f"""vyre.program @double workgroup_size [256, 1, 1] {{
+  vyre.buffer @x binding 0 read_write : ui32[{n}]
+  %i = vyre.invocation_id x
+  %v = vyre.load @x[%i] : ui32
+  %d = vyre.add %v, %v : ui32
+  vyre.store @x[%i] = %d : ui32
+}}
+"""
+    at = text.index("vyre.program @add1")
+    text = text[:at] + double + text[at:]
+    module = coarsened(text, k=4, remarks=True)
+    assert "@x, which the scan reads, is read_write in @double" in capsys.readouterr().err
+    assert still_scans_into(module, "local0")
+    x = scan_data("ui32", n, "add", 6)
+    out = vyre_xdsl.run(module, {"x": x}, backend="reference")
+    np.testing.assert_array_equal(out["out"], numpy_scan("add", x))
+
+
+def test_float_add_without_permission_is_not_split(capsys):
+    text = workloads_module().scan_text(100_003)
+    unchanged(text, "reassociate-floats=true", capsys, k=4)
+
+
+@pytest.mark.parametrize(
+    ("edit", "reason"),
+    [
+        # the carried prefix of the block itself, not of the ones before
+        (("%c = vyre.load @local2[%b]", "%c = vyre.load @local2[%block]"), "x / 256 - 1"),
+        # a block of 128 while the scan's is 256
+        (("%sh = vyre.const 8 : ui32", "%sh = vyre.const 7 : ui32"), "x / 256 - 1"),
+        # another combine than the scan's
+        (("%s = vyre.add %v, %add", "%s = vyre.max %v, %add"), "combines with 'max'"),
+        # block 0 gets 1, not the identity
+        (("%e = vyre.const 0 : ui32", "%e = vyre.const 1 : ui32"), "not the identity"),
+    ],
+)
+def test_add_back_shapes_that_are_not_split(capsys, edit, reason):
+    text = multi_scan_text(100_003, "ui32", "add")
+    at = text.index("vyre.program @add1")
+    old, new = edit
+    assert old in text[at:]
+    text = text[:at] + text[at:].replace(old, new, 1)
+    module = coarsened(text, k=4, remarks=True)
+    err = capsys.readouterr().err
+    assert "scan not split into reduce-then-scan" in err and reason in err
+    assert still_scans_into(module, "local1")

@@ -66,8 +66,10 @@ from vyre_xdsl.dialects.vyre import (
     BarrierOp,
     BinaryOp,
     ConstOp,
+    DivOp,
     EqOp,
     GeOp,
+    GtOp,
     IfOp,
     InvocationIdOp,
     LeOp,
@@ -75,10 +77,13 @@ from vyre_xdsl.dialects.vyre import (
     LocalIdOp,
     LoopOp,
     LtOp,
+    NeOp,
     NumWorkgroupsOp,
     ProgramOp,
     SelectOp,
+    ShrOp,
     StoreOp,
+    SubOp,
     VarOp,
     WorkgroupIdOp,
     element_info,
@@ -89,9 +94,11 @@ from vyre_xdsl.semantics import OPS
 
 __all__ = [
     "ASSOCIATIVE_COMBINES",
+    "AddBack",
     "IDEMPOTENT_COMBINES",
     "NotAScan",
     "NotATree",
+    "add_back",
     "ScanLevel",
     "TreeLevel",
     "combine_identity",
@@ -802,24 +809,8 @@ class _ScanMatcher(_Matcher):
         _require(ok, "a step's condition is not 'local_id x >= offset'")
 
     def _is_identity(self, value: SSAValue, own: SSAValue) -> bool:
-        """`value` is the combine's identity on the element type (`own` itself for
-        an idempotent combine: x op x == x)."""
         assert self.combine is not None
-        if value is own:
-            return self.combine in IDEMPOTENT_COMBINES
-        literal = _const(value)
-        info = element_info(self.element)
-        if literal is None or info is None or info.family == "vector":
-            return False
-        identity = OPS[self.combine].identity
-        if identity is not None:
-            return literal == (identity[1] if info.is_float else identity[0])
-        if self.combine not in ("min", "max"):
-            return False
-        if info.is_float:
-            return literal == (np.inf if self.combine == "min" else -np.inf)
-        limits = np.iinfo(info.dtype)
-        return literal == (limits.max if self.combine == "min" else limits.min)
+        return _is_identity(self.combine, self.element, value, own)
 
     def _simulate_scan(self, offsets: Sequence[int]) -> None:
         """Run the steps over ranges of lanes: lane l must end with lanes 0 ... l."""
@@ -918,6 +909,26 @@ class _ScanMatcher(_Matcher):
         return store.buffer_name
 
 
+def _is_identity(combine: str, element: Attribute, value: SSAValue, own: SSAValue) -> bool:
+    """`value` is the identity of `combine` on `element` (`own` itself for an
+    idempotent combine: x op x == x)."""
+    if value is own:
+        return combine in IDEMPOTENT_COMBINES
+    literal = _const(value)
+    info = element_info(element)
+    if literal is None or info is None or info.family == "vector":
+        return False
+    identity = OPS[combine].identity
+    if identity is not None:
+        return literal == (identity[1] if info.is_float else identity[0])
+    if combine not in ("min", "max"):
+        return False
+    if info.is_float:
+        return literal == (np.inf if combine == "min" else -np.inf)
+    limits = np.iinfo(info.dtype)
+    return literal == (limits.max if combine == "min" else limits.min)
+
+
 def _looks_like_step(ops: Sequence[Operation]) -> bool:
     return (
         len(ops) >= 5
@@ -927,3 +938,155 @@ def _looks_like_step(ops: Sequence[Operation]) -> bool:
         and isinstance(ops[3], StoreOp)
         and _is_workgroup_barrier(ops[4])
     )
+
+
+# ---------------------------------------------------------------- the add-back of a scan
+
+
+@dataclass(frozen=True)
+class AddBack:
+    """A recognized add-back program (see `add_back`)."""
+
+    program: ProgramOp
+    #: the host buffer of block scans it reads at `invocation_id x`
+    local: str
+    #: the host buffer of carried prefixes it reads at `block(i) - 1`
+    carried: str
+    #: the host buffer it writes at `invocation_id x`
+    dst: str
+
+
+def add_back(program: ProgramOp, local: str, combine: str, element: Attribute, width: int):
+    """The add-back `program` is, or why it is not one (a `NotAScan`).
+
+    An *add-back* of the block scans in `local` (blocks of `width`) combines
+    each element with the scanned total of the blocks before its own:
+
+    ```mlir
+    %i = vyre.invocation_id x
+    %block = vyre.shr %i, %c8 : ui32             // or vyre.div %i, %c256
+    %has = vyre.ne %block, %c0 : ui32            // or block > 0, block >= 1, i >= 256
+    %b = vyre.sub %block, %c1 : ui32
+    %c = vyre.load @carried[%b] : f32
+    %add = vyre.select %has, %c, %identity : f32
+    %v = vyre.load @local[%i] : f32
+    %s = vyre.add %v, %add : f32                 // or select(has, v op c, v)
+    vyre.store @dst[%i] = %s : f32
+    ```
+
+    with the scan's combine and element type; it has no other statement.
+    """
+    try:
+        return _add_back(program, local, combine, element, width)
+    except _Refused as refusal:
+        return NotAScan(str(refusal))
+
+
+def _add_back(
+    program: ProgramOp, local: str, combine: str, element: Attribute, width: int
+) -> AddBack:
+    x, y, z = program.workgroup
+    _require(y == 1 and z == 1, f"workgroup_size {[x, y, z]} is not one-dimensional")
+    _require(
+        program.explicit_grid is None and program.indirect_buffer is None,
+        "it has an explicit or indirect grid",
+    )
+    buffers = {b.buffer_name: b for b in program.buffers()}
+    statements = [op for op in program.body.block.ops if op not in buffers.values()]
+    loads = [op for op in statements if isinstance(op, LoadOp)]
+    stores = [op for op in statements if isinstance(op, StoreOp)]
+    others = [op for op in statements if not isinstance(op, (LoadOp, StoreOp))]
+    _require(
+        all(_is_pure_value(op) and not op.regions for op in others),
+        "it has statements besides two loads, pure values and one store",
+    )
+    _require(len(loads) == 2 and len(stores) == 1, "it is not two loads and one store")
+    store = stores[0]
+    _require(_is_id(store.index, InvocationIdOp), "it does not store at 'invocation_id x'")
+    own = next((ld for ld in loads if ld.buffer_name == local), None)
+    _require(
+        own is not None and _is_id(own.index, InvocationIdOp),
+        f"it does not read @{local} at 'invocation_id x'",
+    )
+    assert own is not None
+    other = loads[0] if own is loads[1] else loads[1]
+    _require(other.buffer_name != local, f"it reads @{local} twice")
+    block = _previous_block(other.index, width)
+    value = store.value.owner
+    if isinstance(value, SelectOp) and value.false_value is own.result:
+        # select(has, local[i] op carried[b - 1], local[i])
+        has, both = value.cond, value.true_value.owner
+        _require(
+            isinstance(both, BinaryOp) and {both.lhs, both.rhs} == {own.result, other.result},
+            "its select does not combine the two loads",
+        )
+    else:
+        # local[i] op select(has, carried[b - 1], identity)
+        both = value
+        _require(
+            isinstance(both, BinaryOp) and own.result in (both.lhs, both.rhs),
+            f"it does not store a combine of @{local}[i]",
+        )
+        assert isinstance(both, BinaryOp)
+        chosen = (both.rhs if both.lhs is own.result else both.lhs).owner
+        _require(
+            isinstance(chosen, SelectOp) and chosen.true_value is other.result,
+            "it does not combine with 'select(block > 0, carried[block - 1], identity)'",
+        )
+        assert isinstance(chosen, SelectOp)
+        _require(
+            _is_identity(combine, element, chosen.false_value, own.result),
+            f"its fallback is not the identity of '{combine}'",
+        )
+        has = chosen.cond
+    assert isinstance(both, BinaryOp)
+    name = both.name.removeprefix("vyre.")
+    _require(name == combine, f"it combines with '{name}', the scan with '{combine}'")
+    _require(both.result.type == element, f"it combines {both.result.type}, not {element}")
+    _require(_is_first_block_test(has, block, width), "its condition is not 'block(i) > 0'")
+    names = (local, other.buffer_name, store.buffer_name)
+    _require(len(set(names)) == 3, "it reads or writes one buffer twice")
+    for name in names:
+        buffer = buffers[name]
+        _require(not buffer.is_workgroup, f"@{name} is a workgroup buffer")
+        _require(buffer.element_type == element, f"@{name} holds {buffer.element_type}")
+    return AddBack(program, local, other.buffer_name, store.buffer_name)
+
+
+def _block_of_invocation(value: SSAValue, width: int) -> bool:
+    """`value` is `invocation_id x / width` (a shift for a power of two)."""
+    owner = value.owner
+    if isinstance(owner, ShrOp) and width & (width - 1) == 0:
+        return _is_id(owner.lhs, InvocationIdOp) and _const(owner.rhs) == width.bit_length() - 1
+    if isinstance(owner, DivOp):
+        return _is_id(owner.lhs, InvocationIdOp) and _const(owner.rhs) == width
+    return False
+
+
+def _previous_block(index: SSAValue, width: int) -> SSAValue:
+    """The block of `index = block(i) - 1`."""
+    owner = index.owner
+    _require(
+        isinstance(owner, SubOp)
+        and _const(owner.rhs) == 1
+        and _block_of_invocation(owner.lhs, width),
+        f"it does not read the carried prefix at 'invocation_id x / {width} - 1'",
+    )
+    assert isinstance(owner, SubOp)
+    return owner.lhs
+
+
+def _is_first_block_test(cond: SSAValue, block: SSAValue, width: int) -> bool:
+    """`cond` is `block(i) != 0`, `block(i) > 0`, `block(i) >= 1` or `i >= width`."""
+    owner = cond.owner
+
+    def is_block(value: SSAValue) -> bool:
+        return value is block or _block_of_invocation(value, width)
+
+    if isinstance(owner, (NeOp, GtOp)):
+        return is_block(owner.lhs) and _const(owner.rhs) == 0
+    if isinstance(owner, GeOp):
+        return (is_block(owner.lhs) and _const(owner.rhs) == 1) or (
+            _is_id(owner.lhs, InvocationIdOp) and _const(owner.rhs) == width
+        )
+    return False

@@ -103,7 +103,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import DenseArrayBase, IntegerAttr, ModuleOp, i32, i64
@@ -113,8 +113,10 @@ from xdsl.rewriter import InsertPoint, Rewriter
 
 from vyre_xdsl.analysis.locals import declared_local_names
 from vyre_xdsl.analysis.reductions import (
+    AddBack,
     ScanLevel,
     TreeLevel,
+    add_back,
     combine_identity,
     combine_refusal,
     partials_refusal,
@@ -141,6 +143,7 @@ from vyre_xdsl.dialects.vyre import (
     LtOp,
     ModOp,
     MulOp,
+    NeOp,
     ProgramOp,
     SelectOp,
     ShrOp,
@@ -238,14 +241,30 @@ class VyreCoarsenReductionsPass(ModulePass):
                 refusals[scan.program] = why
             else:
                 scan_plans.append((scan, *why))
+        # reduce-then-scan: a scan whose block scans only its add-back reads
+        pairs: list[tuple[ScanLevel, AddBack, int, int]] = []
+        alone: list[tuple[ScanLevel, int, int]] = []
+        notes: dict[ProgramOp, str] = {}
+        for scan, groups, k in scan_plans:
+            back = self.add_back_of(scan, progs)
+            if isinstance(back, AddBack):
+                pairs.append((scan, back, groups, k))
+                refusals.pop(back.program, None)
+            else:
+                alone.append((scan, groups, k))
+                notes[scan.program] = back
         for level, groups, k in plans:
             coarsen(level, groups, k)
-        for scan, groups, k in scan_plans:
+        for scan, groups, k in alone:
             coarsen_scan(scan, groups, k)
+        for scan, back, groups, k in pairs:
+            reduce_then_scan(scan, back, groups, k)
         if self.remarks:
             for program in progs:
                 if program in refusals:
                     print_remark(program, f"not coarsened: {refusals[program]}")
+                elif program in notes:
+                    print_remark(program, f"scan not split into reduce-then-scan: {notes[program]}")
 
     def _refusal(
         self, level: TreeLevel, levels: dict[ProgramOp, TreeLevel], progs: list[ProgramOp]
@@ -318,6 +337,62 @@ class VyreCoarsenReductionsPass(ModulePass):
         if gx * gy * gz * k * width >= 1 << 32:
             return "its element indices would pass 2^32"
         return groups, k
+
+    def add_back_of(self, scan: ScanLevel, progs: list[ProgramOp]) -> AddBack | str:
+        """The add-back that alone reads `scan`'s block scans, when the pair may
+        become reduce-then-scan (see the module docstring), or why not."""
+        program, width = scan.program, scan.width
+        if scan.totals is None:
+            return "it stores no block totals"
+        name = scan.scanned
+        declaring = [p for p in progs if p.buffer(name) is not None]
+        at = progs.index(program)
+        later = [p for p in declaring if progs.index(p) > at]
+        if not later:
+            return f"its scan @{name} is read by no later program: the caller gets it back"
+        if len(declaring) != 2 or len(later) != 1:
+            return (
+                f"@{name} is declared by {len(declaring)} programs; the block scans must be "
+                "declared by the scan and its add-back only"
+            )
+        consumer = later[0]
+        mine, theirs = program.buffer(name), consumer.buffer(name)
+        assert mine is not None and theirs is not None
+        if mine.is_output or theirs.is_output:
+            return f"@{name} is marked output"
+        if mine.access_mode != "write_only" or theirs.access_mode != "read_only":
+            return (
+                f"@{name} is {mine.access_mode} in @{program.sym_name.data} and "
+                f"{theirs.access_mode} in @{consumer.sym_name.data}; the block scans must be "
+                "write_only, then read_only"
+            )
+        back = add_back(consumer, name, scan.combine, scan.element, width)
+        if not isinstance(back, AddBack):
+            return f"@{name} is read by @{consumer.sym_name.data}, not an add-back: {back}"
+        dst = consumer.buffer(back.dst)
+        assert dst is not None
+        n = mine.static_count
+        assert n is not None
+        if theirs.static_count != n or dst.static_count != n:
+            return f"@{name} and @{back.dst} do not have the same {n} elements everywhere"
+        if launched_workgroups(program) * width < n:
+            return f"it scans fewer than the {n} elements of @{name}"
+        if launched_workgroups(consumer) * consumer.workgroup[0] < n:
+            return f"@{consumer.sym_name.data} writes fewer than the {n} elements of @{back.dst}"
+        reads = {op.buffer_name for op in scan.leaf_ops if isinstance(op, LoadOp)}
+        taken = {b.buffer_name for b in consumer.buffers()}
+        clash = (reads | {scan.tile}) & (taken - {name})
+        if clash:
+            return f"the add-back declares @{sorted(clash)[0]}, which the scan reads or uses"
+        for between in progs[at + 1 : progs.index(consumer)]:
+            for read in sorted(reads):
+                decl = between.buffer(read)
+                if decl is not None and decl.access_mode not in ("read_only", "uniform"):
+                    return (
+                        f"@{read}, which the scan reads, is {decl.access_mode} in "
+                        f"@{between.sym_name.data}, before the add-back"
+                    )
+        return back
 
     def _auto_scan_k(self, groups: int, width: int, element_bytes: int) -> int:
         """The largest power of two up to max-k that divides the block, fits the
@@ -502,6 +577,8 @@ def coarsen_scan(
     grid: tuple[int, int, int] | None = None,
     stage_loads: bool = True,
     stage_stores: bool = True,
+    prefixes_of: str | None = None,
+    store_scan: bool = True,
 ) -> None:
     """Rewrite `scan` so that each invocation scans k consecutive leaves in
     registers, the workgroup scans its invocations' totals in segments of
@@ -516,7 +593,12 @@ def coarsen_scan(
     consecutive ones back; the results go the other way). Without, invocation
     l loads (stores) its k consecutive elements itself, neighbouring
     invocations k elements apart: fewer workgroup memory accesses and
-    barriers, less coalesced global ones."""
+    barriers, less coalesced global ones.
+
+    `prefixes_of` (reduce-then-scan's second half): every element of block b > 0
+    is combined with `prefixes_of[b - 1]`, the scanned total of the blocks before it.
+    `store_scan=False` (its first half): only the block totals are stored."""
+    stage_stores = stage_stores and store_scan
     staged = stage_loads or stage_stores
     program, width = scan.program, scan.width
     segment = width // k
@@ -619,7 +701,8 @@ def coarsen_scan(
             prefixes.append(value if not prefixes else out.add(combine(prefixes[-1], value)))
     # the segmented scan of the invocation totals: Hillis-Steele, ping-pong
     # between two halves past the staging area (one barrier per step)
-    results = prefixes
+    wanted = prefixes if store_scan else prefixes[-1:]  # without the scan: the total
+    results = wanted
     if segment > 1:
         if segment & (segment - 1) == 0:
             position = out.add(BitAndOp(lane, out.const(segment - 1)))
@@ -653,11 +736,38 @@ def coarsen_scan(
             # the first of a segment combines the identity (e op x == x, bit for bit)
             carried = out.add(SelectOp(first, out.const(identity, element), before))
             named(carried, "carried")
-            results = [out.add(combine(carried, value)) for value in prefixes]
+            results = [out.add(combine(carried, value)) for value in wanted]
         else:  # min, max: no identity on every type; the first keeps its prefixes
             results = [
-                out.add(SelectOp(first, value, out.add(combine(before, value))))
-                for value in prefixes
+                out.add(SelectOp(first, value, out.add(combine(before, value)))) for value in wanted
+            ]
+    block_of_base: SSAValue | None = None
+
+    def block_index() -> SSAValue:
+        # the block of the invocation's elements (k divides the block)
+        nonlocal block_of_base
+        if block_of_base is None:
+            if width & (width - 1) == 0:
+                block_of_base = out.add(ShrOp(base, out.const(width.bit_length() - 1)))
+            else:
+                block_of_base = out.add(DivOp(base, out.const(width)))
+            named(block_of_base, "block")
+        return block_of_base
+
+    if prefixes_of is not None:
+        # combine the scanned total of the blocks before (none for block 0)
+        owner = block_index()
+        later = named(out.add(NeOp(owner, out.const(0))), "later")
+        before = out.add(LoadOp(prefixes_of, out.add(SubOp(owner, out.const(1))), element))
+        named(before, "prefix")
+        identity = combine_identity(scan.combine, element)
+        if identity is not None:
+            prefix = out.add(SelectOp(later, before, out.const(identity, element)))
+            results = [out.add(combine(value, prefix)) for value in results]
+        else:
+            results = [
+                out.add(SelectOp(later, out.add(combine(value, before)), value))
+                for value in results
             ]
     if stage_stores:
         # the results go back through the staging area (each invocation into the
@@ -668,17 +778,12 @@ def coarsen_scan(
         for index, local in strided:
             value = out.add(LoadOp(scan.tile, local, element))
             out.add(StoreOp(scan.scanned, index, value))
-    else:
+    elif store_scan:
         for index, value in zip(elements, results):
             out.add(StoreOp(scan.scanned, index, value))
     if scan.totals is not None:
         # the last invocation of a segment writes its block's total
-        first_own = base
-        if width & (width - 1) == 0:
-            owner = out.add(ShrOp(first_own, out.const(width.bit_length() - 1)))
-        else:
-            owner = out.add(DivOp(first_own, out.const(width)))
-        named(owner, "block")
+        owner = block_index()
         conditions = [out.add(EqOp(position, out.const(segment - 1)))] if segment > 1 else []
         totals = program.buffer(scan.totals)
         assert totals is not None and totals.static_count is not None
@@ -697,3 +802,45 @@ def coarsen_scan(
     for op in reversed(old):
         op.detach()
         op.erase()
+
+
+def reduce_then_scan(scan: ScanLevel, back: AddBack, groups: int, k: int) -> None:
+    """Rewrite a scan level and its add-back (`VyreCoarsenReductionsPass.add_back_of`)
+    into reduce-then-scan: the scan level, coarsened by k, stores only its block
+    totals; the add-back becomes the same coarsened block scan of the level's
+    leaves, each element combined with its block's carried prefix, stored into
+    the add-back's destination. The block scans' buffer disappears."""
+    program, consumer, width = scan.program, back.program, scan.width
+    local = program.buffer(scan.scanned)
+    assert local is not None and local.static_count is not None
+    blocks = math.ceil(local.static_count / width)
+    # the add-back: the scan level's program again, scanning into dst plus the prefix
+    clone = program.clone()
+    clone.properties["sym_name"] = consumer.properties["sym_name"]
+    again = scan_level(clone)
+    assert isinstance(again, ScanLevel), again
+    coarsen_scan(replace(again, scanned=back.dst, totals=None), blocks, k, prefixes_of=back.carried)
+    declared = list(clone.buffers())
+    for name in (scan.scanned, scan.totals):
+        decl = clone.buffer(name) if name is not None else None
+        assert decl is not None
+        declared.remove(decl)
+        decl.detach()
+        decl.erase()
+    last = [decl for decl in declared if not decl.is_workgroup][-1]
+    for name in (back.dst, back.carried):
+        decl = consumer.buffer(name)
+        assert decl is not None
+        Rewriter.insert_op(decl.clone(), InsertPoint.after(last))
+    binding = 0
+    for decl in clone.buffers():
+        if not decl.is_workgroup:
+            decl.properties["binding"] = IntegerAttr(binding, i64)
+            binding += 1
+    Rewriter.insert_op(clone, InsertPoint.before(consumer))
+    consumer.detach()
+    consumer.erase()
+    # the scan level: only the block totals
+    coarsen_scan(scan, groups, k, store_scan=False)
+    local.detach()
+    local.erase()
