@@ -828,7 +828,7 @@ def test_reduce_then_scan_agrees_with_numpy(backend, fuse, op, element, n, width
     ]
     # every local but the top one (read as the carried prefixes) is gone
     assert written == [f"local{levels - 1}"]
-    assert f"@local0" not in str(module)
+    assert "@local0" not in str(module)
     x = scan_data(element, n, op, 5)
     out = vyre_xdsl.run(module, {"x": x}, backend=backend, fuse=fuse)["out"]
     np.testing.assert_array_equal(out, numpy_scan(op, x))
