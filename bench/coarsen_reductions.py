@@ -17,10 +17,13 @@ hits them alike):
 
 `--kinds scan` times the multi-level scan of bench/workloads.py as written
 (`written`: a Hillis-Steele scan of each 256-block, one element per
-invocation) against the same module after the pass (`coarsened`: its block
-scans take k consecutive elements per invocation; `--k`, 0 = chosen per
-level), checked against numpy's cumsum (integer-valued data: exact), and
-against `direct`: the same k and grid, each invocation loading and storing its
+invocation) against the same module after the pass (`coarsened`: reduce-then-
+scan, each level that only its add-back reads storing only its block totals and
+the add-back scanning the level's input again, both k consecutive elements per
+invocation; `--k`, 0 = chosen per level), checked against numpy's cumsum
+(integer-valued data: exact), against `levels`: every block scan coarsened in
+place (the same k and grid) but still writing its block scans for the add-back
+to read (the pass's form before reduce-then-scan), and against `direct`: the same k and grid, each invocation loading and storing its
 k consecutive elements itself instead of through workgroup memory (the form
 `coarsen_scan(..., stage_loads=False, stage_stores=False)` writes; neighbouring
 invocations access elements k apart), and `stores`: loads direct, stores staged
@@ -72,6 +75,10 @@ def variants(kind: str, n: int, k: int):
         return scan, {
             "written": vyre_xdsl.compile(scan.text, backend="wgpu"),
             "coarsened": vyre_xdsl.compile(coarsened, backend="wgpu"),
+            "levels": vyre_xdsl.compile(
+                unstaged(scan.text, coarsening, stage_loads=True, stage_stores=True),
+                backend="wgpu",
+            ),
             "direct": vyre_xdsl.compile(unstaged(scan.text, coarsening), backend="wgpu"),
             "stores": vyre_xdsl.compile(
                 unstaged(scan.text, coarsening, stage_stores=True), backend="wgpu"
@@ -88,16 +95,22 @@ def variants(kind: str, n: int, k: int):
     }
 
 
-def unstaged(text: str, coarsening: VyreCoarsenReductionsPass, stage_stores: bool = False):
-    """`text` with each scan level the pass coarsens (same k and grid) rewritten
-    in the unstaged form instead: each invocation loads its k consecutive
-    elements itself, and stores them itself too unless `stage_stores`."""
+def unstaged(
+    text: str,
+    coarsening: VyreCoarsenReductionsPass,
+    stage_stores: bool = False,
+    stage_loads: bool = False,
+):
+    """`text` with each scan level the pass coarsens (same k and grid) coarsened
+    in place, its add-back left as written, in the unstaged form: each
+    invocation loads its k consecutive elements itself unless `stage_loads`, and
+    stores them itself too unless `stage_stores`."""
     module = vyre_xdsl.parse(text)
     for program in programs(module):
         scan = scan_level(program)
         plan = None if isinstance(scan, str) else coarsening.scan_plan(scan)
         if isinstance(plan, tuple):
-            coarsen_scan(scan, *plan, stage_loads=False, stage_stores=stage_stores)
+            coarsen_scan(scan, *plan, stage_loads=stage_loads, stage_stores=stage_stores)
     return module
 
 
@@ -141,11 +154,10 @@ def measure(kind: str, n: int, args) -> dict[str, list[float]]:
         print(f"  {label:10s} per kernel, median ms: " + ", ".join(f"{m:.3f}" for m in medians))
     med = {label: statistics.median(v) for label, v in times.items()}
     if kind == "scan":
-        pairs = (("written", "coarsened"), ("direct", "coarsened"), ("stores", "coarsened"))
+        pairs = tuple((label, "coarsened") for label in med if label != "coarsened")
         print(
-            f"  ratio of medians: written / coarsened {med['written'] / med['coarsened']:.2f}x, "
-            f"direct / coarsened {med['direct'] / med['coarsened']:.2f}x, "
-            f"stores / coarsened {med['stores'] / med['coarsened']:.2f}x"
+            "  ratio of medians: "
+            + ", ".join(f"{a} / {b} {med[a] / med[b]:.2f}x" for a, b in pairs)
         )
     else:
         pairs = (("tree", "presum"), ("coarsened", "presum"))

@@ -712,16 +712,21 @@ vyre.program @add0 workgroup_size [16, 1, 1] {
 
 // Reduce-then-scan: a ui32 sum scan of 100 elements in 16-blocks whose block
 // scans @local0 only the add-back reads. The scan level, coarsened (k = 4, 2
-// workgroups), reads x and stores only the block totals: no @local0. The
+// workgroups), reads x and stores only the block totals: no @local0; invocation
+// p of a block's segment combines its elements p, p + 4, p + 8, p + 12 (no
+// staging: the tile holds only the two halves of the totals' scan). The
 // add-back becomes the same coarsened block scan of @x, each element combined
 // with carried[block - 1] (the identity for block 0), stored into @out; it
 // declares x, carried and out (bindings 0 ... 2), and @local0 is gone.
 // CHECK:      vyre.program @scan0 workgroup_size [16, 1, 1] grid [2, 1, 1] {
 // CHECK-NEXT:   vyre.buffer @x binding 0 read_only : ui32[100]
 // CHECK-NEXT:   vyre.buffer @sums0 binding 2 write_only : ui32[7]
-// CHECK-NEXT:   vyre.buffer @tile_scan0 workgroup : ui32[97]
+// CHECK-NEXT:   vyre.buffer @tile_scan0 workgroup : ui32[32]
 // CHECK-NOT:    local0
-// CHECK:        %v = vyre.load @x[%element] : ui32
+// CHECK:        %position = vyre.bit_and %lane, %[[THREE:.*]] : ui32
+// CHECK-NEXT:   %[[PK:.*]] = vyre.mul %position, %[[THREE]] : ui32
+// CHECK-NEXT:   %lead = vyre.sub %base, %[[PK]] : ui32
+// CHECK:        %v = vyre.load @x[%lead] : ui32
 // CHECK-NOT:    local0
 // CHECK:          vyre.store @sums0[%block] = %{{.*}} : ui32
 // CHECK-NEXT:   }

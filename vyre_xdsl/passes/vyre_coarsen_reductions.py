@@ -598,7 +598,10 @@ def coarsen_scan(
     `prefixes_of` (reduce-then-scan's second half): every element of block b > 0
     is combined with `prefixes_of[b - 1]`, the scanned total of the blocks before it.
     `store_scan=False` (its first half): only the block totals are stored."""
-    stage_stores = stage_stores and store_scan
+    if not store_scan:
+        # only the totals: each invocation combines elements of its block strided by
+        # the segment (coalesced without staging; the combine commutes)
+        stage_loads = stage_stores = False
     staged = stage_loads or stage_stores
     program, width = scan.program, scan.width
     segment = width // k
@@ -684,7 +687,24 @@ def coarsen_scan(
         staging_slots()
     base = named(out.add(AddOp(start, own)), "base")
     elements = [base]  # elements l k + j of the workgroup, where loaded or stored directly
-    if not (stage_loads and stage_stores):
+    position: SSAValue | None = None
+
+    def position_in_segment() -> SSAValue:
+        nonlocal position
+        if position is None:
+            if segment & (segment - 1) == 0:
+                position = out.add(BitAndOp(lane, out.const(segment - 1)))
+            else:
+                position = out.add(ModOp(lane, out.const(segment)))
+            named(position, "position")
+        return position
+
+    if not store_scan and segment > 1:
+        # invocation p of the segment of block b: elements b W + p + m W / k
+        lead = out.add(SubOp(base, out.add(MulOp(position_in_segment(), out.const(k - 1)))))
+        elements = [named(lead, "lead")]
+        elements += [out.add(AddOp(lead, out.const(m * segment))) for m in range(1, k)]
+    elif not (stage_loads and stage_stores):
         elements += [out.add(AddOp(base, out.const(j))) for j in range(1, k)]
     if stage_loads:
         # coalesced: invocation l stages the leaves of elements start + l + j * width,
@@ -704,11 +724,7 @@ def coarsen_scan(
     wanted = prefixes if store_scan else prefixes[-1:]  # without the scan: the total
     results = wanted
     if segment > 1:
-        if segment & (segment - 1) == 0:
-            position = out.add(BitAndOp(lane, out.const(segment - 1)))
-        else:
-            position = out.add(ModOp(lane, out.const(segment)))
-        named(position, "position")
+        position = position_in_segment()
         halves_at = [
             lane if halves == 0 else out.add(AddOp(lane, out.const(halves))),
             out.add(AddOp(lane, out.const(halves + width))),
