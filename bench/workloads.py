@@ -63,7 +63,10 @@ sum is exact and results compare exactly, whatever the order of additions.
 `--coarsen-reductions` runs every workload after `vyre-coarsen-reductions`
 (k chosen per level, `reassociate-floats=true`): the tree levels combine k
 leaves per invocation, and the scan's block scans (`scan0`, `scan1`, ...)
-scan k elements per invocation; the other programs are unchanged.
+scan k elements per invocation; where a level is large enough, it and its
+add-back become reduce-then-scan (the level stores only its block totals, the
+add-back scans the level's input again and adds the carried prefix); the
+other programs are unchanged.
 """
 
 from __future__ import annotations

@@ -88,6 +88,19 @@ max-k dividing W that leaves min-workgroups and keeps the workgroup memory
 within the 16384 bytes every device has (k = 8 for W = 256, f32); the grid
 folds into y past 65535 workgroups.
 
+Reduce-then-scan. When a scan level's block scans (`@local`) are an
+intermediate that only one later program reads, and that program is the
+add-back `dst[i] = local[i] op carried[i / W - 1]` (block 0: the identity;
+`vyre_xdsl.analysis.reductions.add_back`), with the same combine, W and
+element count, and no program in between writes what the level's leaf reads,
+the pair moves the data three times instead of four: the level, coarsened by
+k, stores only its block totals (invocation p of a block's segment combines
+its elements p, p + W / k, ...: coalesced, no staging area), and the add-back
+becomes the coarsened block scan of the level's leaves, each element
+combined with the carried prefix of its block, stored into `dst`; `@local`
+disappears. Otherwise the level is coarsened alone and `remarks=true` says
+why.
+
 ```mlir
 // before: 1048576 workgroups of 256          // after: grid [43691, 3, 1] (k = 8)
 %v = vyre.load @x[%i] : f32                    // tile[slot(l + j 256)] = x[start + l + j 256]
