@@ -967,3 +967,33 @@ def test_add_back_shapes_that_are_not_split(capsys, edit, reason):
     err = capsys.readouterr().err
     assert "scan not split into reduce-then-scan" in err and reason in err
     assert still_scans_into(module, "local1")
+
+
+def test_reduce_then_scan_random_sizes_on_the_reference_backend():
+    rng = np.random.default_rng(17)
+    for _ in range(8):
+        op = str(rng.choice(["add", "max"]))
+        element = str(rng.choice(["ui32", "si32", "f32"]))
+        width = int(rng.choice([32, 64, 128, 256]))
+        k = int(rng.choice([k for k in (2, 4, 8, 16) if width % k == 0 and width // k >= 1]))
+        n = int(rng.integers(2 * width + 1, 40 * width * width))
+        form = str(rng.choice(["identity", "select", "div"]))
+        module = coarsened(
+            multi_scan_text(n, element, op, width, form), k=k, reassociate_floats=True
+        )
+        assert not still_scans_into(module, "local0"), (op, element, n, width, k)
+        x = scan_data(element, n, op, int(rng.integers(1 << 30)))
+        out = vyre_xdsl.run(module, {"x": x}, backend="reference")["out"]
+        np.testing.assert_array_equal(
+            out, numpy_scan(op, x), err_msg=f"{op} {element} {n} {width} {k}"
+        )
+
+
+@pytest.mark.parametrize("fuse", ["force"])
+def test_reduce_then_scan_forced_fusion_on_the_gpu(fuse):
+    n = 200_003
+    x = scan_data("si32", n, "add", 13)
+    module = coarsened(multi_scan_text(n, "si32", "add"), k=8)
+    assert not still_scans_into(module, "local0")
+    out = vyre_xdsl.run(module, {"x": x}, backend="wgpu", fuse=fuse)["out"]
+    np.testing.assert_array_equal(out, numpy_scan("add", x))
