@@ -997,3 +997,59 @@ def test_reduce_then_scan_forced_fusion_on_the_gpu(fuse):
     assert not still_scans_into(module, "local0")
     out = vyre_xdsl.run(module, {"x": x}, backend="wgpu", fuse=fuse)["out"]
     np.testing.assert_array_equal(out, numpy_scan("add", x))
+
+
+def test_add_back_with_another_declaration_is_not_split(capsys):
+    """The rewritten add-back declares only what it reads and writes: an add-back
+    that declares another buffer (here an output nobody writes, zero-filled) keeps
+    its form, so that the module's outputs stay the same."""
+    n = 100_003
+    text = multi_scan_text(n, "ui32", "add").replace(
+        f"vyre.buffer @out binding 2 write_only : ui32[{n}]",
+        f"vyre.buffer @out binding 2 write_only : ui32[{n}]\n"
+        "  vyre.buffer @unused binding 3 write_only : ui32[8]",
+    )
+    assert "@unused" in text
+    module = coarsened(text, k=4, remarks=True)
+    assert "@add0 also declares @unused" in capsys.readouterr().err
+    assert still_scans_into(module, "local0")
+    x = scan_data("ui32", n, "add", 8)
+    out = vyre_xdsl.run(module, {"x": x}, backend="reference")
+    np.testing.assert_array_equal(out["out"], numpy_scan("add", x))
+    np.testing.assert_array_equal(out["unused"], np.zeros(8, np.uint32))
+
+
+def test_the_add_back_declares_only_what_it_uses():
+    """The scan level declares a buffer its leaf does not read: the add-back does
+    not inherit it."""
+    n = 100_003
+    text = multi_scan_text(n, "ui32", "add").replace(
+        f"vyre.buffer @local0 binding 1 write_only : ui32[{n}]",
+        f"vyre.buffer @local0 binding 1 write_only : ui32[{n}]\n"
+        "  vyre.buffer @spare binding 3 read_only : ui32[4]",
+        1,
+    )
+    module = coarsened(text, k=4)
+    add0 = next(p for p in programs(module) if p.sym_name.data == "add0")
+    assert [b.buffer_name for b in add0.buffers()] == ["x", "scanned1", "out", "tile_scan0"]
+    x = scan_data("ui32", n, "add", 10)
+    spare = np.arange(4, dtype=np.uint32)
+    out = vyre_xdsl.run(module, {"x": x, "spare": spare}, backend="reference")
+    np.testing.assert_array_equal(out["out"], numpy_scan("add", x))
+
+
+@pytest.mark.parametrize("backend", ["reference", "wgpu"])
+def test_reduce_then_scan_of_a_computed_leaf(backend):
+    """The first level scans 2 i (no buffer read): the add-back computes the same
+    leaves again and declares no input of its own."""
+    n = 70_001
+    text = multi_scan_text(n, "ui32", "add")
+    old = "%v = vyre.load @x[%i] : ui32"
+    assert text.count(old) == 1
+    module = coarsened(text.replace(old, "%v = vyre.add %i, %i : ui32"), k=8)
+    add0 = next(p for p in programs(module) if p.sym_name.data == "add0")
+    assert [b.buffer_name for b in add0.buffers()] == ["scanned1", "out", "tile_scan0"]
+    x = np.zeros(n, np.uint32)
+    out = vyre_xdsl.run(module, {"x": x}, backend=backend)["out"]
+    leaves = 2 * np.arange(n, dtype=np.uint32)
+    np.testing.assert_array_equal(out, numpy_scan("add", leaves))

@@ -392,6 +392,15 @@ class VyreCoarsenReductionsPass(ModulePass):
             return f"it scans fewer than the {n} elements of @{name}"
         if launched_workgroups(consumer) * consumer.workgroup[0] < n:
             return f"@{consumer.sym_name.data} writes fewer than the {n} elements of @{back.dst}"
+        extra = sorted(
+            b.buffer_name
+            for b in consumer.buffers()
+            if b.buffer_name not in (name, back.carried, back.dst)
+        )
+        if extra:
+            # the rewritten add-back would not declare it: the module's interface
+            # (decided by the declarations) could change
+            return f"@{consumer.sym_name.data} also declares @{extra[0]}"
         reads = {op.buffer_name for op in scan.leaf_ops if isinstance(op, LoadOp)}
         taken = {b.buffer_name for b in consumer.buffers()}
         clash = (reads | {scan.tile}) & (taken - {name})
@@ -849,18 +858,23 @@ def reduce_then_scan(scan: ScanLevel, back: AddBack, groups: int, k: int) -> Non
     again = scan_level(clone)
     assert isinstance(again, ScanLevel), again
     coarsen_scan(replace(again, scanned=back.dst, totals=None), blocks, k, prefixes_of=back.carried)
-    declared = list(clone.buffers())
-    for name in (scan.scanned, scan.totals):
-        decl = clone.buffer(name) if name is not None else None
-        assert decl is not None
-        declared.remove(decl)
-        decl.detach()
-        decl.erase()
-    last = [decl for decl in declared if not decl.is_workgroup][-1]
-    for name in (back.dst, back.carried):
+    # it declares what its leaves read (as the level does), its tile, the carried
+    # prefixes and its destination
+    reads = {op.buffer_name for op in scan.leaf_ops if isinstance(op, LoadOp)}
+    declared = []
+    for decl in list(clone.buffers()):
+        if decl.is_workgroup or decl.buffer_name in reads:
+            declared.append(decl)
+        else:
+            decl.detach()
+            decl.erase()
+    hosts = [decl for decl in declared if not decl.is_workgroup]
+    for name in (back.carried, back.dst):
         decl = consumer.buffer(name)
         assert decl is not None
-        Rewriter.insert_op(decl.clone(), InsertPoint.after(last))
+        at = InsertPoint.after(hosts[-1]) if hosts else InsertPoint.before(declared[0])
+        hosts.append(decl.clone())
+        Rewriter.insert_op(hosts[-1], at)
     binding = 0
     for decl in clone.buffers():
         if not decl.is_workgroup:
