@@ -8,7 +8,8 @@
 // RUN: not vyre-opt %s -p 'vyre-to-kernel{max-invocations=32}' 2>&1 | filecheck %s --check-prefix=PROFILE
 
 // The named pipeline: convert-to-vyre (standard MLIR only), vyre-inline,
-// vyre-fuse (fuse=true), vyre-split-grid-sync, vyre-privatize-atomics,
+// vyre-fuse (fuse=true), vyre-coarsen-reductions (nothing to do here: see
+// vyre-to-kernel-reductions.mlir), vyre-split-grid-sync, vyre-privatize-atomics,
 // vyre-lower, kernel-elide-clears, kernel-vectorize, kernel-coarsen,
 // kernel-verify; the same output as --fuse --lower (vyre-lower splits and
 // privatizes with the same functions when run on its own).
@@ -54,6 +55,7 @@ vyre.program @b workgroup_size [64, 1, 1] {
 // STEPS:      IR Dump After vyre-inline
 // STEPS-NOT:  vyre.func
 // STEPS:      Pass vyre-fuse took
+// STEPS:      Pass vyre-coarsen-reductions took
 // STEPS:      Pass vyre-split-grid-sync took
 // STEPS:      Pass vyre-privatize-atomics took
 // STEPS:      Pass vyre-lower took

@@ -78,6 +78,7 @@ def test_pipeline_options_and_steps():
         "convert-to-vyre",
         "vyre-inline",
         "vyre-fuse",
+        "vyre-coarsen-reductions",
         "vyre-split-grid-sync",
         "vyre-privatize-atomics",
         "vyre-lower",
@@ -85,7 +86,7 @@ def test_pipeline_options_and_steps():
         "kernel-coarsen",
         "kernel-verify",
     ]
-    privatize, lower, verify = pass_.steps()[4], pass_.steps()[5], pass_.steps()[-1]
+    privatize, lower, verify = pass_.steps()[5], pass_.steps()[6], pass_.steps()[-1]
     assert lower.subgroup_size == 8 and lower.max_storage_buffers == 16
     assert verify.subgroup_size == 8 and verify.max_storage_buffers == 16
     # the pipeline privatizes as a step of its own, with the profile's workgroup storage
@@ -94,6 +95,7 @@ def test_pipeline_options_and_steps():
     assert [s.name for s in VyreToWgslPass().steps()] == [
         "convert-to-vyre",
         "vyre-inline",
+        "vyre-coarsen-reductions",
         "vyre-split-grid-sync",
         "vyre-privatize-atomics",
         "vyre-lower",
@@ -283,3 +285,63 @@ def test_compile_verifies_copies_and_prints_each_stage_once(monkeypatch, backend
     out = exe.run({"x": x, "t": zeros, "y": zeros})
     np.testing.assert_allclose(out["y"], (2 * x) ** 2)
     assert count.verified == Counter({"builtin.module": 2})  # running checks nothing again
+
+
+SQUARE = """vyre.program @square workgroup_size [256, 1, 1] {{
+  vyre.buffer @x binding 0 read_only : {e}[{n}]
+  vyre.buffer @y binding 1 write_only : {e}[{n}]
+  %i = vyre.invocation_id x
+  %a = vyre.load @x[%i] : {e}
+  %b = vyre.mul %a, %a : {e}
+  vyre.store @y[%i] = %b : {e}
+}}
+"""
+
+
+def first_dispatch(text: str, **options) -> tuple[str, str]:
+    """(name, grid x) of the first kernel the pipeline makes of `text`."""
+    import re
+
+    from vyre_xdsl.context import parse_module, vyre_context
+
+    module = parse_module(text, "tree.mlir")
+    VyreToKernelPass(**options).apply(vyre_context(), module)
+    descriptor = next(op for op in module.ops if op.name == "kernel.descriptor")
+    dispatch = next(op for op in descriptor.walk() if op.name == "kernel.dispatch")
+    grid = re.search(r" grid (?:explicit )?\[(\d+), 1, 1\]", str(dispatch))
+    assert grid is not None
+    return descriptor.sym_name.data, grid.group(1)
+
+
+def test_tree_reductions_are_coarsened_by_default_after_fusion():
+    from .test_coarsen_reductions import tree
+
+    n = 1 << 20  # 4096 workgroups of 256; coarsened: k = 4, 1024 workgroups
+    assert first_dispatch(tree(n, "min", "ui32")) == ("level0", "1024")
+    assert first_dispatch(tree(n, "min", "ui32"), coarsen_reductions=False) == ("level0", "4096")
+    # float add only with permission (regrouping changes the rounding)
+    assert first_dispatch(tree(n, "add", "f32")) == ("level0", "4096")
+    assert first_dispatch(tree(n, "add", "f32"), reassociate_floats=True) == ("level0", "1024")
+    # an elementwise producer fuses into the first level, which is coarsened after
+    behind = SQUARE.format(e="ui32", n=n) + tree(n, "add", "ui32").replace("@x", "@y")
+    assert first_dispatch(behind, fuse=True) == ("fused_square_level0", "1024")
+    assert first_dispatch(behind, fuse=True, coarsen_reductions=False) == (
+        "fused_square_level0",
+        "4096",
+    )
+
+
+@pytest.mark.parametrize("backend", ["reference", "wgpu"])
+def test_fused_and_coarsened_producer_and_tree_agree_with_numpy(backend):
+    import numpy as np
+
+    import vyre_xdsl
+
+    from .test_coarsen_reductions import tree
+
+    n = (1 << 19) + 77  # 2049 workgroups: k = 2 and a padded last workgroup
+    x = np.random.default_rng(3).integers(0, 1 << 32, n, dtype=np.uint64).astype(np.uint32)
+    behind = SQUARE.format(e="ui32", n=n) + tree(n, "add", "ui32").replace("@x", "@y")
+    assert first_dispatch(behind, fuse=True) == ("fused_square_level0", "1025")
+    out = vyre_xdsl.run(behind, {"x": x}, backend=backend, fuse=True)["out"]
+    assert out[0] == np.add.reduce(x * x, dtype=np.uint32)

@@ -16,6 +16,12 @@ The steps, in order (each one a pass of its own, in its own file):
    through workgroup memory with register blocking;
 3. `vyre-fuse` (only with `fuse=true`): runs of programs fused where the cost
    model says fusion wins;
+   then `vyre-coarsen-reductions` (unless `coarsen-reductions=false`): each
+   workgroup tree reduction level and block scan takes k elements per
+   invocation, on a grid k times smaller (float add/mul ones only with
+   `reassociate-floats=true` or the program attribute `{reassociate}`); after
+   fusion, so that an elementwise producer fused into a tree's first level is
+   coarsened with it;
 4. `vyre-split-grid-sync`: each program with `grid_sync` barriers replaced by
    its parts, one program (one dispatch) each;
 5. `vyre-privatize-atomics` (unless `privatize-atomics=false`): each
@@ -33,9 +39,6 @@ The steps, in order (each one a pass of its own, in its own file):
 
 Every choice a backend prints by is then recorded in the kernel IR: the WGSL
 printer decides nothing itself.
-
-With `coarsen-reductions=true`, `vyre-coarsen-reductions` runs between steps
-2 and 3 (float add/mul trees also need `reassociate-floats=true`).
 
 `vyre-to-wgsl` is the same pipeline under the name of its usual destination;
 the WGSL itself is printed by the `-t wgsl` target. The profile options are
@@ -80,9 +83,9 @@ from vyre_xdsl.target_profile import ProfilePass, TargetProfile
 @dataclass(frozen=True)
 class VyreToKernelPass(ProfilePass):
     """The whole pipeline from vyre programs (or standard MLIR) to verified kernel
-    descriptors: convert-to-vyre, vyre-inline, vyre-fuse (with fuse=true), vyre-split-grid-sync,
-    vyre-privatize-atomics, vyre-lower, kernel-elide-clears, kernel-vectorize, kernel-coarsen,
-    kernel-verify."""
+    descriptors: convert-to-vyre, vyre-inline, vyre-fuse (with fuse=true),
+    vyre-coarsen-reductions, vyre-split-grid-sync, vyre-privatize-atomics, vyre-lower,
+    kernel-elide-clears, kernel-vectorize, kernel-coarsen, kernel-verify."""
 
     name = "vyre-to-kernel"
 
@@ -92,8 +95,9 @@ class VyreToKernelPass(ProfilePass):
     privatize_atomics: bool = True
     #: mark the bindings a run need not zero first (kernel-elide-clears)
     elide_clears: bool = True
-    #: coarsen workgroup tree reductions (vyre-coarsen-reductions), before fusion
-    coarsen_reductions: bool = False
+    #: coarsen workgroup tree reductions and block scans (vyre-coarsen-reductions),
+    #: after fusion
+    coarsen_reductions: bool = True
     #: let vyre-coarsen-reductions regroup float add/mul reductions
     reassociate_floats: bool = False
     #: tile the naive matrix products through workgroup memory (vyre-tile)
@@ -125,9 +129,9 @@ class VyreToKernelPass(ProfilePass):
         return (
             ConvertToVyrePass(),
             VyreInlinePass(),
-            *reductions,
             *tile,
             *fuse,
+            *reductions,
             VyreSplitGridSyncPass(),
             *privatize,
             lower,

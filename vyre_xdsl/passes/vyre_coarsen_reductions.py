@@ -219,6 +219,8 @@ class VyreCoarsenReductionsPass(ModulePass):
     remarks: bool = False
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
+        if not self.remarks and self.leaves_unchanged(op):
+            return  # the cheap check first: the pipeline runs this pass on every module
         progs = programs(op)
         levels: dict[ProgramOp, TreeLevel] = {}
         refusals: dict[ProgramOp, str] = {}
@@ -278,6 +280,15 @@ class VyreCoarsenReductionsPass(ModulePass):
                     print_remark(program, f"not coarsened: {refusals[program]}")
                 elif program in notes:
                     print_remark(program, f"scan not split into reduce-then-scan: {notes[program]}")
+
+    def leaves_unchanged(self, op: ModuleOp) -> bool:
+        """No program has both a workgroup buffer and a barrier (every tree level
+        and block scan has both): nothing to coarsen."""
+        return not any(
+            any(b.is_workgroup for b in program.buffers())
+            and any(isinstance(o, BarrierOp) for o in program.walk())
+            for program in programs(op)
+        )
 
     def _refusal(
         self, level: TreeLevel, levels: dict[ProgramOp, TreeLevel], progs: list[ProgramOp]
