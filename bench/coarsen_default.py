@@ -40,7 +40,6 @@ against numpy (f32 min/max and wrapping ui32 sums are exact).
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import json
 import os
 import statistics
@@ -48,26 +47,18 @@ import sys
 import time
 
 os.environ.setdefault("WGPU_BACKEND_TYPE", "Vulkan")
-os.environ["VYRE_CACHE_DIR"] = "off"  # the pipeline is patched below: no stale entries
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import numpy as np  # noqa: E402
+import uncoarsened  # noqa: E402
 from workloads import F32_MAX, tree_levels  # noqa: E402
 from xdsl.context import Context  # noqa: E402
 
 import vyre_xdsl  # noqa: E402
-import vyre_xdsl.backends.wgsl.compile as wgsl_compile  # noqa: E402
 from vyre_xdsl.frontend import fuse_module  # noqa: E402
 from vyre_xdsl.passes.vyre_coarsen_reductions import VyreCoarsenReductionsPass  # noqa: E402
 
-_PIPELINE = wgsl_compile.vyre_to_kernel
-
-
-def _uncoarsened(*args, **kwargs):
-    return dataclasses.replace(_PIPELINE(*args, **kwargs), coarsen_reductions=False)
-
-
-wgsl_compile.vyre_to_kernel = _uncoarsened
+uncoarsened.install()
 
 # combine, element type: identity (IR text), numpy reduction
 KINDS = {

@@ -51,6 +51,7 @@ import time
 os.environ.setdefault("WGPU_BACKEND_TYPE", "Vulkan")
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
+import uncoarsened  # noqa: E402
 from workloads import make, time_torch, torch_setup  # noqa: E402
 from xdsl.context import Context  # noqa: E402
 
@@ -62,6 +63,8 @@ from vyre_xdsl.passes.vyre_coarsen_reductions import (  # noqa: E402
     coarsen_scan,
 )
 from vyre_xdsl.runtime.device import gpu_device  # noqa: E402
+
+uncoarsened.install()  # every variant below is coarsened (or not) explicitly
 
 results: dict[str, dict] = {}
 
