@@ -512,6 +512,37 @@ def _is_workgroup_barrier(op: Operation) -> bool:
 # ---------------------------------------------------------------- observability
 
 
+def sole_reader(
+    programs: Sequence[ProgramOp], producer: ProgramOp, name: str, what: str, pair: str
+) -> ProgramOp | str:
+    """The one later program that reads `@name`, an intermediate `producer`
+    writes (declared `write_only` there, `read_only` there, by these two
+    programs only, output of neither), or why it is not one. `what` names the
+    buffer and `pair` the two programs in the refusals."""
+    declaring = [p for p in programs if p.buffer(name) is not None]
+    at = programs.index(producer)
+    later = [p for p in declaring if programs.index(p) > at]
+    if not later:
+        return f"@{name} is read by no later program: the caller gets it back"
+    if len(declaring) != 2 or len(later) != 1:
+        return (
+            f"@{name} is declared by {len(declaring)} programs; {what} must be "
+            f"declared by {pair} only"
+        )
+    consumer = later[0]
+    mine, theirs = producer.buffer(name), consumer.buffer(name)
+    assert mine is not None and theirs is not None
+    if mine.is_output or theirs.is_output:
+        return f"@{name} is marked output"
+    if mine.access_mode != "write_only" or theirs.access_mode != "read_only":
+        return (
+            f"@{name} is {mine.access_mode} in @{producer.sym_name.data} and "
+            f"{theirs.access_mode} in @{consumer.sym_name.data}; {what} must be "
+            "write_only, then read_only"
+        )
+    return consumer
+
+
 def partials_refusal(
     level: TreeLevel,
     levels: Mapping[ProgramOp, TreeLevel],
@@ -527,27 +558,13 @@ def partials_refusal(
         if name in seen:
             return f"@{name} is read back into its own chain"
         seen.add(name)
-        declaring = [p for p in programs if p.buffer(name) is not None]
-        at = programs.index(level.program)
-        later = [p for p in declaring if programs.index(p) > at]
-        if not later:
-            return f"@{name} is read by no later program: the caller gets it back"
-        if len(declaring) != 2 or len(later) != 1:
-            return (
-                f"@{name} is declared by {len(declaring)} programs; partials must be "
-                "declared by their level and the next level only"
-            )
-        consumer = later[0]
+        consumer = sole_reader(
+            programs, level.program, name, "partials", "their level and the next level"
+        )
+        if isinstance(consumer, str):
+            return consumer
         mine, theirs = level.program.buffer(name), consumer.buffer(name)
         assert mine is not None and theirs is not None
-        if mine.is_output or theirs.is_output:
-            return f"@{name} is marked output"
-        if mine.access_mode != "write_only" or theirs.access_mode != "read_only":
-            return (
-                f"@{name} is {mine.access_mode} in @{level.program.sym_name.data} and "
-                f"{theirs.access_mode} in @{consumer.sym_name.data}; partials must be "
-                "write_only, then read_only"
-            )
         size = [c for c in (mine.static_count, theirs.static_count)]
         if None in size:
             return f"@{name} is runtime-sized"

@@ -134,6 +134,7 @@ from vyre_xdsl.analysis.reductions import (
     combine_refusal,
     partials_refusal,
     scan_level,
+    sole_reader,
     tree_level,
 )
 from vyre_xdsl.dialects.vyre import (
@@ -369,27 +370,11 @@ class VyreCoarsenReductionsPass(ModulePass):
         if scan.totals is None:
             return "it stores no block totals"
         name = scan.scanned
-        declaring = [p for p in progs if p.buffer(name) is not None]
-        at = progs.index(program)
-        later = [p for p in declaring if progs.index(p) > at]
-        if not later:
-            return f"its scan @{name} is read by no later program: the caller gets it back"
-        if len(declaring) != 2 or len(later) != 1:
-            return (
-                f"@{name} is declared by {len(declaring)} programs; the block scans must be "
-                "declared by the scan and its add-back only"
-            )
-        consumer = later[0]
+        consumer = sole_reader(progs, program, name, "the block scans", "the scan and its add-back")
+        if isinstance(consumer, str):
+            return consumer
         mine, theirs = program.buffer(name), consumer.buffer(name)
         assert mine is not None and theirs is not None
-        if mine.is_output or theirs.is_output:
-            return f"@{name} is marked output"
-        if mine.access_mode != "write_only" or theirs.access_mode != "read_only":
-            return (
-                f"@{name} is {mine.access_mode} in @{program.sym_name.data} and "
-                f"{theirs.access_mode} in @{consumer.sym_name.data}; the block scans must be "
-                "write_only, then read_only"
-            )
         back = add_back(consumer, name, scan.combine, scan.element, width)
         if not isinstance(back, AddBack):
             return f"@{name} is read by @{consumer.sym_name.data}, not an add-back: {back}"
@@ -417,7 +402,7 @@ class VyreCoarsenReductionsPass(ModulePass):
         clash = (reads | {scan.tile}) & (taken - {name})
         if clash:
             return f"the add-back declares @{sorted(clash)[0]}, which the scan reads or uses"
-        for between in progs[at + 1 : progs.index(consumer)]:
+        for between in progs[progs.index(program) + 1 : progs.index(consumer)]:
             for read in sorted(reads):
                 decl = between.buffer(read)
                 if decl is not None and decl.access_mode not in ("read_only", "uniform"):
