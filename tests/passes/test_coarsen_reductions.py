@@ -22,6 +22,9 @@ from vyre_xdsl.analysis.reductions import tree_level
 from vyre_xdsl.dialects.vyre import programs
 from vyre_xdsl.passes import get_all_passes
 from vyre_xdsl.passes.vyre_coarsen_reductions import VyreCoarsenReductionsPass
+from vyre_xdsl.testing import fuzz
+
+from ..support import EXAMPLES
 
 F32_INF = "0x7F800000"
 F32_NINF = "0xFF800000"
@@ -353,6 +356,17 @@ def test_partials_that_are_the_module_output_are_left_alone(capsys):
     # one level alone: its 391 partials are what the caller gets back
     text = level("level0", "x", "r0", 100_000, 256, "ui32", "add") + "\n"
     unchanged(text, "@r0 is read by no later program", capsys, k=4)
+
+
+def test_a_loop_of_two_billion_steps_is_refused_at_once(capsys):
+    """examples/reduction.mlir with its level count replaced by 0x7fffffff (found
+    by the fuzzer: the pass evaluated every step, and the pipeline hung); a
+    workgroup tree takes at most one step per bit of its invocation count."""
+    text = (EXAMPLES / "reduction.mlir").read_text()
+    assert "%levels = vyre.const 6 : ui32" in text
+    text = text.replace("%levels = vyre.const 6 : ui32", "%levels = vyre.const 0x7fffffff : ui32")
+    with fuzz.time_limit(5):  # a CaseTimeout, not a hung suite, if it evaluates the steps
+        unchanged(text, "runs 2147483647 steps, more than the 32", capsys)
 
 
 # ---------------------------------------------------------------- workgroup scans

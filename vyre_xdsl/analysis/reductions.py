@@ -193,6 +193,20 @@ class _Refused(Exception):
     pass
 
 
+#: the most steps a workgroup tree or scan takes: one per bit of a workgroup's
+#: invocation count (at most 1024 here), with room to spare; a loop of more
+#: trips is refused before its steps are evaluated one by one
+MAX_STEPS = 32
+
+
+def _require_few_steps(lower: int, upper: int, what: str) -> None:
+    _require(
+        upper - lower <= MAX_STEPS,
+        f"a loop of the {what} runs {max(upper - lower, 0)} steps, more than the "
+        f"{MAX_STEPS} a workgroup {what} can take",
+    )
+
+
 def _require(condition: bool, message: str) -> None:
     if not condition:
         raise _Refused(message)
@@ -388,6 +402,7 @@ class _Matcher:
             len(inner) == 2 and _is_workgroup_barrier(inner[1]),
             "a loop of the tree is not one halving step and a barrier",
         )
+        _require_few_steps(lower, upper, "tree")
         return [self._step(inner[0], {name: k}) for k in range(lower, upper)]
 
     def _step(self, op: Operation, env: Mapping[str, int]) -> int:
@@ -742,6 +757,7 @@ class _ScanMatcher(_Matcher):
             _looks_like_step(inner) and len(inner) == 5,
             "a loop of the scan is not one step (two loads, barrier, store, barrier)",
         )
+        _require_few_steps(lower, upper, "scan")
         return [self._scan_step(inner, {name: k}) for k in range(lower, upper)]
 
     def _scan_step(self, ops: Sequence[Operation], env: Mapping[str, int]) -> int:
