@@ -26,10 +26,15 @@ Variants, compiled with fusion on (`fuse=True`):
   before the tree, fused first (the cost model puts it into the first level,
   which then is no tree level any more) and then coarsened (nothing to do);
 - `beside_coarsened`: the same module coarsened before fusion (the two stay
-  apart).
+  apart);
+- `beside_pipeline`: the same module compiled by the real default pipeline
+  (`fuse=True`, nothing coarsened by hand): the first level reads only the
+  module input, so the pipeline coarsens it before fusion
+  (`vyre-coarsen-reductions{inputs-only=true}`) and `beside` stays apart.
 
-Every compile here runs the pipeline with `coarsen-reductions=false`, whatever
-its default: each variant is coarsened (or not) explicitly above, and the
+Every other compile here runs the pipeline with `coarsen-reductions=false`,
+whatever its default (bench/uncoarsened.py patches it, in the backend and in
+the front end): each variant is coarsened (or not) explicitly above, and the
 persistent compile cache is off. Timing as in bench/workloads.py's
 `time_vyre`: `--warmup` seconds of runs of every variant, then `--reps`
 interleaved rounds of one profiled run each; GPU time is the sum of the
@@ -129,7 +134,20 @@ def variants(kind: str, n: int) -> dict:
             coarsened(fuse_module(vyre_xdsl.parse(t["beside"]))), backend="wgpu"
         ),
         "beside_coarsened": compile_(coarsened(t["beside"]), backend="wgpu", fuse=True),
+        "beside_pipeline": pipeline_compile(t["beside"]),
     }
+
+
+def pipeline_compile(text: str):
+    """`text` compiled by the default pipeline (fuse=True), checked to keep the
+    tree's first level coarsened and apart from `beside`."""
+    with uncoarsened.default_pipeline():
+        exe = vyre_xdsl.compile(text, backend="wgpu", fuse=True)
+    sources = [kernel.source for kernel in exe.compiled.kernels]
+    grids = [p.explicit_grid for p in exe.module.ops if p.sym_name.data.endswith("level0")]
+    if "beside" not in sources or not grids or grids[0] is None:
+        raise SystemExit(f"beside_pipeline: the default pipeline made {sources}")
+    return exe
 
 
 def data(kind: str, n: int) -> tuple[np.ndarray, dict[str, np.ndarray]]:
@@ -146,7 +164,7 @@ def data(kind: str, n: int) -> tuple[np.ndarray, dict[str, np.ndarray]]:
         [reduce(square, dtype=dtype) if reduce is np.sum else reduce(square)], dtype=dtype
     )
     expected = {"tree": plain, "coarsened": plain, "beside_fused": plain}
-    expected["beside_coarsened"] = plain
+    expected["beside_coarsened"] = expected["beside_pipeline"] = plain
     for label in ("prod_fused", "prod_coarsened", "fused_coarsened", "inline_coarsened"):
         expected[label] = sq
     return x, expected, square
@@ -206,6 +224,8 @@ def measure(kind: str, args) -> dict:
         ("prod_fused", "fused_coarsened"),
         ("prod_fused", "inline_coarsened"),
         ("beside_fused", "beside_coarsened"),
+        ("beside_fused", "beside_pipeline"),
+        ("beside_coarsened", "beside_pipeline"),
     ):
         per_round = sorted(x / y for x, y in zip(times[a], times[b], strict=True))
         ratios.append(

@@ -18,7 +18,11 @@ given and returns a `Source`:
 On a cache miss `prepare(source, fuse)` does the rest, in order: the text
 loaded (or a module `accept` left unchecked checked), a copy of a module its
 caller holds, the run signature (`abi.signature`) and memref shapes, and the
-fused copy (`vyre-fuse`, verified after) where asked. It returns a `Prepared`:
+fused copy where asked: the named pipeline's fusion steps
+(`VyreToKernelPass.fusion_steps`: the tree and scan levels fed only by module
+inputs coarsened, then `vyre-fuse`, each verified after), so that the backend,
+which runs the rest of the pipeline, sees what `vyre-to-kernel{fuse=true}`
+would. It returns a `Prepared`:
 
 ```python
 source = accept(text, workgroup_size=(128, 1, 1))
@@ -103,6 +107,22 @@ def fuse_module(module: ModuleOp, *, force: bool = False) -> ModuleOp:
     from vyre_xdsl.passes.vyre_fuse import fused_copy
 
     return fused_copy(module, force=force)
+
+
+def pipeline_fused_copy(module: ModuleOp, *, force: bool = False) -> ModuleOp:
+    """A copy of `module` after the named pipeline's fusion steps
+    (`VyreToKernelPass.fusion_steps`: the levels fed only by module inputs
+    coarsened, then `vyre-fuse`; each verified after, naming it): what
+    `vyre-to-kernel{fuse=true}` runs before the steps a backend runs.
+    `module` is unchanged. `force`: every program fused into one, nothing
+    coarsened first."""
+    from vyre_xdsl.context import vyre_context
+    from vyre_xdsl.passes import pipeline
+
+    fused = module.clone()
+    steps = pipeline.vyre_to_kernel(fuse=True).fusion_steps(force=force)
+    pipeline.run_steps(vyre_context(), fused, steps)
+    return fused
 
 
 def module_digest(module: ModuleOp) -> str:
@@ -212,9 +232,7 @@ def prepare(source: Source, fuse: bool | str = False, *, digest: bool = False) -
         source.printed = (canonical, text_digest(canonical))
     if not fuse:
         return Prepared(module, module, sig, shapes, source.digest, source.printed)
-    from vyre_xdsl.passes.vyre_fuse import fused_copy
-
-    fused = fused_copy(module, force=fuse == "force")
+    fused = pipeline_fused_copy(module, force=fuse == "force")
     printed = None
     if digest:
         canonical = canonical_text(fused)

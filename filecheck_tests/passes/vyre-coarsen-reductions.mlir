@@ -1,6 +1,10 @@
 // RUN: vyre-opt %s --split-input-file -p 'vyre-coarsen-reductions{k=4}' | filecheck %s
 // RUN: xdsl-opt %s --split-input-file -p 'vyre-coarsen-reductions{k=4}' | filecheck %s
 // RUN: vyre-opt %s --split-input-file -p 'vyre-coarsen-reductions{k=4 remarks=true}' 2>&1 >/dev/null | filecheck %s --check-prefix=REMARK
+// RUN: vyre-opt %s --split-input-file -p 'vyre-coarsen-reductions{k=4 inputs-only=true}' | filecheck %s --check-prefix=INPUTS
+// RUN: vyre-opt %s --split-input-file -p 'vyre-coarsen-reductions{k=4 inputs-only=true remarks=true}' 2>&1 >/dev/null | filecheck %s --check-prefix=INREMARK
+// RUN: vyre-opt %s --split-input-file -p 'vyre-coarsen-reductions{k=4 inputs-only=true},vyre-fuse,vyre-coarsen-reductions{k=4}' | filecheck %s --check-prefix=TWO
+// RUN: vyre-opt %s --split-input-file -p 'vyre-fuse,vyre-coarsen-reductions{k=4}' | filecheck %s --check-prefix=FUSEFIRST
 
 // A two-level ui32 sum of 1000 elements, 64 wide: 16 workgroups become 4.
 // Each invocation first adds x[i], x[i + 256], x[i + 512], x[i + 768] (the
@@ -864,4 +868,191 @@ vyre.program @add0 workgroup_size [16, 1, 1] {
   %v = vyre.load @local0[%i] : ui32
   %s = vyre.add %v, %add : ui32
   vyre.store @out[%i] = %s : ui32
+}
+
+// -----
+
+// inputs-only: before fusion, only the levels whose leaf reads module inputs.
+// @xlevel0 reads @x, which no earlier program writes: coarsened (16 workgroups
+// become 4). @ylevel0 reads @y, which @square writes: left for the run after
+// vyre-fuse, which first fuses @square into it; the second levels read the
+// partials the first ones write. Coarsened first, @xlevel0 (explicit grid) is
+// not fused with @ylevel1 beside it. Fused first instead, @ylevel1 and @xlevel0
+// become one program that is no tree level, and neither first level is
+// coarsened (@ylevel0's partials are then read by a program that is no level).
+// INPUTS:      vyre.program @square workgroup_size [64, 1, 1] {
+// INPUTS:      vyre.program @ylevel0 workgroup_size [64, 1, 1] {
+// INPUTS:      vyre.program @ylevel1 workgroup_size [64, 1, 1] {
+// INPUTS:      vyre.program @xlevel0 workgroup_size [64, 1, 1] grid [4, 1, 1] {
+// INPUTS:        vyre.loop @__vyre_coarsen_k
+// INPUTS:      vyre.program @xlevel1 workgroup_size [64, 1, 1] {
+// INPUTS-NOT:  __vyre_coarsen_k
+// TWO:         vyre.program @fused_square_ylevel0 workgroup_size [64, 1, 1] grid [4, 1, 1] {
+// TWO:           %[[A:.*]] = vyre.load @x[%{{.*}}] : ui32
+// TWO-NEXT:      vyre.mul %[[A]], %[[A]] : ui32
+// TWO:           vyre.loop @__vyre_coarsen_k
+// TWO:         vyre.program @ylevel1 workgroup_size [64, 1, 1] {
+// TWO:         vyre.program @xlevel0 workgroup_size [64, 1, 1] grid [4, 1, 1] {
+// TWO:         vyre.program @xlevel1 workgroup_size [64, 1, 1] {
+// FUSEFIRST:   vyre.program @fused_square_ylevel0 workgroup_size [64, 1, 1] {
+// FUSEFIRST:   vyre.program @fused_ylevel1_xlevel0 workgroup_size [64, 1, 1] {
+// FUSEFIRST:   vyre.program @xlevel1 workgroup_size [64, 1, 1] {
+// FUSEFIRST-NOT: __vyre_coarsen_k
+// CHECK:       vyre.program @square workgroup_size [64, 1, 1] {
+// CHECK:       vyre.program @ylevel0 workgroup_size [64, 1, 1] grid [4, 1, 1] {
+// CHECK:       vyre.program @xlevel0 workgroup_size [64, 1, 1] grid [4, 1, 1] {
+vyre.program @square workgroup_size [64, 1, 1] {
+  vyre.buffer @x binding 0 read_only : ui32[1024]
+  vyre.buffer @y binding 1 write_only : ui32[1024]
+  %i = vyre.invocation_id x
+  %a = vyre.load @x[%i] : ui32
+  %b = vyre.mul %a, %a : ui32
+  vyre.store @y[%i] = %b : ui32
+}
+// INREMARK: vyre-coarsen-reductions.mlir:[[# @LINE + 1]]:1: remark: not coarsened: left for after fusion (inputs-only): its leaf reads @y, which @square writes before it
+vyre.program @ylevel0 workgroup_size [64, 1, 1] {
+  vyre.buffer @y binding 0 read_only : ui32[1024]
+  vyre.buffer @yr0 binding 1 write_only : ui32[16]
+  vyre.buffer @tile_ylevel0 workgroup : ui32[64]
+  %i = vyre.invocation_id x
+  %l = vyre.local_id x
+  %w = vyre.workgroup_id x
+  %v = vyre.load @y[%i] : ui32
+  %n = vyre.const 1024 : ui32
+  %inside = vyre.lt %i, %n : ui32
+  %ident = vyre.const 0 : ui32
+  %vp = vyre.select %inside, %v, %ident : ui32
+  vyre.store @tile_ylevel0[%l] = %vp : ui32
+  vyre.barrier
+  %zero = vyre.const 0 : ui32
+  %ylevels = vyre.const 6 : ui32
+  %half = vyre.const 32 : ui32
+  vyre.loop @ylevel = %zero to %ylevels {
+    %k = vyre.var @ylevel : ui32
+    %stride = vyre.shr %half, %k : ui32
+    %active = vyre.lt %l, %stride : ui32
+    vyre.if %active {
+      %j = vyre.add %l, %stride : ui32
+      %a = vyre.load @tile_ylevel0[%l] : ui32
+      %b = vyre.load @tile_ylevel0[%j] : ui32
+      %s = vyre.add %a, %b : ui32
+      vyre.store @tile_ylevel0[%l] = %s : ui32
+    }
+    vyre.barrier
+  }
+  %first = vyre.eq %l, %zero : ui32
+  vyre.if %first {
+    %total = vyre.load @tile_ylevel0[%zero] : ui32
+    vyre.store @yr0[%w] = %total : ui32
+  }
+}
+// INREMARK: vyre-coarsen-reductions.mlir:[[# @LINE + 1]]:1: remark: not coarsened: left for after fusion (inputs-only): its leaf reads @yr0, which @ylevel0 writes before it
+vyre.program @ylevel1 workgroup_size [64, 1, 1] {
+  vyre.buffer @yr0 binding 0 read_only : ui32[16]
+  vyre.buffer @yout binding 1 write_only : ui32[1]
+  vyre.buffer @tile_ylevel1 workgroup : ui32[64]
+  %i = vyre.invocation_id x
+  %l = vyre.local_id x
+  %w = vyre.workgroup_id x
+  %v = vyre.load @yr0[%i] : ui32
+  %n = vyre.const 16 : ui32
+  %inside = vyre.lt %i, %n : ui32
+  %ident = vyre.const 0 : ui32
+  %vp = vyre.select %inside, %v, %ident : ui32
+  vyre.store @tile_ylevel1[%l] = %vp : ui32
+  vyre.barrier
+  %zero = vyre.const 0 : ui32
+  %ylevels = vyre.const 6 : ui32
+  %half = vyre.const 32 : ui32
+  vyre.loop @ylevel = %zero to %ylevels {
+    %k = vyre.var @ylevel : ui32
+    %stride = vyre.shr %half, %k : ui32
+    %active = vyre.lt %l, %stride : ui32
+    vyre.if %active {
+      %j = vyre.add %l, %stride : ui32
+      %a = vyre.load @tile_ylevel1[%l] : ui32
+      %b = vyre.load @tile_ylevel1[%j] : ui32
+      %s = vyre.add %a, %b : ui32
+      vyre.store @tile_ylevel1[%l] = %s : ui32
+    }
+    vyre.barrier
+  }
+  %first = vyre.eq %l, %zero : ui32
+  vyre.if %first {
+    %total = vyre.load @tile_ylevel1[%zero] : ui32
+    vyre.store @yout[%w] = %total : ui32
+  }
+}
+vyre.program @xlevel0 workgroup_size [64, 1, 1] {
+  vyre.buffer @x binding 0 read_only : ui32[1024]
+  vyre.buffer @xr0 binding 1 write_only : ui32[16]
+  vyre.buffer @tile_xlevel0 workgroup : ui32[64]
+  %i = vyre.invocation_id x
+  %l = vyre.local_id x
+  %w = vyre.workgroup_id x
+  %v = vyre.load @x[%i] : ui32
+  %n = vyre.const 1024 : ui32
+  %inside = vyre.lt %i, %n : ui32
+  %ident = vyre.const 0 : ui32
+  %vp = vyre.select %inside, %v, %ident : ui32
+  vyre.store @tile_xlevel0[%l] = %vp : ui32
+  vyre.barrier
+  %zero = vyre.const 0 : ui32
+  %xlevels = vyre.const 6 : ui32
+  %half = vyre.const 32 : ui32
+  vyre.loop @xlevel = %zero to %xlevels {
+    %k = vyre.var @xlevel : ui32
+    %stride = vyre.shr %half, %k : ui32
+    %active = vyre.lt %l, %stride : ui32
+    vyre.if %active {
+      %j = vyre.add %l, %stride : ui32
+      %a = vyre.load @tile_xlevel0[%l] : ui32
+      %b = vyre.load @tile_xlevel0[%j] : ui32
+      %s = vyre.add %a, %b : ui32
+      vyre.store @tile_xlevel0[%l] = %s : ui32
+    }
+    vyre.barrier
+  }
+  %first = vyre.eq %l, %zero : ui32
+  vyre.if %first {
+    %total = vyre.load @tile_xlevel0[%zero] : ui32
+    vyre.store @xr0[%w] = %total : ui32
+  }
+}
+// INREMARK: vyre-coarsen-reductions.mlir:[[# @LINE + 1]]:1: remark: not coarsened: left for after fusion (inputs-only): its leaf reads @xr0, which @xlevel0 writes before it
+vyre.program @xlevel1 workgroup_size [64, 1, 1] {
+  vyre.buffer @xr0 binding 0 read_only : ui32[16]
+  vyre.buffer @xout binding 1 write_only : ui32[1]
+  vyre.buffer @tile_xlevel1 workgroup : ui32[64]
+  %i = vyre.invocation_id x
+  %l = vyre.local_id x
+  %w = vyre.workgroup_id x
+  %v = vyre.load @xr0[%i] : ui32
+  %n = vyre.const 16 : ui32
+  %inside = vyre.lt %i, %n : ui32
+  %ident = vyre.const 0 : ui32
+  %vp = vyre.select %inside, %v, %ident : ui32
+  vyre.store @tile_xlevel1[%l] = %vp : ui32
+  vyre.barrier
+  %zero = vyre.const 0 : ui32
+  %xlevels = vyre.const 6 : ui32
+  %half = vyre.const 32 : ui32
+  vyre.loop @xlevel = %zero to %xlevels {
+    %k = vyre.var @xlevel : ui32
+    %stride = vyre.shr %half, %k : ui32
+    %active = vyre.lt %l, %stride : ui32
+    vyre.if %active {
+      %j = vyre.add %l, %stride : ui32
+      %a = vyre.load @tile_xlevel1[%l] : ui32
+      %b = vyre.load @tile_xlevel1[%j] : ui32
+      %s = vyre.add %a, %b : ui32
+      vyre.store @tile_xlevel1[%l] = %s : ui32
+    }
+    vyre.barrier
+  }
+  %first = vyre.eq %l, %zero : ui32
+  vyre.if %first {
+    %total = vyre.load @tile_xlevel1[%zero] : ui32
+    vyre.store @xout[%w] = %total : ui32
+  }
 }

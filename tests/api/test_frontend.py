@@ -71,6 +71,44 @@ def test_prepare_verifies_each_module_once_and_fuses_once(counted):
     assert prepared.signature == vyre_xdsl.abi.signature(prepared.source)
 
 
+def tree_texts(n: int) -> dict[str, str]:
+    """A min tree over @x (256 wide, a program per level), and the same tree beside
+    an elementwise program it does not read (`w = x * x`) and behind one (`y = x * x`,
+    the tree over @y)."""
+    from ..passes.test_coarsen_reductions import tree
+    from ..passes.test_pipeline_pass import SQUARE
+
+    square = SQUARE.format(e="ui32", n=n)
+    return {
+        "beside": square.replace("@square", "@beside").replace("@y", "@w") + tree(n, "min", "ui32"),
+        "behind": square + tree(n, "min", "ui32").replace("@x", "@y"),
+    }
+
+
+def test_prepare_coarsens_the_levels_fed_by_inputs_before_it_fuses():
+    n = 1 << 20  # 4096 workgroups of 256; coarsened: k = 4, 1024 workgroups
+    texts = tree_texts(n)
+    prepared = frontend.prepare(frontend.accept(texts["beside"]), fuse=True)
+    grids = {p.sym_name.data: p.explicit_grid for p in programs(prepared.module)}
+    # the first level reads only @x: coarsened before vyre-fuse, which keeps it apart
+    assert list(grids) == ["beside", "level0", "level1", "level2"]
+    assert list(grids["level0"]) == [1024, 1, 1]
+    assert all(p.explicit_grid is None for p in programs(prepared.source))  # a copy
+    # fed by @square: fused into it first (the backend coarsens the fused level)
+    behind = frontend.prepare(frontend.accept(texts["behind"]), fuse=True).module
+    assert [p.sym_name.data for p in programs(behind)][0] == "fused_square_level0"
+    assert all(p.explicit_grid is None for p in programs(behind))
+    # forced fusion: every program into one, nothing coarsened first
+    forced = frontend.prepare(frontend.accept(texts["beside"]), fuse="force").module
+    assert all(p.explicit_grid is None for p in programs(forced))
+    assert len(programs(forced)) < len(programs(prepared.source))
+    # the same x: both outputs as numpy computes them
+    x = np.random.default_rng(1).integers(0, 1 << 32, n, dtype=np.uint64).astype(np.uint32)
+    out = vyre_xdsl.run(texts["beside"], {"x": x}, backend="reference", fuse=True)
+    assert out["out"][0] == x.min()
+    np.testing.assert_array_equal(out["w"], x * x)
+
+
 def test_a_module_accepted_unchecked_is_checked_and_copied_once_when_prepared(counted):
     module = vyre_xdsl.parse((EXAMPLES / "axpy.mlir").read_text())
     counted["verify"].clear()

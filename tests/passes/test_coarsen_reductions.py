@@ -1067,3 +1067,70 @@ def test_reduce_then_scan_of_a_computed_leaf(backend):
     out = vyre_xdsl.run(module, {"x": x}, backend=backend)["out"]
     leaves = 2 * np.arange(n, dtype=np.uint32)
     np.testing.assert_array_equal(out, numpy_scan("add", leaves))
+
+
+# ------------------------------------------------------------- inputs-only
+
+
+def producer_and_tree(n, op, element):
+    """`y = x * x` in a program of its own, a tree over @y (levels @ylevel*,
+    result @yout), and a tree over the module input @x (result @out)."""
+    square = f"""vyre.program @square workgroup_size [256, 1, 1] {{
+  vyre.buffer @x binding 0 read_only : {element}[{n}]
+  vyre.buffer @y binding 1 write_only : {element}[{n}]
+  %i = vyre.invocation_id x
+  %a = vyre.load @x[%i] : {element}
+  %b = vyre.mul %a, %a : {element}
+  vyre.store @y[%i] = %b : {element}
+}}
+"""
+    fed = tree(n, op, element).replace("level", "ylevel").replace("@x[", "@y[")
+    fed = fed.replace("@x ", "@y ").replace("@r", "@yr").replace("@out", "@yout")
+    return square + fed + tree(n, op, element)
+
+
+def test_inputs_only_coarsens_the_levels_that_read_module_inputs(capsys):
+    n = 100_000  # 391 workgroups of 256; k = 4: 98
+    text = producer_and_tree(n, "min", "ui32")
+    module = coarsened(text, k=4, inputs_only=True, remarks=True)
+    grids_by_name = {p.sym_name.data: p.explicit_grid for p in programs(module)}
+    # only the first level of the tree over @x: its leaf reads nothing a program writes
+    assert {name for name, grid in grids_by_name.items() if grid is not None} == {"level0"}
+    assert list(grids_by_name["level0"]) == [98, 1, 1]
+    err = capsys.readouterr().err
+    assert "left for after fusion (inputs-only): its leaf reads @y, which @square writes" in err
+    assert "its leaf reads @r0, which @level0 writes before it" in err
+    assert "its leaf reads @yr0, which @ylevel0 writes before it" in err
+    # the plain pass after it coarsens the rest: the same module as the plain pass alone
+    VyreCoarsenReductionsPass(k=4).apply(Context(), module)
+    module.verify()
+    assert str(module) == str(coarsened(text, k=4))
+    x = data("ui32", n, "min", seed=4)
+    out = vyre_xdsl.run(module, {"x": x}, backend="reference")
+    assert out["out"][0] == x.min()
+    assert out["yout"][0] == (x * x).min()
+
+
+def test_inputs_only_keeps_the_float_rule(capsys):
+    text = tree(100_000, "add", "f32")
+    unchanged(text, "reassociate-floats=true", capsys, k=4, inputs_only=True)
+    allowed = coarsened(text, k=4, inputs_only=True, reassociate_floats=True)
+    assert grids(allowed)[0] is not None and grids(allowed)[1] is None
+
+
+def test_inputs_only_scans_and_reduce_then_scan():
+    n = 1 << 17  # 512 blocks of 256: the first scan level and its add-back split, k = 4
+    text = multi_scan_text(n, "ui32", "add")
+    early = coarsened(text, k=4, inputs_only=True)
+    # the scan of @x is split into reduce-then-scan with its add-back; the scan of
+    # its block totals (which the first level writes) is left for the run after fusion
+    early_grids = {p.sym_name.data: p.explicit_grid for p in programs(early)}
+    assert list(early_grids["scan0"]) == list(early_grids["add0"]) == [128, 1, 1]
+    assert early_grids["scan1"] is None and early_grids["add1"] is None
+    assert split_pairs(early)[1] == ["local1", "local2"]  # local0 is gone
+    VyreCoarsenReductionsPass(k=4).apply(Context(), early)
+    early.verify()
+    assert str(early) == str(coarsened(text, k=4))
+    x = scan_data("ui32", n, "add", seed=2)
+    out = vyre_xdsl.run(early, {"x": x}, backend="reference")["out"]
+    np.testing.assert_array_equal(out, numpy_scan("add", x))

@@ -6,6 +6,7 @@ in one stage of a run."""
 from __future__ import annotations
 
 import contextlib
+import importlib
 import io
 from collections import Counter
 
@@ -77,6 +78,7 @@ def test_pipeline_options_and_steps():
     assert names == [
         "convert-to-vyre",
         "vyre-inline",
+        "vyre-coarsen-reductions",
         "vyre-fuse",
         "vyre-coarsen-reductions",
         "vyre-split-grid-sync",
@@ -86,7 +88,10 @@ def test_pipeline_options_and_steps():
         "kernel-coarsen",
         "kernel-verify",
     ]
-    privatize, lower, verify = pass_.steps()[5], pass_.steps()[6], pass_.steps()[-1]
+    # coarsened before fusion: only the levels fed by module inputs; after it, the rest
+    before, after = pass_.steps()[2], pass_.steps()[4]
+    assert before.inputs_only is True and after.inputs_only is False
+    privatize, lower, verify = pass_.steps()[6], pass_.steps()[7], pass_.steps()[-1]
     assert lower.subgroup_size == 8 and lower.max_storage_buffers == 16
     assert verify.subgroup_size == 8 and verify.max_storage_buffers == 16
     # the pipeline privatizes as a step of its own, with the profile's workgroup storage
@@ -104,6 +109,15 @@ def test_pipeline_options_and_steps():
         "kernel-coarsen",
         "kernel-verify",
     ]
+    # without coarsening, fusion alone; forced fusion coarsens nothing before it
+    plain = VyreToKernelPass(fuse=True, coarsen_reductions=False)
+    assert [s.name for s in plain.steps()][2:4] == ["vyre-fuse", "vyre-split-grid-sync"]
+    assert [(s.name, s.force) for s in VyreToKernelPass().fusion_steps(force=True)] == [
+        ("vyre-fuse", True)
+    ]
+    # float permission reaches both runs
+    both = VyreToKernelPass(fuse=True, reassociate_floats=True).steps()
+    assert [s.reassociate_floats for s in (both[2], both[4])] == [True, True]
     assert [p.name for p in expand([VyreToKernelPass(), lower])][-2:] == [
         "kernel-verify",
         "vyre-lower",
@@ -331,6 +345,55 @@ def test_tree_reductions_are_coarsened_by_default_after_fusion():
     )
 
 
+def dispatches(text: str, **options) -> list[tuple[str, str]]:
+    """(name, grid x) of every kernel the pipeline makes of `text`."""
+    import re
+
+    from vyre_xdsl.context import parse_module, vyre_context
+
+    module = parse_module(text, "tree.mlir")
+    VyreToKernelPass(**options).apply(vyre_context(), module)
+    found = []
+    for descriptor in (op for op in module.ops if op.name == "kernel.descriptor"):
+        dispatch = next(op for op in descriptor.walk() if op.name == "kernel.dispatch")
+        grid = re.search(r" grid (?:explicit )?\[(\d+), 1, 1\]", str(dispatch))
+        assert grid is not None
+        found.append((descriptor.sym_name.data, grid.group(1)))
+    return found
+
+
+def beside(n: int, element: str = "ui32") -> str:
+    """An elementwise program the tree does not read (`w = x * x`), before it."""
+    return SQUARE.format(e=element, n=n).replace("@square", "@beside").replace("@y", "@w")
+
+
+def test_a_program_beside_the_first_level_does_not_stop_its_coarsening():
+    from .test_coarsen_reductions import tree
+
+    n = 1 << 20  # 4096 workgroups of 256; coarsened: k = 4, 1024 workgroups
+    module = beside(n) + tree(n, "min", "ui32")
+    # the level reads only the module input @x: coarsened before vyre-fuse, whose
+    # explicit grid keeps @beside apart (vectorized: 4 elements per invocation)
+    assert dispatches(module, fuse=True) == [
+        ("beside", "1024"),
+        ("level0", "1024"),
+        ("level1", "16"),
+        ("level2", "1"),
+    ]
+    # not coarsened first, @beside fuses into the level, which is no tree level then
+    assert dispatches(module, fuse=True, coarsen_reductions=False)[0] == (
+        "fused_beside_level0",
+        "4096",
+    )
+    # float add: the rule is unchanged (only with permission), before fusion too
+    floats = beside(n, "f32") + tree(n, "add", "f32")
+    assert dispatches(floats, fuse=True)[0] == ("fused_beside_level0", "4096")
+    assert dispatches(floats, fuse=True, reassociate_floats=True)[:2] == [
+        ("beside", "1024"),
+        ("level0", "1024"),
+    ]
+
+
 @pytest.mark.parametrize("backend", ["reference", "wgpu"])
 def test_fused_and_coarsened_producer_and_tree_agree_with_numpy(backend):
     import numpy as np
@@ -345,3 +408,82 @@ def test_fused_and_coarsened_producer_and_tree_agree_with_numpy(backend):
     assert first_dispatch(behind, fuse=True) == ("fused_square_level0", "1025")
     out = vyre_xdsl.run(behind, {"x": x}, backend=backend, fuse=True)["out"]
     assert out[0] == np.add.reduce(x * x, dtype=np.uint32)
+
+
+def lowered_run(kernel_ir: str, x) -> dict:
+    """Run the kernel IR `vyre-opt -p vyre-to-kernel` printed on wgpu (every buffer
+    but @x starts zeroed); every buffer it binds comes back."""
+    import numpy as np
+
+    from vyre_xdsl.backends.wgsl.compile import compile_module
+    from vyre_xdsl.context import parse_module
+
+    # the module, not the `execute` function the package exports under its name
+    execute = importlib.import_module("vyre_xdsl.runtime.execute")
+    kernels = compile_module(parse_module(kernel_ir, "lowered.mlir"))
+    counts = {b.name: b.count for k in kernels for b in k.bindings}
+    buffers = {name: np.zeros(count, np.uint32) for name, count in counts.items()}
+    buffers["x"] = x
+    return execute.run_kernels(kernels, buffers, uploads={"x"})
+
+
+@pytest.mark.parametrize("case", ["tree", "producer", "beside"])
+@pytest.mark.parametrize("backend", ["reference", "wgpu"])
+def test_two_phase_coarsening_agrees_with_numpy(backend, case, tmp_path):
+    """A tree alone, behind a producer (fused into its first level, then
+    coarsened) and beside an independent program (coarsened first, kept apart):
+    every output equals numpy's, through `vyre_xdsl.compile(..., fuse=True)` and
+    through `vyre-opt -p 'vyre-to-kernel{fuse=true}'`, and the tree is coarsened."""
+    import numpy as np
+
+    import vyre_xdsl
+
+    from .test_coarsen_reductions import tree
+
+    n = (1 << 19) + 77  # 2049 workgroups: k = 2 and a padded last workgroup
+    x = np.random.default_rng(5).integers(0, 1 << 32, n, dtype=np.uint64).astype(np.uint32)
+    text = {
+        "tree": tree(n, "add", "ui32"),
+        "producer": SQUARE.format(e="ui32", n=n) + tree(n, "add", "ui32").replace("@x", "@y"),
+        "beside": beside(n) + tree(n, "add", "ui32"),
+    }[case]
+    square = x * x  # wrapping, as ui32 mul
+    expected = {"out": np.add.reduce(square if case == "producer" else x, dtype=np.uint32)}
+    if case == "beside":
+        expected["w"] = square
+    level = "fused_square_level0" if case == "producer" else "level0"
+
+    # the API: the front end runs the pipeline's fusion steps, the backend the rest
+    exe = vyre_xdsl.compile(text, backend=backend, fuse=True)
+    out = exe.run({"x": x})
+    assert sorted(out) == sorted(expected)
+    for name, want in expected.items():
+        np.testing.assert_array_equal(np.asarray(out[name]).reshape(-1), want, err_msg=name)
+    if backend == "wgpu":
+        grids = {kernel.source: kernel.static_grid[0] for kernel in exe.compiled.kernels}
+        assert grids[level] == 1025  # coarsened by 2
+        assert (case == "beside") == ("beside" in grids)  # a kernel of its own
+    elif case != "producer":  # input-fed: coarsened by the front end, before fusion
+        (first,) = [p for p in exe.module.ops if p.sym_name.data == level]
+        assert first.explicit_grid is not None and list(first.explicit_grid) == [1025, 1, 1]
+
+    # vyre-opt: the whole pipeline; the reference runs its vyre IR after the last
+    # coarsening (what vyre-lower then lowers), wgpu its kernel IR
+    source = tmp_path / "in.mlir"
+    source.write_text(text)
+    pipeline = "vyre-to-kernel{fuse=true}"
+    status, kernel_ir, err = opt(
+        source, "-p", pipeline, "--mlir-print-ir-after=vyre-coarsen-reductions"
+    )
+    assert status == 0, err
+    dumps = err.split("// -----// IR Dump After vyre-coarsen-reductions //----- //")
+    assert len(dumps) == 3  # before and after fusion
+    if backend == "reference":
+        out = vyre_xdsl.run(dumps[-1], {"x": x}, backend="reference")
+    else:
+        out = lowered_run(kernel_ir, x)
+    for name, want in expected.items():
+        np.testing.assert_array_equal(np.asarray(out[name]).reshape(-1), want, err_msg=name)
+    assert f"vyre.program @{level} workgroup_size [256, 1, 1] grid [1025, 1, 1]" in dumps[-1]
+    first_run_coarsened = "@level0 workgroup_size [256, 1, 1] grid [1025, 1, 1]" in dumps[1]
+    assert first_run_coarsened == (case != "producer")

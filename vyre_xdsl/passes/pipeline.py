@@ -15,13 +15,18 @@ The steps, in order (each one a pass of its own, in its own file):
    then `vyre-tile` (only with `tile=true`): naive matrix products tiled
    through workgroup memory with register blocking;
 3. `vyre-fuse` (only with `fuse=true`): runs of programs fused where the cost
-   model says fusion wins;
-   then `vyre-coarsen-reductions` (unless `coarsen-reductions=false`): each
-   workgroup tree reduction level and block scan takes k elements per
-   invocation, on a grid k times smaller (float add/mul ones only with
-   `reassociate-floats=true` or the program attribute `{reassociate}`); after
-   fusion, so that an elementwise producer fused into a tree's first level is
-   coarsened with it;
+   model says fusion wins; around it `vyre-coarsen-reductions` (unless
+   `coarsen-reductions=false`): each workgroup tree reduction level and block
+   scan takes k elements per invocation, on a grid k times smaller (float
+   add/mul ones only with `reassociate-floats=true` or the program attribute
+   `{reassociate}`). With `fuse=true` it runs twice: before fusion
+   (`inputs-only=true`) on the levels whose leaf reads only module inputs
+   (buffers no earlier program writes: no producer can fuse into them, and
+   coarsened, with an explicit grid, they are not fused with an independent
+   neighbour either), after fusion on the rest, so that an elementwise
+   producer fused into a tree's first level is coarsened with it. These steps
+   are `fusion_steps()`, which the API's front end runs for `fuse=True`
+   before the backend runs the rest;
 4. `vyre-split-grid-sync`: each program with `grid_sync` barriers replaced by
    its parts, one program (one dispatch) each;
 5. `vyre-privatize-atomics` (unless `privatize-atomics=false`): each
@@ -83,8 +88,8 @@ from vyre_xdsl.target_profile import ProfilePass, TargetProfile
 @dataclass(frozen=True)
 class VyreToKernelPass(ProfilePass):
     """The whole pipeline from vyre programs (or standard MLIR) to verified kernel
-    descriptors: convert-to-vyre, vyre-inline, vyre-fuse (with fuse=true),
-    vyre-coarsen-reductions, vyre-split-grid-sync, vyre-privatize-atomics, vyre-lower,
+    descriptors: convert-to-vyre, vyre-inline, vyre-coarsen-reductions{inputs-only=true}
+    and vyre-fuse (with fuse=true: `fusion_steps`), vyre-coarsen-reductions, vyre-split-grid-sync, vyre-privatize-atomics, vyre-lower,
     kernel-elide-clears, kernel-vectorize, kernel-coarsen, kernel-verify."""
 
     name = "vyre-to-kernel"
@@ -95,8 +100,8 @@ class VyreToKernelPass(ProfilePass):
     privatize_atomics: bool = True
     #: mark the bindings a run need not zero first (kernel-elide-clears)
     elide_clears: bool = True
-    #: coarsen workgroup tree reductions and block scans (vyre-coarsen-reductions),
-    #: after fusion
+    #: coarsen workgroup tree reductions and block scans (vyre-coarsen-reductions):
+    #: with fuse=true the levels fed only by module inputs before fusion, the rest after
     coarsen_reductions: bool = True
     #: let vyre-coarsen-reductions regroup float add/mul reductions
     reassociate_floats: bool = False
@@ -111,7 +116,7 @@ class VyreToKernelPass(ProfilePass):
         """The passes this pipeline runs, in order."""
         profile = {f.name: getattr(self, f.name) for f in fields(ProfilePass)}
         lower = VyreLowerPass(**profile, privatize_atomics=False, elide_clears=False, verify=False)
-        fuse = [VyreFusePass()] if self.fuse else []
+        fuse = self.fusion_steps() if self.fuse else ()
         privatize = (
             [VyrePrivatizeAtomicsPass(max_workgroup_storage=self.max_workgroup_storage)]
             if self.privatize_atomics
@@ -140,6 +145,26 @@ class VyreToKernelPass(ProfilePass):
             *coarsen,
             KernelVerifyPass(**profile),
         )
+
+    def fusion_steps(self, force: bool = False) -> tuple[ModulePass, ...]:
+        """The steps that fuse, in order (those `fuse=true` adds): the levels fed
+        only by module inputs coarsened first (`vyre-coarsen-reductions{inputs-only=true}`,
+        unless `coarsen-reductions=false`), then `vyre-fuse`. The rest of the
+        coarsening follows (`steps()`). `force`: every program fused into one
+        (`vyre-fuse{force=true}`), nothing coarsened before (a coarsened level
+        would stay apart)."""
+        if force:
+            return (VyreFusePass(force=True),)
+        before = (
+            [
+                VyreCoarsenReductionsPass(
+                    inputs_only=True, reassociate_floats=self.reassociate_floats
+                )
+            ]
+            if self.coarsen_reductions
+            else []
+        )
+        return (*before, VyreFusePass())
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         run_steps(ctx, op, self.steps())

@@ -6,6 +6,7 @@ consecutive elements, and the grid shrinks by k.
 vyre-opt -p vyre-coarsen-reductions in.mlir
 vyre-opt -p 'vyre-coarsen-reductions{k=16}' in.mlir
 vyre-opt -p 'vyre-coarsen-reductions{reassociate-floats=true remarks=true}' in.mlir
+vyre-opt -p 'vyre-coarsen-reductions{inputs-only=true},vyre-fuse,vyre-coarsen-reductions' in.mlir
 vyre-opt -p 'vyre-to-wgsl{coarsen-reductions=true}' -t wgsl in.mlir
 ```
 
@@ -88,6 +89,30 @@ max-k dividing W that leaves min-workgroups and keeps the workgroup memory
 within the 16384 bytes every device has (k = 8 for W = 256, f32); the grid
 folds into y past 65535 workgroups.
 
+Before and after fusion. `inputs-only=true` rewrites only the levels (tree
+levels and scan levels) whose leaf reads nothing but module inputs: buffers
+that no earlier program writes (stores or atomics). No producer can fuse into
+such a level, but an independent program next to it can (`vyre-fuse` merges
+it horizontally for the launch it saves), and the merged program is no tree
+level any more. Coarsened, the level has an explicit grid, which `vyre-fuse`
+never fuses. A level fed by an earlier program (`y = x * x`, then the tree
+over `y`) is left for a run of the plain pass after fusion, which first merges
+the producer into it (its leaf becomes `x[i] * x[i]`): the pipeline with
+`fuse=true` runs `vyre-coarsen-reductions{inputs-only=true}`, `vyre-fuse`,
+`vyre-coarsen-reductions` (docs/cli.md). With `remarks=true` a level left for
+later says so. The levels after the first of a tree read the partials an
+earlier level writes, so they are left for the second run too, which finds
+the first level already coarsened (it has an explicit grid: no tree level)
+and judges the rest as usual.
+
+```mlir
+// vyre-coarsen-reductions{inputs-only=true}: @level0 coarsened, @level0y not
+vyre.program @beside ...  { w[i] = x[i] * x[i] }   // stays apart after vyre-fuse
+vyre.program @level0 ...  { leaf x[i] ... }         // grid [1024, 1, 1]: coarsened now
+vyre.program @square ...  { y[i] = x[i] * x[i] }   // fuses into @level0y, which the
+vyre.program @level0y ... { leaf y[i] ... }         // plain pass coarsens after vyre-fuse
+```
+
 Reduce-then-scan. When a scan level's block scans (`@local`) are an
 intermediate that only one later program reads, and that program is the
 add-back `dst[i] = local[i] op carried[i / W - 1]` (block 0: the identity;
@@ -124,6 +149,7 @@ from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 
+from vyre_xdsl.analysis.accesses import buffers_written
 from vyre_xdsl.analysis.locals import declared_local_names
 from vyre_xdsl.analysis.reductions import (
     AddBack,
@@ -216,6 +242,9 @@ class VyreCoarsenReductionsPass(ModulePass):
     min_workgroups: int = 1024
     #: allow float add and mul reductions to be regrouped (changes rounding)
     reassociate_floats: bool = False
+    #: rewrite only the levels whose leaf reads module inputs (buffers no earlier
+    #: program writes): the run before vyre-fuse
+    inputs_only: bool = False
     #: print a located `remark:` on stderr for each program left alone, and why
     remarks: bool = False
 
@@ -243,8 +272,12 @@ class VyreCoarsenReductionsPass(ModulePass):
                     if level == scan
                     else f"not a workgroup tree reduction ({level}) nor a workgroup scan ({scan})"
                 )
+        fed = self.fed_levels(progs, [*levels.values(), *scans]) if self.inputs_only else {}
+        refusals.update(fed)
         plans: list[tuple[TreeLevel, int, int]] = []
         for program, level in levels.items():
+            if program in fed:
+                continue
             why = self._refusal(level, levels, progs)
             if isinstance(why, str):
                 refusals[program] = why
@@ -252,6 +285,8 @@ class VyreCoarsenReductionsPass(ModulePass):
                 plans.append((level, *why))
         scan_plans: list[tuple[ScanLevel, int, int]] = []
         for scan in scans:
+            if scan.program in fed:
+                continue
             why = self.scan_plan(scan)
             if isinstance(why, str):
                 refusals[scan.program] = why
@@ -281,6 +316,34 @@ class VyreCoarsenReductionsPass(ModulePass):
                     print_remark(program, f"not coarsened: {refusals[program]}")
                 elif program in notes:
                     print_remark(program, f"scan not split into reduce-then-scan: {notes[program]}")
+
+    @staticmethod
+    def fed_levels(
+        progs: Sequence[ProgramOp], found: Sequence[TreeLevel | ScanLevel]
+    ) -> dict[ProgramOp, str]:
+        """The levels among `found` whose leaf reads a buffer that an earlier
+        program writes, each with the remark that says so: what `inputs-only`
+        leaves for the run after fusion."""
+        writer: dict[str, ProgramOp] = {}  # buffer -> the last program so far writing it
+        earlier: dict[ProgramOp, dict[str, ProgramOp]] = {}
+        for program in progs:
+            earlier[program] = dict(writer)
+            writer.update(dict.fromkeys(buffers_written(program), program))
+        fed: dict[ProgramOp, str] = {}
+        for level in found:
+            before = earlier[level.program]
+            reads = sorted(
+                op.buffer_name
+                for op in level.leaf_ops
+                if isinstance(op, LoadOp) and op.buffer_name in before
+            )
+            if reads:
+                by = before[reads[0]].sym_name.data
+                fed[level.program] = (
+                    f"left for after fusion (inputs-only): its leaf reads @{reads[0]}, "
+                    f"which @{by} writes before it"
+                )
+        return fed
 
     def leaves_unchanged(self, op: ModuleOp) -> bool:
         """No program has both a workgroup buffer and a barrier (every tree level
