@@ -49,6 +49,29 @@ def test_a_fresh_campaign_finds_nothing():
 # ---------------------------------------------------------------- the scale probes
 
 
+def test_the_scale_nests_stay_within_the_reference_runs_iteration_limit():
+    """A probe of scale must not be refused as "large": three loops of 16 trips
+    (4096 iterations per invocation) passed the reference run's limit, which
+    failed about one fresh campaign in twenty."""
+    import math
+
+    for seed in range(2000):
+        trips = fuzz.scale_nest_trips(random.Random(seed))
+        assert 48 <= len(trips) <= 64
+        assert math.prod(trips) <= fuzz.SCALE_NEST_ITERATIONS, trips
+        assert trips == sorted(trips, key=lambda trip: trip > 1)  # the long loops innermost
+
+
+def test_the_largest_scale_nest_runs_on_the_reference_backend():
+    """The worst nest the bound allows (two loops of 16, one of 2) is accepted."""
+    trips = [1] * 61 + [2, 16, 16]
+    with fuzz.time_limit(fuzz.Campaign(0).scale_limit):
+        outcome, detail, _ = fuzz.check_text(
+            generators.deep_nest_text(trips), np.random.default_rng(0), [], bundle_sample=0.0
+        )
+    assert outcome == "accepted", detail
+
+
 def test_a_nest_at_the_depth_limit_goes_through_the_pipeline_in_time():
     """64 nested loops, one of 16 trips: parse, lower, fuse, WGSL, vyre-compile
     and the reference run, within the campaign's CPU limit for a scale probe."""

@@ -46,6 +46,7 @@ import argparse
 import contextlib
 import io
 import json
+import math
 import multiprocessing
 import os
 import pathlib
@@ -593,6 +594,27 @@ class Report:
 class CaseTimeout(BaseException):
     """Raised by the per-case alarm (a BaseException so that `except Exception` in
     the code under test does not swallow it)."""
+
+
+#: the most iterations per invocation a scale probe's loop nest runs: well
+#: within the reference run's iteration limit, so a probe is never "large"
+SCALE_NEST_ITERATIONS = 512
+
+
+def scale_nest_trips(rng: random.Random) -> list[int]:
+    """The trip counts of a scale probe's loop nest, outermost first: 48-64
+    loops of one trip, up to three of them made 2 or 16, those innermost
+    (outside, they would run every one-trip loop inside them that many times),
+    and at most `SCALE_NEST_ITERATIONS` iterations in all (three loops of 16,
+    4096 iterations, passed the reference run's limit: a "large" outcome, not a
+    probe of scale)."""
+    trips = [1] * rng.randint(48, 64)
+    for _ in range(rng.randint(0, 3)):
+        trips[rng.randrange(len(trips))] = rng.choice((2, 16))
+    while math.prod(trips) > SCALE_NEST_ITERATIONS:
+        trips[trips.index(16)] = 2
+    trips.sort(key=lambda trip: trip > 1)
+    return trips
 
 
 @contextlib.contextmanager
@@ -1313,13 +1335,7 @@ class Campaign:
         np_rng = np.random.default_rng(rng.randrange(2**32))
         for n in range(self.scale_cases):
             if n % 2 == 0:
-                trips = [1] * rng.randint(48, 64)
-                for _ in range(rng.randint(0, 3)):
-                    trips[rng.randrange(len(trips))] = rng.choice((2, 16))
-                # the loops of several trips innermost: outside, they would run every
-                # one-trip loop inside them that many times, past the reference
-                # run's iteration limit (a "large" outcome, not a probe of scale)
-                trips.sort(key=lambda trip: trip > 1)
+                trips = scale_nest_trips(rng)
                 origin, text = f"deep_nest_text({trips})", deep_nest_text(trips)
                 sample = BUNDLE_SAMPLE
             else:
