@@ -33,6 +33,7 @@ open("out.vkb", "wb").write(envelope.bundle_bytes())
 from __future__ import annotations
 
 import attrs
+from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 
 from vyre_xdsl.backends.wgsl.kernel_module import WgslKernel
@@ -60,7 +61,7 @@ from vyre_xdsl.megakernel.envelope import (
 )
 from vyre_xdsl.megakernel.graph import ProgramGraph
 from vyre_xdsl.megakernel.planner import fuse_group, plan
-from vyre_xdsl.passes.vyre_inline import inlined
+from vyre_xdsl.passes.pipeline import VyreToKernelPass, run_steps
 from vyre_xdsl.program_text import ProgramTextError, canonical_program_text, parse_program_text
 from vyre_xdsl.target_profile import DEFAULT_PROFILE, TargetProfile
 
@@ -126,13 +127,38 @@ def profile_record(profile: TargetProfile) -> ProfileRecord:
     )
 
 
-def compile_module(module: ModuleOp, profile: TargetProfile = DEFAULT_PROFILE) -> ArtifactEnvelope:
-    """Plan, fuse, lower and emit `module`: its artifact with the WGSL payload attached."""
+def compile_module(
+    module: ModuleOp,
+    profile: TargetProfile = DEFAULT_PROFILE,
+    coarsen_reductions: bool = True,
+    reassociate_floats: bool = False,
+) -> ArtifactEnvelope:
+    """Plan, fuse, lower and emit `module`: its artifact with the WGSL payload
+    attached. The options are the pipeline's (`planned_artifact`)."""
     verify_module(module)
-    graph = ProgramGraph.from_module(inlined(module))
-    artifact = build_artifact(graph, plan(graph, profile=profile))
+    artifact = planned_artifact(module, profile, coarsen_reductions, reassociate_floats)
     payload = compile_selected_modules(artifact, profile, shapes=memref_shapes(module))
     return ArtifactEnvelope(artifact).attach_target_payload(payload)
+
+
+def planned_artifact(
+    module: ModuleOp,
+    profile: TargetProfile = DEFAULT_PROFILE,
+    coarsen_reductions: bool = True,
+    reassociate_floats: bool = False,
+) -> Artifact:
+    """The planned artifact of a verified `module` (left unchanged): its programs
+    after the pipeline's planning steps (`VyreToKernelPass.planning_steps`:
+    `vyre-inline`, then `vyre-coarsen-reductions` on every tree and scan level),
+    planned for `profile`. The artifact's node programs are those programs, so
+    a bundle re-derived from them needs no step again."""
+    pipeline = VyreToKernelPass(
+        coarsen_reductions=coarsen_reductions, reassociate_floats=reassociate_floats
+    )
+    planned = module.clone()
+    run_steps(Context(), planned, pipeline.planning_steps())
+    graph = ProgramGraph.from_module(planned)
+    return build_artifact(graph, plan(graph, profile=profile))
 
 
 def compile_selected_modules(

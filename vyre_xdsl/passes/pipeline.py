@@ -45,6 +45,12 @@ The steps, in order (each one a pass of its own, in its own file):
 Every choice a backend prints by is then recorded in the kernel IR: the WGSL
 printer decides nothing itself.
 
+A megakernel build (`vyre-compile`) plans its own fusion groups in place of
+`vyre-fuse`: it runs `planning_steps()` (`vyre-inline`, then
+`vyre-coarsen-reductions` on every level, since each group is lowered alone)
+before its planner, and the pipeline's `steps()` (without `vyre-fuse`) on
+each group after it.
+
 `vyre-to-wgsl` is the same pipeline under the name of its usual destination;
 the WGSL itself is printed by the `-t wgsl` target. The profile options are
 `vyre-lower`'s; their defaults form the portable profile (the WebGPU default
@@ -165,6 +171,21 @@ class VyreToKernelPass(ProfilePass):
             else []
         )
         return (*before, VyreFusePass())
+
+    def planning_steps(self) -> tuple[ModulePass, ...]:
+        """The steps a megakernel build runs before its planner, which takes
+        `vyre-fuse`'s place (`vyre-compile`): `vyre-inline`, then
+        `vyre-coarsen-reductions` on every level (unless `coarsen-reductions=false`).
+        The planner's fusion groups are lowered one at a time, and a group does not
+        see the later levels of its tree, so every level is coarsened before
+        planning, a level fed by an elementwise producer too (the producer then
+        stays a program of its own)."""
+        reductions = (
+            [VyreCoarsenReductionsPass(reassociate_floats=self.reassociate_floats)]
+            if self.coarsen_reductions
+            else []
+        )
+        return (VyreInlinePass(), *reductions)
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         run_steps(ctx, op, self.steps())

@@ -59,6 +59,16 @@ def argument_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--max-storage-buffers", type=int, default=32, help="storage buffers per shader stage"
     )
+    parser.add_argument(
+        "--no-coarsen-reductions",
+        action="store_true",
+        help="leave workgroup tree reductions and block scans as written",
+    )
+    parser.add_argument(
+        "--reassociate-floats",
+        action="store_true",
+        help="let the coarsening regroup float add/mul reductions and scans",
+    )
     return parser
 
 
@@ -75,13 +85,15 @@ def default_output(path: str) -> str:
 
 def compile_command(args: argparse.Namespace) -> dict[str, bytes]:
     """The files to write, by path (nothing is written here)."""
+    from vyre_xdsl.conversion import memref_shapes
     from vyre_xdsl.dialects.vyre import programs
-    from vyre_xdsl.megakernel.artifact import build_artifact
-    from vyre_xdsl.megakernel.compile import TargetCompileError, compile_selected_modules
+    from vyre_xdsl.megakernel.compile import (
+        TargetCompileError,
+        compile_selected_modules,
+        planned_artifact,
+    )
     from vyre_xdsl.megakernel.dot import plan_dot
     from vyre_xdsl.megakernel.envelope import ArtifactEnvelope
-    from vyre_xdsl.megakernel.graph import ProgramGraph
-    from vyre_xdsl.megakernel.planner import plan
     from vyre_xdsl.target_profile import TargetProfile
 
     output = args.output
@@ -93,8 +105,12 @@ def compile_command(args: argparse.Namespace) -> dict[str, bytes]:
         subgroup_size=args.subgroup_size, max_storage_buffers=args.max_storage_buffers
     )
     module = load_module(args.file)
-    graph = ProgramGraph.from_module(module)
-    artifact = build_artifact(graph, plan(graph, profile=profile))
+    artifact = planned_artifact(
+        module,
+        profile,
+        coarsen_reductions=not args.no_coarsen_reductions,
+        reassociate_floats=args.reassociate_floats,
+    )
     files: dict[str, bytes] = {}
     if args.plan_dot is not None:
         files[args.plan_dot] = plan_dot(artifact).encode()
@@ -102,7 +118,7 @@ def compile_command(args: argparse.Namespace) -> dict[str, bytes]:
         files[args.artifact] = artifact.to_bytes()
     if output is not None:
         try:
-            payload = compile_selected_modules(artifact, profile)
+            payload = compile_selected_modules(artifact, profile, shapes=memref_shapes(module))
         except TargetCompileError as error:
             raise located_compile_error(error, programs(module)) from None
         files[output] = ArtifactEnvelope(artifact).attach_target_payload(payload).bundle_bytes()
