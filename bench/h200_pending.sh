@@ -1,0 +1,77 @@
+#!/usr/bin/env bash
+# The measurements that wait for an NVIDIA GPU, in two parts that each fit one
+# 10-minute device call. Every step has its own time limit, writes its output
+# to OUT/<step>.txt (and OUT/<step>.json where the script can), and a step that
+# fails or runs out of time does not stop the next one.
+#
+#   bash bench/h200_pending.sh optimizing OUT   # scan, public chain, bounds, kernel variants, bundles
+#   bash bench/h200_pending.sh runtime OUT      # small runs, repeated runs, the workloads table
+#
+# On a machine without the Vulkan loader or the Python packages, it first
+# unpacks .gl/*.deb and installs .whl/*.whl (docs/performance.md, "Measuring on
+# a GPU machine") when those folders exist. It refuses to time anything unless
+# the adapter is an NVIDIA GPU via Vulkan (not llvmpipe).
+set -u
+part=${1:?usage: h200_pending.sh optimizing|runtime OUT}
+out=${2:?usage: h200_pending.sh optimizing|runtime OUT}
+root=$(cd "$(dirname "$0")/.." && pwd)
+mkdir -p "$out"
+
+if [ -d "$root/.gl" ] && ! ldconfig -p | grep -q libvulkan.so.1; then
+    for deb in "$root"/.gl/*.deb; do dpkg -x "$deb" /; done
+    ldconfig
+fi
+if [ -d "$root/.whl" ]; then
+    python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
+        --target /tmp/site "$root"/.whl/*.whl
+    export PYTHONPATH=/tmp/site:$root
+else
+    export PYTHONPATH=$root
+fi
+export WGPU_BACKEND_TYPE=Vulkan PYTHONUNBUFFERED=1 VYRE_CACHE_DIR=off
+cd "$root/bench"
+
+{ date -u; nvidia-smi --query-gpu=name,driver_version --format=csv,noheader; } > "$out/machine.txt" 2>&1
+python3 - > "$out/adapter.txt" 2>&1 <<'EOF'
+import wgpu
+adapter = wgpu.gpu.request_adapter_sync(power_preference="high-performance")
+print(adapter.summary)
+EOF
+if ! grep -q "NVIDIA.*Vulkan" "$out/adapter.txt"; then
+    echo "not an NVIDIA adapter via Vulkan:" && cat "$out/adapter.txt"
+    exit 1
+fi
+cat "$out/machine.txt" "$out/adapter.txt"
+
+step() {  # step NAME SECONDS COMMAND...
+    local name=$1 limit=$2
+    shift 2
+    local start=$SECONDS
+    echo "== $name: $*"
+    timeout "$limit" "$@" > "$out/$name.txt" 2>&1
+    local status=$?
+    echo "== $name: exit $status after $((SECONDS - start)) s"
+    tail -n 25 "$out/$name.txt"
+}
+
+case $part in
+optimizing)
+    step scan 150 python3 coarsen_reductions.py --kinds scan --log2n 28 --reps 9 --warmup 3 \
+        --json "$out/scan.json"
+    step bounds 150 python3 submission_bounds.py --rounds 9 --chain-log2n 28 --json "$out/bounds.json"
+    step chain_variants 120 python3 chain_kernel_variants.py --log2n 28 --rounds 9 --warmup 2 \
+        --json "$out/chain_variants.json"
+    step megakernel_trees 90 python3 megakernel_trees.py --log2n 26 --reps 9 \
+        --json "$out/megakernel_trees.json"
+    ;;
+runtime)
+    step small_runs 150 python3 small_runs.py --parts small --batches 7 --json "$out/small_runs.json"
+    step repeated_runs 120 python3 repeated_runs.py --rounds 4 --json "$out/repeated_runs.json"
+    step workloads 300 python3 workloads.py --log2n 28 --hist-log2n 26 --reps 7 --chain-public \
+        --json "$out/workloads.json"
+    ;;
+*)
+    echo "unknown part $part (optimizing or runtime)"
+    exit 2
+    ;;
+esac
