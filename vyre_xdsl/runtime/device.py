@@ -357,6 +357,8 @@ class GpuDevice:
     pending: Batch | None = field(default=None, init=False)
     #: batches submitted whose checks have not run yet, oldest first
     in_flight: list[Batch] = field(default_factory=list, init=False)
+    #: data queued by `write_buffer` that no submit has flushed yet
+    queued_writes: bool = field(default=False, init=False)
     #: runs recorded so far (numbers the runs in trap messages)
     runs: int = field(default=0, init=False)
 
@@ -477,12 +479,31 @@ class GpuDevice:
             try:
                 batch.end_pass()
                 self.device.queue.submit([batch.encoder.finish()])
+                self.queued_writes = False
             except Exception:  # an invalid encoder: nothing of the batch ran
                 _run_all(batch.checks, check=False)
                 raise
             finally:
                 self.pool.submitted()
             self.in_flight.append(batch)
+
+    def write_buffer(self, buffer, data) -> None:
+        """Queue `data` (bytes) for the start of `buffer`: written before the
+        commands of the next submit (`flush_queued_writes` before a read)."""
+        with self.lock:
+            self.device.queue.write_buffer(buffer, 0, data)
+            self.queued_writes = True
+
+    def flush_queued_writes(self) -> None:
+        """Submit an empty command buffer if data queued by `write_buffer` waits
+        for a submit. Call it before mapping a buffer for reading: wgpu-native
+        maps a buffer that no submitted command uses at once, and one of them
+        written by `write_buffer` would show its old contents."""
+        with self.lock:
+            if not self.queued_writes:
+                return
+            self.device.queue.submit([self.device.create_command_encoder().finish()])
+            self.queued_writes = False
 
     def discard_pending(self) -> None:
         """Drop the pending batch unsubmitted (its encoder failed validation)."""

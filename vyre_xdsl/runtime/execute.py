@@ -58,6 +58,7 @@ from vyre_xdsl.backends.wgsl.kernel_module import WgslBinding, WgslKernel
 from vyre_xdsl.diagnostics import VyreError
 from vyre_xdsl.dispatch import checked_indirect_grid
 from vyre_xdsl.runtime.arrays import DeviceArray
+from vyre_xdsl.runtime.buffer_map import READ, WRITE, BufferMap
 from vyre_xdsl.runtime.device import (
     MAPPABLE_STORAGE_USAGE,
     STAGING_USAGE,
@@ -160,30 +161,12 @@ class _Staged:
     name: str
     staging: object
     nbytes: int
-    mapping: object = None  # the promise of a map started before the wait (`_start_reading`)
+    mapping: BufferMap | None = None  # a map started before the wait (`_start_reading`)
 
 
 #: map readback buffers before the one wait for the batch, on devices that gain
 #: from it (`GpuDevice.maps_before_wait`); False: map each after the wait
 MAP_BEFORE_WAIT = True
-
-
-def _start_map(buffer):
-    """Start mapping `buffer` for reading; the device wait that finishes its
-    batch resolves the map (wgpu fires map callbacks when it polls)."""
-    import wgpu
-
-    return buffer.map_async(wgpu.MapMode.READ, 0, buffer.size)
-
-
-def _settle(buffer, mapping) -> None:
-    """Leave `buffer` unmapped after a map started on it (waiting for the map first)."""
-    try:
-        mapping.sync_wait()
-    except Exception:  # a failed map leaves the buffer unmapped
-        return
-    if buffer.map_state == "mapped":
-        buffer.unmap()
 
 
 def _start_reading(gpu: GpuDevice, run: _Run, stages: list[_Staged]) -> None:
@@ -192,9 +175,10 @@ def _start_reading(gpu: GpuDevice, run: _Run, stages: list[_Staged]) -> None:
     device wait finishes the batch and resolves every map."""
     if not (MAP_BEFORE_WAIT and gpu.maps_before_wait):
         return
+    gpu.flush_queued_writes()
     for stage in stages:
         if stage.nbytes and stage.mapping is None:
-            stage.mapping = _start_map(stage.staging)
+            stage.mapping = BufferMap(gpu.device, stage.staging, READ)
             run.mapped.append(stage)
     for batch in gpu.in_flight:
         if batch.trap_log is not None:
@@ -1053,12 +1037,12 @@ class TrapLog(Check):
         self.chunks: list[list] = []  # [staging buffer, bytes used]
         # (run label or None for a run that waits for itself, plan, chunk, offset, repeat)
         self.records: list[tuple[str | None, _Plan, list, int, int]] = []
-        self.mappings: list | None = None  # maps of the chunks started before the wait
+        self.mappings: list[BufferMap] | None = None  # maps started before the wait
 
     def start_reading(self) -> None:
         """Map the chunks now (after the submit), to be resolved by the next wait."""
         if self.mappings is None:
-            self.mappings = [_start_map(buffer) for buffer, _ in self.chunks]
+            self.mappings = [BufferMap(self.gpu.device, b, READ) for b, _ in self.chunks]
 
     def record(self, encoder, plan: _Plan, sidecar, label: str | None, repeat: int = 1) -> None:
         nbytes = repeat * plan.traps * plan.stride
@@ -1072,19 +1056,13 @@ class TrapLog(Check):
         chunk[1] += nbytes
 
     def check(self) -> None:
-        import wgpu
-
         words = {}
         for index, (buffer, used) in enumerate(self.chunks):
             if self.mappings is not None:
-                self.mappings[index].sync_wait()
+                buffer_map = self.mappings[index]
             else:
-                buffer.map_sync(wgpu.MapMode.READ, 0, buffer.size)
-            try:
-                mapped = buffer.read_mapped(0, used, copy=False)
-                words[id(buffer)] = np.frombuffer(mapped, np.uint32).copy()
-            finally:
-                buffer.unmap()
+                buffer_map = BufferMap(self.gpu.device, buffer, READ)
+            words[id(buffer)] = buffer_map.read(used).view(np.uint32)
         for label, plan, chunk, offset, repeat in self.records:
             start = offset // 4
             every = words[id(chunk[0])][start : start + repeat * plan.traps * plan.stride // 4]
@@ -1106,7 +1084,7 @@ class TrapLog(Check):
     def release(self) -> None:
         for index, (buffer, _) in enumerate(self.chunks):
             if self.mappings is not None:
-                _settle(buffer, self.mappings[index])
+                self.mappings[index].settle()
             self.gpu.pool.release(buffer, STAGING_USAGE)
         self.chunks.clear()
         self.mappings = None
@@ -1482,8 +1460,6 @@ class _Run:
 
     def upload(self, buffer, array: np.ndarray) -> None:
         """Copy `array` into the start of `buffer` before the submit."""
-        import wgpu
-
         if not array.nbytes:
             return
         # as bytes: wgpu takes buffer-protocol data, which ml_dtypes' bfloat16 is not
@@ -1492,13 +1468,9 @@ class _Run:
             array = np.concatenate([array, np.zeros(4 - array.nbytes % 4, np.uint8)])
         self.uploaded += array.nbytes
         if not self.mappable or array.nbytes < MAP_UPLOAD_MIN_BYTES:
-            self.gpu.device.queue.write_buffer(buffer, 0, array)
+            self.gpu.write_buffer(buffer, array)
             return
-        buffer.map_sync(wgpu.MapMode.WRITE, 0, buffer.size)
-        try:
-            buffer.write_mapped(array, 0)
-        finally:
-            buffer.unmap()
+        BufferMap(self.gpu.device, buffer, WRITE).write(array)
 
     def stage(self, encoder, source, name: str, nbytes: int, mappable: bool = True) -> _Staged:
         """Make `nbytes` of `source` readable after the submit: the buffer itself
@@ -1514,27 +1486,20 @@ class _Run:
 
     def read(self, stage: _Staged, dtype) -> np.ndarray:
         """The staged bytes as a fresh array (one copy out of the mapping)."""
-        import wgpu
-
         if not stage.nbytes:
             return np.zeros(0, dtype)
-        if stage.mapping is not None:
-            stage.mapping.sync_wait()  # resolved by the wait that finished the batch
-            stage.mapping = None
-        else:
-            stage.staging.map_sync(wgpu.MapMode.READ, 0, stage.staging.size)
-        try:
-            mapped = stage.staging.read_mapped(0, _whole_words(stage.nbytes), copy=False)
-            return np.frombuffer(mapped, np.uint8)[: stage.nbytes].copy().view(dtype)
-        finally:
-            stage.staging.unmap()
+        buffer_map, stage.mapping = stage.mapping, None  # resolved by the batch's wait
+        if buffer_map is None:
+            self.gpu.flush_queued_writes()
+            buffer_map = BufferMap(self.gpu.device, stage.staging, READ)
+        return buffer_map.read(stage.nbytes).view(dtype)
 
     def release(self) -> None:
         if not self.held and not self.mapped:
             return
         for stage in self.mapped:  # maps started but not read (a trap was raised)
             if stage.mapping is not None:
-                _settle(stage.staging, stage.mapping)
+                stage.mapping.settle()
                 stage.mapping = None
         self.mapped.clear()
         # in reverse, so that the pool hands a repeated run the same buffers
