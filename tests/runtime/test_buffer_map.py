@@ -18,18 +18,7 @@ import vyre_xdsl
 from vyre_xdsl.runtime import device as device_module
 from vyre_xdsl.runtime.buffer_map import READ, WRITE, BufferMap, MapError
 
-N = 1024
-STEP = f"""
-vyre.program @step workgroup_size [64, 1, 1] {{
-  vyre.buffer @x binding 0 read_only : ui32[{N}]
-  vyre.buffer @out binding 1 write_only : ui32[{N}]
-  %i = vyre.invocation_id x
-  %x = vyre.load @x[%i] : ui32
-  %three = vyre.const 3 : ui32
-  %m = vyre.mul %x, %three : ui32
-  vyre.store @out[%i] = %m : ui32
-}}
-"""
+from .test_repeated_runs import STEP, N  # out = x * 3 + 1
 
 
 @pytest.fixture
@@ -59,7 +48,7 @@ def test_a_run_with_numpy_in_and_out_submits_once(counted):
     counted.update(submit=0, token=0)
     for step in range(5):
         out = exe.run({"x": x + step})["out"]
-        np.testing.assert_array_equal(out, (x + step) * np.uint32(3))
+        np.testing.assert_array_equal(out, (x + step) * np.uint32(3) + np.uint32(1))
     assert counted == {"submit": 5, "token": 0}
 
 
@@ -128,7 +117,9 @@ def test_reads_from_several_threads(counted):
         x = np.random.default_rng(seed).integers(0, 1000, N).astype(np.uint32)
         try:
             for _ in range(20):
-                np.testing.assert_array_equal(exe.run({"x": x})["out"], x * np.uint32(3))
+                np.testing.assert_array_equal(
+                    exe.run({"x": x})["out"], x * np.uint32(3) + np.uint32(1)
+                )
         except Exception as error:  # reported below
             errors.append(error)
 
