@@ -41,6 +41,7 @@ from vyre_xdsl.runtime.backend import (
     UnknownBackendError,
     resolve_backend,
 )
+from vyre_xdsl.target_profile import TargetProfile
 
 #: backend name -> "module:attribute": a `vyre_xdsl.runtime.backend.Backend`
 #: (`compile(module) -> Compiled`, `Compiled.run(buffers)`), or a function
@@ -187,11 +188,14 @@ class Executable:
         if not isinstance(source, Source):
             source = accept(source, workgroup_size=workgroup_size)
         store = _disk_store() if cache else None
+        # the backend's target (a dict, None for the reference backend): the
+        # cache key and the pipeline's fusion steps depend on it
+        target = chosen.target_profile(adapter, portable) if store is not None or fuse else None
         artifact = None
         if store is not None:
             from vyre_xdsl.runtime import disk_cache
 
-            options = {"fuse": fuse, "profile": chosen.target_profile(adapter, portable)}
+            options = {"fuse": fuse, "profile": target}
             key = disk_cache.artifact_key(
                 disk_cache.source_key(source.text, source.digest), backend, options
             )
@@ -213,7 +217,8 @@ class Executable:
                 adapter=adapter,
             )
         else:
-            prepared = prepare(source, fuse, digest=digest or store is not None)
+            profile = TargetProfile(**target) if target else None
+            prepared = prepare(source, fuse, digest=digest or store is not None, profile=profile)
             self.source_digest = prepared.digest
             self._launch_options = (prepared.source, fuse, adapter, portable)
             self.signature = prepared.signature

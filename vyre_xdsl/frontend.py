@@ -54,6 +54,7 @@ from vyre_xdsl.launch import (
     with_workgroup_size,
 )
 from vyre_xdsl.program_text import canonical_text, ir_digest, text_digest
+from vyre_xdsl.target_profile import TargetProfile
 
 #: the pass that turns standard MLIR into vyre (named in errors about its output)
 CONVERT_PASS = "convert-to-vyre"
@@ -109,18 +110,20 @@ def fuse_module(module: ModuleOp, *, force: bool = False) -> ModuleOp:
     return fused_copy(module, force=force)
 
 
-def pipeline_fused_copy(module: ModuleOp, *, force: bool = False) -> ModuleOp:
+def pipeline_fused_copy(
+    module: ModuleOp, *, force: bool = False, profile: TargetProfile | None = None
+) -> ModuleOp:
     """A copy of `module` after the named pipeline's fusion steps
     (`VyreToKernelPass.fusion_steps`: the levels fed only by module inputs
     coarsened, then `vyre-fuse`; each verified after, naming it): what
-    `vyre-to-kernel{fuse=true}` runs before the steps a backend runs.
-    `module` is unchanged. `force`: every program fused into one, nothing
-    coarsened first."""
+    `vyre-to-kernel{fuse=true}` runs before the steps a backend runs, for
+    `profile` (the portable one by default). `module` is unchanged. `force`:
+    every program fused into one, nothing coarsened first."""
     from vyre_xdsl.context import vyre_context
     from vyre_xdsl.passes import pipeline
 
     fused = module.clone()
-    steps = pipeline.vyre_to_kernel(fuse=True).fusion_steps(force=force)
+    steps = pipeline.vyre_to_kernel(fuse=True, profile=profile).fusion_steps(force=force)
     pipeline.run_steps(vyre_context(), fused, steps)
     return fused
 
@@ -211,14 +214,21 @@ def accept(
     return Source(text, module, name, checked, own, printed)
 
 
-def prepare(source: Source, fuse: bool | str = False, *, digest: bool = False) -> Prepared:
+def prepare(
+    source: Source,
+    fuse: bool | str = False,
+    *,
+    digest: bool = False,
+    profile: TargetProfile | None = None,
+) -> Prepared:
     """Everything a compile does before its backend, once and in order: the
     module (text parsed, converted and checked: `load`), a module not checked
     yet checked (verified, runnable), a copy of a module that its caller holds
     (it may change it after the run), its digest where `digest` asks (a cache
     stores it), its run signature and memref shapes, and a fused copy
     (`vyre-fuse`, verified after) where `fuse` asks (`"force"`: every program
-    into one). `source` keeps the parsed module and the digest."""
+    into one), for the backend's target `profile`. `source` keeps the parsed
+    module and the digest."""
     if not source.checked:  # text (parsed now), or a module not checked yet
         given = source.text if source.module is None else source.module
         source.module = load(given if given is not None else "", source.name)
@@ -232,7 +242,7 @@ def prepare(source: Source, fuse: bool | str = False, *, digest: bool = False) -
         source.printed = (canonical, text_digest(canonical))
     if not fuse:
         return Prepared(module, module, sig, shapes, source.digest, source.printed)
-    fused = pipeline_fused_copy(module, force=fuse == "force")
+    fused = pipeline_fused_copy(module, force=fuse == "force", profile=profile)
     printed = None
     if digest:
         canonical = canonical_text(fused)

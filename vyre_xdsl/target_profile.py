@@ -36,9 +36,16 @@ class TargetProfile:
     max_workgroup_storage_bytes: int = 16384
     #: the device's minimum subgroup size; 0 when unknown (the heuristic then uses 32)
     subgroup_size: int = 0
+    #: about how many workgroups the device runs at once: `vyre-coarsen-reductions`
+    #: leaves at least this many (its `min-workgroups`). WebGPU reports no count of
+    #: compute units; 1024 fills a GPU of the H200's size (132 SMs x 8 workgroups
+    #: of 256), and the wgpu runtime gives a CPU adapter 4 per CPU thread
+    resident_workgroups: int = 1024
 
     @classmethod
-    def from_limits(cls, limits: dict[str, int], subgroup_size: int = 0) -> TargetProfile:
+    def from_limits(
+        cls, limits: dict[str, int], subgroup_size: int = 0, resident_workgroups: int = 1024
+    ) -> TargetProfile:
         """A profile from a wgpu device's `limits` mapping (hyphenated keys)."""
         default = cls()
         return cls(
@@ -57,6 +64,7 @@ class TargetProfile:
                 "max-compute-workgroup-storage-size", default.max_workgroup_storage_bytes
             ),
             subgroup_size=subgroup_size,
+            resident_workgroups=resident_workgroups,
         )
 
 

@@ -1,6 +1,7 @@
 // RUN: vyre-opt %s --split-input-file -p 'vyre-to-kernel{fuse=true}' | filecheck %s
 // RUN: vyre-opt %s --split-input-file -p 'vyre-to-kernel{fuse=true coarsen-reductions=false}' | filecheck %s --check-prefix=OFF
 // RUN: vyre-opt %s --split-input-file -p vyre-to-kernel | filecheck %s --check-prefix=UNFUSED
+// RUN: vyre-opt %s --split-input-file -p 'vyre-to-kernel{fuse=true resident-workgroups=8}' | filecheck %s --check-prefix=RESIDENT
 // RUN: vyre-opt %s --split-input-file -p 'vyre-to-kernel{fuse=true}' > %t.pipeline.mlir
 // RUN: vyre-opt %s --split-input-file -p 'vyre-coarsen-reductions{inputs-only=true},vyre-fuse,vyre-coarsen-reductions,vyre-lower,kernel-vectorize,kernel-coarsen' > %t.steps.mlir
 // RUN: diff %t.pipeline.mlir %t.steps.mlir
@@ -133,6 +134,16 @@ vyre.program @level2 workgroup_size [256, 1, 1] {
 // CHECK-NEXT:   kernel.dispatch {{.*}} grid [16, 1, 1] count [@r0, @r1]
 // CHECK:      kernel.descriptor @level2
 // CHECK-NEXT:   kernel.dispatch {{.*}} grid [1, 1, 1] count [@r1, @out]
+
+// A target that runs 8 workgroups at once (resident-workgroups=8, the wgpu
+// runtime's figure for a 2-thread CPU adapter): k = 16 (max-k) leaves 256 of the
+// 4096 workgroups, and the 16 workgroups of @level1 (twice 8) take k = 2.
+// RESIDENT:      kernel.descriptor @fused_square_level0
+// RESIDENT-NEXT:   kernel.dispatch {{.*}} grid explicit [256, 1, 1] count [@x, @r0]
+// RESIDENT:      kernel.descriptor @level1
+// RESIDENT-NEXT:   kernel.dispatch {{.*}} grid explicit [8, 1, 1] count [@r0, @r1]
+// RESIDENT:      kernel.descriptor @level2
+// RESIDENT-NEXT:   kernel.dispatch {{.*}} grid [1, 1, 1] count [@r1, @out]
 
 // OFF:          kernel.descriptor @fused_square_level0
 // OFF-NEXT:       kernel.dispatch {{.*}} grid [4096, 1, 1] count [@x, @r0]

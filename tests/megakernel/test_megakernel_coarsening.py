@@ -93,6 +93,7 @@ def cli(*args: str, cwd: pathlib.Path) -> subprocess.CompletedProcess:
     [
         ((), FIRST_LEVEL_WORKGROUPS // 2),
         (("--no-coarsen-reductions",), FIRST_LEVEL_WORKGROUPS),
+        (("--resident-workgroups", "8"), -(-FIRST_LEVEL_WORKGROUPS // 16)),  # k = max-k
     ],
 )
 def test_vyre_compile_options(tmp_path, flags, workgroups):

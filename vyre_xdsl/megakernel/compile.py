@@ -153,7 +153,9 @@ def planned_artifact(
     planned for `profile`. The artifact's node programs are those programs, so
     a bundle re-derived from them needs no step again."""
     pipeline = VyreToKernelPass(
-        coarsen_reductions=coarsen_reductions, reassociate_floats=reassociate_floats
+        coarsen_reductions=coarsen_reductions,
+        reassociate_floats=reassociate_floats,
+        resident_workgroups=profile.resident_workgroups,
     )
     planned = module.clone()
     run_steps(Context(), planned, pipeline.planning_steps())

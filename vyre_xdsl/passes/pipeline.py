@@ -111,6 +111,9 @@ class VyreToKernelPass(ProfilePass):
     coarsen_reductions: bool = True
     #: let vyre-coarsen-reductions regroup float add/mul reductions
     reassociate_floats: bool = False
+    #: about how many workgroups the target runs at once: vyre-coarsen-reductions
+    #: leaves at least this many (its min-workgroups; the profile's resident_workgroups)
+    resident_workgroups: int = 1024
     #: tile the naive matrix products through workgroup memory (vyre-tile)
     tile: bool = False
     #: record the vector form of elementwise kernels (kernel-vectorize)
@@ -128,11 +131,7 @@ class VyreToKernelPass(ProfilePass):
             if self.privatize_atomics
             else []
         )
-        reductions = (
-            [VyreCoarsenReductionsPass(reassociate_floats=self.reassociate_floats)]
-            if self.coarsen_reductions
-            else []
-        )
+        reductions = [self.coarsen_pass()] if self.coarsen_reductions else []
         tile = [VyreTilePass(max_workgroup_storage=self.max_workgroup_storage)] if self.tile else []
         clears = [KernelElideClearsPass()] if self.elide_clears else []
         vectorize = [KernelVectorizePass()] if self.vectorize else []
@@ -161,15 +160,7 @@ class VyreToKernelPass(ProfilePass):
         would stay apart)."""
         if force:
             return (VyreFusePass(force=True),)
-        before = (
-            [
-                VyreCoarsenReductionsPass(
-                    inputs_only=True, reassociate_floats=self.reassociate_floats
-                )
-            ]
-            if self.coarsen_reductions
-            else []
-        )
+        before = [self.coarsen_pass(inputs_only=True)] if self.coarsen_reductions else []
         return (*before, VyreFusePass())
 
     def planning_steps(self) -> tuple[ModulePass, ...]:
@@ -180,12 +171,16 @@ class VyreToKernelPass(ProfilePass):
         see the later levels of its tree, so every level is coarsened before
         planning, a level fed by an elementwise producer too (the producer then
         stays a program of its own)."""
-        reductions = (
-            [VyreCoarsenReductionsPass(reassociate_floats=self.reassociate_floats)]
-            if self.coarsen_reductions
-            else []
-        )
+        reductions = [self.coarsen_pass()] if self.coarsen_reductions else []
         return (VyreInlinePass(), *reductions)
+
+    def coarsen_pass(self, inputs_only: bool = False) -> VyreCoarsenReductionsPass:
+        """`vyre-coarsen-reductions` with this pipeline's options."""
+        return VyreCoarsenReductionsPass(
+            inputs_only=inputs_only,
+            reassociate_floats=self.reassociate_floats,
+            min_workgroups=self.resident_workgroups,
+        )
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         run_steps(ctx, op, self.steps())
@@ -206,6 +201,7 @@ def vyre_to_kernel(fuse: bool = False, profile: TargetProfile | None = None) -> 
     size = profile.max_workgroup_size
     return VyreToKernelPass(
         fuse=fuse,
+        resident_workgroups=profile.resident_workgroups,
         subgroup_size=profile.subgroup_size,
         max_workgroup_size_x=size[0],
         max_workgroup_size_y=size[1],

@@ -407,10 +407,23 @@ class GpuDevice:
     @property
     def target_profile(self):
         """The lowering target profile of this device: its own workgroup limits
-        (invocations, size per axis, workgroup storage) and storage buffers."""
+        (invocations, size per axis, workgroup storage), storage buffers and
+        about how many workgroups it runs at once."""
         from vyre_xdsl.target_profile import TargetProfile
 
-        return TargetProfile.from_limits(self.limits)
+        return TargetProfile.from_limits(self.limits, resident_workgroups=self.resident_workgroups)
+
+    @property
+    def resident_workgroups(self) -> int:
+        """About how many workgroups the device runs at once (the profile's
+        `resident_workgroups`): on a CPU adapter 4 per CPU thread (lavapipe runs
+        one workgroup per thread at a time), else the profile's default (WebGPU
+        reports no count of compute units)."""
+        from vyre_xdsl.target_profile import DEFAULT_PROFILE
+
+        if self.adapter.info.get("adapter_type") == "CPU":
+            return 4 * (os.cpu_count() or 1)
+        return DEFAULT_PROFILE.resident_workgroups
 
     def synchronize(self) -> None:
         """Submit the pending batch, wait until every submitted command of this

@@ -60,6 +60,12 @@ def argument_parser() -> argparse.ArgumentParser:
         "--max-storage-buffers", type=int, default=32, help="storage buffers per shader stage"
     )
     parser.add_argument(
+        "--resident-workgroups",
+        type=int,
+        default=1024,
+        help="about how many workgroups the target runs at once (tree levels keep as many)",
+    )
+    parser.add_argument(
         "--no-coarsen-reductions",
         action="store_true",
         help="leave workgroup tree reductions and block scans as written",
@@ -99,10 +105,14 @@ def compile_command(args: argparse.Namespace) -> dict[str, bytes]:
     output = args.output
     if output is None and args.plan_dot is None and args.artifact is None:
         output = default_output(args.file)
-    if args.subgroup_size < 0 or args.max_storage_buffers < 1:
-        raise UsageError("--subgroup-size must be >= 0 and --max-storage-buffers >= 1")
+    if args.subgroup_size < 0 or args.max_storage_buffers < 1 or args.resident_workgroups < 1:
+        raise UsageError(
+            "--subgroup-size must be >= 0, --max-storage-buffers and --resident-workgroups >= 1"
+        )
     profile = TargetProfile(
-        subgroup_size=args.subgroup_size, max_storage_buffers=args.max_storage_buffers
+        subgroup_size=args.subgroup_size,
+        max_storage_buffers=args.max_storage_buffers,
+        resident_workgroups=args.resident_workgroups,
     )
     module = load_module(args.file)
     artifact = planned_artifact(
