@@ -5,7 +5,7 @@
 # fails or runs out of time does not stop the next one.
 #
 #   bash bench/h200_pending.sh optimizing OUT   # scan, public chain, bounds, kernel variants, bundles
-#   bash bench/h200_pending.sh runtime OUT      # small runs, readback maps, repeated runs, workloads
+#   bash bench/h200_pending.sh runtime OUT      # small runs, maps, waits, repeated runs, workloads
 #
 # On a machine without the Vulkan loader or the Python packages, it first
 # unpacks .gl/*.deb and installs .whl/*.whl (docs/performance.md, "Measuring on
@@ -67,6 +67,8 @@ optimizing)
 runtime)
     step small_runs 150 python3 small_runs.py --parts small --batches 7 --json "$out/small_runs.json"
     step readback_maps 90 python3 readback_maps.py --rounds 9 --json "$out/readback_maps.json"
+    step sync_wait 90 python3 sync_wait.py --rounds 9 --spins 0 50e-6 200e-6 1e-3 \
+        --json "$out/sync_wait.json"
     step repeated_runs 120 python3 repeated_runs.py --rounds 4 --json "$out/repeated_runs.json"
     step workloads 300 python3 workloads.py --log2n 28 --hist-log2n 26 --reps 7 --chain-public \
         --json "$out/workloads.json"

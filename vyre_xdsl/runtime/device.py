@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import os
 import threading
+import time
 from collections import OrderedDict, deque
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -80,6 +81,11 @@ MAX_PENDING_BYTES = 128 << 20
 #: microseconds even on a GPU with terabytes per second) that the GPU should
 #: start on it while the host records the next run
 MAX_PENDING_WORK_BYTES = 256 << 20
+#: seconds `synchronize` polls a GPU without blocking before it blocks in
+#: wgpu-native's wait (as CUDA's synchronize spins by default): a blocked thread
+#: is woken some time after the GPU finished. 0 on a CPU adapter, whose own
+#: threads need the cores (`GpuDevice.spin_wait_s`; bench/sync_wait.py compares)
+SPIN_WAIT_S = 200e-6
 
 INSTALL_HINT = (
     "install a Vulkan driver: on Debian/Ubuntu `apt-get install mesa-vulkan-drivers libvulkan1` "
@@ -345,6 +351,10 @@ class GpuDevice:
     limits: dict[str, int] = field(init=False)
     features: frozenset[str] = field(init=False)
     maps_before_wait: bool = field(init=False)
+    #: seconds `synchronize` polls without blocking first (`SPIN_WAIT_S`; 0: block at once)
+    spin_wait_s: float = field(init=False)
+    #: work-done callbacks of `wait_idle` that wgpu has not called yet (kept alive)
+    work_done_callbacks: list = field(default_factory=list, init=False)
     #: compiled pipelines by `wgsl_digest`, an LRU of `PIPELINE_CACHE_SIZE`
     pipelines: dict[str, Pipeline] = field(default_factory=OrderedDict, init=False)
     pool: BufferPool = field(init=False)
@@ -370,8 +380,11 @@ class GpuDevice:
         #: whether reads map their buffers before the device wait (one wait instead
         #: of one per buffer): measured faster on lavapipe, but on an NVIDIA H200 a
         #: map started before the work finishes made a 100-dispatch run take
-        #: 7-9 ms instead of 1.9 ms, so only CPU adapters do it
+        #: 7-9 ms instead of 1.9 ms, so only CPU adapters do it (measured with
+        #: wgpu-py's maps, which resolve on its poll thread; `bench/readback_maps.py`
+        #: compares the two orders with the runtime's own maps, `buffer_map`)
         self.maps_before_wait = adapter.info.get("adapter_type") == "CPU"
+        self.spin_wait_s = 0.0 if adapter.info.get("adapter_type") == "CPU" else SPIN_WAIT_S
         if (
             unified
             and UNIFIED_MEMORY_FEATURE in adapter.features
@@ -427,14 +440,46 @@ class GpuDevice:
 
     def synchronize(self) -> None:
         """Submit the pending batch, wait until every submitted command of this
-        device has finished (wgpuDevicePoll with wait; wgpu-py 0.32's
-        on_submitted_work_done is broken), then run the checks of every
+        device has finished (`wait_idle`), then run the checks of every
         submitted batch: the first trap recorded since the last synchronize
         is raised here."""
         with self.lock:
             self.submit()
-            self.device._poll_wait()
+            self.wait_idle()
             self.run_checks(len(self.in_flight))
+
+    def wait_idle(self) -> None:
+        """Wait until every submitted command has finished: for up to
+        `spin_wait_s` by polling without blocking until the queue reports the
+        work done, then (or at once) in wgpu-native's blocking wait
+        (wgpuDevicePoll with wait). wgpu-py 0.32's `on_submitted_work_done` is
+        broken, so the work-done callback is registered here directly."""
+        if self.spin_wait_s <= 0:
+            self.device._poll_wait()
+            return
+        from wgpu.backends.wgpu_native._api import ffi, lib
+
+        done: list[int] = []
+
+        @ffi.callback("void(WGPUQueueWorkDoneStatus, WGPUStringView, void *, void *)")
+        def finished(status, _message, _userdata1, _userdata2):
+            done.append(status)
+
+        info = ffi.new("WGPUQueueWorkDoneCallbackInfo *")
+        info.mode = lib.WGPUCallbackMode_AllowProcessEvents
+        info.callback = finished
+        lib.wgpuQueueOnSubmittedWorkDone(self.device.queue._internal, info[0])
+        device = self.device._internal
+        deadline = time.perf_counter() + self.spin_wait_s
+        while not done:
+            if time.perf_counter() > deadline:
+                self.device._poll_wait()  # finishes the work and fires `finished`
+                break
+            lib.wgpuDevicePoll(device, False, ffi.NULL)
+        # a callback wgpu has not called yet must outlive this call
+        self.work_done_callbacks = [c for c in self.work_done_callbacks if not c[2]]
+        if not done:
+            self.work_done_callbacks.append((finished, info, done))
 
     # ------------------------------------------------------------------ submission
 
