@@ -93,19 +93,11 @@ def work_is_done(gpu) -> bool:
     poll that does not block (a work-done callback registered now)."""
     from wgpu.backends.wgpu_native._api import ffi, lib
 
-    done = []
-
-    @ffi.callback("void(WGPUQueueWorkDoneStatus, WGPUStringView, void *, void *)")
-    def finished(status, _message, _userdata1, _userdata2):
-        done.append(status)
-
-    info = ffi.new("WGPUQueueWorkDoneCallbackInfo *")
-    info.mode = lib.WGPUCallbackMode_AllowProcessEvents
-    info.callback = finished
-    lib.wgpuQueueOnSubmittedWorkDone(gpu.device.queue._internal, info[0])
+    done, keep_alive = device_module.work_done(gpu.device)
     lib.wgpuDevicePoll(gpu.device._internal, False, ffi.NULL)
     answer = bool(done)
-    gpu.device._poll_wait()  # the callback is called before it goes out of scope
+    gpu.device._poll_wait()  # the callback is called before `keep_alive` goes
+    assert done
     return answer
 
 

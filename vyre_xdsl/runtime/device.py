@@ -459,27 +459,18 @@ class GpuDevice:
             return
         from wgpu.backends.wgpu_native._api import ffi, lib
 
-        done: list[int] = []
-
-        @ffi.callback("void(WGPUQueueWorkDoneStatus, WGPUStringView, void *, void *)")
-        def finished(status, _message, _userdata1, _userdata2):
-            done.append(status)
-
-        info = ffi.new("WGPUQueueWorkDoneCallbackInfo *")
-        info.mode = lib.WGPUCallbackMode_AllowProcessEvents
-        info.callback = finished
-        lib.wgpuQueueOnSubmittedWorkDone(self.device.queue._internal, info[0])
+        done, callback = work_done(self.device)
         device = self.device._internal
         deadline = time.perf_counter() + self.spin_wait_s
         while not done:
             if time.perf_counter() > deadline:
-                self.device._poll_wait()  # finishes the work and fires `finished`
+                self.device._poll_wait()  # finishes the work and calls the callback
                 break
             lib.wgpuDevicePoll(device, False, ffi.NULL)
         # a callback wgpu has not called yet must outlive this call
-        self.work_done_callbacks = [c for c in self.work_done_callbacks if not c[2]]
+        self.work_done_callbacks = [(d, c) for d, c in self.work_done_callbacks if not d]
         if not done:
-            self.work_done_callbacks.append((finished, info, done))
+            self.work_done_callbacks.append((done, callback))
 
     # ------------------------------------------------------------------ submission
 
@@ -699,6 +690,27 @@ def wgsl_digest(wgsl: str, entry_point: str = "main") -> str:
 STORAGE_USAGE = "storage"
 MAPPABLE_STORAGE_USAGE = "mappable-storage"  # unified memory: storage that maps for read and write
 STAGING_USAGE = "staging"
+
+
+def work_done(device) -> tuple[list[int], tuple]:
+    """Register a callback for when everything submitted to `device`'s queue so
+    far has finished (wgpu-native's `wgpuQueueOnSubmittedWorkDone`; wgpu-py
+    0.32's own wrapper declares the callback with the wrong type). Returns the
+    list the callback appends its status to (non-empty once it was called, by
+    a device poll) and what must stay alive until then."""
+    from wgpu.backends.wgpu_native._api import ffi, lib
+
+    done: list[int] = []
+
+    @ffi.callback("void(WGPUQueueWorkDoneStatus, WGPUStringView, void *, void *)")
+    def finished(status, _message, _userdata1, _userdata2):
+        done.append(status)
+
+    info = ffi.new("WGPUQueueWorkDoneCallbackInfo *")
+    info.mode = lib.WGPUCallbackMode_AllowProcessEvents
+    info.callback = finished
+    lib.wgpuQueueOnSubmittedWorkDone(device.queue._internal, info[0])
+    return done, (finished, info)
 
 
 class BufferPool:
