@@ -23,7 +23,12 @@ import numpy as np
 from xdsl.dialects.builtin import ModuleOp
 
 from vyre_xdsl.abi import RunSignature, require_mapping
-from vyre_xdsl.conversion import SHAPES_ATTRIBUTE, in_memref_shapes, memref_shapes
+from vyre_xdsl.conversion import (
+    SHAPES_ATTRIBUTE,
+    check_memref_inputs,
+    in_memref_shapes,
+    memref_shapes,
+)
 from vyre_xdsl.diagnostics import VyreError  # noqa: F401 (the API's base error)
 from vyre_xdsl.frontend import (  # noqa: F401 (fuse_module, module_digest, ModuleTypeError: the API's)
     ModuleTypeError,
@@ -342,6 +347,8 @@ class Executable:
             )
         if inputs.__class__ is not dict:
             inputs = require_mapping({} if inputs is None else inputs)
+        if self._shapes:
+            check_memref_inputs(inputs, self._shapes, self.signature)
         compiled = self.compiled
         if (
             profile
