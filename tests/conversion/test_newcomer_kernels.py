@@ -455,15 +455,18 @@ def test_doitgen_3d_nest_reads_and_writes_a(backend):
 
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_conv2d_interior_on_grid_axes(backend):
-    rng = np.random.default_rng(5)
-    a = rand(rng, 13, 17)
+    a = rand(np.random.default_rng(5), 13, 17)
+    out = run(CONV2D, {"A": a, "B": zeros(13, 17)}, backend)
+    np.testing.assert_allclose(out["B"], conv2d_expected(a), **TOL)
+
+
+def conv2d_expected(a: np.ndarray) -> np.ndarray:
     weights = {(-1, -1): 0.2, (0, -1): 0.5, (1, -1): -0.8, (-1, 0): -0.3, (0, 0): 0.6}
     weights |= {(1, 0): -0.9, (-1, 1): 0.4, (0, 1): 0.7, (1, 1): 0.1}
     expected = np.zeros((13, 17))
     for (di, dj), w in weights.items():
         expected[1:12, 1:16] += w * a[1 + di : 12 + di, 1 + dj : 16 + dj].astype(np.float64)
-    out = run(CONV2D, {"A": a, "B": zeros(13, 17)}, backend)
-    np.testing.assert_allclose(out["B"], expected, **TOL)
+    return expected
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
@@ -754,3 +757,28 @@ def test_a_bundle_of_a_dynamic_memref_refuses_a_partial_row_too():
     np.testing.assert_array_equal(out["y"], x[::-1])
     with pytest.raises(InputShapeError, match="needs a multiple of 4 elements"):
         run_bundle(data, {"x": x[:6], "y": np.zeros(6, np.int8)}, backend="reference")
+
+
+def test_vyre_compile_keeps_the_memref_shapes_for_vyre_run(tmp_path, capsys):
+    """docs/mlir-input.md: a bundle made by `vyre-compile` carries the memrefs'
+    shapes, so `vyre-run` on it saves each output in its memref's shape (it
+    saved the 13 x 17 convolution output flat: `vyre-compile` dropped them)."""
+    from vyre_xdsl.tools import vyre_compile, vyre_run
+
+    source, bundle = tmp_path / "conv2d.mlir", tmp_path / "conv2d.vkb"
+    source.write_text(CONV2D)
+    a = rand(np.random.default_rng(14), 13, 17)
+    np.save(tmp_path / "A.npy", a)
+    np.save(tmp_path / "B.npy", zeros(13 * 17))  # flat: any array of the right size
+    assert vyre_compile.main([str(source), "-o", str(bundle)]) == 0
+    args = ["--input", f"A={tmp_path / 'A.npy'}", "--input", f"B={tmp_path / 'B.npy'}"]
+    for path, folder in ((source, "from_mlir"), (bundle, "from_bundle")):
+        out = tmp_path / folder
+        assert (
+            vyre_run.main([str(path), *args, "--backend", "reference", "--output-dir", str(out)])
+            == 0
+        )
+        saved = np.load(out / "B.npy")
+        assert saved.shape == (13, 17)
+        np.testing.assert_allclose(saved, conv2d_expected(a), **TOL)
+    capsys.readouterr()
