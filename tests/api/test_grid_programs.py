@@ -1,6 +1,7 @@
 """vyre programs a CUDA programmer writes (docs/language.md, "Launch geometry" and
 "Porting CUDA kernels"): a 32 x 8 block over a 2-D image with a guard, a
-transpose through workgroup memory with barriers, a 3-D stencil on a 3-D grid,
+transpose through workgroup memory with barriers, a tiled matmul with barriers
+inside a loop, a 3-D stencil on a 3-D grid,
 and time steps with `repeat=` that read `vyre.num_workgroups` and
 `vyre.repetition`. Each runs on the reference interpreter and on wgpu
 (lavapipe), unfused and fused, against numpy; the WGSL keeps each grid.
@@ -244,6 +245,80 @@ vyre.program @log workgroup_size [1, 1, 1] grid [1, 1, 1] {
 """
 
 
+TILED_MATMUL = """
+// CUDA tiled matmul: C[M x N] = A[M x K] * B[K x N], 16x16 tiles in shared memory
+// M = 40, N = 24, K = 36 ; grid = (ceil(24/16), ceil(40/16)) = (2, 3)
+vyre.program @mm workgroup_size [16, 16, 1] grid [2, 3, 1] {
+  vyre.buffer @A binding 0 read_only : f32[1440]
+  vyre.buffer @B binding 1 read_only : f32[864]
+  vyre.buffer @C binding 2 write_only : f32[960]
+  vyre.buffer @As workgroup : f32[256]
+  vyre.buffer @Bs workgroup : f32[256]
+  %tx = vyre.local_id x
+  %ty = vyre.local_id y
+  %col = vyre.invocation_id x
+  %row = vyre.invocation_id y
+  %M = vyre.const 40 : ui32
+  %N = vyre.const 24 : ui32
+  %K = vyre.const 36 : ui32
+  %T = vyre.const 16 : ui32
+  %zero = vyre.const 0 : ui32
+  %ntiles = vyre.const 3 : ui32
+  %fz = vyre.const 0.0 : f32
+  vyre.let @acc = %fz : f32
+  %lidx0 = vyre.mul %ty, %T : ui32
+  %lidx = vyre.add %lidx0, %tx : ui32
+  vyre.loop @t = %zero to %ntiles {
+    %t = vyre.var @t : ui32
+    %t16 = vyre.mul %t, %T : ui32
+    // A tile: A[row][t*16 + tx]
+    %ak = vyre.add %t16, %tx : ui32
+    %arow_ok = vyre.lt %row, %M : ui32
+    %ak_ok = vyre.lt %ak, %K : ui32
+    %aok = vyre.and %arow_ok, %ak_ok : i1
+    %ai0 = vyre.mul %row, %K : ui32
+    %ai = vyre.add %ai0, %ak : ui32
+    %av0 = vyre.load @A[%ai] : f32
+    %av = vyre.select %aok, %av0, %fz : f32
+    vyre.store @As[%lidx] = %av : f32
+    // B tile: B[t*16 + ty][col]
+    %bk = vyre.add %t16, %ty : ui32
+    %bk_ok = vyre.lt %bk, %K : ui32
+    %bcol_ok = vyre.lt %col, %N : ui32
+    %bok = vyre.and %bk_ok, %bcol_ok : i1
+    %bi0 = vyre.mul %bk, %N : ui32
+    %bi = vyre.add %bi0, %col : ui32
+    %bv0 = vyre.load @B[%bi] : f32
+    %bv = vyre.select %bok, %bv0, %fz : f32
+    vyre.store @Bs[%lidx] = %bv : f32
+    vyre.barrier
+    vyre.loop @k = %zero to %T {
+      %k = vyre.var @k : ui32
+      %x0 = vyre.mul %ty, %T : ui32
+      %xi = vyre.add %x0, %k : ui32
+      %y0 = vyre.mul %k, %T : ui32
+      %yi = vyre.add %y0, %tx : ui32
+      %xa = vyre.load @As[%xi] : f32
+      %yb = vyre.load @Bs[%yi] : f32
+      %acc = vyre.var @acc : f32
+      %n = vyre.fma %xa, %yb, %acc : f32
+      vyre.assign @acc = %n : f32
+    }
+    vyre.barrier
+  }
+  %rok = vyre.lt %row, %M : ui32
+  %cok = vyre.lt %col, %N : ui32
+  %ok = vyre.and %rok, %cok : i1
+  vyre.if %ok {
+    %ci0 = vyre.mul %row, %N : ui32
+    %ci = vyre.add %ci0, %col : ui32
+    %res = vyre.var @acc : f32
+    vyre.store @C[%ci] = %res : f32
+  }
+}
+"""
+
+
 def image_expected(img: np.ndarray, width: int, height: int, covered=None) -> np.ndarray:
     """out[y][x] = img[y][x] * y + 0.01 * x inside the image (and inside the
     `covered` columns and rows, when the launch is smaller)."""
@@ -348,9 +423,21 @@ def test_the_wgsl_kernels_keep_the_declared_grids():
         TILED_TRANSPOSE: [((16, 16, 1), (2, 3, 1))],
         STENCIL_3D: [((8, 4, 2), (2, 3, 4))],
         HEAT_STEPS: [((8, 8, 1), (4, 3, 1)), ((8, 8, 1), (4, 3, 1)), ((1, 1, 1), (1, 1, 1))],
+        TILED_MATMUL: [((16, 16, 1), (2, 3, 1))],
     }
     for text, geometry in expected.items():
         kernels = compile_module(parse(text))
         assert [
             (k.program_workgroup_size or k.workgroup_size, k.static_grid) for k in kernels
         ] == geometry
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_tiled_matmul_with_barriers_inside_a_loop(backend):
+    """The CUDA textbook kernel: 16 x 16 tiles of A and B staged in workgroup
+    memory, a barrier after loading and after using each tile, sizes that are
+    not multiples of the tile (40 x 36 times 36 x 24)."""
+    rng = np.random.default_rng(7)
+    a, b = rand(rng, 40, 36), rand(rng, 36, 24)
+    out = run(TILED_MATMUL, {"A": a, "B": b}, backend)
+    np.testing.assert_allclose(out["C"].reshape(40, 24), a.astype(np.float64) @ b, **TOL)

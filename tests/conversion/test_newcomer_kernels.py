@@ -782,3 +782,225 @@ def test_vyre_compile_keeps_the_memref_shapes_for_vyre_run(tmp_path, capsys):
         assert saved.shape == (13, 17)
         np.testing.assert_allclose(saved, conv2d_expected(a), **TOL)
     capsys.readouterr()
+
+
+REDUCE_WHILE_F64_I64 = """
+// top-level reduction (sum and max), scf.while (collatz steps), scf.if with results, f64 math, i64
+func.func @misc3(%x: memref<50xf32>, %out: memref<2xf32>, %n: memref<8xi32>, %steps: memref<8xi32>, %d: memref<8xf64>, %e: memref<8xf64>, %w: memref<8xi64>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c8 = arith.constant 8 : index
+  %c50 = arith.constant 50 : index
+  %zero = arith.constant 0.0 : f32
+  %ninf = arith.constant -3.0e38 : f32
+  %r:2 = "scf.parallel"(%c0, %c50, %c1, %zero, %ninf) <{operandSegmentSizes = array<i32: 1, 1, 1, 2>}> ({
+  ^bb0(%i: index):
+    %v = memref.load %x[%i] : memref<50xf32>
+    scf.reduce(%v, %v : f32, f32) {
+    ^bb0(%a: f32, %b: f32):
+      %s = arith.addf %a, %b : f32
+      scf.reduce.return %s : f32
+    } {
+    ^bb0(%a: f32, %b: f32):
+      %m = arith.maximumf %a, %b : f32
+      scf.reduce.return %m : f32
+    }
+  }) : (index, index, index, f32, f32) -> (f32, f32)
+  memref.store %r#0, %out[%c0] : memref<2xf32>
+  memref.store %r#1, %out[%c1] : memref<2xf32>
+  "scf.parallel"(%c0, %c8, %c1) <{operandSegmentSizes = array<i32: 1, 1, 1, 0>}> ({
+  ^bb0(%i: index):
+    %v0 = memref.load %n[%i] : memref<8xi32>
+    %one = arith.constant 1 : i32
+    %two = arith.constant 2 : i32
+    %three = arith.constant 3 : i32
+    %z = arith.constant 0 : i32
+    %res:2 = scf.while (%v = %v0, %k = %z) : (i32, i32) -> (i32, i32) {
+      %more = arith.cmpi sgt, %v, %one : i32
+      scf.condition(%more) %v, %k : i32, i32
+    } do {
+    ^bb0(%v: i32, %k: i32):
+      %rm = arith.remsi %v, %two : i32
+      %even = arith.cmpi eq, %rm, %z : i32
+      %nv = scf.if %even -> (i32) {
+        %h = arith.divsi %v, %two : i32
+        scf.yield %h : i32
+      } else {
+        %t = arith.muli %v, %three : i32
+        %t1 = arith.addi %t, %one : i32
+        scf.yield %t1 : i32
+      }
+      %k1 = arith.addi %k, %one : i32
+      scf.yield %nv, %k1 : i32, i32
+    }
+    memref.store %res#1, %steps[%i] : memref<8xi32>
+    %dv = memref.load %d[%i] : memref<8xf64>
+    %sq = math.sqrt %dv : f64
+    %fl = math.floor %dv : f64
+    %s = arith.addf %sq, %fl : f64
+    memref.store %s, %e[%i] : memref<8xf64>
+    %wv = memref.load %w[%i] : memref<8xi64>
+    %big = arith.constant 4294967296 : i64
+    %c3_64 = arith.constant 3 : i64
+    %wm = arith.muli %wv, %big : i64
+    %ws = arith.shrsi %wm, %c3_64 : i64
+    memref.store %ws, %w[%i] : memref<8xi64>
+    scf.reduce
+  }) : (index, index, index) -> ()
+  func.return
+}
+"""
+
+
+STEPS_INDEX_MAPS = """
+// red-black style: 2-D parallel with steps 2 and non-zero lower bounds (grid axes), dynamic 2-D flattened, linalg.index + mod/floordiv maps
+#m = affine_map<(i, j) -> (i floordiv 2, j mod 3)>
+func.func @misc4(%A: memref<11x13xf32>, %B: memref<11x13xf32>, %D: memref<?x5xf32>, %E: memref<?x5xf32>, %S: memref<3x3xf32>, %G: memref<6x7xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %c3 = arith.constant 3 : index
+  %c5 = arith.constant 5 : index
+  %c10 = arith.constant 10 : index
+  %c12 = arith.constant 12 : index
+  "scf.parallel"(%c1, %c2, %c10, %c12, %c2, %c3) <{operandSegmentSizes = array<i32: 2, 2, 2, 0>}> ({
+  ^bb0(%i: index, %j: index):
+    %ip = arith.addi %i, %c1 : index
+    %v = memref.load %A[%ip, %j] : memref<11x13xf32>
+    %u = memref.load %A[%i, %j] : memref<11x13xf32>
+    %s = arith.subf %v, %u : f32
+    memref.store %s, %B[%i, %j] : memref<11x13xf32>
+    scf.reduce
+  }) : (index, index, index, index, index, index) -> ()
+  %n = memref.dim %D, %c0 : memref<?x5xf32>
+  "scf.parallel"(%c0, %c0, %n, %c5, %c1, %c1) <{operandSegmentSizes = array<i32: 2, 2, 2, 0>}> ({
+  ^bb0(%i: index, %j: index):
+    %v = memref.load %D[%i, %j] : memref<?x5xf32>
+    %jj = arith.index_cast %j : index to i32
+    %jf = arith.sitofp %jj : i32 to f32
+    %w = arith.mulf %v, %jf : f32
+    memref.store %w, %E[%i, %j] : memref<?x5xf32>
+    scf.reduce
+  }) : (index, index, index, index, index, index) -> ()
+  linalg.generic {indexing_maps = [#m, affine_map<(i, j) -> (i, j)>], iterator_types = ["parallel", "parallel"]} ins(%S : memref<3x3xf32>) outs(%G : memref<6x7xf32>) {
+  ^bb0(%s: f32, %g: f32):
+    %i = linalg.index 0 : index
+    %j = linalg.index 1 : index
+    %k = arith.muli %i, %j : index
+    %kk = arith.index_cast %k : index to i32
+    %kf = arith.sitofp %kk : i32 to f32
+    %r = arith.addf %s, %kf : f32
+    linalg.yield %r : f32
+  }
+  func.return
+}
+"""
+
+
+DYNAMIC_NAMED_LINALG = """
+func.func @dyn(%A: memref<?x4xf32>, %T: memref<4x?xf32>, %R: memref<?xf32>, %B: memref<?x4xf32>, %v: memref<4xf32>) {
+  linalg.transpose ins(%A : memref<?x4xf32>) outs(%T : memref<4x?xf32>) permutation = [1, 0]
+  linalg.reduce ins(%A : memref<?x4xf32>) outs(%R : memref<?xf32>) dimensions = [1]
+    (%in: f32, %init: f32) {
+      %s = arith.maximumf %in, %init : f32
+      linalg.yield %s : f32
+    }
+  linalg.broadcast ins(%v : memref<4xf32>) outs(%B : memref<?x4xf32>) dimensions = [0]
+  func.return
+}
+"""
+
+
+HALF_FLOATS = """
+func.func @half(%x: memref<32xf16>, %y: memref<32xf16>, %b: memref<32xbf16>, %c: memref<32xf32>, %h: f16) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c32 = arith.constant 32 : index
+  "scf.parallel"(%c0, %c32, %c1) <{operandSegmentSizes = array<i32: 1, 1, 1, 0>}> ({
+  ^bb0(%i: index):
+    %v = memref.load %x[%i] : memref<32xf16>
+    %e = math.exp %v : f16
+    %m = arith.mulf %e, %h : f16
+    memref.store %m, %y[%i] : memref<32xf16>
+    %w = arith.extf %v : f16 to f32
+    %bv = memref.load %b[%i] : memref<32xbf16>
+    %bw = arith.extf %bv : bf16 to f32
+    %s = arith.addf %w, %bw : f32
+    memref.store %s, %c[%i] : memref<32xf32>
+    scf.reduce
+  }) : (index, index, index) -> ()
+  func.return
+}
+"""
+
+
+def collatz_steps(v: int) -> int:
+    steps = 0
+    while v > 1:
+        v = v // 2 if v % 2 == 0 else 3 * v + 1
+        steps += 1
+    return steps
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_top_level_reductions_scf_while_f64_and_i64(backend):
+    rng = np.random.default_rng(15)
+    x = rand(rng, 50)
+    n = np.array([1, 2, 3, 6, 7, 27, 97, 5], np.int32)
+    d = np.abs(rng.standard_normal(8)) * 10
+    w = np.array([1, -1, 5, -7, 100, 2**20, -(2**20), 0], np.int64)
+    inputs = {"x": x, "out": zeros(2), "n": n, "steps": zeros(8, dtype=np.int32), "d": d}
+    out = run(REDUCE_WHILE_F64_I64, inputs | {"e": np.zeros(8), "w": w}, backend)
+    np.testing.assert_allclose(out["out"], [x.astype(np.float64).sum(), x.max()], **TOL)
+    np.testing.assert_array_equal(out["steps"], [collatz_steps(int(v)) for v in n])
+    np.testing.assert_allclose(out["e"], np.sqrt(d) + np.floor(d), rtol=1e-15)
+    np.testing.assert_array_equal(out["w"], (w * 2**32) >> 3)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_strided_grid_nest_dynamic_2d_nest_and_linalg_index_maps(backend):
+    rng = np.random.default_rng(16)
+    a, b0, d, s = rand(rng, 11, 13), rand(rng, 11, 13), rand(rng, 9, 5), rand(rng, 3, 3)
+    b = b0.astype(np.float64)
+    for i in range(1, 10, 2):
+        for j in range(2, 12, 3):
+            b[i, j] = np.float64(a[i + 1, j]) - np.float64(a[i, j])
+    g = np.array([[s[i // 2, j % 3] + i * j for j in range(7)] for i in range(6)], np.float64)
+    inputs = {"A": a, "B": b0, "D": d, "E": zeros(9, 5), "S": s, "G": zeros(6, 7)}
+    out = run(STEPS_INDEX_MAPS, inputs, backend)
+    np.testing.assert_allclose(out["B"], b, **TOL)
+    np.testing.assert_allclose(out["E"], d.astype(np.float64) * np.arange(5), **TOL)
+    np.testing.assert_allclose(out["G"], g, **TOL)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_named_linalg_ops_on_runtime_sized_memrefs(backend):
+    rng = np.random.default_rng(17)
+    a, v = rand(rng, 9, 4), rand(rng, 4)
+    inputs = {
+        "A": a,
+        "T": zeros(4, 9),
+        "R": np.full(9, -1e30, np.float32),
+        "B": zeros(9, 4),
+        "v": v,
+    }
+    out = run(DYNAMIC_NAMED_LINALG, inputs, backend)
+    assert out["T"].shape == (4, 9) and out["B"].shape == (9, 4)
+    np.testing.assert_array_equal(out["T"], a.T)
+    np.testing.assert_array_equal(out["R"], a.max(axis=1))
+    np.testing.assert_array_equal(out["B"], np.broadcast_to(v, (9, 4)))
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_f16_and_bf16_memrefs_and_an_f16_scalar(backend):
+    import ml_dtypes
+
+    rng = np.random.default_rng(18)
+    x = rng.standard_normal(32).astype(np.float16)
+    b = rng.standard_normal(32).astype(ml_dtypes.bfloat16)
+    inputs = {"x": x, "y": np.zeros(32, np.float16), "b": b, "c": zeros(32), "h": np.float16(1.5)}
+    out = run(HALF_FLOATS, inputs, backend)
+    # exp within 2 f16 ULP (docs/language.md), then one exact-ish f16 multiply by 1.5
+    expected = np.exp(x.astype(np.float64)) * 1.5
+    np.testing.assert_allclose(out["y"].astype(np.float64), expected, rtol=3 * 2.0**-10)
+    np.testing.assert_array_equal(out["c"], x.astype(np.float32) + b.astype(np.float32))
