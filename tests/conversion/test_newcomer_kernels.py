@@ -1004,3 +1004,27 @@ def test_f16_and_bf16_memrefs_and_an_f16_scalar(backend):
     expected = np.exp(x.astype(np.float64)) * 1.5
     np.testing.assert_allclose(out["y"].astype(np.float64), expected, rtol=3 * 2.0**-10)
     np.testing.assert_array_equal(out["c"], x.astype(np.float32) + b.astype(np.float32))
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_workgroup_overrides_on_flattened_and_grid_axis_programs(backend):
+    """`compile(..., workgroup_size=...)`: a grid-axes nest (heat-3d) takes any
+    workgroup and is regridded; a flattened one (atax) takes a 1-D workgroup,
+    and a 2-D one is a ValueError at compile on every backend naming the program
+    (the reference backend compiled it and refused it at the run, with advice to
+    edit a grid into text the user never wrote)."""
+    from vyre_xdsl import compile
+
+    rng = np.random.default_rng(19)
+    a, x = rand(rng, 12, 10), rand(rng, 10)
+    exe = compile(ATAX, backend=backend, workgroup_size=(16, 1, 1))
+    out = exe.run({"A": a, "x": x, "tmp": zeros(12), "y": zeros(10)})
+    np.testing.assert_allclose(out["y"], a.T.astype(np.float64) @ (a.astype(np.float64) @ x), **TOL)
+    with pytest.raises(
+        ValueError, match=r"program @atax_0 numbers its loop iterations along x only.*\(16, 1, 1\)"
+    ):
+        compile(ATAX, backend=backend, workgroup_size=(4, 4, 1))
+    h = rand(rng, 6, 7, 9)
+    plain = run(HEAT3D, {"A": h, "B": zeros(6, 7, 9)}, backend)
+    exe = compile(HEAT3D, backend=backend, workgroup_size=(2, 4, 4))
+    np.testing.assert_array_equal(exe.run({"A": h, "B": zeros(6, 7, 9)})["B"], plain["B"])
