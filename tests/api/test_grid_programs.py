@@ -441,3 +441,53 @@ def test_a_tiled_matmul_with_barriers_inside_a_loop(backend):
     a, b = rand(rng, 40, 36), rand(rng, 36, 24)
     out = run(TILED_MATMUL, {"A": a, "B": b}, backend)
     np.testing.assert_allclose(out["C"].reshape(40, 24), a.astype(np.float64) @ b, **TOL)
+
+
+#: a 32 x 8 block without a grid in its header: its derived grid cannot cover
+#: the image (refused), a grid given when it runs can
+UNGRIDDED = IMAGE_32X8.replace(" grid [4, 5, 1]", "")
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_vyre_run_grid_replaces_a_derived_grid_that_would_be_refused(backend, tmp_path, capsys):
+    """docs/cli.md: `--grid` launches the program as `grid [...]` in its header
+    would. On wgpu it compiled the module's own (refused) derived grid first and
+    failed; `vyre_xdsl.run(..., grid=)` applies the grid before compiling."""
+    from vyre_xdsl.tools import vyre_run
+
+    img = rand(np.random.default_rng(8), 37, 100)
+    source = tmp_path / "image.mlir"
+    source.write_text(UNGRIDDED)
+    np.save(tmp_path / "img.npy", img)
+    np.save(tmp_path / "dims.npy", np.array([100, 37], np.uint32))
+    inputs = ["--input", f"img={tmp_path / 'img.npy'}", "--input", f"dims={tmp_path / 'dims.npy'}"]
+    argv = [str(source), *inputs, "--backend", backend]
+    assert vyre_run.main(argv) == 1
+    assert "without 'grid' the derived grid" in capsys.readouterr().err
+    out = tmp_path / "out"
+    assert vyre_run.main([*argv, "--grid", "4,5,1", "--output-dir", str(out)]) == 0
+    np.testing.assert_allclose(np.load(out / "out.npy"), image_expected(img, 100, 37), **TOL)
+    api = run(
+        UNGRIDDED, {"img": img, "dims": np.array([100, 37], np.uint32)}, backend, grid=(4, 5, 1)
+    )
+    np.testing.assert_allclose(api["out"], image_expected(img, 100, 37), **TOL)
+    assert vyre_run.main([*argv, "--grid", "4,0,1"]) == 1
+    assert "--grid: " in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_an_uncovered_derived_grid_is_refused_when_it_compiles_on_every_backend(backend):
+    """Static buffers: the refusal comes from `compile`, located at the program,
+    on both backends (the reference backend compiled it and refused only the
+    run); the same program with its grid compiles and runs."""
+    from vyre_xdsl.diagnostics import VyreDiagnostic
+
+    with pytest.raises(
+        VyreDiagnostic, match=r"^<input>:3:1: @brighten: workgroup_size \[32, 8, 1\]"
+    ):
+        compile(UNGRIDDED, backend=backend)
+    img = rand(np.random.default_rng(9), 37, 100)
+    out = compile(IMAGE_32X8, backend=backend).run(
+        {"img": img, "dims": np.array([100, 37], np.uint32)}
+    )
+    np.testing.assert_allclose(out["out"], image_expected(img, 100, 37), **TOL)

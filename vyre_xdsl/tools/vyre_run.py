@@ -280,21 +280,24 @@ def run_module(
 ) -> dict[str, np.ndarray]:
     """Run through `run()`'s executable cache, reporting the adapter (-v) and
     the GPU time per kernel (--time) on stderr."""
+    grid = grid_option(getattr(args, "grid", None))
+    if grid is not None:
+        # applied before compiling, as `vyre_xdsl.run(..., grid=)` does: the
+        # derived grid that --grid replaces may be one a GPU compile refuses
+        from vyre_xdsl.launch import grid_overrides, with_grids
+
+        try:
+            module = with_grids(module, grid_overrides(module, grid))
+        except ValueError as error:
+            raise UsageError(f"--grid: {error}") from None
     exe = cached_executable(module, backend, args.fuse, args.adapter)
     report_backend(backend, exe.adapter, args.verbose)
-    grid = grid_option(getattr(args, "grid", None))
-    try:
-        outputs = exe.run(
-            inputs,
-            profile=args.time,
-            max_iterations=args.max_iterations,
-            repeat=args.repeat,
-            grid=grid,
-        )
-    except ValueError as error:
-        if grid is None:
-            raise
-        raise UsageError(f"--grid: {error}") from None
+    outputs = exe.run(
+        inputs,
+        profile=args.time,
+        max_iterations=args.max_iterations,
+        repeat=args.repeat,
+    )
     if args.time:
         print(exe.last_profile, file=sys.stderr)
     return outputs
