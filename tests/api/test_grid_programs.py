@@ -491,3 +491,67 @@ def test_an_uncovered_derived_grid_is_refused_when_it_compiles_on_every_backend(
         {"img": img, "dims": np.array([100, 37], np.uint32)}
     )
     np.testing.assert_allclose(out["out"], image_expected(img, 100, 37), **TOL)
+
+
+#: each workgroup sums rows of @x through workgroup memory, one row of 16 per
+#: loop trip, with barriers inside the loop; the trip count is BOUND
+ROW_SUMS = """
+vyre.program @rows workgroup_size [16, 1, 1] grid [1, 1, 1] {
+  vyre.buffer @x binding 0 read_only : f32[?]
+  vyre.buffer @n binding 1 uniform : ui32[1]
+  vyre.buffer @sums binding 2 read_write : f32[16]
+  vyre.buffer @t workgroup : f32[16]
+  %l = vyre.local_id x
+  %zero = vyre.const 0 : ui32
+  %sixteen = vyre.const 16 : ui32
+  BOUND
+  vyre.loop @r = %zero to %rows {
+    %r = vyre.var @r : ui32
+    %base = vyre.mul %r, %sixteen : ui32
+    %i = vyre.add %base, %l : ui32
+    %v = vyre.load @x[%i] : f32
+    vyre.store @t[%l] = %v : f32
+    vyre.barrier
+    %first = vyre.eq %l, %zero : ui32
+    vyre.if %first {
+      %f0 = vyre.const 0.0 : f32
+      vyre.let @acc = %f0 : f32
+      vyre.loop @k = %zero to %sixteen {
+        %k = vyre.var @k : ui32
+        %e = vyre.load @t[%k] : f32
+        %a = vyre.var @acc : f32
+        %s = vyre.add %a, %e : f32
+        vyre.assign @acc = %s : f32
+      }
+      %total = vyre.var @acc : f32
+      vyre.store @sums[%r] = %total : f32
+    }
+    vyre.barrier
+  }
+}
+"""
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_barrier_in_a_loop_needs_uniform_bounds_and_the_error_says_which(backend):
+    from vyre_xdsl.diagnostics import VyreDiagnostic
+
+    x = np.arange(5 * 16, dtype=np.float32)
+    by_length = ROW_SUMS.replace(
+        "BOUND", "%len = vyre.buf_len @x\n  %rows = vyre.div %len, %sixteen : ui32"
+    )
+    out = run(
+        by_length,
+        {"x": x, "n": np.array([5], np.uint32), "sums": np.zeros(16, np.float32)},
+        backend,
+    )
+    np.testing.assert_array_equal(out["sums"][:5], x.reshape(5, 16).sum(axis=1))
+    by_load = ROW_SUMS.replace("BOUND", "%rows = vyre.load @n[%zero] : ui32")
+    with pytest.raises(
+        VyreDiagnostic, match=r"^<input>:17:5: barrier under .*not a loaded value .*buf_len"
+    ):
+        run(
+            by_load,
+            {"x": x, "n": np.array([5], np.uint32), "sums": np.zeros(16, np.float32)},
+            backend,
+        )
