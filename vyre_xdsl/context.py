@@ -181,6 +181,16 @@ class LocatedParser(Parser):
                         "(a value defined inside a nested region is not visible after it)"
                     ),
                 )
+        custom = re.fullmatch(r"Operation (\S+) does not have a custom format\.", error.msg)
+        if custom:
+            name = custom.group(1)
+            return ParseError(
+                error.span,
+                f"'{name}' has no custom syntax in xDSL: write it in MLIR's generic form, "
+                f'"{name}"(operands) <{{properties}}> ({{regions}}) : (operand types) -> '
+                "(result types) (mlir-opt --mlir-print-op-generic prints it; "
+                "docs/mlir-input.md shows scf.parallel and the gpu ops)",
+            )
         if error.msg == "Could not parse entire input!":
             return ParseError(
                 error.span,

@@ -1028,3 +1028,27 @@ def test_workgroup_overrides_on_flattened_and_grid_axis_programs(backend):
     plain = run(HEAT3D, {"A": h, "B": zeros(6, 7, 9)}, backend)
     exe = compile(HEAT3D, backend=backend, workgroup_size=(2, 4, 4))
     np.testing.assert_array_equal(exe.run({"A": h, "B": zeros(6, 7, 9)})["B"], plain["B"])
+
+
+def test_upstream_custom_syntax_without_an_xdsl_parser_names_the_generic_form():
+    """`scf.parallel (%i) = ...` as mlir-opt prints it: xDSL 0.74 has no custom
+    syntax for it; the error (it said "Operation scf.parallel does not have a
+    custom format.") says what to write instead, at the op."""
+    text = """
+func.func @f(%A: memref<8xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c8 = arith.constant 8 : index
+  scf.parallel (%i) = (%c0) to (%c8) step (%c1) {
+    %v = memref.load %A[%i] : memref<8xf32>
+    memref.store %v, %A[%i] : memref<8xf32>
+  }
+  func.return
+}
+"""
+    with pytest.raises(VyreDiagnostic) as error:
+        run(text, {"A": zeros(8)}, "reference")
+    message = str(error.value)
+    assert message.startswith("<input>:6:16")
+    assert "'scf.parallel' has no custom syntax in xDSL: write it in MLIR's generic form" in message
+    assert "--mlir-print-op-generic" in message
