@@ -1052,3 +1052,98 @@ func.func @f(%A: memref<8xf32>) {
     assert message.startswith("<input>:6:16")
     assert "'scf.parallel' has no custom syntax in xDSL: write it in MLIR's generic form" in message
     assert "--mlir-print-op-generic" in message
+
+
+JACOBI_1D_TIME_LOOP = """
+// PolyBench jacobi-1d with the time loop in the function: scf.for over t around two scf.parallel
+func.func @jacobi1d(%A: memref<30xf32>, %B: memref<30xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %c29 = arith.constant 29 : index
+  %third = arith.constant 0.333333343 : f32
+  scf.for %t = %c0 to %c4 step %c1 {
+    "scf.parallel"(%c1, %c29, %c1) <{operandSegmentSizes = array<i32: 1, 1, 1, 0>}> ({
+    ^bb0(%i: index):
+      %im = arith.subi %i, %c1 : index
+      %ip = arith.addi %i, %c1 : index
+      %a = memref.load %A[%im] : memref<30xf32>
+      %b = memref.load %A[%i] : memref<30xf32>
+      %c = memref.load %A[%ip] : memref<30xf32>
+      %s1 = arith.addf %a, %b : f32
+      %s2 = arith.addf %s1, %c : f32
+      %r = arith.mulf %third, %s2 : f32
+      memref.store %r, %B[%i] : memref<30xf32>
+      scf.reduce
+    }) : (index, index, index) -> ()
+    "scf.parallel"(%c1, %c29, %c1) <{operandSegmentSizes = array<i32: 1, 1, 1, 0>}> ({
+    ^bb0(%i: index):
+      %im = arith.subi %i, %c1 : index
+      %ip = arith.addi %i, %c1 : index
+      %a = memref.load %B[%im] : memref<30xf32>
+      %b = memref.load %B[%i] : memref<30xf32>
+      %c = memref.load %B[%ip] : memref<30xf32>
+      %s1 = arith.addf %a, %b : f32
+      %s2 = arith.addf %s1, %c : f32
+      %r = arith.mulf %third, %s2 : f32
+      memref.store %r, %A[%i] : memref<30xf32>
+      scf.reduce
+    }) : (index, index, index) -> ()
+  }
+  func.return
+}
+"""
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_jacobi_1d_with_its_time_loop_in_the_function(backend):
+    """`scf.for` over time steps around two `scf.parallel` stencils: one
+    invocation runs the nest. Its index arithmetic `%i - 1`, `%i + 1` (with %i
+    from 1 to 29) can never leave 0 … 2^32 - 1, so it carries no trap check; with
+    the checks, Mesa's lavapipe left the inner loop after one iteration (a
+    return that only a wrapped `1 + k` reaches, in a nested loop) and the run
+    failed with a LoopLimitError."""
+    rng = np.random.default_rng(20)
+    a, b = rand(rng, 30), rand(rng, 30)
+    third = np.float32(0.333333343)
+    ea, eb = a.astype(np.float64), b.astype(np.float64)
+    for _ in range(4):
+        eb[1:29] = (ea[0:28] + ea[1:29] + ea[2:30]) * third
+        ea[1:29] = (eb[0:28] + eb[1:29] + eb[2:30]) * third
+    out = run(JACOBI_1D_TIME_LOOP, {"A": a, "B": b}, backend)
+    np.testing.assert_allclose(out["A"], ea, **TOL)
+    np.testing.assert_allclose(out["B"], eb, **TOL)
+
+
+SHIFTED = """
+func.func @f(%A: memref<8xi32>, %B: memref<8xi32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c8 = arith.constant 8 : index
+  %d = arith.constant SHIFT : index
+  scf.for %i = %cLOWER to %c8 step %c1 {
+    %j = arith.subi %i, %d : index
+    %v = memref.load %A[%j] : memref<8xi32>
+    memref.store %v, %B[%i] : memref<8xi32>
+  }
+  func.return
+}
+"""
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_index_checks_left_out_only_where_they_cannot_fire(backend):
+    """`%i - d` for %i from LOWER: no check when d <= LOWER (and the loads are
+    right), a trap at the first iteration otherwise."""
+    from vyre_xdsl.diagnostics import VyreError
+
+    a = np.arange(10, 18, dtype=np.int32)
+    inputs = {"A": a, "B": np.zeros(8, np.int32)}
+    fine = SHIFTED.replace("SHIFT", "1").replace("%cLOWER", "%c1")
+    assert "vyre.trap" not in str(parse(fine))
+    np.testing.assert_array_equal(run(fine, inputs, backend)["B"], [0, *a[:7]])
+    for lower, shift in (("%c0", "1"), ("%c1", "2")):
+        bad = SHIFTED.replace("SHIFT", shift).replace("%cLOWER", lower)
+        assert "vyre.trap" in str(parse(bad))
+        with pytest.raises(VyreError, match="index"):
+            run(bad, inputs, backend)
