@@ -18,11 +18,12 @@ from __future__ import annotations
 import bisect
 import difflib
 import re
+import weakref
 from collections import defaultdict
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import Builtin, FileLineColLoc, IntAttr, ModuleOp, StringAttr
-from xdsl.ir import Attribute, Block, Operation, Region
+from xdsl.ir import Attribute, Block, BlockArgument, Operation, Region, SSAValue
 from xdsl.parser import Parser
 from xdsl.parser.attribute_parser import AttrParser
 from xdsl.parser.generic_parser import ParserState
@@ -96,6 +97,19 @@ def decode_source(data: str | bytes, name: str) -> str:
         ) from None
 
 
+#: the names that block arguments were written with, where xDSL's `name_hint`
+#: dropped a `_<digits>` suffix (`%x_0` is named `x`, like `%x`): standard MLIR's
+#: function arguments name the buffers (docs/mlir-input.md). Held only while the
+#: parsed values live.
+SOURCE_NAMES: weakref.WeakKeyDictionary[SSAValue, str] = weakref.WeakKeyDictionary()
+
+
+def source_name(value: SSAValue) -> str | None:
+    """The name `value` was written with in the text it was parsed from (a block
+    argument's `%x_0` in full), else its `name_hint`."""
+    return SOURCE_NAMES.get(value, value.name_hint)
+
+
 class LocatedParser(Parser):
     """A parser that records each op's file:line:col as its location.
 
@@ -122,6 +136,13 @@ class LocatedParser(Parser):
         self._depth = 0
         self._open_regions: list[Position] = []
         self._first_use: dict[str, Span] = {}
+
+    def _register_ssa_definition(self, name: str, values, span: Span) -> None:
+        super()._register_ssa_definition(name, values, span)
+        for value in values:
+            # only where xDSL kept a shorter hint (`%x_0` as `x`); `%0` has none
+            if isinstance(value, BlockArgument) and value.name_hint not in (None, name):
+                SOURCE_NAMES[value] = name
 
     # ------------------------------------------------------------------ module
 

@@ -1147,3 +1147,36 @@ def test_index_checks_left_out_only_where_they_cannot_fire(backend):
         assert "vyre.trap" in str(parse(bad))
         with pytest.raises(VyreError, match="index"):
             run(bad, inputs, backend)
+
+
+SUFFIXED_NAMES = """
+func.func @x(%x: memref<8xf32>, %x_0: memref<8xf32>, %in_1: memref<8xf32>, %out_2: memref<8xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c8 = arith.constant 8 : index
+  "scf.parallel"(%c0, %c8, %c1) <{operandSegmentSizes = array<i32: 1, 1, 1, 0>}> ({
+  ^bb0(%i_0: index):
+    %v = memref.load %x[%i_0] : memref<8xf32>
+    %w = memref.load %in_1[%i_0] : memref<8xf32>
+    %s = arith.addf %v, %w : f32
+    memref.store %s, %x_0[%i_0] : memref<8xf32>
+    memref.store %w, %out_2[%i_0] : memref<8xf32>
+    scf.reduce
+  }) : (index, index, index) -> ()
+  func.return
+}
+"""
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_argument_names_ending_in_digits_name_their_buffers(backend):
+    """docs/mlir-input.md: an argument's buffer is named after its SSA name.
+    xDSL's parser keeps `%x_0` as the name hint `x` (dropping `_<digits>`), so
+    `%x` and `%x_0` were refused as one name twice, and `%in_1` became buffer
+    `in`; the converter now takes the names as written."""
+    x, y = rand(np.random.default_rng(21), 8), rand(np.random.default_rng(22), 8)
+    inputs = {"x": x, "x_0": zeros(8), "in_1": y, "out_2": zeros(8)}
+    out = run(SUFFIXED_NAMES, inputs, backend)
+    assert sorted(out) == ["out_2", "x_0"]
+    np.testing.assert_array_equal(out["x_0"], x + y)
+    np.testing.assert_array_equal(out["out_2"], y)

@@ -6,6 +6,7 @@ from __future__ import annotations
 from xdsl.dialects.builtin import AffineMapAttr, IndexType, MemRefType, NoneAttr
 from xdsl.ir import Attribute, Operation
 
+from vyre_xdsl.context import source_name
 from vyre_xdsl.conversion.arith_math import RULES, constant_attribute, index_constant_problem
 from vyre_xdsl.conversion.types import vyre_type
 from vyre_xdsl.dialects.names import BARE_IDENTIFIER
@@ -170,7 +171,7 @@ def function_problems(func: Operation) -> list[tuple[Operation | None, str]]:
         return [(func, "a converted function has one block (no cf branches)")]
     names: dict[str, int] = {}
     for position, arg in enumerate(func.body.block.args):
-        name = arg.name_hint or f"arg{position}"
+        name = source_name(arg) or f"arg{position}"
         problem = argument_problem(arg.type)
         if problem is None and not BARE_IDENTIFIER.fullmatch(name):
             problem = f"its name '{name}' is not a plain identifier"

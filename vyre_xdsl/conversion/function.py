@@ -33,6 +33,7 @@ from xdsl.ir.affine import (
     AffineExpr,
 )
 
+from vyre_xdsl.context import source_name
 from vyre_xdsl.conversion.arith_math import RULES
 from vyre_xdsl.conversion.checks import kernel_of
 from vyre_xdsl.conversion.emitter import BufferUse, ProgramEmitter, i1, ui32
@@ -138,7 +139,7 @@ class FunctionConverter:
         return lazy
 
     def _argument(self, arg: BlockArgument, position: int) -> Argument:
-        name = arg.name_hint or f"arg{position}"
+        name = source_name(arg) or f"arg{position}"
         if isinstance(arg.type, MemRefType):
             shape = tuple(None if d < 0 else d for d in arg.type.get_shape())
             return Argument(name, position, vyre_type(arg.type.element_type), shape)
