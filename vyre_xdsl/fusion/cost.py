@@ -42,7 +42,7 @@ from collections.abc import Callable, Sequence
 
 from vyre_xdsl.analysis.loops import rolled_loops
 from vyre_xdsl.dialects.vyre import BarrierOp, LoopOp, ProgramOp, type_name
-from vyre_xdsl.fusion.fuse import FusionOutcome, fuse_with_outcome
+from vyre_xdsl.fusion.fuse import FusionOutcome, fuse_with_outcome, geometry_problem
 from vyre_xdsl.lowering.lower import needs_sidecar
 from vyre_xdsl.semantics import storage_bytes
 from vyre_xdsl.target_profile import DEFAULT_PROFILE, TargetProfile
@@ -140,7 +140,9 @@ def profitable_runs(
     fusion would split at a `grid_sync` is cut there; a run whose fusion does
     not pay (`benefit` < 0) is cut between the two consecutive programs whose
     grids differ most; a run whose fused kernel breaks a limit of `profile`
-    (`over_limit`) is cut in the middle; each piece is judged again, and
+    (`over_limit`) is cut in the middle; a run whose arms cannot share one
+    workgroup size (`geometry_problem`) is cut where the size changes; each piece
+    is judged again, and
     `remark` (when given) hears why each cut was made. Refusals of `vyre-fuse`
     propagate (a `VyreDiagnostic`). `verify=False`: the fusions are not verified
     (the caller verifies the module they end up in)."""
@@ -181,8 +183,24 @@ class _Judge:
                 [mixed],
                 "a loop that stays a loop would run in a kernel with workgroup barriers",
             )
+        members = [self.programs[k] for k in run]
+        if geometry_problem(members) is not None:
+            # arms whose meaning depends on their own workgroup size (workgroup
+            # memory, barriers, ids) or an over-dispatch: not fused across the
+            # places where the workgroup size changes; each piece is judged again
+            changes = [
+                k for k in range(len(run) - 1) if members[k].workgroup != members[k + 1].workgroup
+            ]
+            if changes:
+                return self.cut(
+                    run,
+                    changes,
+                    "their workgroup sizes differ, and one dispatch would change what "
+                    "workgroup memory, barriers or workgroup and local ids mean (or launch "
+                    "far more invocations than a program asked for)",
+                )
         outcome = fuse_with_outcome(
-            [self.programs[k] for k in run],
+            members,
             split_grid_sync=True,
             intermediates=self.intermediates_of(run),
             recompute=self.recompute,
