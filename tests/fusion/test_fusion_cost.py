@@ -268,3 +268,47 @@ def test_programs_whose_workgroup_sizes_cannot_be_shared_are_not_fused(backend, 
     out = run(TWO_WIDTHS, {"x": x, "partial": np.zeros(40, np.uint32)}, backend, fuse=True)
     assert int(out["total"][0]) == int(x.astype(np.uint64).sum())
     np.testing.assert_array_equal(out["partial"], np.add.reduceat(x, np.arange(0, 5000, 128)))
+
+
+#: an elementwise chain over runtime-sized buffers, 64 then 128 wide: fusion
+#: cannot prove the fused dispatch covers the first arm
+RUNTIME_WIDTHS = """
+vyre.program @a workgroup_size [64, 1, 1] {
+  vyre.buffer @x binding 0 read_only : f32[?]
+  vyre.buffer @t binding 1 read_write : f32[?]
+  %i = vyre.invocation_id x
+  %v = vyre.load @x[%i] : f32
+  %w = vyre.add %v, %v : f32
+  vyre.store @t[%i] = %w : f32
+}
+vyre.program @b workgroup_size [128, 1, 1] {
+  vyre.buffer @t binding 0 read_only : f32[?]
+  vyre.buffer @y binding 1 read_write : f32[?]
+  %i = vyre.invocation_id x
+  %v = vyre.load @t[%i] : f32
+  %w = vyre.mul %v, %v : f32
+  vyre.store @y[%i] = %w : f32
+}
+"""
+
+
+@pytest.mark.parametrize("backend", ["reference", "wgpu"])
+def test_a_run_the_pass_refuses_to_fuse_is_left_unfused(backend, capsys) -> None:
+    """`run(fuse=True)` on this valid module raised "cannot fuse @a: its own
+    dispatch ... may not launch"; the default mode now cuts the run at the
+    program the refusal names (with a remark), `force` still refuses."""
+    from vyre_xdsl.diagnostics import VyreDiagnostic
+    from vyre_xdsl.passes.vyre_fuse import VyreFusePass
+
+    module = parse_module(RUNTIME_WIDTHS)
+    assert _names(fuse_module(module)) == ["a", "b"]
+    VyreFusePass(remarks=True).apply(None, parse_module(RUNTIME_WIDTHS))
+    remark = capsys.readouterr().err
+    assert "not fused with @a before it: fusing them is refused: cannot fuse @a" in remark
+    with pytest.raises(VyreDiagnostic, match="cannot fuse @a: its own dispatch"):
+        fuse_module(module, force=True)
+    x = np.arange(1000, dtype=np.float32)
+    inputs = {"x": x, "t": np.zeros(1000, np.float32), "y": np.zeros(300, np.float32)}
+    out = run(RUNTIME_WIDTHS, inputs, backend, fuse=True)
+    np.testing.assert_array_equal(out["y"], (2 * x[:300]) ** 2)
+    np.testing.assert_array_equal(out["t"], 2 * x)
