@@ -1180,3 +1180,46 @@ def test_argument_names_ending_in_digits_name_their_buffers(backend):
     assert sorted(out) == ["out_2", "x_0"]
     np.testing.assert_array_equal(out["x_0"], x + y)
     np.testing.assert_array_equal(out["out_2"], y)
+
+
+PARAMETERS_IN_A_MEMREF = """
+func.func @scale_shift(%params: memref<2xf32>, %x: memref<64xf32>, %y: memref<64xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c64 = arith.constant 64 : index
+  %alpha = memref.load %params[%c0] : memref<2xf32>
+  %beta = memref.load %params[%c1] : memref<2xf32>
+  "scf.parallel"(%c0, %c64, %c1) <{operandSegmentSizes = array<i32: 1, 1, 1, 0>}> ({
+  ^bb0(%i: index):
+    %v = memref.load %x[%i] : memref<64xf32>
+    %w = math.fma %v, %alpha, %beta : f32
+    memref.store %w, %y[%i] : memref<64xf32>
+    scf.reduce
+  }) : (index, index, index) -> ()
+  "scf.parallel"(%c0, %c64, %c1) <{operandSegmentSizes = array<i32: 1, 1, 1, 0>}> ({
+  ^bb0(%i: index):
+    %v = memref.load %y[%i] : memref<64xf32>
+    %w = arith.mulf %v, %alpha : f32
+    memref.store %w, %x[%i] : memref<64xf32>
+    scf.reduce
+  }) : (index, index, index) -> ()
+  func.return
+}
+"""
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_parameters_loaded_once_at_the_top_of_the_function(backend):
+    """`%alpha = memref.load %params[%c0]` before the loops that use it: @params
+    is never written, so the load is computed again in each program that uses
+    it, like a constant (it was refused: "the result of 'memref.load' outside any
+    parallel loop is used in another program")."""
+    x = rand(np.random.default_rng(23), 64)
+    params = np.array([1.5, -0.25], np.float32)
+    for fuse in (False, True):
+        out = run(
+            PARAMETERS_IN_A_MEMREF, {"params": params, "x": x, "y": zeros(64)}, backend, fuse=fuse
+        )
+        y = x.astype(np.float64) * 1.5 - 0.25
+        np.testing.assert_allclose(out["y"], y, **TOL)
+        np.testing.assert_allclose(out["x"], y * 1.5, **TOL)
