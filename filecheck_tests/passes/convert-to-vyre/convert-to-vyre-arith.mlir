@@ -45,7 +45,7 @@ func.func @floats(%a: memref<4xf32>, %b: memref<4xi1>) {
   func.return
 }
 // CHECK:      %[[X:.*]] = vyre.load @a[%{{.*}}] : f32
-// CHECK-NEXT: %[[Y:.*]] = vyre.load @a[%{{.*}}] : f32
+// CHECK:      %[[Y:.*]] = vyre.load @a[%{{.*}}] : f32
 // CHECK-NEXT: %[[LT:.*]] = vyre.lt %[[X]], %[[Y]] : f32
 // CHECK-NEXT: %[[L2:.*]] = vyre.lt %[[X]], %[[Y]] : f32
 // CHECK-NEXT: %[[UGE:.*]] = vyre.not %[[L2]] : i1
