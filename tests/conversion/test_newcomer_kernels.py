@@ -1223,3 +1223,34 @@ def test_parameters_loaded_once_at_the_top_of_the_function(backend):
         y = x.astype(np.float64) * 1.5 - 0.25
         np.testing.assert_allclose(out["y"], y, **TOL)
         np.testing.assert_allclose(out["x"], y * 1.5, **TOL)
+
+
+ROW_SUM_YIELDING = """
+func.func @f(%A: memref<4x6xf32>, %B: memref<4xOUT>) {
+  linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i)>], iterator_types = ["parallel", "reduction"]} ins(%A : memref<4x6xf32>) outs(%B : memref<4xOUT>) {
+  ^bb0(%a: f32, %b: OUT):
+    linalg.yield YIELD
+  }
+  func.return
+}
+"""
+
+
+@pytest.mark.parametrize(
+    ("out", "yielded", "message"),
+    [
+        ("f32", "%a, %a : f32, f32", r"5:5: linalg.yield gives 2 value\(s\) for the 1 output\(s\)"),
+        ("i32", "%a : f32", r"5:5: linalg.yield value #0 is f32, but output #0 .* holds i32"),
+    ],
+)
+def test_a_linalg_yield_that_does_not_fit_the_outputs_is_located(out, yielded, message):
+    """xDSL's verifier does not compare linalg.yield with the outputs: two values
+    for one output raised a Python ValueError from the converter, a mistyped one
+    an error "after pass 'convert-to-vyre'" about a buffer the user never wrote."""
+    text = ROW_SUM_YIELDING.replace("OUT", out).replace("YIELD", yielded)
+    with pytest.raises(VyreDiagnostic, match=message):
+        run(
+            text,
+            {"A": zeros(4, 6), "B": zeros(4, dtype=np.int32 if out == "i32" else np.float32)},
+            "reference",
+        )

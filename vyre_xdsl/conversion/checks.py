@@ -233,6 +233,23 @@ def structure_problem(op: Operation) -> str | None:
         return "a converted function returns nothing: write results to memref arguments"
     if op.name == "scf.for" and not isinstance(op.lb.type, IndexType):
         return "scf.for over a non-index type is not supported; loop over index"
+    if op.name == "linalg.yield" and (parent := op.parent_op()) is not None:
+        if parent.name == "linalg.generic" and all(
+            isinstance(v.type, MemRefType) for v in parent.outputs
+        ):
+            expected = [v.type.element_type for v in parent.outputs]
+            given = [v.type for v in op.operands]
+            if len(given) != len(expected):
+                return (
+                    f"linalg.yield gives {len(given)} value(s) for the {len(expected)} "
+                    "output(s) of its linalg.generic (one per output, in order)"
+                )
+            for position, (have, want) in enumerate(zip(given, expected, strict=True)):
+                if have != want:
+                    return (
+                        f"linalg.yield value #{position} is {have}, but output #{position} of "
+                        f"its linalg.generic holds {want}"
+                    )
     if op.name == "linalg.generic" and len(op.body.blocks) != 1:
         return "a linalg.generic body must be one block"
     if op.name == "linalg.generic":
