@@ -1254,3 +1254,29 @@ def test_a_linalg_yield_that_does_not_fit_the_outputs_is_located(out, yielded, m
             {"A": zeros(4, 6), "B": zeros(4, dtype=np.int32 if out == "i32" else np.float32)},
             "reference",
         )
+
+
+def test_vyre_run_random_inputs_fill_whole_rows_of_a_dynamic_memref(tmp_path, capsys):
+    """`vyre-run --random-inputs` gives a runtime-sized memref whole rows of its
+    static dimensions (1020 elements for `memref<?x6xf32>`, not 1024, which the
+    input check refuses) and 8/16-bit memrefs whole words; as a .mlir and as a
+    bundle."""
+    from vyre_xdsl.abi import signature
+    from vyre_xdsl.conversion import memref_shapes
+    from vyre_xdsl.tools import vyre_compile, vyre_run
+
+    module = parse(DYNAMIC_MATMUL_SEIDEL)
+    inputs = vyre_run.random_inputs(signature(module), 0, {}, memref_shapes(module))
+    assert inputs["A"].size == 1024 and inputs["C"].size == 1020  # ?x8, ?x6
+    odd = parse(
+        BYTES.replace("memref<?xi8>", "memref<?x3xi8>")
+        .replace("%x[%j]", "%x[%j, %c0]")
+        .replace("%y[%i]", "%y[%i, %c0]")
+    )
+    assert vyre_run.random_inputs(signature(odd), 0, {}, memref_shapes(odd))["x"].size == 1020
+    source, bundle = tmp_path / "m.mlir", tmp_path / "m.vkb"
+    source.write_text(DYNAMIC_MATMUL_SEIDEL)
+    assert vyre_compile.main([str(source), "-o", str(bundle)]) == 0
+    for path in (source, bundle):
+        assert vyre_run.main([str(path), "--random-inputs", "0", "--backend", "reference"]) == 0
+        assert "C: float32[1020]" in capsys.readouterr().out
