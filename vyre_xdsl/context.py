@@ -202,6 +202,26 @@ class LocatedParser(Parser):
                         "(a value defined inside a nested region is not visible after it)"
                     ),
                 )
+        literal = error.span.text
+        if error.msg == "Expected an operand." and re.fullmatch(
+            r"-?[0-9][0-9.eE+-]*|true|false", literal
+        ):
+            return ParseError(
+                error.span,
+                f"expected an SSA value (%name), not the literal '{literal}': operands are "
+                f"values, so define it first, e.g. '%c = vyre.const {literal} : ui32'",
+            )
+        condition = re.fullmatch(
+            r"operand is used with type i1, but has been previously used or defined with type (\w+)",
+            error.msg,
+        )
+        if condition and condition.group(1) != "i1":
+            ty = condition.group(1)
+            return ParseError(
+                error.span,
+                f"{error.msg}; an i1 value (a condition) comes from a comparison, e.g. "
+                f"'%c = vyre.ne %v, %zero : {ty}'",
+            )
         custom = re.fullmatch(r"Operation (\S+) does not have a custom format\.", error.msg)
         if custom:
             name = custom.group(1)

@@ -555,3 +555,32 @@ def test_a_barrier_in_a_loop_needs_uniform_bounds_and_the_error_says_which(backe
             {"x": x, "n": np.array([5], np.uint32), "sums": np.zeros(16, np.float32)},
             backend,
         )
+
+
+@pytest.mark.parametrize(
+    ("body", "message"),
+    [
+        (
+            "  vyre.loop @k = 0 to 8 {\n  }\n",
+            r"(?s)<input>:4:18.*expected an SSA value \(%name\), not the literal '0'.*"
+            r"'%c = vyre.const 0 : ui32'",
+        ),
+        (
+            "  %i = vyre.invocation_id x\n  vyre.if %i {\n  }\n",
+            r"(?s)<input>:5:11.*operand is used with type i1, .* type ui32; an i1 value \(a condition\) comes "
+            r"from a comparison, e.g. '%c = vyre.ne %v, %zero : ui32'",
+        ),
+    ],
+)
+def test_cuda_habits_get_errors_that_name_the_vyre_form(body, message):
+    """A CUDA programmer writes `for (k = 0; k < 8; ...)` as `vyre.loop @k = 0 to
+    8` and `if (i)` as `vyre.if %i`: the errors ("Expected an operand.", "operand
+    is used with type i1 ...") now say what to write."""
+    from vyre_xdsl.diagnostics import VyreDiagnostic
+
+    text = (
+        "\nvyre.program @p workgroup_size [64, 1, 1] {\n"
+        "  vyre.buffer @out binding 0 write_only : ui32[64]\n" + body + "}\n"
+    )
+    with pytest.raises(VyreDiagnostic, match=message):
+        run(text, {}, "reference")
