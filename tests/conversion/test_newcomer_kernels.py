@@ -1280,3 +1280,93 @@ def test_vyre_run_random_inputs_fill_whole_rows_of_a_dynamic_memref(tmp_path, ca
     for path in (source, bundle):
         assert vyre_run.main([str(path), "--random-inputs", "0", "--backend", "reference"]) == 0
         assert "C: float32[1020]" in capsys.readouterr().out
+
+
+SYRK = """
+// PolyBench syrk (lower triangle): C[i][j] = beta*C[i][j] + alpha * sum_k A[i][k]*A[j][k], j <= i
+func.func @syrk(%alpha: f32, %beta: f32, %A: memref<10x7xf32>, %C: memref<10x10xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c7 = arith.constant 7 : index
+  %c10 = arith.constant 10 : index
+  %zero = arith.constant 0.0 : f32
+  "scf.parallel"(%c0, %c10, %c1) <{operandSegmentSizes = array<i32: 1, 1, 1, 0>}> ({
+  ^bb0(%i: index):
+    %ip = arith.addi %i, %c1 : index
+    scf.for %j = %c0 to %ip step %c1 {
+      %s = scf.for %k = %c0 to %c7 step %c1 iter_args(%acc = %zero) -> (f32) {
+        %a = memref.load %A[%i, %k] : memref<10x7xf32>
+        %b = memref.load %A[%j, %k] : memref<10x7xf32>
+        %n = math.fma %a, %b, %acc : f32
+        scf.yield %n : f32
+      }
+      %c = memref.load %C[%i, %j] : memref<10x10xf32>
+      %bc = arith.mulf %beta, %c : f32
+      %as = arith.mulf %alpha, %s : f32
+      %r = arith.addf %bc, %as : f32
+      memref.store %r, %C[%i, %j] : memref<10x10xf32>
+    }
+    scf.reduce
+  }) : (index, index, index) -> ()
+  func.return
+}
+"""
+
+
+GPU_3D_IDS = """
+"gpu.module"() <{sym_name = "k"}> ({
+  "gpu.func"() <{function_type = (memref<4x6x10xi32>) -> ()}> ({
+  ^bb0(%o: memref<4x6x10xi32>):
+    %x = "gpu.global_id"() <{dimension = #gpu<dim x>}> : () -> index
+    %y = "gpu.global_id"() <{dimension = #gpu<dim y>}> : () -> index
+    %z = "gpu.global_id"() <{dimension = #gpu<dim z>}> : () -> index
+    %c10 = arith.constant 10 : index
+    %c6 = arith.constant 6 : index
+    %c4 = arith.constant 4 : index
+    %ix = arith.cmpi ult, %x, %c10 : index
+    %iy = arith.cmpi ult, %y, %c6 : index
+    %iz = arith.cmpi ult, %z, %c4 : index
+    %a = arith.andi %ix, %iy : i1
+    %b = arith.andi %a, %iz : i1
+    scf.if %b {
+      %c100 = arith.constant 100 : index
+      %zz = arith.muli %z, %c100 : index
+      %yy = arith.muli %y, %c10 : index
+      %s0 = arith.addi %zz, %yy : index
+      %s = arith.addi %s0, %x : index
+      %v = arith.index_cast %s : index to i32
+      memref.store %v, %o[%z, %y, %x] : memref<4x6x10xi32>
+    }
+    "gpu.return"() : () -> ()
+  }) {sym_name = "ids", gpu.kernel} : () -> ()
+}) : () -> ()
+func.func @main(%o: memref<4x6x10xi32>) {
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %c3 = arith.constant 3 : index
+  %c4 = arith.constant 4 : index
+  "gpu.launch_func"(%c3, %c2, %c2, %c4, %c4, %c2, %o) <{kernel = @k::@ids, operandSegmentSizes = array<i32: 0, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, 0>}> : (index, index, index, index, index, index, memref<4x6x10xi32>) -> ()
+  func.return
+}
+"""
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_syrk_triangular_loop_bounded_by_the_parallel_index(backend):
+    rng = np.random.default_rng(24)
+    a, c = rand(rng, 10, 7), rand(rng, 10, 7 + 3)
+    expected = c.astype(np.float64)
+    products = a.astype(np.float64) @ a.T
+    for i in range(10):
+        expected[i, : i + 1] = 0.5 * expected[i, : i + 1] + 1.5 * products[i, : i + 1]
+    inputs = {"alpha": np.float32(1.5), "beta": np.float32(0.5), "A": a, "C": c}
+    np.testing.assert_allclose(run(SYRK, inputs, backend)["C"], expected, **TOL)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_gpu_launch_with_3d_blocks_and_grid(backend):
+    """`gpu.global_id` on three axes of a 3 x 2 x 2 grid of 4 x 4 x 2 blocks,
+    guarded to a 10 x 6 x 4 volume."""
+    out = run(GPU_3D_IDS, {"o": np.zeros((4, 6, 10), np.int32)}, backend)
+    expected = np.fromfunction(lambda z, y, x: z * 100 + y * 10 + x, (4, 6, 10), dtype=np.int32)
+    np.testing.assert_array_equal(out["o"], expected)
