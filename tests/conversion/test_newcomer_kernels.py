@@ -1370,3 +1370,20 @@ def test_gpu_launch_with_3d_blocks_and_grid(backend):
     out = run(GPU_3D_IDS, {"o": np.zeros((4, 6, 10), np.int32)}, backend)
     expected = np.fromfunction(lambda z, y, x: z * 100 + y * 10 + x, (4, 6, 10), dtype=np.int32)
     np.testing.assert_array_equal(out["o"], expected)
+
+
+@pytest.mark.parametrize(
+    ("call", "hint"),
+    [(False, "'// -----' with vyre-opt --split-input-file"), (True, "func.call is not supported")],
+)
+def test_a_second_function_says_what_to_do(call, hint):
+    """Two functions in one module (two kernels pasted together, or a helper and
+    its caller) were refused with no way out named."""
+    helper = "func.func @g(%A: memref<8xf32>) {\n  func.return\n}\n"
+    body = "  func.call @g(%A) : (memref<8xf32>) -> ()\n" if call else ""
+    text = helper + f"func.func @f(%A: memref<8xf32>) {{\n{body}  func.return\n}}\n"
+    with pytest.raises(
+        VyreDiagnostic,
+        match=rf"4:1: a module converted to vyre holds one func.func; this one has 2 .*{hint}",
+    ):
+        run(text, {"A": zeros(8)}, "reference")

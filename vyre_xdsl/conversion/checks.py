@@ -62,8 +62,20 @@ def problems(module: Operation) -> list[tuple[Operation | None, str]]:
             errors.extend(gpu_module_problems(op))
         elif op.name != "func.func":
             errors.append((op, f"'{op.name}' cannot sit beside func.func; {SUPPORTED_TEXT}"))
+    calls = any(op.name == "func.call" for func in funcs for op in func.walk())
     for extra in funcs[1:]:
-        errors.append((extra, "a module converted to vyre holds one func.func"))
+        errors.append(
+            (
+                extra,
+                f"a module converted to vyre holds one func.func; this one has {len(funcs)} "
+                + (
+                    "(func.call is not supported: inline the called function into the one that runs)"
+                    if calls
+                    else "(give independent functions one module each, e.g. separated by "
+                    "'// -----' with vyre-opt --split-input-file)"
+                ),
+            )
+        )
     for func in funcs[:1]:
         errors.extend(function_problems(func))
         errors.extend(launch_problems(module, func))
