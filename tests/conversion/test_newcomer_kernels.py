@@ -1387,3 +1387,16 @@ def test_a_second_function_says_what_to_do(call, hint):
         match=rf"4:1: a module converted to vyre holds one func.func; this one has 2 .*{hint}",
     ):
         run(text, {"A": zeros(8)}, "reference")
+
+
+def test_the_row_check_leaves_other_input_mistakes_to_their_own_errors():
+    """A string for a runtime-sized memref is still an InputTypeError (the row
+    check read it as one element); a list of 33 numbers is a partial row."""
+    from vyre_xdsl.abi import InputTypeError
+
+    inputs = {"alpha": np.float32(1), "beta": np.float32(1), "B": np.ones((20, 16), np.float32)}
+    inputs |= {"x": np.ones(16, np.float32), "y": zeros(20)}
+    with pytest.raises(InputTypeError, match="is str 'hello'"):
+        run(GESUMMV, inputs | {"A": "hello"}, "reference")
+    with pytest.raises(InputShapeError, match="has 33 elements, not a multiple of 16"):
+        run(GESUMMV, inputs | {"A": [1.0] * 33}, "reference")

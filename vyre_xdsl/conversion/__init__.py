@@ -135,10 +135,15 @@ def check_memref_inputs(
         value = inputs.get(name)
         if value is None:
             continue
-        try:
-            size = int(np.size(value))
-        except (TypeError, ValueError):
+        size = getattr(value, "size", None)  # an array (host or device)
+        if size is None and isinstance(value, list | tuple):
+            try:
+                size = np.size(value)
+            except (TypeError, ValueError):
+                size = None
+        if not isinstance(size, int | np.integer):
             continue  # not array-like: binding the input reports it
+        size = int(size)
         if not size:
             continue  # binding the input reports an empty one
         dims = "x".join("?" if d < 0 else str(d) for d in shape)
