@@ -203,6 +203,17 @@ class LocatedParser(Parser):
                     ),
                 )
         literal = error.span.text
+        if error.msg == "Expected ':'":
+            # at the end of what came before (the next line's '}' says nothing)
+            text = self.lexer.input.content
+            end = error.span.start
+            while end > 0 and text[end - 1].isspace():
+                end -= 1
+            if 0 < end < error.span.start:
+                return ParseError(
+                    Span(end - 1, end, self.lexer.input),
+                    f"expected ':' and a type after this (e.g. ': f32'), got '{literal}'",
+                )
         if error.msg == "Expected an operand." and re.fullmatch(
             r"-?[0-9][0-9.eE+-]*|true|false", literal
         ):

@@ -570,12 +570,17 @@ def test_a_barrier_in_a_loop_needs_uniform_bounds_and_the_error_says_which(backe
             r"(?s)<input>:5:11.*operand is used with type i1, .* type ui32; an i1 value \(a condition\) comes "
             r"from a comparison, e.g. '%c = vyre.ne %v, %zero : ui32'",
         ),
+        (
+            "  %i = vyre.invocation_id x\n  vyre.store @out[%i] = %i\n",
+            r"(?s)<input>:5:26.*expected ':' and a type after this \(e.g. ': f32'\), got '}'",
+        ),
     ],
 )
 def test_cuda_habits_get_errors_that_name_the_vyre_form(body, message):
     """A CUDA programmer writes `for (k = 0; k < 8; ...)` as `vyre.loop @k = 0 to
-    8` and `if (i)` as `vyre.if %i`: the errors ("Expected an operand.", "operand
-    is used with type i1 ...") now say what to write."""
+    8`, `if (i)` as `vyre.if %i`, and leaves the type off a store: the errors
+    ("Expected an operand.", "operand is used with type i1 ...", "Expected ':'"
+    at the next line's '}') now say what to write, where it goes."""
     from vyre_xdsl.diagnostics import VyreDiagnostic
 
     text = (
