@@ -23,7 +23,12 @@ import numpy as np
 from xdsl.dialects.builtin import ModuleOp
 
 from vyre_xdsl.abi import RunSignature, require_mapping
-from vyre_xdsl.conversion import SHAPES_ATTRIBUTE, in_memref_shapes, memref_shapes
+from vyre_xdsl.conversion import (
+    SHAPES_ATTRIBUTE,
+    check_memref_inputs,
+    in_memref_shapes,
+    memref_shapes,
+)
 from vyre_xdsl.diagnostics import VyreError  # noqa: F401 (the API's base error)
 from vyre_xdsl.frontend import (  # noqa: F401 (fuse_module, module_digest, ModuleTypeError: the API's)
     ModuleTypeError,
@@ -143,6 +148,15 @@ def check_repeat(repeat: object) -> int:
     return int(repeat)
 
 
+def _source_file(source: Source) -> str:
+    """The file name the ops of `source` are located in: its module's (a module
+    parsed by a tool from a file), else the name its text is parsed under."""
+    from xdsl.dialects.builtin import FileLineColLoc
+
+    location = source.module.location if source.module is not None else None
+    return location.filename.data if isinstance(location, FileLineColLoc) else source.name
+
+
 class Executable:
     """A module compiled once for one backend: `run(inputs)` only binds, executes
     and reads back (no parsing, verification, fusion or compilation per call).
@@ -181,6 +195,7 @@ class Executable:
         # digest of the module as given (`source_digest`) even when nothing is
         # stored.
         self._grid_variants: dict[tuple, Executable] = {}
+        self._locations = None  # (stored op locations, source name) on a cache hit
         self.backend = backend
         #: GPU time per kernel of the last `run(..., profile=True)` (a `RunProfile`)
         self.last_profile = None
@@ -207,6 +222,8 @@ class Executable:
             self.signature: RunSignature = artifact.signature
             self._module = None
             self._module_text, self._digest = artifact.module_text, None
+            # errors raised from the stored module name the input's locations
+            self._locations = (artifact.locations, _source_file(source))
             self._shapes = (
                 memref_shapes(self.module) if SHAPES_ATTRIBUTE in self._module_text else {}
             )
@@ -240,7 +257,11 @@ class Executable:
         if store is not None and artifact is None:
             # the canonical text `prepare(digest=True)` printed is what is stored
             stored = disk_cache.Artifact(
-                self.signature, self._module_text, self._kernels, self.source_digest
+                self.signature,
+                self._module_text,
+                self._kernels,
+                self.source_digest,
+                disk_cache.op_locations(self._module, _source_file(source)),
             )
             disk_cache.store_artifact(store, key, stored)
 
@@ -254,7 +275,12 @@ class Executable:
         """The module this executable runs (fused where asked). One that came
         from the disk cache is parsed on first use."""
         if self._module is None:
-            self._module = parse(self._module_text, "<compile cache>")
+            module = parse(self._module_text, "<compile cache>")
+            if self._locations is not None:
+                from vyre_xdsl.runtime import disk_cache
+
+                disk_cache.restore_locations(module, *self._locations)
+            self._module = module
         return self._module
 
     def _module_digest(self) -> str:
@@ -347,6 +373,8 @@ class Executable:
             )
         if inputs.__class__ is not dict:
             inputs = require_mapping({} if inputs is None else inputs)
+        if self._shapes:
+            check_memref_inputs(inputs, self._shapes, self.signature)
         compiled = self.compiled
         if (
             profile

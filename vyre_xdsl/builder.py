@@ -26,6 +26,7 @@ Every pure op of the semantics table is a method named after it
 
 from __future__ import annotations
 
+import keyword
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 
@@ -249,6 +250,9 @@ class ProgramBuilder:
         return declared.element_type
 
     def __getattr__(self, mnemonic: str):
+        # `and`, `or` and `not` are Python keywords: `b.and_(p, q)`, `b.or_`, `b.not_`
+        if mnemonic.endswith("_") and keyword.iskeyword(mnemonic[:-1]):
+            mnemonic = mnemonic[:-1]
         if mnemonic in TABLE_OPS:
             return lambda *operands, name=None: self.op(mnemonic, *operands, name=name)
         raise AttributeError(mnemonic)

@@ -18,11 +18,12 @@ from __future__ import annotations
 import bisect
 import difflib
 import re
+import weakref
 from collections import defaultdict
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import Builtin, FileLineColLoc, IntAttr, ModuleOp, StringAttr
-from xdsl.ir import Attribute, Block, Operation, Region
+from xdsl.ir import Attribute, Block, BlockArgument, Operation, Region, SSAValue
 from xdsl.parser import Parser
 from xdsl.parser.attribute_parser import AttrParser
 from xdsl.parser.generic_parser import ParserState
@@ -96,6 +97,19 @@ def decode_source(data: str | bytes, name: str) -> str:
         ) from None
 
 
+#: the names that block arguments were written with, where xDSL's `name_hint`
+#: dropped a `_<digits>` suffix (`%x_0` is named `x`, like `%x`): standard MLIR's
+#: function arguments name the buffers (docs/mlir-input.md). Held only while the
+#: parsed values live.
+SOURCE_NAMES: weakref.WeakKeyDictionary[SSAValue, str] = weakref.WeakKeyDictionary()
+
+
+def source_name(value: SSAValue) -> str | None:
+    """The name `value` was written with in the text it was parsed from (a block
+    argument's `%x_0` in full), else its `name_hint`."""
+    return SOURCE_NAMES.get(value, value.name_hint)
+
+
 class LocatedParser(Parser):
     """A parser that records each op's file:line:col as its location.
 
@@ -122,6 +136,13 @@ class LocatedParser(Parser):
         self._depth = 0
         self._open_regions: list[Position] = []
         self._first_use: dict[str, Span] = {}
+
+    def _register_ssa_definition(self, name: str, values, span: Span) -> None:
+        super()._register_ssa_definition(name, values, span)
+        for value in values:
+            # only where xDSL kept a shorter hint (`%x_0` as `x`); `%0` has none
+            if isinstance(value, BlockArgument) and value.name_hint not in (None, name):
+                SOURCE_NAMES[value] = name
 
     # ------------------------------------------------------------------ module
 
@@ -181,6 +202,47 @@ class LocatedParser(Parser):
                         "(a value defined inside a nested region is not visible after it)"
                     ),
                 )
+        literal = error.span.text
+        if error.msg == "Expected ':'":
+            # at the end of what came before (the next line's '}' says nothing)
+            text = self.lexer.input.content
+            end = error.span.start
+            while end > 0 and text[end - 1].isspace():
+                end -= 1
+            if 0 < end < error.span.start:
+                return ParseError(
+                    Span(end - 1, end, self.lexer.input),
+                    f"expected ':' and a type after this (e.g. ': f32'), got '{literal}'",
+                )
+        if error.msg == "Expected an operand." and re.fullmatch(
+            r"-?[0-9][0-9.eE+-]*|true|false", literal
+        ):
+            return ParseError(
+                error.span,
+                f"expected an SSA value (%name), not the literal '{literal}': operands are "
+                f"values, so define it first, e.g. '%c = vyre.const {literal} : ui32'",
+            )
+        condition = re.fullmatch(
+            r"operand is used with type i1, but has been previously used or defined with type (\w+)",
+            error.msg,
+        )
+        if condition and condition.group(1) != "i1":
+            ty = condition.group(1)
+            return ParseError(
+                error.span,
+                f"{error.msg}; an i1 value (a condition) comes from a comparison, e.g. "
+                f"'%c = vyre.ne %v, %zero : {ty}'",
+            )
+        custom = re.fullmatch(r"Operation (\S+) does not have a custom format\.", error.msg)
+        if custom:
+            name = custom.group(1)
+            return ParseError(
+                error.span,
+                f"'{name}' has no custom syntax in xDSL: write it in MLIR's generic form, "
+                f'"{name}"(operands) <{{properties}}> ({{regions}}) : (operand types) -> '
+                "(result types) (mlir-opt --mlir-print-op-generic prints it; "
+                "docs/mlir-input.md shows scf.parallel and the gpu ops)",
+            )
         if error.msg == "Could not parse entire input!":
             return ParseError(
                 error.span,

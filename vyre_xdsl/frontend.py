@@ -214,6 +214,23 @@ def accept(
     return Source(text, module, name, checked, own, printed)
 
 
+def refuse_uncovered_static_grids(module: ModuleOp) -> None:
+    """A program whose buffers all have static counts and whose derived grid
+    cannot cover them (a 2-D or 3-D workgroup without a grid: `vyre_xdsl.dispatch`)
+    is refused when it compiles, on every backend: lowering refuses it for a GPU,
+    and the reference backend would refuse it only when it runs. A program with
+    a runtime-sized buffer is checked when it runs, against its inputs' lengths."""
+    from vyre_xdsl.dialects.vyre import programs
+    from vyre_xdsl.dispatch import check_covering_grids
+
+    static = [
+        program
+        for program in programs(module)
+        if all(buffer.static_count is not None for buffer in program.buffers())
+    ]
+    check_covering_grids(static, {})
+
+
 def prepare(
     source: Source,
     fuse: bool | str = False,
@@ -241,8 +258,10 @@ def prepare(
         canonical = canonical_text(module)
         source.printed = (canonical, text_digest(canonical))
     if not fuse:
+        refuse_uncovered_static_grids(module)
         return Prepared(module, module, sig, shapes, source.digest, source.printed)
     fused = pipeline_fused_copy(module, force=fuse == "force", profile=profile)
+    refuse_uncovered_static_grids(fused)
     printed = None
     if digest:
         canonical = canonical_text(fused)

@@ -21,7 +21,7 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 from xdsl.dialects.builtin import DenseArrayBase, ModuleOp, i32
 
-from vyre_xdsl.dialects.vyre import MAX_GRID_PER_AXIS, ProgramOp, programs
+from vyre_xdsl.dialects.vyre import MAX_GRID_PER_AXIS, InvocationIdOp, ProgramOp, programs
 
 #: the workgroup limits `compile(..., workgroup_size=...)` checks (WebGPU's
 #: defaults, which every device meets; `target_profile.DEFAULT_PROFILE`)
@@ -125,6 +125,20 @@ def with_workgroup_size(module: ModuleOp, size: Sequence[int]) -> ModuleOp:
     converted = SHAPES_ATTRIBUTE in copy.attributes
     for program in programs(copy):
         grid = program.explicit_grid
+        if (
+            converted
+            and grid is None
+            and size[1] * size[2] > 1
+            and any(isinstance(op, InvocationIdOp) for op in program.walk())
+        ):
+            # a flattened loop nest (or a one-invocation program): its iterations
+            # are invocation_id x; a 2-D workgroup would leave most of them out
+            raise ValueError(
+                f"workgroup_size {tuple(size)} has y or z above 1, but program "
+                f"@{program.sym_name.data} numbers its loop iterations along x only (a "
+                "flattened loop nest, docs/mlir-input.md); give a workgroup_size (X, 1, 1), "
+                f"e.g. ({math.prod(size)}, 1, 1)"
+            )
         if converted and grid is not None:
             covered = [g * w for g, w in zip(grid, program.workgroup, strict=True)]
             regrid = [-(-c // w) for c, w in zip(covered, size, strict=True)]

@@ -108,7 +108,9 @@ class VyreTrap(VyreError):
 
 class LoopLimitError(VyreError):
     """The driver left a shader loop before its end (Mesa's lavapipe does after
-    65535 iterations per invocation), so the run's results would be wrong."""
+    65535 iterations per invocation, and in a nested loop holding a return that
+    only wrap-around reaches: docs/known-issues.md), so the run's results would
+    be wrong."""
 
 
 class TrapNotRecordedError(VyreError):
@@ -133,7 +135,9 @@ def decode_sidecar(
         return LoopLimitError(
             f"kernel '{where}' was stopped inside a loop by the driver, so its results "
             f"would be wrong: Mesa's lavapipe leaves shader loops after {LAVAPIPE_LOOP_LIMIT} "
-            "iterations per invocation, counted across all its loops (nested or not). "
+            "iterations per invocation, counted across all its loops (nested or not), and "
+            "it can leave a loop nested in another early when the inner loop holds a "
+            "return or trap that only integer wrap-around can reach (docs/known-issues.md). "
             "Fix: run on another Vulkan driver, use backend='reference', or split the work "
             "so that each invocation runs fewer loop iterations"
         )

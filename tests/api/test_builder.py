@@ -86,3 +86,23 @@ def test_else_without_if_is_an_error():
     with pytest.raises(ValueError, match="else_"):
         with b.else_():
             pass
+
+
+def test_keyword_ops_are_reached_with_a_trailing_underscore():
+    """`and`, `or` and `not` cannot be attribute names in Python: `b.and_`,
+    `b.or_` and `b.not_` build them (as `b.op("and", ...)` does)."""
+    b = ProgramBuilder("logic", workgroup_size=(64, 1, 1))
+    b.buffer("out", "write_only", "ui32", 64, binding=0)
+    i = b.invocation_id("x", name="i")
+    p = b.lt(i, b.const(8, "ui32", name="eight"), name="p")
+    q = b.gt(i, b.const(2, "ui32", name="two"), name="q")
+    both = b.and_(p, q, name="both")
+    either = b.or_(both, b.not_(p, name="np"), name="either")
+    with b.if_(either):
+        b.store("out", i, i)
+    text = str(module_of([b.build()]))
+    assert "%both = vyre.and %p, %q : i1" in text
+    assert "%np = vyre.not %p : i1" in text
+    assert "%either = vyre.or %both, %np : i1" in text
+    with pytest.raises(AttributeError):
+        b.if__  # noqa: B018 (only the keyword ops take the underscore)

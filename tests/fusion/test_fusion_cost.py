@@ -168,3 +168,147 @@ def test_a_presum_loop_left_rolled_stays_out_of_the_tree_kernels() -> None:
     # forced, the three are one program again (split before the last pass)
     forced = fuse_module(parse_module(presum_tree(32 * 256 * 256, presum=32).text), force=True)
     assert len(_names(forced)) == 1
+
+
+#: a CUDA-style two-pass sum: a 128-wide tree over 5000 elements (guarded), then
+#: one 64-wide workgroup over the 40 partial sums
+TWO_WIDTHS = """
+// CUDA textbook two-pass sum over n = 5000 ui32 (not a multiple of the block):
+// sdata[tid] = i < n ? x[i] : 0; tree; partial[blockIdx] ; then one block sums the partials
+vyre.program @level0 workgroup_size [128, 1, 1] {
+  vyre.buffer @x binding 0 read_only : ui32[5000]
+  vyre.buffer @partial binding 1 read_write : ui32[40]
+  vyre.buffer @s workgroup : ui32[128]
+  %i = vyre.invocation_id x
+  %t = vyre.local_id x
+  %b = vyre.workgroup_id x
+  %n = vyre.buf_len @x
+  %zero = vyre.const 0 : ui32
+  %in = vyre.lt %i, %n : ui32
+  %v0 = vyre.load @x[%i] : ui32
+  %v = vyre.select %in, %v0, %zero : ui32
+  vyre.store @s[%t] = %v : ui32
+  vyre.barrier
+  %levels = vyre.const 7 : ui32
+  %half = vyre.const 64 : ui32
+  vyre.loop @k = %zero to %levels {
+    %k = vyre.var @k : ui32
+    %stride = vyre.shr %half, %k : ui32
+    %active = vyre.lt %t, %stride : ui32
+    vyre.if %active {
+      %j = vyre.add %t, %stride : ui32
+      %a = vyre.load @s[%t] : ui32
+      %c = vyre.load @s[%j] : ui32
+      %sum = vyre.add %a, %c : ui32
+      vyre.store @s[%t] = %sum : ui32
+    }
+    vyre.barrier
+  }
+  %first = vyre.eq %t, %zero : ui32
+  vyre.if %first {
+    %tot = vyre.load @s[%zero] : ui32
+    vyre.store @partial[%b] = %tot : ui32
+  }
+}
+vyre.program @level1 workgroup_size [64, 1, 1] {
+  vyre.buffer @partial binding 0 read_only : ui32[40]
+  vyre.buffer @total binding 1 write_only : ui32[1]
+  vyre.buffer @s workgroup : ui32[64]
+  %t = vyre.local_id x
+  %zero = vyre.const 0 : ui32
+  %n = vyre.const 40 : ui32
+  %in = vyre.lt %t, %n : ui32
+  %v0 = vyre.load @partial[%t] : ui32
+  %v = vyre.select %in, %v0, %zero : ui32
+  vyre.store @s[%t] = %v : ui32
+  vyre.barrier
+  %levels = vyre.const 6 : ui32
+  %half = vyre.const 32 : ui32
+  vyre.loop @k = %zero to %levels {
+    %k = vyre.var @k : ui32
+    %stride = vyre.shr %half, %k : ui32
+    %active = vyre.lt %t, %stride : ui32
+    vyre.if %active {
+      %j = vyre.add %t, %stride : ui32
+      %a = vyre.load @s[%t] : ui32
+      %c = vyre.load @s[%j] : ui32
+      %sum = vyre.add %a, %c : ui32
+      vyre.store @s[%t] = %sum : ui32
+    }
+    vyre.barrier
+  }
+  %first = vyre.eq %t, %zero : ui32
+  vyre.if %first {
+    %tot = vyre.load @s[%zero] : ui32
+    vyre.store @total[%zero] = %tot : ui32
+  }
+}
+"""
+
+
+@pytest.mark.parametrize("backend", ["reference", "wgpu"])
+def test_programs_whose_workgroup_sizes_cannot_be_shared_are_not_fused(backend, capsys) -> None:
+    """The default mode cuts a run where the workgroup size changes when an arm
+    depends on its own size (workgroup memory, barriers); `vyre_xdsl.run(...,
+    fuse=True)` refused this valid module ("cannot fuse @level1: its workgroup
+    [64, 1, 1] differs ...") instead of leaving the two passes apart. `force`
+    still refuses, as documented."""
+    from vyre_xdsl.diagnostics import VyreDiagnostic
+    from vyre_xdsl.passes.vyre_fuse import VyreFusePass
+
+    module = parse_module(TWO_WIDTHS)
+    assert _names(fuse_module(module)) == ["level0", "level1"]
+    VyreFusePass(remarks=True).apply(None, parse_module(TWO_WIDTHS))
+    assert (
+        "not fused with @level0 before it: their workgroup sizes differ" in capsys.readouterr().err
+    )
+    with pytest.raises(VyreDiagnostic, match="cannot fuse @level1: its workgroup"):
+        fuse_module(module, force=True)
+    x = np.random.default_rng(5).integers(0, 1000, 5000).astype(np.uint32)
+    out = run(TWO_WIDTHS, {"x": x, "partial": np.zeros(40, np.uint32)}, backend, fuse=True)
+    assert int(out["total"][0]) == int(x.astype(np.uint64).sum())
+    np.testing.assert_array_equal(out["partial"], np.add.reduceat(x, np.arange(0, 5000, 128)))
+
+
+#: an elementwise chain over runtime-sized buffers, 64 then 128 wide: fusion
+#: cannot prove the fused dispatch covers the first arm
+RUNTIME_WIDTHS = """
+vyre.program @a workgroup_size [64, 1, 1] {
+  vyre.buffer @x binding 0 read_only : f32[?]
+  vyre.buffer @t binding 1 read_write : f32[?]
+  %i = vyre.invocation_id x
+  %v = vyre.load @x[%i] : f32
+  %w = vyre.add %v, %v : f32
+  vyre.store @t[%i] = %w : f32
+}
+vyre.program @b workgroup_size [128, 1, 1] {
+  vyre.buffer @t binding 0 read_only : f32[?]
+  vyre.buffer @y binding 1 read_write : f32[?]
+  %i = vyre.invocation_id x
+  %v = vyre.load @t[%i] : f32
+  %w = vyre.mul %v, %v : f32
+  vyre.store @y[%i] = %w : f32
+}
+"""
+
+
+@pytest.mark.parametrize("backend", ["reference", "wgpu"])
+def test_a_run_the_pass_refuses_to_fuse_is_left_unfused(backend, capsys) -> None:
+    """`run(fuse=True)` on this valid module raised "cannot fuse @a: its own
+    dispatch ... may not launch"; the default mode now cuts the run at the
+    program the refusal names (with a remark), `force` still refuses."""
+    from vyre_xdsl.diagnostics import VyreDiagnostic
+    from vyre_xdsl.passes.vyre_fuse import VyreFusePass
+
+    module = parse_module(RUNTIME_WIDTHS)
+    assert _names(fuse_module(module)) == ["a", "b"]
+    VyreFusePass(remarks=True).apply(None, parse_module(RUNTIME_WIDTHS))
+    remark = capsys.readouterr().err
+    assert "not fused with @a before it: fusing them is refused: cannot fuse @a" in remark
+    with pytest.raises(VyreDiagnostic, match="cannot fuse @a: its own dispatch"):
+        fuse_module(module, force=True)
+    x = np.arange(1000, dtype=np.float32)
+    inputs = {"x": x, "t": np.zeros(1000, np.float32), "y": np.zeros(300, np.float32)}
+    out = run(RUNTIME_WIDTHS, inputs, backend, fuse=True)
+    np.testing.assert_array_equal(out["y"], (2 * x[:300]) ** 2)
+    np.testing.assert_array_equal(out["t"], 2 * x)

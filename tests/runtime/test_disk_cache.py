@@ -423,3 +423,51 @@ def test_vyre_opt_cache_info_when_off(monkeypatch, capsys):
     monkeypatch.setenv("VYRE_CACHE_DIR", "off")
     assert run_tool(VyreOptMain, ["--cache-info"]) == 0
     assert "off (VYRE_CACHE_DIR=off)" in capsys.readouterr().out
+
+
+# ---------------------------------------------------------------- locations
+
+#: a 2-D workgroup over a runtime-sized buffer without a grid: refused when it
+#: runs (the derived grid cannot cover the input's length), at the program
+UNCOVERED = """
+// line 2
+vyre.program @k workgroup_size [8, 8, 1] {
+  vyre.buffer @x binding 0 read_write : f32[?]
+  %i = vyre.invocation_id x
+  %v = vyre.load @x[%i] : f32
+  vyre.store @x[%i] = %v : f32
+}
+"""
+
+
+def test_an_error_a_run_raises_from_a_stored_module_names_the_source(cache_dir):
+    """A module a hit loads is parsed from the stored text; the errors its run
+    raises still name the input's file:line:col (they named
+    `<compile cache>:2:1`, a file that does not exist), and the file of the
+    input that hit: the same text parsed from another file names that file."""
+    x = np.ones(1000, np.float32)
+    for hit in (0, 1):
+        exe = vyre_xdsl.compile(UNCOVERED, backend="reference")
+        assert disk_cache.STATS["hits"] == hit
+        with pytest.raises(vyre_xdsl.diagnostics.VyreDiagnostic, match=r"^<input>:3:1: @k: "):
+            exe.run({"x": x})
+    for name in ("a.mlir", "a.mlir", "b.mlir"):
+        exe = vyre_xdsl.compile(vyre_xdsl.parse(UNCOVERED, name), backend="reference")
+        with pytest.raises(vyre_xdsl.diagnostics.VyreDiagnostic, match=rf"^{name}:3:1: @k: "):
+            exe.run({"x": x})
+    assert disk_cache.STATS["hits"] == 3
+
+
+def test_stored_locations_that_do_not_fit_are_not_applied():
+    module = vyre_xdsl.parse(UNCOVERED, "a.mlir")
+    record = disk_cache.op_locations(module, "a.mlir")
+    assert record["files"] == [None] and record["count"] == len(list(module.walk()))
+    other = vyre_xdsl.parse(
+        UNCOVERED.replace("  %v", "  %w = vyre.load @x[%i] : f32\n  %v"), "c.mlir"
+    )
+    assert not disk_cache.restore_locations(other, record, "b.mlir")
+    assert not disk_cache.restore_locations(other, {"count": "nonsense"}, "b.mlir")
+    assert str(list(other.walk())[1].location) == 'loc("c.mlir":3:1)'
+    same = vyre_xdsl.parse(UNCOVERED, "<compile cache>")
+    assert disk_cache.restore_locations(same, record, "b.mlir")
+    assert str(list(same.walk())[1].location) == 'loc("b.mlir":3:1)'

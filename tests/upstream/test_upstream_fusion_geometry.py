@@ -1,7 +1,9 @@
 """Upstream `vyre-foundation/tests/fusion_workgroup_geometry.rs`: fusion never
 widens an arm whose meaning depends on its workgroup (a barrier, workgroup
-memory) to a wider neighbour's workgroup; it refuses with a diagnostic that
-names the arm, both geometries, the reason(s) and a fix. Independent arms are
+memory) to a wider neighbour's workgroup; fusing them into one program
+(`force=True`, upstream's explicit fusion) is refused with a diagnostic that
+names the arm, both geometries, the reason(s) and a fix, and the default mode
+(the cost model) leaves them unfused. Independent arms are
 widened, arms that agree are fused, a lone arm is never refused. Upstream's
 wording differs ("synchronizes its workgroup", "keeps state in workgroup
 memory", "dispatch this arm separately"); the facts checked are the same. Each
@@ -39,8 +41,12 @@ def arm(name: str, workgroup: tuple[int, int, int], kind: str) -> str:
 
 
 def refusal(*arms: str) -> str:
+    """The refusal of fusing `arms` into one program, as upstream's `fuse` does
+    (`force=True`); the default mode, the cost model, leaves them unfused."""
+    module = parse("".join(arms))
     with pytest.raises(VyreDiagnostic) as raised:
-        fuse_module(parse("".join(arms)))
+        fuse_module(module, force=True)
+    assert len(list(fuse_module(module).ops)) == len(arms)
     return str(raised.value)
 
 

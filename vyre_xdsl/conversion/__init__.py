@@ -36,15 +36,16 @@ def convert_module(module: ModuleOp) -> None:
     Anything that cannot be converted is a located `VyreDiagnostic`."""
     if not is_standard(module):
         return
-    from xdsl.pattern_rewriter import PatternRewriteWalker
     from xdsl.transforms.dead_code_elimination import region_dce
-    from xdsl.transforms.linalg_generalize_named_ops import GeneralizeNamedOpPattern
 
     from vyre_xdsl.conversion.checks import problems
     from vyre_xdsl.conversion.function import FunctionConverter
+    from vyre_xdsl.conversion.linalg_named import generalize_named_ops
 
-    PatternRewriteWalker(GeneralizeNamedOpPattern(), apply_recursively=False).rewrite_module(module)
-    verify_module(module)  # the input's own verifiers first: located errors on its ops
+    # the input's own verifiers first: located errors on the ops as written (a
+    # named linalg op's own message, not its generic form's at the function)
+    verify_module(module)
+    generalize_named_ops(module)
     errors = problems(module)
     if errors:
         raise VyreDiagnostic(errors)
@@ -101,6 +102,73 @@ def in_memref_shapes(
         if known and array.size % known == 0 and (-1 in shape or array.size == known):
             shaped[name] = array.reshape(shape)
     return shaped
+
+
+def check_memref_inputs(
+    inputs: object, shapes: dict[str, tuple[int, ...]], signature: object = None
+) -> None:
+    """Refuse an input for a memref with a dynamic dimension that the memref cannot
+    hold exactly, with an `InputShapeError` naming the buffer:
+
+    - a size that is not a multiple of the static dimensions' product
+      (`memref<?x16xf32>` given 33 elements): the dynamic dimension would not be a
+      whole number;
+    - for 8- and 16-bit elements (`memref<?xi8>`), a size that is not a whole number
+      of 32-bit words (a multiple of 4 or 2 elements): a runtime-sized buffer of
+      them is padded to whole words (docs/language.md, `vyre.buf_len`), so
+      `memref.dim` would count the padding and the output would come back longer.
+
+    `signature` (a `RunSignature`) gives the element types; without it only the
+    first rule is checked."""
+    import math
+
+    import numpy as np
+
+    from vyre_xdsl.abi import InputShapeError
+    from vyre_xdsl.semantics import ELEMENTS, PACKED_TYPES
+
+    if not shapes or not hasattr(inputs, "get"):
+        return
+    for name, shape in shapes.items():
+        if -1 not in shape:
+            continue
+        value = inputs.get(name)
+        if value is None:
+            continue
+        size = getattr(value, "size", None)  # an array (host or device)
+        if size is None and isinstance(value, list | tuple):
+            try:
+                size = np.size(value)
+            except (TypeError, ValueError):
+                size = None
+        if not isinstance(size, int | np.integer):
+            continue  # not array-like: binding the input reports it
+        size = int(size)
+        if not size:
+            continue  # binding the input reports an empty one
+        dims = "x".join("?" if d < 0 else str(d) for d in shape)
+        static = int(np.prod([d for d in shape if d >= 0]))
+        if size % static:
+            raise InputShapeError(
+                f"input for buffer '{name}' (a memref of shape {dims}) has {size} elements, not a "
+                f"multiple of {static} (the product of its static dimensions), so its dynamic "
+                "dimension would not be a whole number"
+            )
+        try:
+            element = signature[name].element if signature is not None else None
+        except KeyError:
+            element = None
+        if element in PACKED_TYPES:
+            per_word = 4 // ELEMENTS[element].storage_bytes
+            whole = math.lcm(static, per_word)
+            if size % whole:
+                bits = 8 * ELEMENTS[element].storage_bytes
+                raise InputShapeError(
+                    f"input for buffer '{name}' (a memref of shape {dims} of {bits}-bit elements) "
+                    f"has {size} elements; a runtime-sized memref of {bits}-bit elements holds "
+                    f"whole 32-bit words ({per_word} elements each), so it needs a multiple of "
+                    f"{whole} elements (else memref.dim would count the padding): pad the array"
+                )
 
 
 def convert_if_standard(module: ModuleOp) -> ModuleOp:

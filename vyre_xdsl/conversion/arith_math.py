@@ -281,14 +281,58 @@ def select(em: ProgramEmitter, op: Operation, args: Sequence[SSAValue]) -> SSAVa
     return em.select(*args)
 
 
+INDEX_MAX = 2**32 - 1
+
+
+def index_range(value: SSAValue) -> tuple[int, int]:
+    """Bounds `(lo, hi)` that the `index` value `value` of the input stays within:
+    exact for a constant; for the induction variable of an `scf.for` or a
+    dimension of an `scf.parallel`, from its lower bound (when constant) to one
+    below its upper bound (when constant; below 2^32 - 1 otherwise, since the
+    bound is an index); 0 … 2^32 - 1 for anything else."""
+    owner = value.owner
+    if isinstance(owner, Operation):
+        if owner.name == "arith.constant":
+            attr = constant_attribute(owner)
+            if isinstance(attr, IntegerAttr) and 0 <= attr.value.data <= INDEX_MAX:
+                return attr.value.data, attr.value.data
+        return 0, INDEX_MAX
+    loop = owner.parent_op() if owner is not None else None
+    bounds = None
+    if loop is not None and loop.name == "scf.for" and value.index == 0:
+        bounds = (loop.lb, loop.ub)
+    elif loop is not None and loop.name == "scf.parallel" and value.index < len(loop.lowerBound):
+        bounds = (loop.lowerBound[value.index], loop.upperBound[value.index])
+    if bounds is None:
+        return 0, INDEX_MAX
+    lo = index_range(bounds[0])
+    hi = index_range(bounds[1])
+    return (lo[0] if lo[0] == lo[1] else 0), (hi[1] - 1 if hi[0] == hi[1] else INDEX_MAX - 1)
+
+
+def index_op_may_leave_range(mnemonic: str, op: Operation) -> bool:
+    """Whether `add`/`sub`/`mul` on the `index` operands of `op` may give an exact
+    result outside 0 … 2^32 - 1, by `index_range` (`%i - 1` in a loop from 1,
+    `%i + 1` in a loop below a bound, need no check)."""
+    (a_lo, a_hi), (b_lo, b_hi) = (index_range(v) for v in op.operands)
+    if mnemonic == "add":
+        return a_hi + b_hi > INDEX_MAX
+    if mnemonic == "sub":
+        return b_hi > a_lo
+    return a_hi * b_hi > INDEX_MAX
+
+
 def checked_index(mnemonic: str) -> Rule:
     """`add`/`sub`/`mul` on `index` (`ui32`) that traps (tag `index`) where the
-    exact result does not fit in 0 … 2^32 - 1; other integers wrap."""
+    exact result does not fit in 0 … 2^32 - 1; other integers wrap. The check is
+    left out where the operands' ranges (`index_range`) show it cannot fire."""
 
     def rule(em: ProgramEmitter, op: Operation, args: Sequence[SSAValue]) -> SSAValue:
         a, b = args
         result = em.op(mnemonic, a, b)
         if not isinstance(op.results[0].type, IndexType):
+            return result
+        if not index_op_may_leave_range(mnemonic, op):
             return result
         if mnemonic == "add":
             bad = em.op("lt", result, a)

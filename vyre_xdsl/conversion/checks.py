@@ -6,6 +6,7 @@ from __future__ import annotations
 from xdsl.dialects.builtin import AffineMapAttr, IndexType, MemRefType, NoneAttr
 from xdsl.ir import Attribute, Operation
 
+from vyre_xdsl.context import source_name
 from vyre_xdsl.conversion.arith_math import RULES, constant_attribute, index_constant_problem
 from vyre_xdsl.conversion.types import vyre_type
 from vyre_xdsl.dialects.names import BARE_IDENTIFIER
@@ -61,8 +62,20 @@ def problems(module: Operation) -> list[tuple[Operation | None, str]]:
             errors.extend(gpu_module_problems(op))
         elif op.name != "func.func":
             errors.append((op, f"'{op.name}' cannot sit beside func.func; {SUPPORTED_TEXT}"))
+    calls = any(op.name == "func.call" for func in funcs for op in func.walk())
     for extra in funcs[1:]:
-        errors.append((extra, "a module converted to vyre holds one func.func"))
+        errors.append(
+            (
+                extra,
+                f"a module converted to vyre holds one func.func; this one has {len(funcs)} "
+                + (
+                    "(func.call is not supported: inline the called function into the one that runs)"
+                    if calls
+                    else "(give independent functions one module each, e.g. separated by "
+                    "'// -----' with vyre-opt --split-input-file)"
+                ),
+            )
+        )
     for func in funcs[:1]:
         errors.extend(function_problems(func))
         errors.extend(launch_problems(module, func))
@@ -170,7 +183,7 @@ def function_problems(func: Operation) -> list[tuple[Operation | None, str]]:
         return [(func, "a converted function has one block (no cf branches)")]
     names: dict[str, int] = {}
     for position, arg in enumerate(func.body.block.args):
-        name = arg.name_hint or f"arg{position}"
+        name = source_name(arg) or f"arg{position}"
         problem = argument_problem(arg.type)
         if problem is None and not BARE_IDENTIFIER.fullmatch(name):
             problem = f"its name '{name}' is not a plain identifier"
@@ -232,6 +245,23 @@ def structure_problem(op: Operation) -> str | None:
         return "a converted function returns nothing: write results to memref arguments"
     if op.name == "scf.for" and not isinstance(op.lb.type, IndexType):
         return "scf.for over a non-index type is not supported; loop over index"
+    if op.name == "linalg.yield" and (parent := op.parent_op()) is not None:
+        if parent.name == "linalg.generic" and all(
+            isinstance(v.type, MemRefType) for v in parent.outputs
+        ):
+            expected = [v.type.element_type for v in parent.outputs]
+            given = [v.type for v in op.operands]
+            if len(given) != len(expected):
+                return (
+                    f"linalg.yield gives {len(given)} value(s) for the {len(expected)} "
+                    "output(s) of its linalg.generic (one per output, in order)"
+                )
+            for position, (have, want) in enumerate(zip(given, expected, strict=True)):
+                if have != want:
+                    return (
+                        f"linalg.yield value #{position} is {have}, but output #{position} of "
+                        f"its linalg.generic holds {want}"
+                    )
     if op.name == "linalg.generic" and len(op.body.blocks) != 1:
         return "a linalg.generic body must be one block"
     if op.name == "linalg.generic":

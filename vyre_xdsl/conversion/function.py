@@ -33,6 +33,7 @@ from xdsl.ir.affine import (
     AffineExpr,
 )
 
+from vyre_xdsl.context import source_name
 from vyre_xdsl.conversion.arith_math import RULES
 from vyre_xdsl.conversion.checks import kernel_of
 from vyre_xdsl.conversion.emitter import BufferUse, ProgramEmitter, i1, ui32
@@ -128,17 +129,29 @@ class FunctionConverter:
 
     def _lazy_ops(self) -> set[Operation]:
         """The top-level pure ops that depend only on arguments and on each
-        other: computed again at the top of each program that uses them."""
+        other: computed again at the top of each program that uses them. A
+        `memref.load` from a memref argument that the function never writes
+        (no store, no `linalg` output, not passed to a GPU kernel) is one: it
+        reads the same value wherever it is computed."""
+        written = set(written_memrefs(self.func))
+        for op in self.func.walk():
+            if op.name == "gpu.launch_func":
+                written.update(v for v in op.operands if isinstance(v.type, MemRefType))
         lazy: set[Operation] = set()
         for op in self.func.body.block.ops:
-            if is_top_level_pure(op) and all(
+            unwritten_load = (
+                op.name == "memref.load"
+                and op.memref in self.arguments
+                and op.memref not in written
+            )
+            if (is_top_level_pure(op) or unwritten_load) and all(
                 v in self.arguments or v.owner in lazy for v in op.operands
             ):
                 lazy.add(op)
         return lazy
 
     def _argument(self, arg: BlockArgument, position: int) -> Argument:
-        name = arg.name_hint or f"arg{position}"
+        name = source_name(arg) or f"arg{position}"
         if isinstance(arg.type, MemRefType):
             shape = tuple(None if d < 0 else d for d in arg.type.get_shape())
             return Argument(name, position, vyre_type(arg.type.element_type), shape)

@@ -41,8 +41,9 @@ import math
 from collections.abc import Callable, Sequence
 
 from vyre_xdsl.analysis.loops import rolled_loops
+from vyre_xdsl.diagnostics import VyreDiagnostic
 from vyre_xdsl.dialects.vyre import BarrierOp, LoopOp, ProgramOp, type_name
-from vyre_xdsl.fusion.fuse import FusionOutcome, fuse_with_outcome
+from vyre_xdsl.fusion.fuse import FusionOutcome, fuse_with_outcome, geometry_problem
 from vyre_xdsl.lowering.lower import needs_sidecar
 from vyre_xdsl.semantics import storage_bytes
 from vyre_xdsl.target_profile import DEFAULT_PROFILE, TargetProfile
@@ -140,9 +141,12 @@ def profitable_runs(
     fusion would split at a `grid_sync` is cut there; a run whose fusion does
     not pay (`benefit` < 0) is cut between the two consecutive programs whose
     grids differ most; a run whose fused kernel breaks a limit of `profile`
-    (`over_limit`) is cut in the middle; each piece is judged again, and
-    `remark` (when given) hears why each cut was made. Refusals of `vyre-fuse`
-    propagate (a `VyreDiagnostic`). `verify=False`: the fusions are not verified
+    (`over_limit`) is cut in the middle; a run whose arms cannot share one
+    workgroup size (`geometry_problem`) is cut where the size changes; each piece
+    is judged again, and
+    `remark` (when given) hears why each cut was made. A run that `vyre-fuse`
+    refuses to fuse (a `VyreDiagnostic` naming one of its programs) is cut at that
+    program instead of failing. `verify=False`: the fusions are not verified
     (the caller verifies the module they end up in)."""
     judge = _Judge(programs, intermediates_of, recompute, profile, remark or _silent, verify)
     return judge.runs(list(range(len(programs))))
@@ -181,13 +185,38 @@ class _Judge:
                 [mixed],
                 "a loop that stays a loop would run in a kernel with workgroup barriers",
             )
-        outcome = fuse_with_outcome(
-            [self.programs[k] for k in run],
-            split_grid_sync=True,
-            intermediates=self.intermediates_of(run),
-            recompute=self.recompute,
-            verify=self.verify,
-        )
+        members = [self.programs[k] for k in run]
+        if geometry_problem(members) is not None:
+            # arms whose meaning depends on their own workgroup size (workgroup
+            # memory, barriers, ids) or an over-dispatch: not fused across the
+            # places where the workgroup size changes; each piece is judged again
+            changes = [
+                k for k in range(len(run) - 1) if members[k].workgroup != members[k + 1].workgroup
+            ]
+            if changes:
+                return self.cut(
+                    run,
+                    changes,
+                    "their workgroup sizes differ, and one dispatch would change what "
+                    "workgroup memory, barriers or workgroup and local ids mean (or launch "
+                    "far more invocations than a program asked for)",
+                )
+        try:
+            outcome = fuse_with_outcome(
+                members,
+                split_grid_sync=True,
+                intermediates=self.intermediates_of(run),
+                recompute=self.recompute,
+                verify=self.verify,
+            )
+        except VyreDiagnostic as refusal:
+            # a fusion the pass refuses (launch coverage it cannot prove, ...) is
+            # not worth a failed compile here: cut the run at the program named
+            at = _refused_at(refusal, members)
+            if at is None:
+                raise
+            message = refusal.errors[0][1]
+            return self.cut(run, [max(at - 1, 0)], f"fusing them is refused: {message}")
         if outcome.splits:
             return self.cut(
                 run, sorted(outcome.splits), "a dependence crosses workgroups (a grid_sync split)"
@@ -235,6 +264,18 @@ def _loop_meets_barriers(run: Sequence[int], programs: Sequence[ProgramOp]) -> i
     if not (any(barriers) and plain_loop):
         return None
     return next(k for k in range(len(run) - 1) if barriers[k] != barriers[k + 1])
+
+
+def _refused_at(refusal: VyreDiagnostic, members: Sequence[ProgramOp]) -> int | None:
+    """The position in `members` of the program `refusal` is about (its first
+    error's op, or the program around it), or None."""
+    op = refusal.errors[0][0] if refusal.errors else None
+    while op is not None and not isinstance(op, ProgramOp):
+        op = op.parent_op()
+    for position, member in enumerate(members):
+        if member is op:
+            return position
+    return None
 
 
 def _widest_gap(groups: Sequence[int | None]) -> int:

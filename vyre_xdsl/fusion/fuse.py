@@ -257,32 +257,38 @@ def _uses_ids(program: ProgramOp) -> bool:
 
 
 def _check_geometry(progs: Sequence[ProgramOp], workgroup: tuple[int, int, int]) -> None:
+    problem = geometry_problem(progs, workgroup)
+    if problem is not None:
+        raise VyreDiagnostic([problem])
+
+
+def geometry_problem(
+    progs: Sequence[ProgramOp], workgroup: tuple[int, int, int] | None = None
+) -> tuple[ProgramOp, str] | None:
+    """Why `progs` cannot be fused into one dispatch of `workgroup` (default: the
+    axis-wise max, the fused workgroup), as (the program, the message), or None:
+    over-dispatch, too many invocations, or an arm whose workgroup differs and
+    whose meaning depends on it (workgroup memory, barriers, ids)."""
+    if workgroup is None:
+        workgroup = tuple(max(p.workgroup[a] for p in progs) for a in range(3))
     threads = math.prod(workgroup)
     largest = max(math.prod(p.workgroup) for p in progs)
     differing = [p for p in progs if p.workgroup != workgroup]
     arm_list = ", ".join(f"@{p.sym_name.data} {list(p.workgroup)}" for p in progs)
     if differing and threads > OVER_DISPATCH_FACTOR * largest:
-        raise VyreDiagnostic(
-            [
-                (
-                    differing[0],
-                    f"cannot fuse: the fused workgroup {list(workgroup)} ({threads} invocations) is more "
-                    f"than {OVER_DISPATCH_FACTOR}x the largest arm's ({largest}) (over-dispatch); the arms "
-                    f"are {arm_list}; fix: give @{differing[0].sym_name.data} a workgroup size of the same "
-                    "shape as the others, or fuse it in a separate group",
-                )
-            ]
+        return (
+            differing[0],
+            f"cannot fuse: the fused workgroup {list(workgroup)} ({threads} invocations) is more "
+            f"than {OVER_DISPATCH_FACTOR}x the largest arm's ({largest}) (over-dispatch); the arms "
+            f"are {arm_list}; fix: give @{differing[0].sym_name.data} a workgroup size of the same "
+            "shape as the others, or fuse it in a separate group",
         )
     if threads > MAX_INVOCATIONS:
-        raise VyreDiagnostic(
-            [
-                (
-                    differing[0],
-                    f"cannot fuse: the fused workgroup {list(workgroup)} has {threads} invocations, more "
-                    f"than the limit {MAX_INVOCATIONS}; the arms are {arm_list}; fix: give "
-                    f"@{differing[0].sym_name.data} a workgroup size of the same shape as the others",
-                )
-            ]
+        return (
+            differing[0],
+            f"cannot fuse: the fused workgroup {list(workgroup)} has {threads} invocations, more "
+            f"than the limit {MAX_INVOCATIONS}; the arms are {arm_list}; fix: give "
+            f"@{differing[0].sym_name.data} a workgroup size of the same shape as the others",
         )
     for program in differing:
         reasons = []
@@ -296,17 +302,14 @@ def _check_geometry(progs: Sequence[ProgramOp], workgroup: tuple[int, int, int])
             )
         reason = " and ".join(reasons) or None
         if reason is not None:
-            raise VyreDiagnostic(
-                [
-                    (
-                        program,
-                        f"cannot fuse @{program.sym_name.data}: its workgroup {list(program.workgroup)} "
-                        f"differs from the fused workgroup {list(workgroup)} and {reason}; fix: give every "
-                        "program of the fusion group the same workgroup size, or fuse "
-                        f"@{program.sym_name.data} in a separate group",
-                    )
-                ]
+            return (
+                program,
+                f"cannot fuse @{program.sym_name.data}: its workgroup {list(program.workgroup)} "
+                f"differs from the fused workgroup {list(workgroup)} and {reason}; fix: give every "
+                "program of the fusion group the same workgroup size, or fuse "
+                f"@{program.sym_name.data} in a separate group",
             )
+    return None
 
 
 # ====================================================================== helpers

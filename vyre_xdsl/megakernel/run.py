@@ -21,7 +21,7 @@ from collections.abc import Mapping
 
 import numpy as np
 
-from vyre_xdsl.conversion import in_memref_shapes
+from vyre_xdsl.conversion import check_memref_inputs, in_memref_shapes
 from vyre_xdsl.diagnostics import VyreError
 from vyre_xdsl.megakernel.bundle import TargetModuleBundle
 from vyre_xdsl.program_text import parse_program_text
@@ -64,6 +64,7 @@ def run_bundle(
         check_device_fits(bundle, compiled.gpu.limits)
     options = {"max_iterations": max_iterations}
     compiled.check_options(**options)
+    check_memref_inputs(inputs, bundle.shapes, sig)
     final = compiled.run(compiled.bind({} if inputs is None else inputs), repeat=repeat, **options)
     return in_memref_shapes(sig.outputs_of(final.buffers, inputs), bundle.shapes)
 

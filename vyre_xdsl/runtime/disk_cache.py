@@ -80,6 +80,9 @@ class Artifact:
     module_text: str
     kernels: tuple[WgslKernel, ...] | None
     digest: str | None = None
+    #: the source locations of the module's ops (`op_locations`), so that an
+    #: error a run raises from the stored module names the user's file:line:col
+    locations: dict | None = None
 
 
 def cache_directory() -> str | None:
@@ -290,6 +293,7 @@ def encode_artifact(artifact: Artifact) -> bytes:
             "module": artifact.module_text,
             "kernels": kernels,
             "digest": artifact.digest,
+            "locations": artifact.locations,
         },
         separators=(",", ":"),
     ).encode()
@@ -305,11 +309,65 @@ def decode_artifact(payload: bytes) -> Artifact | None:
             kernels = tuple(kernel_from_dict(kernel) for kernel in kernels)
         module_text = fields["module"]
         digest = fields["digest"]
+        locations = fields.get("locations")  # absent in entries stored before it existed
     except (ValueError, TypeError, KeyError, AttributeError):
         return None
     if not isinstance(module_text, str) or not isinstance(digest, str):
         return None
-    return Artifact(signature, module_text, kernels, digest)
+    if not isinstance(locations, dict):
+        locations = None
+    return Artifact(signature, module_text, kernels, digest, locations)
+
+
+def op_locations(module, source_name: str) -> dict:
+    """The `file:line:col` of every op of `module` that has one, by its position
+    in `module.walk()`: `{"count": ops, "files": [...], "ops": [[position, file,
+    line, col], ...]}`, where a file is an index into `files` and `None` in
+    `files` stands for `source_name` (the input's own name, which may differ
+    on the next hit: the same text run from another file)."""
+    from xdsl.dialects.builtin import FileLineColLoc
+
+    files: list[str | None] = []
+    located = []
+    count = 0
+    for position, op in enumerate(module.walk()):
+        count += 1
+        loc = op.location
+        if not isinstance(loc, FileLineColLoc):
+            continue
+        name = loc.filename.data
+        name = None if name == source_name else name
+        if name not in files:
+            files.append(name)
+        located.append([position, files.index(name), loc.line.data, loc.column.data])
+    return {"count": count, "files": files, "ops": located}
+
+
+def restore_locations(module, locations: dict | None, source_name: str) -> bool:
+    """Give the ops of `module` (parsed from a stored module text) the locations
+    `op_locations` recorded for the module it was printed from, and the others
+    (made by a pass) none, as they had; False, changing nothing, when the record
+    does not fit (another number of ops, a malformed record)."""
+    from xdsl.dialects.builtin import FileLineColLoc, IntAttr, StringAttr, UnknownLoc
+
+    if not locations:
+        return False
+    try:
+        ops = list(module.walk())
+        if locations["count"] != len(ops):
+            return False
+        files = [source_name if f is None else str(f) for f in locations["files"]]
+        restored = [
+            (ops[position], FileLineColLoc(StringAttr(files[file]), IntAttr(line), IntAttr(col)))
+            for position, file, line, col in locations["ops"]
+        ]
+    except (KeyError, IndexError, TypeError, ValueError):
+        return False
+    for op in ops:
+        op.location = UnknownLoc()
+    for op, loc in restored:
+        op.location = loc
+    return True
 
 
 def asdict_kernel(kernel: WgslKernel) -> dict:

@@ -128,6 +128,7 @@ def compile_command(args: argparse.Namespace) -> dict[str, bytes]:
         files[args.artifact] = artifact.to_bytes()
     if output is not None:
         try:
+            # a converted memref comes back from the bundle in its shape
             payload = compile_selected_modules(artifact, profile, shapes=memref_shapes(module))
         except TargetCompileError as error:
             raise located_compile_error(error, programs(module)) from None

@@ -22,6 +22,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import io
+import math
 import os
 import sys
 from collections.abc import Sequence
@@ -31,8 +32,9 @@ from xdsl.dialects.builtin import ModuleOp
 
 from vyre_xdsl.abi import RunSignature, signature
 from vyre_xdsl.api import BACKENDS, backend_named, cached_executable, default_backend
+from vyre_xdsl.conversion import memref_shapes
 from vyre_xdsl.runtime.backend import Backend
-from vyre_xdsl.semantics import ELEMENTS
+from vyre_xdsl.semantics import ELEMENTS, PACKED_TYPES
 from vyre_xdsl.tools.common import (
     UsageError,
     load_module_text,
@@ -120,14 +122,20 @@ def _check_npy_header(f, where: str, path: str) -> None:
 
 
 def random_inputs(
-    sig: RunSignature, seed: int, given: dict[str, np.ndarray]
+    sig: RunSignature,
+    seed: int,
+    given: dict[str, np.ndarray],
+    shapes: dict[str, tuple[int, ...]] | None = None,
 ) -> dict[str, np.ndarray]:
     """Deterministic random data for every required input not given explicitly.
 
     Unsigned integers in [0, 1024), signed ones in [1, 1024) (never a zero divisor
     nor the minimum; both capped at the type's maximum), floats in [-1, 1), i1 as
     0/1 words. A runtime-sized buffer gets the largest
-    static count other programs declare for it, else 1024 elements.
+    static count other programs declare for it, else 1024 elements; for a memref
+    of standard MLIR (`shapes`, by buffer name) that count rounded down to whole
+    rows of its static dimensions (and whole 32-bit words of 8/16-bit elements),
+    at least one.
     """
     rng = np.random.default_rng(seed)
     filled = dict(given)
@@ -140,6 +148,12 @@ def random_inputs(
             if buffer.count is not None
             else (buffer.min_count or DEFAULT_RUNTIME_COUNT)
         )
+        shape = (shapes or {}).get(name)
+        if buffer.count is None and shape is not None and -1 in shape:
+            unit = math.prod(d for d in shape if d >= 0)
+            if buffer.element in PACKED_TYPES:
+                unit = math.lcm(unit, 4 // ELEMENTS[buffer.element].storage_bytes)
+            count = max(unit, count // unit * unit)
         filled[name] = _random_array(rng, buffer.element, count, buffer.host_dtype)
     return filled
 
@@ -280,21 +294,24 @@ def run_module(
 ) -> dict[str, np.ndarray]:
     """Run through `run()`'s executable cache, reporting the adapter (-v) and
     the GPU time per kernel (--time) on stderr."""
+    grid = grid_option(getattr(args, "grid", None))
+    if grid is not None:
+        # applied before compiling, as `vyre_xdsl.run(..., grid=)` does: the
+        # derived grid that --grid replaces may be one a GPU compile refuses
+        from vyre_xdsl.launch import grid_overrides, with_grids
+
+        try:
+            module = with_grids(module, grid_overrides(module, grid))
+        except ValueError as error:
+            raise UsageError(f"--grid: {error}") from None
     exe = cached_executable(module, backend, args.fuse, args.adapter)
     report_backend(backend, exe.adapter, args.verbose)
-    grid = grid_option(getattr(args, "grid", None))
-    try:
-        outputs = exe.run(
-            inputs,
-            profile=args.time,
-            max_iterations=args.max_iterations,
-            repeat=args.repeat,
-            grid=grid,
-        )
-    except ValueError as error:
-        if grid is None:
-            raise
-        raise UsageError(f"--grid: {error}") from None
+    outputs = exe.run(
+        inputs,
+        profile=args.time,
+        max_iterations=args.max_iterations,
+        repeat=args.repeat,
+    )
     if args.time:
         print(exe.last_profile, file=sys.stderr)
     return outputs
@@ -349,7 +366,7 @@ def run_bundle_file(
         )
     bundle = load_bundle(path)
     if random_seed is not None:
-        inputs = random_inputs(bundle.run_signature(), random_seed, inputs)
+        inputs = random_inputs(bundle.run_signature(), random_seed, inputs, bundle.shapes)
     backend = backend or default_backend()
     return run_bundle(bundle, inputs, backend=backend, max_iterations=max_iterations, repeat=repeat)
 
@@ -402,7 +419,7 @@ def run_command(args: argparse.Namespace, backend: str | None) -> None:
         inputs = load_inputs(args.input)
         sig = signature(module)
         if args.random_inputs is not None:
-            inputs = random_inputs(sig, args.random_inputs, inputs)
+            inputs = random_inputs(sig, args.random_inputs, inputs, memref_shapes(module))
         outputs = run_module(module, inputs, backend or default_backend(), args)
     if args.output_dir is not None:
         write_outputs(args.output_dir, outputs)

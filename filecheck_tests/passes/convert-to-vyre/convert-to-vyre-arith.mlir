@@ -45,7 +45,7 @@ func.func @floats(%a: memref<4xf32>, %b: memref<4xi1>) {
   func.return
 }
 // CHECK:      %[[X:.*]] = vyre.load @a[%{{.*}}] : f32
-// CHECK-NEXT: %[[Y:.*]] = vyre.load @a[%{{.*}}] : f32
+// CHECK:      %[[Y:.*]] = vyre.load @a[%{{.*}}] : f32
 // CHECK-NEXT: %[[LT:.*]] = vyre.lt %[[X]], %[[Y]] : f32
 // CHECK-NEXT: %[[L2:.*]] = vyre.lt %[[X]], %[[Y]] : f32
 // CHECK-NEXT: %[[UGE:.*]] = vyre.not %[[L2]] : i1
@@ -82,3 +82,42 @@ func.func @index(%a: memref<4xi32>) {
 // CHECK-NEXT:   vyre.trap %[[J]] "index"
 // CHECK-NEXT: }
 // CHECK-NEXT: vyre.load @a[%[[J]]] : si32
+
+// -----
+
+// Index arithmetic on a loop's induction variable is checked only where its
+// range allows a result outside 0 … 2^32 - 1: %i runs from 1 to 6, so %i - 1,
+// %i + 1 and %i * 2 need no check, and %i - 2 keeps its trap (at %i = 1).
+func.func @ranges(%a: memref<8xi32>, %b: memref<8xi32>) {
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %c7 = arith.constant 7 : index
+  scf.for %i = %c1 to %c7 step %c1 {
+    %im = arith.subi %i, %c1 : index
+    %ip = arith.addi %i, %c1 : index
+    %i2 = arith.muli %i, %c2 : index
+    %imm = arith.subi %i, %c2 : index
+    %v = memref.load %a[%im] : memref<8xi32>
+    %w = memref.load %a[%ip] : memref<8xi32>
+    %x = memref.load %a[%i2] : memref<8xi32>
+    %y = memref.load %a[%imm] : memref<8xi32>
+    %s = arith.addi %v, %w : i32
+    %t = arith.addi %x, %y : i32
+    %u = arith.addi %s, %t : i32
+    memref.store %u, %b[%i] : memref<8xi32>
+  }
+  func.return
+}
+// CHECK:      vyre.loop @k{{[0-9]+}} = %[[ONE:.*]] to %{{.*}} {
+// CHECK-NEXT:   %[[I:.*]] = vyre.var @k{{[0-9]+}} : ui32
+// CHECK-NEXT:   %[[IM:.*]] = vyre.sub %[[I]], %[[ONE]] : ui32
+// CHECK-NEXT:   %[[IP:.*]] = vyre.add %[[I]], %[[ONE]] : ui32
+// CHECK-NEXT:   %[[I2:.*]] = vyre.mul %[[I]], %[[TWO:.*]] : ui32
+// CHECK-NEXT:   %[[IMM:.*]] = vyre.sub %[[I]], %[[TWO]] : ui32
+// CHECK-NEXT:   %[[BAD:.*]] = vyre.gt %[[TWO]], %[[I]] : ui32
+// CHECK-NEXT:   vyre.if %[[BAD]] {
+// CHECK-NEXT:     vyre.trap %[[IMM]] "index"
+// CHECK-NEXT:   }
+// CHECK-NEXT:   vyre.load @a[%[[IM]]] : si32
+// CHECK-NOT:    vyre.trap
+// CHECK:        vyre.store @b[%[[I]]]

@@ -4,7 +4,9 @@
 // Arguments become buffers named after them, bound in argument order: a scalar
 // is a one-element uniform, a memref read_only (only read) or read_write
 // (written: an output), with its element count or `?` when runtime-sized.
-// Code outside any parallel loop runs in a one-invocation program.
+// Code outside any parallel loop runs in a one-invocation program; pure values
+// (here the load of %src, which the function never writes, and the product)
+// are computed at the top of the program, the store by invocation 0 alone.
 func.func @args(%alpha: f32, %src: memref<4x8xf32>, %dst: memref<?xf32>) {
   %c0 = arith.constant 0 : index
   %v = memref.load %src[%c0, %c0] : memref<4x8xf32>
@@ -20,12 +22,12 @@ func.func @args(%alpha: f32, %src: memref<4x8xf32>, %dst: memref<?xf32>) {
 // CHECK-NEXT:   vyre.buffer @src binding 1 read_only : f32[32]
 // CHECK-NEXT:   vyre.buffer @dst binding 2 read_write : f32[?]
 // CHECK:        %[[ALPHA:.*]] = vyre.load @alpha[%{{.*}}] : f32
+// CHECK:        %[[V:.*]] = vyre.load @src[%{{.*}}] : f32
+// CHECK-NEXT:   %[[W:.*]] = vyre.mul %[[ALPHA]], %[[V]] : f32
 // CHECK-NEXT:   %[[ID:.*]] = vyre.invocation_id x
 // CHECK-NEXT:   %[[ZERO:.*]] = vyre.const 0 : ui32
 // CHECK-NEXT:   %[[FIRST:.*]] = vyre.eq %[[ID]], %[[ZERO]] : ui32
 // CHECK-NEXT:   vyre.if %[[FIRST]] {
-// CHECK:          %[[V:.*]] = vyre.load @src[%{{.*}}] : f32
-// CHECK-NEXT:     %[[W:.*]] = vyre.mul %[[ALPHA]], %[[V]] : f32
 // CHECK-NEXT:     vyre.store @dst[%{{.*}}] = %[[W]] : f32
 // CHECK-NOT:  func.func
 

@@ -215,6 +215,14 @@ def _uniformity_step(value: SSAValue) -> tuple[bool | None, Sequence[SSAValue]]:
     return False, ()
 
 
+#: what the barrier and collective errors say counts as uniform (`_uniformity_step`)
+UNIFORM_VALUES = (
+    "the same in every invocation of a workgroup are constants, buf_len, workgroup_id, "
+    "num_workgroups, the variable of a loop with such bounds and pure ops of them, not a "
+    "loaded value (even from a uniform buffer: give a size as a buffer's buf_len)"
+)
+
+
 def _is_uniform_loop(loop: LoopOp) -> bool:
     return is_workgroup_uniform(loop.lower) and is_workgroup_uniform(loop.upper)
 
@@ -275,7 +283,7 @@ class BarrierOp(BarrierOpBase):
         if (divergent := _divergent_ancestor(self)) is not None:
             raise VerifyException(
                 f"barrier under invocation-dependent control flow ('{divergent.name}' "
-                "whose condition or bounds depend on the invocation)"
+                f"whose condition or bounds depend on the invocation); {UNIFORM_VALUES}"
             )
         if self.is_grid_sync and not _only_scopes_above(self):
             raise VerifyException(

@@ -29,7 +29,12 @@ from xdsl.utils.exceptions import VerifyException
 
 from vyre_xdsl import semantics
 from vyre_xdsl.dialects.vyre.common import _print_attrs, enclosing_program, type_name, ui32
-from vyre_xdsl.dialects.vyre.control import ReturnOp, _divergent_ancestor, is_workgroup_uniform
+from vyre_xdsl.dialects.vyre.control import (
+    UNIFORM_VALUES,
+    ReturnOp,
+    _divergent_ancestor,
+    is_workgroup_uniform,
+)
 
 # ============================================================================ subgroups
 
@@ -82,7 +87,7 @@ def collective_problem(op: Operation, what: str) -> str | None:
         return (
             f"{what} under invocation-dependent control flow ('{divergent.name}' whose "
             "condition or bounds depend on the invocation); every invocation of the "
-            "workgroup must reach it (WGSL subgroup uniformity)"
+            f"workgroup must reach it (WGSL subgroup uniformity); {UNIFORM_VALUES}"
         )
     program = enclosing_program(op)
     if program is None:
