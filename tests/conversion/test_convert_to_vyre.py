@@ -553,6 +553,22 @@ HOSTILE = {
         "2:3",
         "only meaningful inside a gpu.func kernel",
     ),
+    "linalg.index past the loops": (
+        # found by the fuzzer: converting it indexed past the loop variables (IndexError)
+        "#id = affine_map<(i) -> (i)>\n"
+        "func.func @f(%t: memref<6xf32>) {\n"
+        '  linalg.generic {indexing_maps = [#id], iterator_types = ["parallel"]}'
+        " outs(%t : memref<6xf32>) {\n"
+        "  ^bb0(%o: f32):\n"
+        "    %i = linalg.index 1 : index\n"
+        "    %w = arith.index_cast %i : index to i32\n"
+        "    %f = arith.sitofp %w : i32 to f32\n"
+        "    linalg.yield %f : f32\n"
+        "  }\n"
+        "  func.return\n}\n",
+        "5:5",
+        "linalg.index 1 is past the loops of its linalg.generic (it has 1, numbered from 0)",
+    ),
     "ill-typed input": (
         "func.func @f(%a: memref<4xf32>) {\n"
         '  %c0 = "arith.constant"() <{value = 0 : index}> : () -> index\n'

@@ -239,4 +239,11 @@ def structure_problem(op: Operation) -> str | None:
             return "linalg on tensors is not supported: bufferize to memrefs first"
         if any(m.data.num_symbols for m in op.indexing_maps):
             return "indexing maps with symbols are not supported"
+    if op.name == "linalg.index" and (generic := op.parent_op()) is not None:
+        loops = len(generic.iterator_types)
+        if op.dim.value.data >= loops:
+            return (
+                f"linalg.index {op.dim.value.data} is past the loops of its linalg.generic "
+                f"(it has {loops}, numbered from 0)"
+            )
     return None
