@@ -1239,3 +1239,67 @@ def test_workgroup_override_regrids_converted_grid_axes(backend, workgroup):
     exe = vyre_xdsl.compile(PARALLEL_3D, backend, workgroup_size=workgroup)
     out = exe.run({"a": a, "b": np.zeros((9, 10, 11), np.int32)})
     np.testing.assert_array_equal(np.asarray(out["b"]).reshape(9, 10, 11), 2 * a[:, :, ::-1] - a)
+
+
+# ---------------------------------------------------------------- vyre.memref_shapes written by hand
+
+
+def shaped_module(shapes: str) -> str:
+    """A vyre module (as `convert-to-vyre` prints one) stating `shapes`; @x
+    holds 6 elements, @n is runtime-sized."""
+    return (
+        f"builtin.module attributes {{vyre.memref_shapes = {shapes}}} {{\n"
+        "  vyre.program @p workgroup_size [64, 1, 1] {\n"
+        "    vyre.buffer @x binding 0 read_write : f32[6]\n"
+        "    vyre.buffer @n binding 1 read_only : f32[?]\n"
+        "    %i = vyre.invocation_id x\n"
+        "    %v = vyre.load @x[%i] : f32\n"
+        "    %w = vyre.add %v, %v : f32\n"
+        "    vyre.store @x[%i] = %w : f32\n"
+        "  }\n"
+        "}\n"
+    )
+
+
+@pytest.mark.parametrize(
+    "shapes, message",
+    [
+        # found by the fuzzer: a number of the docs' converted matmul changed, and
+        # vyre-compile wrote a bundle that its own decoder refused
+        ("{x = array<i64: 4, 2>}", "the shape [4, 2] of 'x' holds 8 elements, the buffer 6"),
+        ("{x = array<i64: 3, -2>}", "the shape [3, -2] of 'x' is not a shape"),
+        ("{n = array<i64: -1, -1>}", "the shape [-1, -1] of 'n' is not a shape"),
+        ("{y = array<i64: 6>}", "'y' is not a buffer of the module's programs"),
+        ("{x = array<i32: 6>}", "the shape of 'x' is not an array<i64: ...>"),
+        ("[1, 2]", "expected a dictionary of shapes"),
+    ],
+)
+def test_hand_written_memref_shapes_that_do_not_fit_are_located_errors(shapes, message):
+    text = shaped_module(shapes)
+    with pytest.raises(VyreDiagnostic, match="in.mlir:1:1") as caught:
+        parse(text, "in.mlir")
+    assert f"vyre.memref_shapes: {message}" in str(caught.value), str(caught.value)
+    inputs = {"x": np.zeros(6, np.float32), "n": np.zeros(3, np.float32)}
+    with pytest.raises(VyreDiagnostic, match=":1:1") as caught:
+        run(text, inputs, "reference")
+    assert f"vyre.memref_shapes: {message}" in str(caught.value), str(caught.value)
+
+
+def test_vyre_compile_checks_memref_shapes_set_on_a_module():
+    from xdsl.dialects.builtin import DenseArrayBase, DictionaryAttr, i64
+
+    from vyre_xdsl.megakernel.compile import compile_module
+
+    module = parse(shaped_module("{}"), "in.mlir")
+    module.attributes["vyre.memref_shapes"] = DictionaryAttr(
+        {"x": DenseArrayBase.from_list(i64, [4, 2])}
+    )
+    with pytest.raises(VyreDiagnostic, match="holds 8 elements, the buffer 6"):
+        compile_module(module)
+
+
+def test_hand_written_memref_shapes_that_fit_shape_the_outputs():
+    text = shaped_module("{x = array<i64: 3, 2>, n = array<i64: -1, 3>}")
+    x = np.arange(6, dtype=np.float32)
+    got = run(text, {"x": x, "n": np.zeros(6, np.float32)}, "reference")["x"]
+    np.testing.assert_array_equal(got, (2 * x).reshape(3, 2))
