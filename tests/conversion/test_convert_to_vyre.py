@@ -569,6 +569,40 @@ HOSTILE = {
         "5:5",
         "linalg.index 1 is past the loops of its linalg.generic (it has 1, numbered from 0)",
     ),
+    "linalg.fill without outs": (
+        # found by the fuzzer: xDSL's generalization raised IndexError on it
+        "func.func @f(%C: memref<4x2xf32>) {\n"
+        "  %z = arith.constant 0.5 : f32\n"
+        "  linalg.fill ins(%z : f32)\n"
+        "  func.return\n}\n",
+        "3:3",
+        "'linalg.fill' takes 1 input (ins) and 1 output (outs), got 1 and 0",
+    ),
+    "linalg.add with one input": (
+        # xDSL accepts it and its generalization reads the output as the second input
+        "func.func @f(%C: memref<4x2xf32>, %E: memref<4x2xf32>) {\n"
+        "  linalg.add ins(%C : memref<4x2xf32>) outs(%E : memref<4x2xf32>)\n"
+        "  func.return\n}\n",
+        "2:3",
+        "'linalg.add' takes 2 inputs (ins) and 1 output (outs), got 1 and 1",
+    ),
+    "linalg.matmul with two outputs": (
+        "func.func @f(%A: memref<4x3xf32>, %B: memref<3x2xf32>, %C: memref<4x2xf32>) {\n"
+        "  linalg.matmul ins(%A, %B : memref<4x3xf32>, memref<3x2xf32>)"
+        " outs(%C, %C : memref<4x2xf32>, memref<4x2xf32>)\n"
+        "  func.return\n}\n",
+        "2:3",
+        "'linalg.matmul' takes 2 inputs (ins) and 1 output (outs), got 2 and 2",
+    ),
+    "named op of the wrong rank": (
+        # the generic op it becomes keeps its location (it was reported at 1:1)
+        "func.func @f(%C: memref<4x2xf32>, %V: memref<4xf32>) {\n"
+        "  linalg.add ins(%C, %V : memref<4x2xf32>, memref<4xf32>)"
+        " outs(%C : memref<4x2xf32>)\n"
+        "  func.return\n}\n",
+        "2:3",
+        "expected operand #1 of rank 1 to match the result count of indexing_map #1, 2",
+    ),
     "ill-typed input": (
         "func.func @f(%a: memref<4xf32>) {\n"
         '  %c0 = "arith.constant"() <{value = 0 : index}> : () -> index\n'

@@ -39,12 +39,15 @@ def convert_module(module: ModuleOp) -> None:
         return
     from xdsl.pattern_rewriter import PatternRewriteWalker
     from xdsl.transforms.dead_code_elimination import region_dce
-    from xdsl.transforms.linalg_generalize_named_ops import GeneralizeNamedOpPattern
 
     from vyre_xdsl.conversion.checks import problems
     from vyre_xdsl.conversion.function import FunctionConverter
+    from vyre_xdsl.conversion.named_ops import GeneralizeNamedOp, named_op_problems
 
-    PatternRewriteWalker(GeneralizeNamedOpPattern(), apply_recursively=False).rewrite_module(module)
+    errors = named_op_problems(module)
+    if errors:
+        raise VyreDiagnostic(errors)
+    PatternRewriteWalker(GeneralizeNamedOp(), apply_recursively=False).rewrite_module(module)
     verify_module(module)  # the input's own verifiers first: located errors on its ops
     errors = problems(module)
     if errors:
