@@ -235,9 +235,10 @@ class LocatedParser(Parser):
         if op_type.dialect_name() in OWN_DIALECTS:
             error._vyre_passed = True  # type: ignore[attr-defined]
             return
+        reason = next(iter(str(error).splitlines()), "")[:200]
         self.raise_error(
             f"malformed '{op_type.name}': its parser failed ({type(error).__name__}: "
-            f"{error}); check the op's syntax, or write it in the generic form",
+            f"{reason}); check the op's syntax, or write it in the generic form",
             span,
         )
 
