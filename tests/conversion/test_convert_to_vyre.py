@@ -567,7 +567,24 @@ HOSTILE = {
         "  }\n"
         "  func.return\n}\n",
         "5:5",
-        "linalg.index 1 is past the loops of its linalg.generic (it has 1, numbered from 0)",
+        "linalg.index 1 names no loop of its linalg.generic (it has 1, numbered from 0)",
+    ),
+    "negative linalg.index": (
+        # found by the fuzzer: -1 took the last loop variable (a Python index),
+        # -2147483648 raised IndexError
+        "#id = affine_map<(i) -> (i)>\n"
+        "func.func @f(%t: memref<6xf32>) {\n"
+        '  linalg.generic {indexing_maps = [#id], iterator_types = ["parallel"]}'
+        " outs(%t : memref<6xf32>) {\n"
+        "  ^bb0(%o: f32):\n"
+        "    %i = linalg.index -1 : index\n"
+        "    %w = arith.index_cast %i : index to i32\n"
+        "    %f = arith.sitofp %w : i32 to f32\n"
+        "    linalg.yield %f : f32\n"
+        "  }\n"
+        "  func.return\n}\n",
+        "5:5",
+        "linalg.index -1 names no loop of its linalg.generic (it has 1, numbered from 0)",
     ),
     "linalg.fill without outs": (
         # found by the fuzzer: xDSL's generalization raised IndexError on it

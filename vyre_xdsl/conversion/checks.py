@@ -240,10 +240,10 @@ def structure_problem(op: Operation) -> str | None:
         if any(m.data.num_symbols for m in op.indexing_maps):
             return "indexing maps with symbols are not supported"
     if op.name == "linalg.index" and (generic := op.parent_op()) is not None:
-        loops = len(generic.iterator_types)
-        if op.dim.value.data >= loops:
+        loops, dim = len(generic.iterator_types), op.dim.value.data
+        if not 0 <= dim < loops:
             return (
-                f"linalg.index {op.dim.value.data} is past the loops of its linalg.generic "
+                f"linalg.index {dim} names no loop of its linalg.generic "
                 f"(it has {loops}, numbered from 0)"
             )
     return None
