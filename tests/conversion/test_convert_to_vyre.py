@@ -441,6 +441,48 @@ def test_index_that_does_not_fit_traps(backend):
         run(INDEX_CAST, {"A": bad, "B": np.zeros(8, np.int32)}, backend)
 
 
+def rowsum_through(row_map: str) -> str:
+    """s[i] = the sum of row `row_map(i)` of the 6 × 5 matrix A (linalg.generic)."""
+    return f"""
+func.func @rowsum(%A: memref<6x5xf32>, %s: memref<6xf32>) {{
+  linalg.generic {{indexing_maps = [affine_map<(i, j) -> ({row_map}, j)>,
+                                   affine_map<(i, j) -> (i)>],
+                  iterator_types = ["parallel", "reduction"]}}
+      ins(%A : memref<6x5xf32>) outs(%s : memref<6xf32>) {{
+  ^bb0(%a: f32, %acc: f32):
+    %r = arith.addf %a, %acc : f32
+    linalg.yield %r : f32
+  }}
+  func.return
+}}
+"""
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_an_indexing_map_past_32_bits_traps_instead_of_wrapping(backend):
+    """(i + 4294967295) mod 6 is (i + 3) mod 6 in MLIR's 64-bit index; the sum
+    does not fit vyre's 32-bit index, so it traps (tag `index`) rather than wrap
+    to (i - 1) mod 6 (found by the fuzzer)."""
+    a = np.arange(30, dtype=np.float32).reshape(6, 5)
+    inputs = {"A": a, "s": np.zeros(6, np.float32)}
+    with pytest.raises(VyreError, match="index"):
+        run(rowsum_through("(i + 4294967295) mod 6"), inputs, backend)
+    got = run(rowsum_through("(i + 3) mod 6"), inputs, backend)["s"]
+    np.testing.assert_array_equal(got, a[(np.arange(6) + 3) % 6].sum(axis=1))
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_ceildiv_in_an_indexing_map_by_a_large_divisor(backend):
+    """ceildiv as q + (r != 0): i ceildiv 4294967295 is 0, then 1 (it was
+    i + 4294967294, which leaves 32 bits)."""
+    a = np.arange(30, dtype=np.float32).reshape(6, 5)
+    got = run(
+        rowsum_through("i ceildiv 4294967295"), {"A": a, "s": np.zeros(6, np.float32)}, backend
+    )["s"]
+    rows = [0, 1, 1, 1, 1, 1]  # ceil(i / 4294967295)
+    np.testing.assert_array_equal(got, a[rows].sum(axis=1))
+
+
 HOSTILE = {
     "unsupported op": (
         "func.func @f(%a: memref<4xf32>) {\n"
@@ -619,6 +661,17 @@ HOSTILE = {
         "  func.return\n}\n",
         "2:3",
         "expected operand #1 of rank 1 to match the result count of indexing_map #1, 2",
+    ),
+    "indexing map constant past 32 bits": (
+        # found by the fuzzer: the constant became a ui32 vyre.const (VerifyException)
+        rowsum_through("(i + 4294967296) mod 6").lstrip("\n"),
+        "2:3",
+        "has the constant 4294967296, which is not an index of 32 bits",
+    ),
+    "negative indexing map constant": (
+        rowsum_through("i * -1 + 5").lstrip("\n"),
+        "2:3",
+        "has the constant -1, which is not an index of 32 bits",
     ),
     "ill-typed input": (
         "func.func @f(%a: memref<4xf32>) {\n"
