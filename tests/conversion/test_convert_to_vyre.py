@@ -1407,3 +1407,23 @@ def test_hand_written_memref_shapes_that_fit_shape_the_outputs():
     x = np.arange(6, dtype=np.float32)
     got = run(text, {"x": x, "n": np.zeros(6, np.float32)}, "reference")["x"]
     np.testing.assert_array_equal(got, (2 * x).reshape(3, 2))
+
+
+def test_the_vyre_compile_tool_writes_the_memref_shapes_into_the_bundle(tmp_path):
+    """The bundle carries each memref's shape (docs/mlir-input.md), also when
+    the vyre-compile command writes it (it wrote none)."""
+    from vyre_xdsl.megakernel.bundle import TargetModuleBundle
+    from vyre_xdsl.megakernel.run import run_bundle
+    from vyre_xdsl.tools import vyre_compile
+
+    source = tmp_path / "matmul.mlir"
+    source.write_text((EXAMPLES / "matmul_scf.mlir").read_text())
+    out = tmp_path / "matmul.vkb"
+    assert vyre_compile.main([str(source), "-o", str(out)]) == 0
+    data = out.read_bytes()
+    assert TargetModuleBundle.from_bytes(data).shapes == {"A": (8, 16), "B": (16, 4), "C": (8, 4)}
+    a = np.arange(128, dtype=np.float32).reshape(8, 16) / 8
+    b = np.arange(64, dtype=np.float32).reshape(16, 4) / 4
+    got = run_bundle(data, {"A": a, "B": b, "C": np.zeros((8, 4), np.float32)}, "reference")
+    assert got["C"].shape == (8, 4)
+    np.testing.assert_allclose(got["C"], a @ b, rtol=1e-6)

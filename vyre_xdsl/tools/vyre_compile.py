@@ -75,6 +75,7 @@ def default_output(path: str) -> str:
 
 def compile_command(args: argparse.Namespace) -> dict[str, bytes]:
     """The files to write, by path (nothing is written here)."""
+    from vyre_xdsl.conversion import memref_shapes
     from vyre_xdsl.dialects.vyre import programs
     from vyre_xdsl.megakernel.artifact import build_artifact
     from vyre_xdsl.megakernel.compile import TargetCompileError, compile_selected_modules
@@ -102,7 +103,7 @@ def compile_command(args: argparse.Namespace) -> dict[str, bytes]:
         files[args.artifact] = artifact.to_bytes()
     if output is not None:
         try:
-            payload = compile_selected_modules(artifact, profile)
+            payload = compile_selected_modules(artifact, profile, shapes=memref_shapes(module))
         except TargetCompileError as error:
             raise located_compile_error(error, programs(module)) from None
         files[output] = ArtifactEnvelope(artifact).attach_target_payload(payload).bundle_bytes()
