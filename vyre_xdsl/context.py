@@ -31,6 +31,7 @@ from xdsl.utils.exceptions import ParseError, VerifyException
 from xdsl.utils.lexer import Input, Position, Span
 from xdsl.utils.mlir_lexer import MLIRLexer, MLIRTokenKind
 
+from vyre_xdsl.diagnostics import OWN_DIALECTS
 from vyre_xdsl.dialects.verify import MAX_NESTING_DEPTH, nesting_message
 from vyre_xdsl.semantics import ELEMENT_TYPE_NAMES
 
@@ -136,6 +137,7 @@ class LocatedParser(Parser):
         self._depth = 0
         self._open_regions: list[Position] = []
         self._first_use: dict[str, Span] = {}
+        self._op_types: list[type[Operation] | None] = []
 
     def _register_ssa_definition(self, name: str, values, span: Span) -> None:
         super()._register_ssa_definition(name, values, span)
@@ -256,6 +258,7 @@ class LocatedParser(Parser):
     def parse_operation(self) -> Operation:
         span = self._current_token.span
         self._depth += 1
+        self._op_types.append(None)  # the op's type, once its name is parsed
         try:
             # module, program, the scopes and a statement, with room to spare so
             # that the verifier reports programs just past the limit precisely
@@ -265,8 +268,14 @@ class LocatedParser(Parser):
         except VerifyException as error:
             # xDSL's declarative formats check type constraints while parsing
             self.raise_error(f"{error}", span)
+        except (ParseError, RecursionError):
+            raise
+        except Exception as error:
+            self._foreign_parser_failed(error, span)
+            raise
         finally:
             self._depth -= 1
+            self._op_types.pop()
         if isinstance(op.location, FileLineColLoc):
             return op
         line = bisect.bisect_right(self._line_starts, span.start)
@@ -276,12 +285,33 @@ class LocatedParser(Parser):
         )
         return op
 
+    def _foreign_parser_failed(self, error: Exception, span: Span) -> None:
+        """Raise a located `ParseError` for `error`, raised while the innermost op
+        parsed its custom syntax, when that op is not the project's own: some of
+        xDSL's op parsers (linalg's) fail on malformed text with an `IndexError`
+        or a `ValueError`. An error of a vyre or kernel op's parser (a bug of the
+        project's) passes through every op around it unchanged."""
+        op_type = self._op_types[-1]
+        if getattr(error, "_vyre_passed", False) or op_type is None:
+            return
+        if op_type.dialect_name() in OWN_DIALECTS:
+            error._vyre_passed = True  # type: ignore[attr-defined]
+            return
+        reason = next(iter(str(error).splitlines()), "")[:200]
+        self.raise_error(
+            f"malformed '{op_type.name}': its parser failed ({type(error).__name__}: "
+            f"{reason}); check the op's syntax, or write it in the generic form",
+            span,
+        )
+
     def _get_op_by_name(self, name: str) -> type[Operation]:
         if (
             op_type := self.ctx.get_optional_op(
                 name, dialect_stack=self._parser_state.dialect_stack
             )
         ) is not None:
+            if self._op_types:
+                self._op_types[-1] = op_type
             return op_type
         # the name was the token just consumed
         start = self.lexer.input.content.rfind(name, 0, self.pos)

@@ -76,7 +76,7 @@ def load(
     located `VyreDiagnostic`; bytes must be UTF-8), standard MLIR converted
     (`convert-to-vyre`; a module on a copy unless `own`: the caller gives it
     away), then checked once (`diagnostics.check_module`: verified, and
-    runnable when `runnable`). `verify=False` leaves a module that needed no
+    runnable when `runnable`; its `vyre.memref_shapes`, `memref_shapes`). `verify=False` leaves a module that needed no
     conversion unchecked (the caller checks it later)."""
     if isinstance(source, str | bytes):
         try:
@@ -92,6 +92,7 @@ def load(
         convert_module(module)
     if verify or converted or module is not source:
         check_module(module, after_pass=CONVERT_PASS if converted else None, runnable=runnable)
+        memref_shapes(module)  # checks the shapes a module given as vyre IR states
     return module
 
 

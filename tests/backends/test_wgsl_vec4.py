@@ -232,3 +232,37 @@ def test_f16_halves_are_written_bit_exactly_in_the_vector_form():
     ok = (got_bits == want) | (flushed & ((got_bits & 0x7FFF) == 0))
     ok[nan] = np.isnan(got[nan])
     assert ok.all(), [hex(b) for b in bits[~ok]]
+
+
+# A vec4 kernel that only takes the length of one buffer and never touches another
+LENGTH_ONLY = """
+vyre.program @p workgroup_size [64, 1, 1] {
+  vyre.buffer @w binding 0 read_only : f32[?]
+  vyre.buffer @wide binding 1 read_write : si64[4]
+  vyre.buffer @out binding 2 write_only : ui32[64]
+  %i = vyre.invocation_id x
+  %n = vyre.buf_len @w
+  %m = vyre.buf_len @wide
+  %unused = vyre.cast %m : ui32 to si64
+  vyre.store @out[%i] = %n : ui32
+}
+"""
+
+
+def test_buffers_a_vec4_kernel_does_not_touch_keep_their_scalar_declaration():
+    """Found by the fuzzer: every binding of a vec4 kernel was declared as an
+    array of vectors, so an si64 buffer it never touched had no such type
+    (`array<None>`, which naga rejects) and `arrayLength` of a buffer whose
+    length it took counted vectors (10 f32 gave 2)."""
+    (kernel,) = compile_module(parse_module(LENGTH_ONLY))
+    assert kernel.elements_per_invocation == 4
+    assert "array<vec4<u32>>" in kernel.wgsl  # @out, the only buffer it touches
+    assert "b_w: array<f32>;" in kernel.wgsl and "b_wide: array<vec2<u32>>;" in kernel.wgsl
+    assert "None" not in kernel.wgsl
+
+
+@pytest.mark.parametrize("backend", ["reference", "wgpu"])
+def test_a_vec4_kernel_takes_the_length_of_a_buffer_in_elements(backend):
+    inputs = {"w": np.zeros(10, np.float32), "wide": np.zeros(4, np.int64)}
+    out = vyre_xdsl.run(LENGTH_ONLY, inputs, backend=backend)["out"]
+    np.testing.assert_array_equal(out, np.full(64, 10, np.uint32))  # len(w)

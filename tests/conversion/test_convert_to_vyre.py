@@ -441,6 +441,48 @@ def test_index_that_does_not_fit_traps(backend):
         run(INDEX_CAST, {"A": bad, "B": np.zeros(8, np.int32)}, backend)
 
 
+def rowsum_through(row_map: str) -> str:
+    """s[i] = the sum of row `row_map(i)` of the 6 × 5 matrix A (linalg.generic)."""
+    return f"""
+func.func @rowsum(%A: memref<6x5xf32>, %s: memref<6xf32>) {{
+  linalg.generic {{indexing_maps = [affine_map<(i, j) -> ({row_map}, j)>,
+                                   affine_map<(i, j) -> (i)>],
+                  iterator_types = ["parallel", "reduction"]}}
+      ins(%A : memref<6x5xf32>) outs(%s : memref<6xf32>) {{
+  ^bb0(%a: f32, %acc: f32):
+    %r = arith.addf %a, %acc : f32
+    linalg.yield %r : f32
+  }}
+  func.return
+}}
+"""
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_an_indexing_map_past_32_bits_traps_instead_of_wrapping(backend):
+    """(i + 4294967295) mod 6 is (i + 3) mod 6 in MLIR's 64-bit index; the sum
+    does not fit vyre's 32-bit index, so it traps (tag `index`) rather than wrap
+    to (i - 1) mod 6 (found by the fuzzer)."""
+    a = np.arange(30, dtype=np.float32).reshape(6, 5)
+    inputs = {"A": a, "s": np.zeros(6, np.float32)}
+    with pytest.raises(VyreError, match="index"):
+        run(rowsum_through("(i + 4294967295) mod 6"), inputs, backend)
+    got = run(rowsum_through("(i + 3) mod 6"), inputs, backend)["s"]
+    np.testing.assert_array_equal(got, a[(np.arange(6) + 3) % 6].sum(axis=1))
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_ceildiv_in_an_indexing_map_by_a_large_divisor(backend):
+    """ceildiv as q + (r != 0): i ceildiv 4294967295 is 0, then 1 (it was
+    i + 4294967294, which leaves 32 bits)."""
+    a = np.arange(30, dtype=np.float32).reshape(6, 5)
+    got = run(
+        rowsum_through("i ceildiv 4294967295"), {"A": a, "s": np.zeros(6, np.float32)}, backend
+    )["s"]
+    rows = [0, 1, 1, 1, 1, 1]  # ceil(i / 4294967295)
+    np.testing.assert_array_equal(got, a[rows].sum(axis=1))
+
+
 HOSTILE = {
     "unsupported op": (
         "func.func @f(%a: memref<4xf32>) {\n"
@@ -552,6 +594,84 @@ HOSTILE = {
         "  func.return\n}\n",
         "2:3",
         "only meaningful inside a gpu.func kernel",
+    ),
+    "linalg.index past the loops": (
+        # found by the fuzzer: converting it indexed past the loop variables (IndexError)
+        "#id = affine_map<(i) -> (i)>\n"
+        "func.func @f(%t: memref<6xf32>) {\n"
+        '  linalg.generic {indexing_maps = [#id], iterator_types = ["parallel"]}'
+        " outs(%t : memref<6xf32>) {\n"
+        "  ^bb0(%o: f32):\n"
+        "    %i = linalg.index 1 : index\n"
+        "    %w = arith.index_cast %i : index to i32\n"
+        "    %f = arith.sitofp %w : i32 to f32\n"
+        "    linalg.yield %f : f32\n"
+        "  }\n"
+        "  func.return\n}\n",
+        "5:5",
+        "linalg.index 1 names no loop of its linalg.generic (it has 1, numbered from 0)",
+    ),
+    "negative linalg.index": (
+        # found by the fuzzer: -1 took the last loop variable (a Python index),
+        # -2147483648 raised IndexError
+        "#id = affine_map<(i) -> (i)>\n"
+        "func.func @f(%t: memref<6xf32>) {\n"
+        '  linalg.generic {indexing_maps = [#id], iterator_types = ["parallel"]}'
+        " outs(%t : memref<6xf32>) {\n"
+        "  ^bb0(%o: f32):\n"
+        "    %i = linalg.index -1 : index\n"
+        "    %w = arith.index_cast %i : index to i32\n"
+        "    %f = arith.sitofp %w : i32 to f32\n"
+        "    linalg.yield %f : f32\n"
+        "  }\n"
+        "  func.return\n}\n",
+        "5:5",
+        "linalg.index -1 names no loop of its linalg.generic (it has 1, numbered from 0)",
+    ),
+    "linalg.fill without outs": (
+        # found by the fuzzer: xDSL's generalization raised IndexError on it
+        "func.func @f(%C: memref<4x2xf32>) {\n"
+        "  %z = arith.constant 0.5 : f32\n"
+        "  linalg.fill ins(%z : f32)\n"
+        "  func.return\n}\n",
+        "3:3",
+        "'linalg.fill' takes 1 input (ins) and 1 output (outs), got 1 and 0",
+    ),
+    "linalg.add with one input": (
+        # xDSL accepts it and its generalization reads the output as the second input
+        "func.func @f(%C: memref<4x2xf32>, %E: memref<4x2xf32>) {\n"
+        "  linalg.add ins(%C : memref<4x2xf32>) outs(%E : memref<4x2xf32>)\n"
+        "  func.return\n}\n",
+        "2:3",
+        "'linalg.add' takes 2 inputs (ins) and 1 output (outs), got 1 and 1",
+    ),
+    "linalg.matmul with two outputs": (
+        "func.func @f(%A: memref<4x3xf32>, %B: memref<3x2xf32>, %C: memref<4x2xf32>) {\n"
+        "  linalg.matmul ins(%A, %B : memref<4x3xf32>, memref<3x2xf32>)"
+        " outs(%C, %C : memref<4x2xf32>, memref<4x2xf32>)\n"
+        "  func.return\n}\n",
+        "2:3",
+        "'linalg.matmul' takes 2 inputs (ins) and 1 output (outs), got 2 and 2",
+    ),
+    "named op of the wrong rank": (
+        # the generic op it becomes keeps its location (it was reported at 1:1)
+        "func.func @f(%C: memref<4x2xf32>, %V: memref<4xf32>) {\n"
+        "  linalg.add ins(%C, %V : memref<4x2xf32>, memref<4xf32>)"
+        " outs(%C : memref<4x2xf32>)\n"
+        "  func.return\n}\n",
+        "2:3",
+        "expected operand #1 of rank 1 to match the result count of indexing_map #1, 2",
+    ),
+    "indexing map constant past 32 bits": (
+        # found by the fuzzer: the constant became a ui32 vyre.const (VerifyException)
+        rowsum_through("(i + 4294967296) mod 6").lstrip("\n"),
+        "2:3",
+        "has the constant 4294967296, which is not an index of 32 bits",
+    ),
+    "negative indexing map constant": (
+        rowsum_through("i * -1 + 5").lstrip("\n"),
+        "2:3",
+        "has the constant -1, which is not an index of 32 bits",
     ),
     "ill-typed input": (
         "func.func @f(%a: memref<4xf32>) {\n"
@@ -1223,3 +1343,87 @@ def test_workgroup_override_regrids_converted_grid_axes(backend, workgroup):
     exe = vyre_xdsl.compile(PARALLEL_3D, backend, workgroup_size=workgroup)
     out = exe.run({"a": a, "b": np.zeros((9, 10, 11), np.int32)})
     np.testing.assert_array_equal(np.asarray(out["b"]).reshape(9, 10, 11), 2 * a[:, :, ::-1] - a)
+
+
+# ---------------------------------------------------------------- vyre.memref_shapes written by hand
+
+
+def shaped_module(shapes: str) -> str:
+    """A vyre module (as `convert-to-vyre` prints one) stating `shapes`; @x
+    holds 6 elements, @n is runtime-sized."""
+    return (
+        f"builtin.module attributes {{vyre.memref_shapes = {shapes}}} {{\n"
+        "  vyre.program @p workgroup_size [64, 1, 1] {\n"
+        "    vyre.buffer @x binding 0 read_write : f32[6]\n"
+        "    vyre.buffer @n binding 1 read_only : f32[?]\n"
+        "    %i = vyre.invocation_id x\n"
+        "    %v = vyre.load @x[%i] : f32\n"
+        "    %w = vyre.add %v, %v : f32\n"
+        "    vyre.store @x[%i] = %w : f32\n"
+        "  }\n"
+        "}\n"
+    )
+
+
+@pytest.mark.parametrize(
+    "shapes, message",
+    [
+        # found by the fuzzer: a number of the docs' converted matmul changed, and
+        # vyre-compile wrote a bundle that its own decoder refused
+        ("{x = array<i64: 4, 2>}", "the shape [4, 2] of 'x' holds 8 elements, the buffer 6"),
+        ("{x = array<i64: 3, -2>}", "the shape [3, -2] of 'x' is not a shape"),
+        ("{n = array<i64: -1, -1>}", "the shape [-1, -1] of 'n' is not a shape"),
+        ("{y = array<i64: 6>}", "'y' is not a buffer of the module's programs"),
+        ("{x = array<i32: 6>}", "the shape of 'x' is not an array<i64: ...>"),
+        ("[1, 2]", "expected a dictionary of shapes"),
+    ],
+)
+def test_hand_written_memref_shapes_that_do_not_fit_are_located_errors(shapes, message):
+    text = shaped_module(shapes)
+    with pytest.raises(VyreDiagnostic, match="in.mlir:1:1") as caught:
+        parse(text, "in.mlir")
+    assert f"vyre.memref_shapes: {message}" in str(caught.value), str(caught.value)
+    inputs = {"x": np.zeros(6, np.float32), "n": np.zeros(3, np.float32)}
+    with pytest.raises(VyreDiagnostic, match=":1:1") as caught:
+        run(text, inputs, "reference")
+    assert f"vyre.memref_shapes: {message}" in str(caught.value), str(caught.value)
+
+
+def test_vyre_compile_checks_memref_shapes_set_on_a_module():
+    from xdsl.dialects.builtin import DenseArrayBase, DictionaryAttr, i64
+
+    from vyre_xdsl.megakernel.compile import compile_module
+
+    module = parse(shaped_module("{}"), "in.mlir")
+    module.attributes["vyre.memref_shapes"] = DictionaryAttr(
+        {"x": DenseArrayBase.from_list(i64, [4, 2])}
+    )
+    with pytest.raises(VyreDiagnostic, match="holds 8 elements, the buffer 6"):
+        compile_module(module)
+
+
+def test_hand_written_memref_shapes_that_fit_shape_the_outputs():
+    text = shaped_module("{x = array<i64: 3, 2>, n = array<i64: -1, 3>}")
+    x = np.arange(6, dtype=np.float32)
+    got = run(text, {"x": x, "n": np.zeros(6, np.float32)}, "reference")["x"]
+    np.testing.assert_array_equal(got, (2 * x).reshape(3, 2))
+
+
+def test_the_vyre_compile_tool_writes_the_memref_shapes_into_the_bundle(tmp_path):
+    """The bundle carries each memref's shape (docs/mlir-input.md), also when
+    the vyre-compile command writes it (it wrote none)."""
+    from vyre_xdsl.megakernel.bundle import TargetModuleBundle
+    from vyre_xdsl.megakernel.run import run_bundle
+    from vyre_xdsl.tools import vyre_compile
+
+    source = tmp_path / "matmul.mlir"
+    source.write_text((EXAMPLES / "matmul_scf.mlir").read_text())
+    out = tmp_path / "matmul.vkb"
+    assert vyre_compile.main([str(source), "-o", str(out)]) == 0
+    data = out.read_bytes()
+    assert TargetModuleBundle.from_bytes(data).shapes == {"A": (8, 16), "B": (16, 4), "C": (8, 4)}
+    a = np.arange(128, dtype=np.float32).reshape(8, 16) / 8
+    b = np.arange(64, dtype=np.float32).reshape(16, 4) / 4
+    got = run_bundle(data, {"A": a, "B": b, "C": np.zeros((8, 4), np.float32)}, "reference")
+    assert got["C"].shape == (8, 4)
+    np.testing.assert_allclose(got["C"], a @ b, rtol=1e-6)

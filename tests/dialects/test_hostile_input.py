@@ -504,6 +504,73 @@ def test_foreign_op_gives_the_same_error_in_every_tool(tmp_path, tool, args):
     assert result.stdout == b""
 
 
+# ---------------------------------------------------------------- foreign op parsers
+
+LINALG_HEAD = "func.func @f(%C: memref<4x2xf32>, %D: memref<4x2xf32>, %E: memref<4x2xf32>) {\n"
+ROWSUM = """\
+#id = affine_map<(i, j) -> (i, j)>
+#row = affine_map<(i, j) -> (i)>
+func.func @rowsum(%A: memref<6x5xf32>, %s: memref<6xf32>) {
+  linalg.generic {indexing_maps = [#id, #row], iterator_types = ["parallel", "rerallel"]}
+      ins(%A : memref<6x5xf32>) outs(%s : memref<6xf32>) {
+  ^bb0(%a: f32, %acc: f32):
+    %r = arith.addf %a, %acc : f32
+    linalg.yield %r : f32
+  }
+  func.return
+}
+"""
+
+
+@pytest.mark.parametrize(
+    "text, where, name, error",
+    [
+        # found by the fuzzer (the linalg seeds): xDSL's linalg parsers raise on
+        # these instead of a ParseError
+        (ROWSUM, "4:3", "linalg.generic", "ValueError: 'rerallel' is not a valid IteratorType"),
+        (
+            LINALG_HEAD + "  linalg.add inalg.add ins(%C, %D : memref<4x2xf32>, memref<4x2xf32>)"
+            " outs(%E : memref<4x2xf32>)\n  func.return\n}\n",
+            "2:3",
+            "linalg.add",
+            "IndexError",
+        ),
+        (
+            LINALG_HEAD + "  linalg.add (%C, %D : memref<4x2xf32>, memref<4x2xf32>)"
+            " outs(%E : memref<4x2xf32>)\n  func.return\n}\n",
+            "2:3",
+            "linalg.add",
+            "IndexError",
+        ),
+    ],
+)
+def test_a_foreign_op_whose_parser_fails_is_a_located_error(text, where, name, error):
+    with pytest.raises(VyreDiagnostic) as caught:
+        vyre_xdsl.parse(text, "in.mlir")
+    message = str(caught.value)
+    assert f"in.mlir:{where}" in message, message
+    assert f"malformed '{name}': its parser failed ({error}" in message, message
+
+
+def test_a_failing_parser_of_a_vyre_op_is_not_hidden(monkeypatch):
+    """An exception from one of the project's own op parsers is a bug of the
+    project's: it reaches the caller as it is, also from inside a foreign op."""
+
+    class Bug(Exception):
+        pass
+
+    def broken(parser):
+        raise Bug("vyre.const's parser")
+
+    monkeypatch.setattr(vyre.ConstOp, "parse", classmethod(lambda cls, parser: broken(parser)))
+    program = "vyre.program @p workgroup_size [1, 1, 1] {\n  %c = vyre.const 1 : ui32\n}\n"
+    with pytest.raises(Bug):
+        vyre_xdsl.parse(program, "in.mlir")
+    nested = "builtin.module {\n" + program + "}\n"  # inside a foreign op
+    with pytest.raises(Bug):
+        parse_module(nested, "in.mlir")
+
+
 # ---------------------------------------------------------------- encoding
 
 

@@ -1,6 +1,7 @@
 """Hostile input, in CI: a fresh fuzzing campaign per run (`vyre_xdsl.testing.fuzz`).
 
-At least 1000 text mutants (of the examples and of random modules) go through
+At least 1000 text mutants (of the examples, the docs' modules, the seeds of
+`fuzz_seeds` and random modules) go through
 parse, verify, fuse, lower, WGSL (validated by naga), the reference interpreter
 and `vyre-compile`'s bundle, in process, each under a time limit; mutants that
 are not UTF-8 go through `vyre-opt`'s driver; a sample runs `vyre-opt` as a
@@ -20,12 +21,14 @@ from __future__ import annotations
 import dataclasses
 import os
 import random
+import re
 
 import numpy as np
 import pytest
 
 import vyre_xdsl
 from vyre_xdsl.testing import fuzz, generators
+from vyre_xdsl.testing.fuzz_seeds import FUZZ_SEEDS
 
 TEXT_CASES = int(os.environ.get("VYRE_FUZZ_TEXT", "1000"))
 BUNDLE_CASES = int(os.environ.get("VYRE_FUZZ_BUNDLES", "1000"))
@@ -200,6 +203,76 @@ def test_bundle_mutants_without_a_new_digest_never_verify():
         else:
             kept += valid and mutant != data
     assert kept == 0 and rebuilt > 90
+
+
+# ---------------------------------------------------------------- the text seeds
+
+
+def test_the_text_seeds_hold_standard_mlir_grids_and_repetition():
+    """Standard MLIR (the scf examples, the docs' modules, linalg, gpu kernels),
+    explicit 2-D and 3-D grids and `vyre.repetition` are mutated too."""
+    seeds = dict(fuzz._seed_texts(random.Random(0), 0))
+    assert {"matmul_scf.mlir", "stencil_scf.mlir"} <= set(seeds)
+    assert sum(origin.startswith("mlir-input.md:") for origin in seeds) == 2, list(seeds)
+    texts = [text.decode() for text in seeds.values()]
+    for marker in (
+        "linalg.generic",
+        "linalg.matmul",
+        "linalg.fill",
+        "linalg.index",
+        '"gpu.launch_func"',
+        "scf.while",
+        "math.tanh",
+        "operandSegmentSizes = array<i32: 3, 3, 3, 0>",  # a 3-D scf.parallel
+        "vyre.repetition",
+    ):
+        assert any(marker in text for text in texts), marker
+    grids = [
+        tuple(int(n) for n in g)
+        for text in texts
+        for g in re.findall(r"grid \[(\d+), (\d+), (\d+)\]", text)
+    ]
+    assert any(g[1] > 1 and g[2] == 1 for g in grids), grids  # 2-D
+    assert any(g[2] > 1 for g in grids), grids  # 3-D
+
+
+def test_every_hand_written_seed_runs_on_the_reference():
+    from vyre_xdsl.abi import signature
+
+    for name, text in FUZZ_SEEDS:
+        module = vyre_xdsl.parse(text, name)
+        inputs = fuzz.random_inputs(signature(module), np.random.default_rng(1))
+        assert vyre_xdsl.run(module, inputs, backend="reference", repeat=3), name
+
+
+def test_the_repetition_seed_runs_repeated():
+    """`repeat=3` of the 2-D-grid seed adds rate[t % 4] for t = 0, 1, 2 to every
+    cell (numpy), and the second program keeps the largest repetition it saw."""
+    text = dict(FUZZ_SEEDS)["seed:grid_2d_repetition"]
+    rng = np.random.default_rng(2)
+    acc = rng.integers(-64, 65, 256).astype(np.float32) / 4
+    rate = np.array([0.25, 1.5, -2.0, 8.0], np.float32)
+    steps = rng.integers(0, 3, 256).astype(np.uint32)
+    got = vyre_xdsl.run(
+        text, {"acc": acc, "rate": rate, "steps": steps}, backend="reference", repeat=3
+    )
+    expected = acc + rate[0] + rate[1] + rate[2]
+    np.testing.assert_array_equal(got["acc"], expected)
+    np.testing.assert_array_equal(got["seen"], expected)
+    np.testing.assert_array_equal(got["steps"], np.maximum(steps, 2))
+
+
+def test_a_text_case_runs_repeated_only_on_small_buffers():
+    rng = np.random.default_rng(0)
+    small = {"x": np.zeros(64, np.float32)}
+    big = {"x": np.zeros(fuzz.REPEAT_ELEMENTS + 1, np.float32)}
+    drawn = [fuzz.run_repeat(small, rng) for _ in range(400)]
+    assert set(drawn) == {1, 2, 3} and 60 < sum(r > 1 for r in drawn) < 140, drawn
+    assert {fuzz.run_repeat(big, rng) for _ in range(100)} == {1}
+    ran: list = []
+    text = dict(FUZZ_SEEDS)["seed:grid_2d_repetition"]
+    assert fuzz.check_text(text, rng, [], ran, bundle_sample=0.0, repeat=3)[0] == "accepted"
+    assert ran[0][1] == 3 and set(ran[0][0]) == {"acc", "rate", "steps"}
 
 
 # ---------------------------------------------------------------- regressions the fuzzer found

@@ -20,7 +20,7 @@ CONVERSION = (
     "vyre_xdsl.conversion.function",
     "vyre_xdsl.conversion.checks",
     "xdsl.dialects.linalg",
-    "xdsl.transforms.linalg_generalize_named_ops",
+    "vyre_xdsl.conversion.linalg_named",
 )
 #: the named pipelines (they import every pass they compose), the WGSL backend,
 #: the GPU runtime and bfloat16 (most of a second)

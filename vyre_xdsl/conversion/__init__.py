@@ -10,6 +10,7 @@ module = convert_if_standard(module)   # a vyre module stays as it is
 
 from __future__ import annotations
 
+import math
 from typing import TYPE_CHECKING
 
 from xdsl.dialects.builtin import DenseArrayBase, DictionaryAttr, ModuleOp, i64
@@ -40,12 +41,16 @@ def convert_module(module: ModuleOp) -> None:
 
     from vyre_xdsl.conversion.checks import problems
     from vyre_xdsl.conversion.function import FunctionConverter
-    from vyre_xdsl.conversion.linalg_named import generalize_named_ops
+    from vyre_xdsl.conversion.linalg_named import generalize_named_ops, named_op_problems
 
+    errors = named_op_problems(module)
+    if errors:
+        raise VyreDiagnostic(errors)
     # the input's own verifiers first: located errors on the ops as written (a
-    # named linalg op's own message, not its generic form's at the function)
+    # named linalg op's own message, not its generic form's)
     verify_module(module)
     generalize_named_ops(module)
+    verify_module(module)  # the generic forms, at the named ops' locations
     errors = problems(module)
     if errors:
         raise VyreDiagnostic(errors)
@@ -75,15 +80,45 @@ SHAPES_ATTRIBUTE = "vyre.memref_shapes"
 
 def memref_shapes(module: ModuleOp) -> dict[str, tuple[int, ...]]:
     """The shapes of a converted module's memref arguments by buffer name
-    (-1 for the dynamic dimension); empty for any other module."""
+    (-1 for the dynamic dimension); empty for a module without the attribute.
+
+    The attribute is text like the rest of the module, so it is checked here,
+    where the shapes are read (a located `VyreDiagnostic` at the module):
+    `array<i64: ...>` shapes of the run signature's buffers, dimensions of at
+    least 1 with at most one -1 (none for a rank-0 memref, one element), and a static shape holds its buffer's static
+    count (what a bundle's decoder checks again)."""
+    from vyre_xdsl.abi import signature
+
     attr = module.attributes.get(SHAPES_ATTRIBUTE)
-    if not isinstance(attr, DictionaryAttr):
+    if attr is None:
         return {}
-    return {
-        name: tuple(int(d) for d in dims.get_values())
-        for name, dims in attr.data.items()
-        if isinstance(dims, DenseArrayBase)
-    }
+
+    def bad(message: str) -> VyreDiagnostic:
+        return VyreDiagnostic([(module, f"{SHAPES_ATTRIBUTE}: {message}")])
+
+    if not isinstance(attr, DictionaryAttr):
+        raise bad("expected a dictionary of shapes, e.g. {x = array<i64: 4, 8>}")
+    counts = {buffer.name: buffer.count for buffer in signature(module).buffers}
+    shapes: dict[str, tuple[int, ...]] = {}
+    for name, dims in attr.data.items():
+        if not isinstance(dims, DenseArrayBase) or dims.elt_type != i64:
+            raise bad(f"the shape of '{name}' is not an array<i64: ...>")
+        shape = tuple(int(d) for d in dims.get_values())
+        if name not in counts:
+            raise bad(f"'{name}' is not a buffer of the module's programs")
+        if any(d < 1 and d != -1 for d in shape) or shape.count(-1) > 1:
+            raise bad(
+                f"the shape {list(shape)} of '{name}' is not a shape "
+                "(dimensions of at least 1, at most one -1: the dynamic one; [] for rank 0)"
+            )
+        size = math.prod(shape)
+        if -1 not in shape and counts[name] is not None and size != counts[name]:
+            raise bad(
+                f"the shape {list(shape)} of '{name}' holds {size} elements, "
+                f"the buffer {counts[name]}"
+            )
+        shapes[name] = shape
+    return shapes
 
 
 def in_memref_shapes(

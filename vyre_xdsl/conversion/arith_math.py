@@ -328,23 +328,28 @@ def checked_index(mnemonic: str) -> Rule:
     left out where the operands' ranges (`index_range`) show it cannot fire."""
 
     def rule(em: ProgramEmitter, op: Operation, args: Sequence[SSAValue]) -> SSAValue:
-        a, b = args
-        result = em.op(mnemonic, a, b)
         if not isinstance(op.results[0].type, IndexType):
-            return result
+            return em.op(mnemonic, *args)
         if not index_op_may_leave_range(mnemonic, op):
-            return result
-        if mnemonic == "add":
-            bad = em.op("lt", result, a)
-        elif mnemonic == "sub":
-            bad = em.op("gt", b, a)
-        else:
-            bad = em.op("ne", em.op("mul_high", a, b), em.zero(ui32))
-        with em.if_(bad):
-            em.trap(result, "index")
-        return result
+            return em.op(mnemonic, *args)
+        return index_arithmetic(em, mnemonic, *args)
 
     return rule
+
+
+def index_arithmetic(em: ProgramEmitter, mnemonic: str, a: SSAValue, b: SSAValue) -> SSAValue:
+    """`a <mnemonic> b` (`add`, `sub` or `mul`) on `ui32` index values, trapping
+    (tag `index`) where the exact result does not fit in 0 … 2^32 - 1."""
+    result = em.op(mnemonic, a, b)
+    if mnemonic == "add":
+        bad = em.op("lt", result, a)
+    elif mnemonic == "sub":
+        bad = em.op("gt", b, a)
+    else:
+        bad = em.op("ne", em.op("mul_high", a, b), em.zero(ui32))
+    with em.if_(bad):
+        em.trap(result, "index")
+    return result
 
 
 RULES: dict[str, Rule] = {

@@ -3,8 +3,11 @@ refusal is a located error naming the op (or argument) and the reason."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 from xdsl.dialects.builtin import AffineMapAttr, IndexType, MemRefType, NoneAttr
 from xdsl.ir import Attribute, Operation
+from xdsl.ir.affine import AffineBinaryOpExpr, AffineConstantExpr, AffineMap
 
 from vyre_xdsl.context import source_name
 from vyre_xdsl.conversion.arith_math import RULES, constant_attribute, index_constant_problem
@@ -269,4 +272,29 @@ def structure_problem(op: Operation) -> str | None:
             return "linalg on tensors is not supported: bufferize to memrefs first"
         if any(m.data.num_symbols for m in op.indexing_maps):
             return "indexing maps with symbols are not supported"
+        for m in op.indexing_maps:
+            for constant in map_constants(m.data):
+                if not 0 <= constant < 2**32:
+                    return (
+                        f"indexing map {m.data} has the constant {constant}, which is not an "
+                        "index of 32 bits (0 to 2^32 - 1; vyre's index is ui32)"
+                    )
+    if op.name == "linalg.index" and (generic := op.parent_op()) is not None:
+        loops, dim = len(generic.iterator_types), op.dim.value.data
+        if not 0 <= dim < loops:
+            return (
+                f"linalg.index {dim} names no loop of its linalg.generic "
+                f"(it has {loops}, numbered from 0)"
+            )
     return None
+
+
+def map_constants(affine_map: AffineMap) -> Iterator[int]:
+    """The constants of `affine_map`'s results."""
+    pending = list(affine_map.results)
+    while pending:
+        expr = pending.pop()
+        if isinstance(expr, AffineConstantExpr):
+            yield expr.value
+        elif isinstance(expr, AffineBinaryOpExpr):
+            pending += [expr.lhs, expr.rhs]

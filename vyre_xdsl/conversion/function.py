@@ -34,7 +34,7 @@ from xdsl.ir.affine import (
 )
 
 from vyre_xdsl.context import source_name
-from vyre_xdsl.conversion.arith_math import RULES
+from vyre_xdsl.conversion.arith_math import RULES, index_arithmetic
 from vyre_xdsl.conversion.checks import kernel_of
 from vyre_xdsl.conversion.emitter import BufferUse, ProgramEmitter, i1, ui32
 from vyre_xdsl.conversion.types import vyre_type
@@ -830,26 +830,39 @@ class FunctionConverter:
                 self.emit_op(em, inner)
 
 
-def affine(em: ProgramEmitter, expr: AffineExpr, dims: list[SSAValue]) -> SSAValue:
-    """`expr` (dims, constants, +, *, mod, floordiv, ceildiv) on `ui32` values."""
+def affine(
+    em: ProgramEmitter, expr: AffineExpr, dims: list[SSAValue], checked: bool = False
+) -> SSAValue:
+    """`expr` (dims, constants of 0 … 2^32 - 1, +, *, mod, floordiv, ceildiv) on
+    `ui32` values. The verifier keeps a map's results within its operands'
+    shapes, so only what a `mod` or a division reduces may leave 32 bits: there
+    (`checked`) `+` and `*` trap (tag `index`) instead of wrapping, as
+    `arith.addi` and `arith.muli` on `index` do."""
     if isinstance(expr, AffineDimExpr):
         return dims[expr.position]
     if isinstance(expr, AffineConstantExpr):
         return em.const(expr.value, ui32)
     assert isinstance(expr, AffineBinaryOpExpr)  # symbols are refused by the checks
-    lhs, rhs = affine(em, expr.lhs, dims), affine(em, expr.rhs, dims)
+    reduces = expr.kind in (
+        AffineBinaryOpKind.Mod,
+        AffineBinaryOpKind.FloorDiv,
+        AffineBinaryOpKind.CeilDiv,
+    )
+    lhs = affine(em, expr.lhs, dims, checked or reduces)
+    rhs = affine(em, expr.rhs, dims, checked or reduces)
     match expr.kind:
         case AffineBinaryOpKind.Add:
-            return em.op("add", lhs, rhs)
+            return index_arithmetic(em, "add", lhs, rhs) if checked else em.op("add", lhs, rhs)
         case AffineBinaryOpKind.Mul:
-            return em.op("mul", lhs, rhs)
+            return index_arithmetic(em, "mul", lhs, rhs) if checked else em.op("mul", lhs, rhs)
         case AffineBinaryOpKind.Mod:
             return em.op("mod", lhs, rhs)
         case AffineBinaryOpKind.FloorDiv:
             return em.op("div", lhs, rhs)
-        case AffineBinaryOpKind.CeilDiv:
-            up = em.op("add", lhs, em.op("sub", rhs, em.const(1, ui32)))
-            return em.op("div", up, rhs)
+        case AffineBinaryOpKind.CeilDiv:  # q + (r != 0): no sum that could leave 32 bits
+            q, r = em.op("div", lhs, rhs), em.op("mod", lhs, rhs)
+            up = em.op("ne", r, em.const(0, ui32))
+            return em.select(up, em.op("add", q, em.const(1, ui32)), q)
 
 
 def _constant(op: Operation | Block) -> int | None:

@@ -1,7 +1,9 @@
 """A robustness fuzzer: hostile text and bundle bytes must never crash, hang,
 forge a result, print WGSL that naga rejects or leave a partial output file.
 
-It mutates vyre IR text (the examples and random modules of
+It mutates IR text (the examples, the docs' whole modules, the hand-written
+seeds of `vyre_xdsl.testing.fuzz_seeds`: standard MLIR with linalg, math and
+3-D loops, explicit 2-D and 3-D grids, `vyre.repetition`, and random modules of
 `vyre_xdsl.testing.generators`) and compiled target-module bundles, feeds every
 mutant through the whole pipeline and classifies what happened:
 
@@ -28,12 +30,16 @@ or from a shell (`VYRE_FUZZ_SEED` replays a run; see `--help`):
 python -m vyre_xdsl.testing.fuzz --seed 1234 --text 1000 --bundles 1000
 ```
 
-Text mutants go through `vyre_xdsl.parse` → `vyre-fuse` → `vyre-lower` →
-WGSL → the reference interpreter → `vyre-compile`'s bundle and its own decoder,
+Text mutants go through `vyre_xdsl.parse` (standard MLIR converted) →
+`vyre-fuse` → `vyre-lower` → WGSL → the reference interpreter (a quarter of
+those with small buffers run 2 or 3 times: `run_repeat`) → `vyre-compile`'s
+bundle and its own decoder,
 in process, each under a per-case time limit; mutants that are not UTF-8 go
 through `vyre-opt`'s driver in process; a sample also runs `vyre-opt` as a
 subprocess, and a sample of the accepted ones runs on wgpu (where only an error
-that is not the project's counts: a mutant may race, so results are not compared). Bundle mutants are mutated bundles, half with the BLAKE3 digest
+that is not the project's counts: a mutant may race, so results are not compared). Bundle
+mutants are mutated bundles (of the examples, the seeds of `fuzz_seeds` and
+random modules), half with the BLAKE3 digest
 rebuilt (so that the checks behind it are reached) and half not; every bundle
 `from_bytes` accepts runs on wgpu and on the reference interpreter in a worker
 process (killed on a hang) and the two must agree. Every printed WGSL module is
@@ -70,6 +76,7 @@ OK_CLASSES = ("accepted", "refused", "trapped", "large")
 FAIL_CLASSES = ("internal", "hang", "forged", "naga", "partial", "unlocated")
 
 EXAMPLES = pathlib.Path(__file__).resolve().parent.parent.parent / "examples"
+DOCS = EXAMPLES.parent / "docs"
 
 #: host buffers larger than this (elements) are not run by the fuzzer (legal, just slow)
 MAX_RUN_ELEMENTS = 1 << 20
@@ -698,6 +705,19 @@ def random_inputs(sig, rng: np.random.Generator) -> dict[str, np.ndarray] | None
     return inputs
 
 
+#: host elements (all buffers) up to which a text case may run repeated
+REPEAT_ELEMENTS = 1 << 16
+
+
+def run_repeat(inputs: dict[str, np.ndarray], rng: np.random.Generator) -> int:
+    """The `repeat=` of a text case's reference run: 2 or 3 for a quarter of the
+    cases with small buffers (what `vyre.repetition` reads, buffers carried
+    from one repetition to the next), else 1. The iteration limit counts every
+    repetition, so a repeated run stays as bounded as a single one."""
+    small = sum(a.size for a in inputs.values()) <= REPEAT_ELEMENTS
+    return int(rng.integers(2, 4)) if small and rng.random() < 0.25 else 1
+
+
 #: loop iterations (`vyre_xdsl.interpreter.iteration_limit`) after which the
 #: reference stops a run and the case counts as too large to run here: a loop's
 #: bounds may be computed, from constants or inputs, so only running it tells how
@@ -776,11 +796,13 @@ def check_text(
     wgsl: list[str],
     ran: list | None = None,
     bundle_sample: float = BUNDLE_SAMPLE,
+    repeat: int | None = None,
 ) -> tuple[str, str, str]:
     """(outcome, detail, site) of the in-process pipeline on `text`; every WGSL
-    module it prints is appended to `wgsl` (validated later), and the inputs of
-    a successful reference run to `ran` (for a run on wgpu). `bundle_sample` is
-    the chance that the case also goes through `vyre-compile`."""
+    module it prints is appended to `wgsl` (validated later), and the inputs and
+    the repeat count of a successful reference run to `ran` (for a run on wgpu).
+    `bundle_sample` is the chance that the case also goes through `vyre-compile`;
+    `repeat` the run's `repeat=` (None: `run_repeat` draws it)."""
     import vyre_xdsl
     from vyre_xdsl.abi import signature
     from vyre_xdsl.api import fuse_module
@@ -818,14 +840,17 @@ def check_text(
         inputs = random_inputs(sig, rng)
         if inputs is None or workgroup_memory_too_large(module):
             return "large", "", ""
+        if repeat is None:
+            repeat = run_repeat(inputs, rng)
         with iteration_limit(MAX_RUN_ITERATIONS):
             outputs = _guarded(
-                "reference run", lambda: vyre_xdsl.run(module, inputs, backend="reference")
+                "reference run",
+                lambda: vyre_xdsl.run(module, inputs, backend="reference", repeat=repeat),
             )
         if outputs is None:
             return "refused", "reference run", ""
         if ran is not None:
-            ran.append(inputs)
+            ran.append((inputs, repeat))
         return "accepted", f"{len(kernels)} kernels", ""
     except _Stage as stage:
         return stage.outcome, stage.detail, stage.site
@@ -1100,15 +1125,16 @@ def _run_forged(
     return "accepted", "ran like the reference", ""
 
 
-def _run_on_wgpu(text: str, inputs: dict) -> tuple[str, str, str]:
-    """Run an accepted text mutant on wgpu: it may trap or be refused with the
-    project's error (a device limit, the lavapipe loop limit), never raise
-    anything else. (Its results are not compared: a mutant may race.)"""
+def _run_on_wgpu(text: str, inputs: dict, repeat: int = 1) -> tuple[str, str, str]:
+    """Run an accepted text mutant on wgpu (`repeat` times, as the reference ran
+    it): it may trap or be refused with the project's error (a device limit, the
+    lavapipe loop limit), never raise anything else. (Its results are not
+    compared: a mutant may race.)"""
     import vyre_xdsl
     from vyre_xdsl.interpreter import VyreTrap
 
     try:
-        vyre_xdsl.run(text, inputs, backend="wgpu")
+        vyre_xdsl.run(text, inputs, backend="wgpu", repeat=repeat)
     except VyreTrap:
         return "trapped", "", ""
     except Exception as error:
@@ -1180,7 +1206,30 @@ def _small_modules():
     return GeneratorOptions(**SMALL_MODULES_OPTIONS)
 
 
+def doc_modules() -> list[tuple[str, str]]:
+    """(`file.md:line`, text) of every ```mlir block of the docs that is a whole
+    module `vyre_xdsl.parse` accepts (vyre IR, or standard MLIR it converts)."""
+    import vyre_xdsl
+
+    modules = []
+    for path in sorted(DOCS.glob("*.md")):
+        document = path.read_text()
+        for block in re.finditer(r"^```mlir\n(.*?)^```", document, re.S | re.M):
+            text = block.group(1)
+            try:
+                vyre_xdsl.parse(text, path.name)
+            except Exception:  # a fragment or an example of an error
+                continue
+            line = document.count("\n", 0, block.start()) + 2
+            modules.append((f"{path.name}:{line}", text))
+    return modules
+
+
 def _seed_texts(rng: random.Random, generated: int) -> list[tuple[str, bytes]]:
+    """The examples, the docs' whole modules, the hand-written seeds of
+    `fuzz_seeds` (linalg, math, 3-D loops, explicit grids, repetition) and
+    `generated` random modules."""
+    from vyre_xdsl.testing.fuzz_seeds import FUZZ_SEEDS
     from vyre_xdsl.testing.generators import random_module
 
     SMALL_MODULES = _small_modules()
@@ -1188,6 +1237,8 @@ def _seed_texts(rng: random.Random, generated: int) -> list[tuple[str, bytes]]:
     for path in sorted(EXAMPLES.glob("*.mlir")):
         if path.stat().st_size < 8000:  # the big tour is too slow to mutate a thousand times
             texts.append((path.name, path.read_bytes()))
+    texts += [(origin, text.encode()) for origin, text in doc_modules()]
+    texts += [(origin, text.encode()) for origin, text in FUZZ_SEEDS]
     while generated:
         seed = rng.randrange(2**31)
         text = random_module(seed, SMALL_MODULES).text.encode()
@@ -1218,6 +1269,14 @@ def _seed_bundles(
                     frozenset(),
                 )
             )
+    from vyre_xdsl.testing.fuzz_seeds import FUZZ_SEEDS
+
+    for origin, text in FUZZ_SEEDS:
+        import vyre_xdsl
+
+        bundles.append(
+            (origin, compile_module(vyre_xdsl.parse(text)).bundle_bytes(), 64.0, frozenset())
+        )
     options = replace(_small_modules(), traps=False)
     attempts = 0
     while generated and attempts < 10 * generated:
@@ -1346,7 +1405,7 @@ class Campaign:
             try:
                 with time_limit(self.scale_limit):
                     case.outcome, case.detail, case.site = check_text(
-                        text, np_rng, [], bundle_sample=sample
+                        text, np_rng, [], bundle_sample=sample, repeat=1
                     )
             except CaseTimeout:
                 case.outcome, case.detail, case.site = (
@@ -1358,11 +1417,13 @@ class Campaign:
             self._log(f"scale {origin[:60]}: {case.outcome} {case.detail}")
 
     def _run_on_wgpu(self, rng: random.Random, runnable: list, worker: GpuWorker) -> None:
-        for case, text, inputs in rng.sample(runnable, min(len(runnable), self.wgpu_cases)):
+        for case, text, (inputs, repeat) in rng.sample(
+            runnable, min(len(runnable), self.wgpu_cases)
+        ):
             if case.outcome in FAIL_CLASSES:
                 continue
             try:
-                outcome, detail, site = worker.call(("wgpu", text, inputs), 60)
+                outcome, detail, site = worker.call(("wgpu", text, inputs, repeat), 60)
             except CaseTimeout:
                 outcome, detail, site = "hang", "wgpu run over 60 s", "wgpu run"
             if outcome in FAIL_CLASSES:

@@ -311,6 +311,12 @@ class _Printer:
         # the buffers the kernel never stores to (`stored_slots`)
         self.wide_vectors: dict[tuple[int, int], str] = {}
         self.stored_slots = descriptor.stored_slots()
+        # vec4 form: the buffers read or written element-wise, declared as arrays
+        # of vectors; any other (only its length taken, or not used) keeps its
+        # scalar declaration, so that `arrayLength` counts its elements
+        self.vector_slots = {
+            op.slot_number for op in descriptor.walk() if op.has_trait(k.ElementAccess)
+        }
         self.binding_names: dict[int, str] = {}
         for binding in descriptor.bindings():
             if binding.is_trap_sidecar:
@@ -400,7 +406,12 @@ class _Printer:
                 element = "f32"
             return f"var<workgroup> {name}: array<{element}, {length}>;"
         access = "read" if binding.access == "read_only" else "read_write"
-        if self.width > 1 and not binding.is_trap_sidecar and not binding.is_repetition:
+        if (
+            self.width > 1
+            and binding.slot_number in self.vector_slots
+            and not binding.is_trap_sidecar
+            and not binding.is_repetition
+        ):
             element = vector_storage(binding.element, self.width)
         return (
             f"@group({binding.group_number}) @binding({binding.slot_number}) "
