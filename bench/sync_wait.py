@@ -23,22 +23,14 @@ from __future__ import annotations
 
 import argparse
 import json
-import statistics
-import time
 
 import numpy as np
 from gpu_chains import chain_text, numpy_chain
+from readback_maps import fmt, mean_seconds
 from small_runs import torch_small, warm
 
 import vyre_xdsl
 from vyre_xdsl.runtime import gpu_device
-
-
-def mean_seconds(fn, reps: int) -> float:
-    start = time.perf_counter()
-    for _ in range(reps):
-        fn()
-    return (time.perf_counter() - start) / reps
 
 
 def cases(chain_log2n: int) -> dict:
@@ -113,11 +105,6 @@ def main() -> int:
                 indent=1,
             )
     return 0
-
-
-def fmt(values: list[float]) -> str:
-    us = [v * 1e6 for v in values]
-    return f"{statistics.median(us):.1f} us ({min(us):.1f}-{max(us):.1f})"
 
 
 if __name__ == "__main__":
