@@ -1,19 +1,20 @@
 #!/usr/bin/env bash
-# The measurements that wait for an NVIDIA GPU, in two parts that each fit one
+# The measurements that wait for an NVIDIA GPU, in three parts that each fit one
 # 10-minute device call. Every step has its own time limit, writes its output
 # to OUT/<step>.txt (and OUT/<step>.json where the script can), and a step that
 # fails or runs out of time does not stop the next one.
 #
 #   bash bench/h200_pending.sh optimizing OUT   # scan, public chain, bounds, kernel variants, bundles
-#   bash bench/h200_pending.sh runtime OUT      # small runs, maps, waits, repeated runs, workloads
+#   bash bench/h200_pending.sh runtime OUT      # small runs, maps, waits, repeated runs
+#   bash bench/h200_pending.sh workloads OUT    # the workload table with the public chain
 #
 # On a machine without the Vulkan loader or the Python packages, it first
 # unpacks .gl/*.deb and installs .whl/*.whl (docs/performance.md, "Measuring on
 # a GPU machine") when those folders exist. It refuses to time anything unless
 # the adapter is an NVIDIA GPU via Vulkan (not llvmpipe).
 set -u
-part=${1:?usage: h200_pending.sh optimizing|runtime OUT}
-out=${2:?usage: h200_pending.sh optimizing|runtime OUT}
+part=${1:?usage: h200_pending.sh optimizing|runtime|workloads OUT}
+out=${2:?usage: h200_pending.sh optimizing|runtime|workloads OUT}
 root=$(cd "$(dirname "$0")/.." && pwd)
 mkdir -p "$out"
 
@@ -70,11 +71,13 @@ runtime)
     step sync_wait 90 python3 sync_wait.py --rounds 9 --spins 0 50e-6 200e-6 1e-3 \
         --json "$out/sync_wait.json"
     step repeated_runs 120 python3 repeated_runs.py --rounds 4 --json "$out/repeated_runs.json"
-    step workloads 300 python3 workloads.py --log2n 28 --hist-log2n 26 --reps 7 --chain-public \
+    ;;
+workloads)
+    step workloads 500 python3 workloads.py --log2n 28 --hist-log2n 26 --reps 7 --chain-public \
         --json "$out/workloads.json"
     ;;
 *)
-    echo "unknown part $part (optimizing or runtime)"
+    echo "unknown part $part (optimizing, runtime or workloads)"
     exit 2
     ;;
 esac
