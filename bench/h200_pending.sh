@@ -7,14 +7,16 @@
 #   bash bench/h200_pending.sh optimizing OUT   # scan, public chain, bounds, kernel variants, bundles
 #   bash bench/h200_pending.sh runtime OUT      # small runs, maps, waits, repeated runs
 #   bash bench/h200_pending.sh workloads OUT    # the workload table with the public chain
+#   bash bench/h200_pending.sh targets OUT      # only the open targets: scan, public chain,
+#                                               # textbook tree, small runs, waits
 #
 # On a machine without the Vulkan loader or the Python packages, it first
 # unpacks .gl/*.deb and installs .whl/*.whl (docs/performance.md, "Measuring on
 # a GPU machine") when those folders exist. It refuses to time anything unless
 # the adapter is an NVIDIA GPU via Vulkan (not llvmpipe).
 set -u
-part=${1:?usage: h200_pending.sh optimizing|runtime|workloads OUT}
-out=${2:?usage: h200_pending.sh optimizing|runtime|workloads OUT}
+part=${1:?usage: h200_pending.sh optimizing|runtime|workloads|targets OUT}
+out=${2:?usage: h200_pending.sh optimizing|runtime|workloads|targets OUT}
 root=$(cd "$(dirname "$0")/.." && pwd)
 mkdir -p "$out"
 
@@ -76,8 +78,17 @@ workloads)
     step workloads 500 python3 workloads.py --log2n 28 --hist-log2n 26 --reps 7 --chain-public \
         --json "$out/workloads.json"
     ;;
+targets)
+    step scan 110 python3 coarsen_reductions.py --kinds scan --log2n 28 --reps 9 --warmup 3 \
+        --json "$out/scan.json"
+    step chain_tree 200 python3 workloads.py --workloads chain8 sum_tree --log2n 28 --reps 7 \
+        --chain-public --json "$out/chain_tree.json"
+    step small_runs 120 python3 small_runs.py --parts small --batches 7 --json "$out/small_runs.json"
+    step sync_wait 60 python3 sync_wait.py --rounds 7 --spins 0 50e-6 200e-6 \
+        --json "$out/sync_wait.json"
+    ;;
 *)
-    echo "unknown part $part (optimizing, runtime or workloads)"
+    echo "unknown part $part (optimizing, runtime, workloads or targets)"
     exit 2
     ;;
 esac

@@ -81,6 +81,7 @@ def test_pipeline_options_and_steps():
         "vyre-coarsen-reductions",
         "vyre-fuse",
         "vyre-coarsen-reductions",
+        "vyre-elide-bounds-selects",
         "vyre-split-grid-sync",
         "vyre-privatize-atomics",
         "vyre-lower",
@@ -91,7 +92,7 @@ def test_pipeline_options_and_steps():
     # coarsened before fusion: only the levels fed by module inputs; after it, the rest
     before, after = pass_.steps()[2], pass_.steps()[4]
     assert before.inputs_only is True and after.inputs_only is False
-    privatize, lower, verify = pass_.steps()[6], pass_.steps()[7], pass_.steps()[-1]
+    privatize, lower, verify = pass_.steps()[7], pass_.steps()[8], pass_.steps()[-1]
     assert lower.subgroup_size == 8 and lower.max_storage_buffers == 16
     assert verify.subgroup_size == 8 and verify.max_storage_buffers == 16
     # the pipeline privatizes as a step of its own, with the profile's workgroup storage
@@ -101,6 +102,7 @@ def test_pipeline_options_and_steps():
         "convert-to-vyre",
         "vyre-inline",
         "vyre-coarsen-reductions",
+        "vyre-elide-bounds-selects",
         "vyre-split-grid-sync",
         "vyre-privatize-atomics",
         "vyre-lower",
@@ -111,7 +113,7 @@ def test_pipeline_options_and_steps():
     ]
     # without coarsening, fusion alone; forced fusion coarsens nothing before it
     plain = VyreToKernelPass(fuse=True, coarsen_reductions=False)
-    assert [s.name for s in plain.steps()][2:4] == ["vyre-fuse", "vyre-split-grid-sync"]
+    assert [s.name for s in plain.steps()][2:4] == ["vyre-fuse", "vyre-elide-bounds-selects"]
     assert [(s.name, s.force) for s in VyreToKernelPass().fusion_steps(force=True)] == [
         ("vyre-fuse", True)
     ]

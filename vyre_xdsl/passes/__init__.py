@@ -21,6 +21,10 @@ PASSES: dict[str, tuple[str, str]] = {
     "vyre-unroll": ("vyre_xdsl.passes.vyre_unroll", "VyreUnrollPass"),
     "vyre-strength-reduce": ("vyre_xdsl.passes.vyre_strength_reduce", "VyreStrengthReducePass"),
     "vyre-inline": ("vyre_xdsl.passes.vyre_inline", "VyreInlinePass"),
+    "vyre-elide-bounds-selects": (
+        "vyre_xdsl.passes.vyre_elide_bounds_selects",
+        "VyreElideBoundsSelectsPass",
+    ),
     "vyre-tile": ("vyre_xdsl.passes.vyre_tile", "VyreTilePass"),
     "vyre-split-grid-sync": ("vyre_xdsl.passes.vyre_split_grid_sync", "VyreSplitGridSyncPass"),
     "vyre-privatize-atomics": (

@@ -27,20 +27,24 @@ The steps, in order (each one a pass of its own, in its own file):
    producer fused into a tree's first level is coarsened with it. These steps
    are `fusion_steps()`, which the API's front end runs for `fuse=True`
    before the backend runs the rest;
-4. `vyre-split-grid-sync`: each program with `grid_sync` barriers replaced by
+4. `vyre-elide-bounds-selects`: each bounds select `select(i < N, a, b)` whose
+   value only reaches stores at `i` into buffers of at most N elements becomes
+   `a` (fusion leaves one per forwarded intermediate when the grid launches
+   invocations past the count);
+5. `vyre-split-grid-sync`: each program with `grid_sync` barriers replaced by
    its parts, one program (one dispatch) each;
-5. `vyre-privatize-atomics` (unless `privatize-atomics=false`): each
+6. `vyre-privatize-atomics` (unless `privatize-atomics=false`): each
    dispatch's qualifying global atomics go through a workgroup copy, bounded by
    the profile's workgroup storage;
-6. `vyre-lower`: each program lowered to a `kernel.descriptor` (with nothing
+7. `vyre-lower`: each program lowered to a `kernel.descriptor` (with nothing
    left to split or privatize);
-7. `kernel-elide-clears` (unless `elide-clears=false`): the bindings a run need
+8. `kernel-elide-clears` (unless `elide-clears=false`): the bindings a run need
    not zero first;
-8. `kernel-vectorize` (unless `vectorize=false`): the vector form of each
+9. `kernel-vectorize` (unless `vectorize=false`): the vector form of each
    elementwise kernel, recorded on its dispatch with the launch grid it gives;
-9. `kernel-coarsen` (unless `coarsen=false`): the logical workgroups each
+10. `kernel-coarsen` (unless `coarsen=false`): the logical workgroups each
    launched workgroup of a privatized kernel runs, with its launch grid;
-10. `kernel-verify` against the target profile.
+11. `kernel-verify` against the target profile.
 
 Every choice a backend prints by is then recorded in the kernel IR: the WGSL
 printer decides nothing itself.
@@ -82,6 +86,7 @@ from vyre_xdsl.passes.kernel_elide_clears import KernelElideClearsPass
 from vyre_xdsl.passes.kernel_vectorize import KernelVectorizePass
 from vyre_xdsl.passes.kernel_verify import KernelVerifyPass
 from vyre_xdsl.passes.vyre_coarsen_reductions import VyreCoarsenReductionsPass
+from vyre_xdsl.passes.vyre_elide_bounds_selects import VyreElideBoundsSelectsPass
 from vyre_xdsl.passes.vyre_fuse import VyreFusePass
 from vyre_xdsl.passes.vyre_inline import VyreInlinePass
 from vyre_xdsl.passes.vyre_lower import VyreLowerPass
@@ -95,7 +100,8 @@ from vyre_xdsl.target_profile import ProfilePass, TargetProfile
 class VyreToKernelPass(ProfilePass):
     """The whole pipeline from vyre programs (or standard MLIR) to verified kernel
     descriptors: convert-to-vyre, vyre-inline, vyre-coarsen-reductions{inputs-only=true}
-    and vyre-fuse (with fuse=true: `fusion_steps`), vyre-coarsen-reductions, vyre-split-grid-sync, vyre-privatize-atomics, vyre-lower,
+    and vyre-fuse (with fuse=true: `fusion_steps`), vyre-coarsen-reductions,
+    vyre-elide-bounds-selects, vyre-split-grid-sync, vyre-privatize-atomics, vyre-lower,
     kernel-elide-clears, kernel-vectorize, kernel-coarsen, kernel-verify."""
 
     name = "vyre-to-kernel"
@@ -142,6 +148,7 @@ class VyreToKernelPass(ProfilePass):
             *tile,
             *fuse,
             *reductions,
+            VyreElideBoundsSelectsPass(),
             VyreSplitGridSyncPass(),
             *privatize,
             lower,
