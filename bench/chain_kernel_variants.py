@@ -18,6 +18,10 @@ Variants:
   fma        the eight stages as `fma(v, c, d)` on vec4<f32>
   x2         vecops, two vec4 per invocation (half the grid)
   copy       `o = a` on vec4 (the ceiling of a kernel that reads and writes once)
+
+`--wgsl NAME=PATH` adds the WGSL in PATH as variant NAME, launched on the generated
+kernel's grid (e.g. a kernel an earlier version of the pipeline printed, kept under
+bench/kernels/).
 """
 
 from __future__ import annotations
@@ -99,6 +103,9 @@ def main() -> int:
     parser.add_argument("--batch", type=int, default=20)
     parser.add_argument("--warmup", type=float, default=1.0)
     parser.add_argument("--json", default=None)
+    parser.add_argument(
+        "--wgsl", action="append", default=[], metavar="NAME=PATH", help="an extra variant"
+    )
     args = parser.parse_args()
     import wgpu
 
@@ -120,7 +127,12 @@ def main() -> int:
     )
     period = gpu.timestamp_period_ns
     pipelines = {}
-    for name, (source, grid) in variants(kernel, n4).items():
+    chosen = variants(kernel, n4)
+    for extra in args.wgsl:
+        name, _, path = extra.partition("=")
+        with open(path) as f:
+            chosen[name] = (f.read(), kernel.static_grid)
+    for name, (source, grid) in chosen.items():
         module = device.create_shader_module(code=source)
         pipeline = device.create_compute_pipeline(
             layout="auto", compute={"module": module, "entry_point": "main"}

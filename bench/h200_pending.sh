@@ -7,8 +7,8 @@
 #   bash bench/h200_pending.sh optimizing OUT   # scan, public chain, bounds, kernel variants, bundles
 #   bash bench/h200_pending.sh runtime OUT      # small runs, maps, waits, repeated runs
 #   bash bench/h200_pending.sh workloads OUT    # the workload table with the public chain
-#   bash bench/h200_pending.sh targets OUT      # only the open targets: scan, public chain,
-#                                               # textbook tree, small runs, waits
+#   bash bench/h200_pending.sh targets OUT      # the open targets first (public chain, tree,
+#                                               # scan, chain kernel variants, small runs, waits)
 #
 # On a machine without the Vulkan loader or the Python packages, it first
 # unpacks .gl/*.deb and installs .whl/*.whl (docs/performance.md, "Measuring on
@@ -63,7 +63,7 @@ optimizing)
         --json "$out/scan.json"
     step bounds 150 python3 submission_bounds.py --rounds 9 --chain-log2n 28 --json "$out/bounds.json"
     step chain_variants 120 python3 chain_kernel_variants.py --log2n 28 --rounds 9 --warmup 2 \
-        --json "$out/chain_variants.json"
+        --wgsl stage_selects=kernels/chain8_2p28_stage_selects.wgsl --json "$out/chain_variants.json"
     step megakernel_trees 90 python3 megakernel_trees.py --log2n 26 --reps 9 \
         --json "$out/megakernel_trees.json"
     ;;
@@ -79,10 +79,12 @@ workloads)
         --json "$out/workloads.json"
     ;;
 targets)
+    step chain_tree 200 python3 workloads.py --workloads chain8 sum_tree --log2n 28 --reps 7 --coarsen-reductions \
+        --chain-public --json "$out/chain_tree.json"
     step scan 110 python3 coarsen_reductions.py --kinds scan --log2n 28 --reps 9 --warmup 3 \
         --json "$out/scan.json"
-    step chain_tree 200 python3 workloads.py --workloads chain8 sum_tree --log2n 28 --reps 7 \
-        --chain-public --json "$out/chain_tree.json"
+    step chain_variants 90 python3 chain_kernel_variants.py --log2n 28 --rounds 7 --warmup 1 \
+        --wgsl stage_selects=kernels/chain8_2p28_stage_selects.wgsl --json "$out/chain_variants.json"
     step small_runs 120 python3 small_runs.py --parts small --batches 7 --json "$out/small_runs.json"
     step sync_wait 60 python3 sync_wait.py --rounds 7 --spins 0 50e-6 200e-6 \
         --json "$out/sync_wait.json"
