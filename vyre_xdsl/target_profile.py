@@ -41,10 +41,17 @@ class TargetProfile:
     #: compute units; 1024 fills a GPU of the H200's size (132 SMs x 8 workgroups
     #: of 256), and the wgpu runtime gives a CPU adapter 4 per CPU thread
     resident_workgroups: int = 1024
+    #: the device runs subgroup ops (WebGPU's "subgroups" feature): passes may
+    #: emit them (`vyre-coarsen-reductions` scans on subgroup shuffles)
+    subgroups: bool = False
 
     @classmethod
     def from_limits(
-        cls, limits: dict[str, int], subgroup_size: int = 0, resident_workgroups: int = 1024
+        cls,
+        limits: dict[str, int],
+        subgroup_size: int = 0,
+        resident_workgroups: int = 1024,
+        subgroups: bool = False,
     ) -> TargetProfile:
         """A profile from a wgpu device's `limits` mapping (hyphenated keys)."""
         default = cls()
@@ -65,6 +72,7 @@ class TargetProfile:
             ),
             subgroup_size=subgroup_size,
             resident_workgroups=resident_workgroups,
+            subgroups=subgroups,
         )
 
 

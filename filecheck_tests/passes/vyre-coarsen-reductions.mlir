@@ -5,6 +5,7 @@
 // RUN: vyre-opt %s --split-input-file -p 'vyre-coarsen-reductions{k=4 inputs-only=true remarks=true}' 2>&1 >/dev/null | filecheck %s --check-prefix=INREMARK
 // RUN: vyre-opt %s --split-input-file -p 'vyre-coarsen-reductions{k=4 inputs-only=true},vyre-fuse,vyre-coarsen-reductions{k=4}' | filecheck %s --check-prefix=TWO
 // RUN: vyre-opt %s --split-input-file -p 'vyre-fuse,vyre-coarsen-reductions{k=4}' | filecheck %s --check-prefix=FUSEFIRST
+// RUN: vyre-opt %s --split-input-file -p 'vyre-coarsen-reductions{k=4 subgroups=true}' | filecheck %s --check-prefix=SUBGROUPS
 
 // A two-level ui32 sum of 1000 elements, 64 wide: 16 workgroups become 4.
 // Each invocation first adds x[i], x[i + 256], x[i + 512], x[i + 768] (the
@@ -602,6 +603,61 @@ vyre.program @level1 workgroup_size [64, 1, 1] {
 // CHECK-NEXT:     vyre.store @sums0[%block] = %[[R3]] : ui32
 // CHECK-NEXT:   }
 // CHECK-NEXT: }
+
+// With subgroups=true the same staging and serial prefixes, then the segmented
+// scan of the invocation totals on subgroup shuffles: a Hillis-Steele scan within
+// pieces of P = min(subgroup size, 4) invocations (P = 1 for a subgroup size that
+// is no power of two), the inclusive values stored past the staging area (16
+// slots, not two halves of 16), one barrier, then the totals of the pieces before
+// this one in the segment (a loop of position / P trips) and the inclusive value
+// of the lane before, within the piece.
+// SUBGROUPS:      vyre.program @scan0 workgroup_size [16, 1, 1] grid [2, 1, 1] {
+// SUBGROUPS:        vyre.buffer @tile_scan0 workgroup : ui32[81]
+// SUBGROUPS:        vyre.barrier
+// SUBGROUPS-NEXT:   %{{.*}} = vyre.load @tile_scan0[%{{.*}}] : ui32
+// SUBGROUPS-COUNT-2:  vyre.add %{{.*}}, %{{.*}} : ui32
+// SUBGROUPS:        %[[P3:.*]] = vyre.add %{{.*}}, %{{.*}} : ui32
+// SUBGROUPS-NEXT:   %[[PAST:.*]] = vyre.const 65 : ui32
+// SUBGROUPS-NEXT:   %[[TOTAL_AT:.*]] = vyre.add %lane, %[[PAST]] : ui32
+// SUBGROUPS-NEXT:   %position = vyre.bit_and %lane, %{{.*}} : ui32
+// SUBGROUPS-NEXT:   %[[SIZE:.*]] = vyre.subgroup_size
+// SUBGROUPS-NEXT:   %[[SUB:.*]] = vyre.subgroup_local_id
+// SUBGROUPS:        %[[POW2:.*]] = vyre.eq %{{.*}}, %{{.*}} : ui32
+// SUBGROUPS-NEXT:   %[[CAP:.*]] = vyre.min %[[SIZE]], %{{.*}} : ui32
+// SUBGROUPS-NEXT:   %piece = vyre.select %[[POW2]], %[[CAP]], %{{.*}} : ui32
+// SUBGROUPS-NEXT:   %[[PM1:.*]] = vyre.sub %piece, %{{.*}} : ui32
+// SUBGROUPS-NEXT:   %in_piece = vyre.bit_and %[[SUB]], %[[PM1]] : ui32
+// SUBGROUPS-NEXT:   %[[FROM1:.*]] = vyre.sub %[[SUB]], %{{.*}} : ui32
+// SUBGROUPS-NEXT:   %[[UP1:.*]] = vyre.subgroup_shuffle %[[P3]], %[[FROM1]] : ui32
+// SUBGROUPS-NEXT:   %[[HAS1:.*]] = vyre.ge %in_piece, %{{.*}} : ui32
+// SUBGROUPS-NEXT:   %[[SUM1:.*]] = vyre.add %[[UP1]], %[[P3]] : ui32
+// SUBGROUPS-NEXT:   %[[S1:.*]] = vyre.select %[[HAS1]], %[[SUM1]], %[[P3]] : ui32
+// SUBGROUPS-NEXT:   %[[FROM2:.*]] = vyre.sub %[[SUB]], %{{.*}} : ui32
+// SUBGROUPS-NEXT:   %[[UP2:.*]] = vyre.subgroup_shuffle %[[S1]], %[[FROM2]] : ui32
+// SUBGROUPS-NEXT:   %[[HAS2:.*]] = vyre.ge %in_piece, %{{.*}} : ui32
+// SUBGROUPS-NEXT:   %[[SUM2:.*]] = vyre.add %[[UP2]], %[[S1]] : ui32
+// SUBGROUPS-NEXT:   %[[S2:.*]] = vyre.select %[[HAS2]], %[[SUM2]], %[[S1]] : ui32
+// SUBGROUPS-NEXT:   vyre.store @tile_scan0[%[[TOTAL_AT]]] = %[[S2]] : ui32
+// SUBGROUPS-NEXT:   vyre.barrier
+// SUBGROUPS-NEXT:   vyre.let @__vyre_coarsen_acc = %{{.*}} : ui32
+// SUBGROUPS-NEXT:   %[[BEFORE:.*]] = vyre.div %position, %piece : ui32
+// SUBGROUPS-NEXT:   vyre.loop @__vyre_coarsen_k = %{{.*}} to %[[BEFORE]] {
+// SUBGROUPS:          %[[PIECE_TOTAL:.*]] = vyre.load @tile_scan0[%{{.*}}] : ui32
+// SUBGROUPS-NEXT:     %[[ACC:.*]] = vyre.var @__vyre_coarsen_acc : ui32
+// SUBGROUPS-NEXT:     %[[MORE:.*]] = vyre.add %[[ACC]], %[[PIECE_TOTAL]] : ui32
+// SUBGROUPS-NEXT:     vyre.assign @__vyre_coarsen_acc = %[[MORE]] : ui32
+// SUBGROUPS-NEXT:   }
+// SUBGROUPS-NEXT:   %[[PIECES:.*]] = vyre.var @__vyre_coarsen_acc : ui32
+// SUBGROUPS-NEXT:   %[[FROM:.*]] = vyre.sub %[[SUB]], %{{.*}} : ui32
+// SUBGROUPS-NEXT:   %[[PREV:.*]] = vyre.subgroup_shuffle %[[S2]], %[[FROM]] : ui32
+// SUBGROUPS-NEXT:   %[[LEADS:.*]] = vyre.eq %in_piece, %{{.*}} : ui32
+// SUBGROUPS-NEXT:   %[[WITHIN:.*]] = vyre.select %[[LEADS]], %{{.*}}, %[[PREV]] : ui32
+// SUBGROUPS-NEXT:   %carried = vyre.add %[[PIECES]], %[[WITHIN]] : ui32
+// SUBGROUPS-NOT:    vyre.barrier
+// SUBGROUPS:        vyre.store @tile_scan0[%{{.*}}] = %{{.*}} : ui32
+// SUBGROUPS:        vyre.barrier
+// SUBGROUPS-NOT:    vyre.barrier
+// SUBGROUPS:        vyre.store @sums0[%block] = %{{.*}} : ui32
 vyre.program @scan0 workgroup_size [16, 1, 1] {
   vyre.buffer @x binding 0 read_only : ui32[100]
   vyre.buffer @local0 binding 1 write_only : ui32[100]
@@ -720,8 +776,9 @@ vyre.program @add0 workgroup_size [16, 1, 1] {
 // p of a block's segment combines its elements p, p + 4, p + 8, p + 12 (no
 // staging: the tile holds only the two halves of the totals' scan). The
 // add-back becomes the same coarsened block scan of @x, each element combined
-// with carried[block - 1] (the identity for block 0), stored into @out; it
-// declares x, carried and out (bindings 0 ... 2), and @local0 is gone.
+// with carried[block - 1] (the identity for block 0; loaded before the leaves, so
+// that its latency overlaps theirs), stored into @out; it declares x, carried
+// and out (bindings 0 ... 2), and @local0 is gone.
 // CHECK:      vyre.program @scan0 workgroup_size [16, 1, 1] grid [2, 1, 1] {
 // CHECK-NEXT:   vyre.buffer @x binding 0 read_only : ui32[100]
 // CHECK-NEXT:   vyre.buffer @sums0 binding 2 write_only : ui32[7]
@@ -741,13 +798,16 @@ vyre.program @add0 workgroup_size [16, 1, 1] {
 // CHECK-NEXT:   vyre.buffer @out binding 2 write_only : ui32[100]
 // CHECK-NEXT:   vyre.buffer @tile_scan0 workgroup : ui32[97]
 // CHECK-NOT:    local0
-// CHECK:        %v = vyre.load @x[%element] : ui32
-// CHECK:        %carried = vyre.select %first, %{{.*}}, %exclusive : ui32
-// CHECK-NEXT:   %[[R0:.*]] = vyre.add %carried, %{{.*}} : ui32
-// CHECK:        %block = vyre.shr %base, %{{.*}} : ui32
-// CHECK-NEXT:   %later = vyre.ne %block, %[[ZERO:.*]] : ui32
+// CHECK:        %base = vyre.add %start, %own : ui32
+// CHECK-NEXT:   %block = vyre.shr %base, %{{.*}} : ui32
+// CHECK-NEXT:   %[[ZERO:.*]] = vyre.const 0 : ui32
+// CHECK-NEXT:   %later = vyre.ne %block, %[[ZERO]] : ui32
 // CHECK-NEXT:   %[[B:.*]] = vyre.sub %block, %{{.*}} : ui32
 // CHECK-NEXT:   %prefix = vyre.load @carried[%[[B]]] : ui32
+// CHECK-NEXT:   %v = vyre.load @x[%element] : ui32
+// CHECK:        %carried = vyre.select %first, %{{.*}}, %exclusive : ui32
+// CHECK-NEXT:   %[[R0:.*]] = vyre.add %carried, %{{.*}} : ui32
+// CHECK-COUNT-3: vyre.add %carried, %{{.*}} : ui32
 // CHECK-NEXT:   %[[P:.*]] = vyre.select %later, %prefix, %[[ZERO]] : ui32
 // CHECK-NEXT:   %[[S0:.*]] = vyre.add %[[R0]], %[[P]] : ui32
 // CHECK-COUNT-3: vyre.add %{{.*}}, %[[P]] : ui32

@@ -1134,3 +1134,108 @@ def test_inputs_only_scans_and_reduce_then_scan():
     x = scan_data("ui32", n, "add", seed=2)
     out = vyre_xdsl.run(early, {"x": x}, backend="reference")["out"]
     np.testing.assert_array_equal(out, numpy_scan("add", x))
+
+
+# ---------------------------------------------------------------- scans on subgroup shuffles
+
+#: subgroup sizes the reference backend simulates: the powers of two a GPU may
+#: have (4 to 128), one that holds no whole segment, and sizes that are no power
+#: of two (the scan then passes every total through workgroup memory)
+SUBGROUP_SIZES = [1, 4, 8, 12, 32, 64, 128]
+
+
+def on_subgroups(module):
+    return any(op.name == "vyre.subgroup_shuffle" for op in module.walk())
+
+
+@pytest.mark.parametrize(("op", "element", "n", "width", "k", "form"), SCAN_CASES)
+def test_subgroup_scan_level_agrees_with_numpy_at_every_subgroup_size(
+    op, element, n, width, k, form
+):
+    """`subgroups=true`: the invocation totals are scanned on subgroup shuffles
+    within pieces of min(subgroup size, segment) invocations, the pieces joined
+    through workgroup memory. Whatever the subgroup size, every block scan and
+    total is numpy's; segments that are no power of two (96 / 4 = 24), one
+    invocation per block and idempotent combines (no identity) keep the barrier
+    form."""
+    text = scan_block_text("scan0", "x", "dst", "sums", n, element, op, width, form)
+    x = scan_data(element, n, op)
+    scanned, totals = block_scans(op, x, width)
+    module = coarsened(text, k=k, reassociate_floats=True, subgroups=True)
+    segment = width // k
+    shuffles = segment > 1 and segment & (segment - 1) == 0 and op not in ("min", "max")
+    assert on_subgroups(module) == shuffles
+    assert grids(module) == [(math.ceil(math.ceil(n / width) / k), 1, 1)]
+    for size in SUBGROUP_SIZES if shuffles else [32]:
+        out = vyre_xdsl.run(module, {"x": x}, backend="reference", subgroup_size=size)
+        np.testing.assert_array_equal(out["dst"], scanned, err_msg=f"subgroup size {size}")
+        np.testing.assert_array_equal(out["sums"], totals, err_msg=f"subgroup size {size}")
+
+
+@pytest.mark.parametrize(("op", "element", "n", "width", "k", "form", "levels"), RTS_CASES)
+def test_subgroup_reduce_then_scan_agrees_with_numpy(op, element, n, width, k, form, levels):
+    """Reduce-then-scan with `subgroups=true`, on the reference backend at every
+    subgroup size and on wgpu (lavapipe: subgroups of 8, so a segment of 32 or 64
+    invocations spans several and the pieces meet in workgroup memory)."""
+    module = coarsened(
+        rts_text(op, element, n, width, form), k=k, reassociate_floats=True, subgroups=True
+    )
+    assert on_subgroups(module) == (op == "add")
+    assert split_pairs(module)[1] == [f"local{levels - 1}"]
+    x = scan_data(element, n, op, 5)
+    expected = numpy_scan(op, x)
+    for size in SUBGROUP_SIZES:
+        out = vyre_xdsl.run(module, {"x": x}, backend="reference", subgroup_size=size)["out"]
+        np.testing.assert_array_equal(out, expected, err_msg=f"subgroup size {size}")
+    out = vyre_xdsl.run(module, {"x": x}, backend="wgpu")["out"]
+    np.testing.assert_array_equal(out, expected)
+
+
+def test_subgroup_scan_uses_one_barrier_for_its_totals():
+    """The reduce half stores only its block totals: with subgroups its workgroup
+    memory is one slot per invocation, stored first at `local_id x` (so lowering
+    need not zero it), and it has one barrier where the barrier form has one per
+    Hillis-Steele step plus one."""
+    text = workloads_module().scan_text(1 << 16)
+    plain = coarsened(text, k=8, reassociate_floats=True)
+    shuffled = coarsened(text, k=8, reassociate_floats=True, subgroups=True)
+
+    def level0(module):
+        program = programs(module)[0]
+        barriers = sum(op.name == "vyre.barrier" for op in program.walk())
+        (tile,) = [b for b in program.buffers() if b.is_workgroup]
+        return barriers, tile.static_count
+
+    assert level0(plain) == (6, 512)  # 5 steps for segments of 32, and the store
+    assert level0(shuffled) == (1, 256)
+    lowered = vyre_xdsl.parse(str(shuffled))
+    from vyre_xdsl.passes.pipeline import VyreToKernelPass
+
+    VyreToKernelPass(reassociate_floats=True).apply(Context(), lowered)
+    first = next(
+        op for op in lowered.walk() if op.name == "kernel.binding" and " shared " in str(op)
+    )
+    assert "@tile_scan0" in str(first) and "{written_first}" in str(first)
+
+
+def test_subgroups_come_from_the_pipeline_and_the_device_profile():
+    """`vyre-to-kernel{subgroups=true}` hands the option to vyre-coarsen-reductions,
+    `vyre_to_kernel(profile=...)` takes it from the profile, and a wgpu device
+    with the "subgroup" feature (lavapipe has it) says so in its profile, so
+    that an integer scan compiled for it runs on subgroup shuffles: numpy's."""
+    from vyre_xdsl.passes.pipeline import VyreToKernelPass, vyre_to_kernel
+    from vyre_xdsl.runtime.device import gpu_device
+    from vyre_xdsl.target_profile import TargetProfile
+
+    assert VyreToKernelPass(subgroups=True).coarsen_pass().subgroups
+    assert not VyreToKernelPass().coarsen_pass().subgroups
+    assert vyre_to_kernel(profile=TargetProfile(subgroups=True)).subgroups
+    assert not vyre_to_kernel().subgroups
+    gpu = gpu_device()
+    assert gpu.target_profile.subgroups == ("subgroup" in gpu.features)
+    n = 300_001
+    x = scan_data("si32", n, "add", 3)
+    exe = vyre_xdsl.compile(multi_scan_text(n, "si32", "add"), backend="wgpu")
+    wgsl = "\n".join(kernel.wgsl for kernel in exe.compiled.kernels)
+    assert ("subgroupShuffle" in wgsl) == gpu.target_profile.subgroups
+    np.testing.assert_array_equal(exe.run({"x": x})["out"], numpy_scan("add", x))

@@ -120,6 +120,9 @@ class VyreToKernelPass(ProfilePass):
     #: about how many workgroups the target runs at once: vyre-coarsen-reductions
     #: leaves at least this many (its min-workgroups; the profile's resident_workgroups)
     resident_workgroups: int = 1024
+    #: the target runs subgroup ops: vyre-coarsen-reductions scans on subgroup
+    #: shuffles (its subgroups option; the profile's subgroups)
+    subgroups: bool = False
     #: tile the naive matrix products through workgroup memory (vyre-tile)
     tile: bool = False
     #: record the vector form of elementwise kernels (kernel-vectorize)
@@ -187,6 +190,7 @@ class VyreToKernelPass(ProfilePass):
             inputs_only=inputs_only,
             reassociate_floats=self.reassociate_floats,
             min_workgroups=self.resident_workgroups,
+            subgroups=self.subgroups,
         )
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
@@ -209,6 +213,7 @@ def vyre_to_kernel(fuse: bool = False, profile: TargetProfile | None = None) -> 
     return VyreToKernelPass(
         fuse=fuse,
         resident_workgroups=profile.resident_workgroups,
+        subgroups=profile.subgroups,
         subgroup_size=profile.subgroup_size,
         max_workgroup_size_x=size[0],
         max_workgroup_size_y=size[1],

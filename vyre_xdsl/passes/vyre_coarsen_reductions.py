@@ -113,6 +113,28 @@ vyre.program @square ...  { y[i] = x[i] * x[i] }   // fuses into @level0y, which
 vyre.program @level0y ... { leaf y[i] ... }         // plain pass coarsens after vyre-fuse
 ```
 
+On subgroups. With `subgroups=true` (the target runs subgroup ops: the
+pipeline takes it from the device's profile) a scan's segmented scan of the
+invocation totals (step 3 above, and the reduce half of reduce-then-scan
+below) runs on `vyre.subgroup_shuffle`: a Hillis-Steele scan within pieces of
+P = min(subgroup size, W / k) invocations, the inclusive values stored in
+workgroup memory, one barrier, then each invocation combines the totals of the
+pieces before its own in the segment (none when a subgroup holds a whole
+segment: 32-wide subgroups and segments of 32) with the inclusive value of the
+lane before it. A subgroup size that is no power of two gives P = 1: every
+total then goes through workgroup memory. So the result is the same for every
+subgroup size; it takes a combine with an identity and segments whose length
+is a power of two (otherwise the barrier form stays).
+
+```mlir
+%size = vyre.subgroup_size                       // P = min(size, 32) (a power of two)
+%sub = vyre.subgroup_local_id                    // in_piece = sub & (P - 1)
+%up = vyre.subgroup_shuffle %t, %sub_minus_1     // 5 steps: t = in_piece >= off ? up + t : t
+vyre.store @tile[%totals_at] = %t : f32
+vyre.barrier                                     // the only one of the scan of totals
+vyre.loop @j = %c0 to %pieces_before { ... }     // 0 trips when P = 32
+```
+
 Reduce-then-scan. When a scan level's block scans (`@local`) are an
 intermediate that only one later program reads, and that program is the
 add-back `dst[i] = local[i] op carried[i / W - 1]` (block 0: the identity;
@@ -181,6 +203,7 @@ from vyre_xdsl.dialects.vyre import (
     LocalIdOp,
     LoopOp,
     LtOp,
+    MinOp,
     ModOp,
     MulOp,
     NeOp,
@@ -188,6 +211,9 @@ from vyre_xdsl.dialects.vyre import (
     SelectOp,
     ShrOp,
     StoreOp,
+    SubgroupLocalIdOp,
+    SubgroupShuffleOp,
+    SubgroupSizeOp,
     SubOp,
     VarOp,
     WorkgroupIdOp,
@@ -247,6 +273,9 @@ class VyreCoarsenReductionsPass(ModulePass):
     inputs_only: bool = False
     #: print a located `remark:` on stderr for each program left alone, and why
     remarks: bool = False
+    #: the target runs subgroup ops: block scans combine their invocation totals
+    #: on subgroup shuffles (one barrier instead of one per step)
+    subgroups: bool = False
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         if not self.remarks and self.leaves_unchanged(op):
@@ -307,9 +336,9 @@ class VyreCoarsenReductionsPass(ModulePass):
         for level, groups, k in plans:
             coarsen(level, groups, k)
         for scan, groups, k in alone:
-            coarsen_scan(scan, groups, k)
+            coarsen_scan(scan, groups, k, subgroups=self.subgroups)
         for scan, back, groups, k in pairs:
-            reduce_then_scan(scan, back, groups, k)
+            reduce_then_scan(scan, back, groups, k, self.subgroups)
         if self.remarks:
             for program in progs:
                 if program in refusals:
@@ -642,13 +671,29 @@ def _padded(q: int) -> int:
     return q + q // 32
 
 
-def scan_tile_count(width: int, k: int, staged: bool = True) -> int:
+def scan_tile_count(width: int, k: int, staged: bool = True, subgroups: bool = False) -> int:
     """Elements of workgroup memory a scan coarsened by k uses: the staging
     area of k x width elements (padded; when loads or stores are `staged`),
-    then two halves of width for the scan of the invocation totals (none when
-    a block is one invocation's)."""
+    then two halves of width for the scan of the invocation totals (one with
+    `subgroups`: the totals of the subgroup pieces; none when a block is one
+    invocation's)."""
     area = _padded(k * width - 1) + 1 if staged else 0
-    return max(1, area + (2 * width if width // k > 1 else 0))
+    totals = (1 if subgroups else 2) * width if width // k > 1 else 0
+    return max(1, area + totals)
+
+
+def subgroup_segments(width: int, k: int, combine: str, element) -> bool:
+    """Whether the segmented scan of a scan coarsened by k can run on subgroup
+    shuffles (`coarsen_scan(..., subgroups=True)`): a segment of width / k > 1
+    invocations that is a power of two (so that subgroups, whose size is a power
+    of two, either hold whole segments or tile them), and a combine with an
+    identity."""
+    segment = width // k
+    return (
+        segment > 1
+        and segment & (segment - 1) == 0
+        and (combine_identity(combine, element) is not None)
+    )
 
 
 def coarsen_scan(
@@ -660,6 +705,7 @@ def coarsen_scan(
     stage_stores: bool = True,
     prefixes_of: str | None = None,
     store_scan: bool = True,
+    subgroups: bool = False,
 ) -> None:
     """Rewrite `scan` so that each invocation scans k consecutive leaves in
     registers, the workgroup scans its invocations' totals in segments of
@@ -678,7 +724,14 @@ def coarsen_scan(
 
     `prefixes_of` (reduce-then-scan's second half): every element of block b > 0
     is combined with `prefixes_of[b - 1]`, the scanned total of the blocks before it.
-    `store_scan=False` (its first half): only the block totals are stored."""
+    `store_scan=False` (its first half): only the block totals are stored.
+
+    `subgroups` (where `subgroup_segments` allows it): the segmented scan of the
+    invocation totals runs on subgroup shuffles within pieces of
+    P = min(subgroup size, segment) invocations (P = 1, all through workgroup
+    memory, when the subgroup size is not a power of two), and one barrier
+    passes the piece totals on within the segment, instead of a barrier per
+    Hillis-Steele step (`_subgroup_segmented_scan`)."""
     if not store_scan:
         # only the totals: each invocation combines elements of its block strided by
         # the segment (coalesced without staging; the combine commutes)
@@ -686,12 +739,13 @@ def coarsen_scan(
     staged = stage_loads or stage_stores
     program, width = scan.program, scan.width
     segment = width // k
+    subgroups = subgroups and subgroup_segments(width, k, scan.combine, scan.element)
     gx, gy, gz = grid or scan_grid(groups, k)
     assert gz == 1 and gx * gy * k >= groups
     program.properties["grid"] = DenseArrayBase.from_list(i32, [gx, gy, gz])
     tile = program.buffer(scan.tile)
     assert tile is not None
-    tile.properties["count"] = IntegerAttr(scan_tile_count(width, k, staged), i64)
+    tile.properties["count"] = IntegerAttr(scan_tile_count(width, k, staged, subgroups), i64)
     # the scan of the totals, past the staging area
     halves = _padded(k * width - 1) + 1 if staged else 0
     block = program.body.block
@@ -767,6 +821,26 @@ def coarsen_scan(
     if staged:
         staging_slots()
     base = named(out.add(AddOp(start, own)), "base")
+    block_of_base: SSAValue | None = None
+
+    def block_index() -> SSAValue:
+        # the block of the invocation's elements (k divides the block)
+        nonlocal block_of_base
+        if block_of_base is None:
+            if width & (width - 1) == 0:
+                block_of_base = out.add(ShrOp(base, out.const(width.bit_length() - 1)))
+            else:
+                block_of_base = out.add(DivOp(base, out.const(width)))
+            named(block_of_base, "block")
+        return block_of_base
+
+    if prefixes_of is not None:
+        # the carried prefix of the blocks before, loaded first: its latency
+        # overlaps the leaves' loads and the scan
+        owner = block_index()
+        later = named(out.add(NeOp(owner, out.const(0))), "later")
+        blocks_before = out.add(LoadOp(prefixes_of, out.add(SubOp(owner, out.const(1))), element))
+        named(blocks_before, "prefix")
     elements = [base]  # elements l k + j of the workgroup, where loaded or stored directly
     position: SSAValue | None = None
 
@@ -804,7 +878,13 @@ def coarsen_scan(
     # between two halves past the staging area (one barrier per step)
     wanted = prefixes if store_scan else prefixes[-1:]  # without the scan: the total
     results = wanted
-    if segment > 1:
+    if subgroups:
+        totals_at = lane if halves == 0 else out.add(AddOp(lane, out.const(halves)))
+        carried = _subgroup_segmented_scan(
+            scan, out, position_in_segment(), totals_at, prefixes[-1], segment
+        )
+        results = [out.add(combine(carried, value)) for value in wanted]
+    elif segment > 1:
         position = position_in_segment()
         halves_at = [
             lane if halves == 0 else out.add(AddOp(lane, out.const(halves))),
@@ -838,32 +918,15 @@ def coarsen_scan(
             results = [
                 out.add(SelectOp(first, value, out.add(combine(before, value)))) for value in wanted
             ]
-    block_of_base: SSAValue | None = None
-
-    def block_index() -> SSAValue:
-        # the block of the invocation's elements (k divides the block)
-        nonlocal block_of_base
-        if block_of_base is None:
-            if width & (width - 1) == 0:
-                block_of_base = out.add(ShrOp(base, out.const(width.bit_length() - 1)))
-            else:
-                block_of_base = out.add(DivOp(base, out.const(width)))
-            named(block_of_base, "block")
-        return block_of_base
-
     if prefixes_of is not None:
         # combine the scanned total of the blocks before (none for block 0)
-        owner = block_index()
-        later = named(out.add(NeOp(owner, out.const(0))), "later")
-        before = out.add(LoadOp(prefixes_of, out.add(SubOp(owner, out.const(1))), element))
-        named(before, "prefix")
         identity = combine_identity(scan.combine, element)
         if identity is not None:
-            prefix = out.add(SelectOp(later, before, out.const(identity, element)))
+            prefix = out.add(SelectOp(later, blocks_before, out.const(identity, element)))
             results = [out.add(combine(value, prefix)) for value in results]
         else:
             results = [
-                out.add(SelectOp(later, out.add(combine(value, before)), value))
+                out.add(SelectOp(later, out.add(combine(value, blocks_before)), value))
                 for value in results
             ]
     if stage_stores:
@@ -901,7 +964,72 @@ def coarsen_scan(
         op.erase()
 
 
-def reduce_then_scan(scan: ScanLevel, back: AddBack, groups: int, k: int) -> None:
+def _subgroup_segmented_scan(
+    scan: ScanLevel,
+    out: _Emitter,
+    position: SSAValue,
+    totals_at: SSAValue,
+    total: SSAValue,
+    segment: int,
+) -> SSAValue:
+    """The exclusive prefix, within its segment of `segment` invocations, of each
+    invocation's `total`, on subgroup shuffles: a Hillis-Steele scan within
+    pieces of P = min(subgroup size, segment) invocations (P = 1 when the
+    subgroup size is not a power of two: then every step is skipped), each
+    invocation's inclusive value stored at `totals_at`, one barrier, then each
+    invocation combines the totals of the pieces before its own in the segment
+    (none when a subgroup holds the segment) with its exclusive prefix in its
+    piece (the inclusive value of the lane before it)."""
+    program, element = scan.program, scan.element
+    combine = TABLE_OPS[scan.combine]
+    identity = combine_identity(scan.combine, element)
+    assert identity is not None
+    size = out.add(SubgroupSizeOp())
+    sub_lane = out.add(SubgroupLocalIdOp())
+    one = out.const(1)
+    # P: a power-of-two subgroup size, at most the segment; else 1
+    power = out.add(EqOp(out.add(BitAndOp(size, out.add(SubOp(size, one)))), out.const(0)))
+    capped = out.add(MinOp(size, out.const(segment)))
+    piece = out.add(SelectOp(power, capped, one))
+    piece.name_hint = "piece"
+    in_piece = out.add(BitAndOp(sub_lane, out.add(SubOp(piece, one))))
+    in_piece.name_hint = "in_piece"
+    inclusive = total
+    offset = 1
+    while offset < segment:  # steps past the piece are skipped (in_piece < P)
+        partner = out.add(SubgroupShuffleOp(inclusive, out.add(SubOp(sub_lane, out.const(offset)))))
+        has = out.add(GeOp(in_piece, out.const(offset)))
+        inclusive = out.add(SelectOp(has, out.add(combine(partner, inclusive)), inclusive))
+        offset *= 2
+    out.add(StoreOp(scan.tile, totals_at, inclusive))
+    out.add(BarrierOp())
+    # the totals of the pieces before this one in the segment: the inclusive value
+    # of each piece's last invocation
+    taken = declared_local_names(program)
+    acc, index = _fresh(ACC, taken), _fresh(INDEX, taken)
+    out.add(LetOp(acc, out.const(identity, element)))
+    before = out.add(DivOp(position, piece))
+    loop = LoopOp(index, out.const(0), before, [])
+    out.add(loop)
+    body = _Emitter(block=loop.body.block)
+    j = body.add(VarOp(index, ui32))
+    first_piece = body.add(SubOp(totals_at, position))
+    last = body.add(AddOp(first_piece, body.add(MulOp(body.add(AddOp(j, body.const(1))), piece))))
+    value = body.add(LoadOp(scan.tile, body.add(SubOp(last, body.const(1))), element))
+    body.add(AssignOp(acc, body.add(combine(body.add(VarOp(acc, element)), value))))
+    pieces = out.add(VarOp(acc, element))
+    # the exclusive prefix within the piece: the inclusive value of the lane before
+    previous = out.add(SubgroupShuffleOp(inclusive, out.add(SubOp(sub_lane, one))))
+    leads = out.add(EqOp(in_piece, out.const(0)))
+    within = out.add(SelectOp(leads, out.const(identity, element), previous))
+    carried = out.add(combine(pieces, within))
+    carried.name_hint = "carried"
+    return carried
+
+
+def reduce_then_scan(
+    scan: ScanLevel, back: AddBack, groups: int, k: int, subgroups: bool = False
+) -> None:
     """Rewrite a scan level and its add-back (`VyreCoarsenReductionsPass.add_back_of`)
     into reduce-then-scan: the scan level, coarsened by k, stores only its block
     totals; the add-back becomes the same coarsened block scan of the level's
@@ -916,7 +1044,13 @@ def reduce_then_scan(scan: ScanLevel, back: AddBack, groups: int, k: int) -> Non
     clone.properties["sym_name"] = consumer.properties["sym_name"]
     again = scan_level(clone)
     assert isinstance(again, ScanLevel), again
-    coarsen_scan(replace(again, scanned=back.dst, totals=None), blocks, k, prefixes_of=back.carried)
+    coarsen_scan(
+        replace(again, scanned=back.dst, totals=None),
+        blocks,
+        k,
+        prefixes_of=back.carried,
+        subgroups=subgroups,
+    )
     # it declares what its leaves read (as the level does), its tile, the carried
     # prefixes and its destination
     reads = {op.buffer_name for op in scan.leaf_ops if isinstance(op, LoadOp)}
@@ -943,6 +1077,6 @@ def reduce_then_scan(scan: ScanLevel, back: AddBack, groups: int, k: int) -> Non
     consumer.detach()
     consumer.erase()
     # the scan level: only the block totals
-    coarsen_scan(scan, groups, k, store_scan=False)
+    coarsen_scan(scan, groups, k, store_scan=False, subgroups=subgroups)
     local.detach()
     local.erase()

@@ -420,11 +420,15 @@ class GpuDevice:
     @property
     def target_profile(self):
         """The lowering target profile of this device: its own workgroup limits
-        (invocations, size per axis, workgroup storage), storage buffers and
-        about how many workgroups it runs at once."""
+        (invocations, size per axis, workgroup storage), storage buffers, about
+        how many workgroups it runs at once and whether it runs subgroup ops."""
         from vyre_xdsl.target_profile import TargetProfile
 
-        return TargetProfile.from_limits(self.limits, resident_workgroups=self.resident_workgroups)
+        return TargetProfile.from_limits(
+            self.limits,
+            resident_workgroups=self.resident_workgroups,
+            subgroups="subgroup" in self.features,
+        )
 
     @property
     def resident_workgroups(self) -> int:
