@@ -9,14 +9,15 @@
 #   bash bench/h200_pending.sh workloads OUT    # the workload table with the public chain
 #   bash bench/h200_pending.sh targets OUT      # the open targets first (public chain, tree,
 #                                               # scan, chain kernel variants, small runs, waits)
+#   bash bench/h200_pending.sh scan OUT         # the scan's kernels against hand-written forms
 #
 # On a machine without the Vulkan loader or the Python packages, it first
 # unpacks .gl/*.deb and installs .whl/*.whl (docs/performance.md, "Measuring on
 # a GPU machine") when those folders exist. It refuses to time anything unless
 # the adapter is an NVIDIA GPU via Vulkan (not llvmpipe).
 set -u
-part=${1:?usage: h200_pending.sh optimizing|runtime|workloads|targets OUT}
-out=${2:?usage: h200_pending.sh optimizing|runtime|workloads|targets OUT}
+part=${1:?usage: h200_pending.sh optimizing|runtime|workloads|targets|scan OUT}
+out=${2:?usage: h200_pending.sh optimizing|runtime|workloads|targets|scan OUT}
 root=$(cd "$(dirname "$0")/.." && pwd)
 mkdir -p "$out"
 
@@ -89,8 +90,16 @@ targets)
     step sync_wait 60 python3 sync_wait.py --rounds 7 --spins 0 50e-6 200e-6 \
         --json "$out/sync_wait.json"
     ;;
+scan)
+    step scan_variants 240 python3 scan_kernel_variants.py --log2n 28 --rounds 9 --warmup 1 \
+        --json "$out/scan_variants.json"
+    step scan 110 python3 coarsen_reductions.py --kinds scan --log2n 28 --reps 9 --warmup 3 \
+        --json "$out/scan.json"
+    step scan_workload 200 python3 workloads.py --workloads scan --log2n 28 --reps 9 \
+        --coarsen-reductions --json "$out/scan_workload.json"
+    ;;
 *)
-    echo "unknown part $part (optimizing, runtime, workloads or targets)"
+    echo "unknown part $part (optimizing, runtime, workloads, targets or scan)"
     exit 2
     ;;
 esac

@@ -430,13 +430,16 @@ def normal_f32(n: int, seed: int) -> np.ndarray:
 
 def coarsened_text(text: str) -> str:
     """`text` after `vyre-coarsen-reductions` (k chosen per level; float add and
-    mul regrouped: `reassociate-floats=true`), as IR text."""
+    mul regrouped: `reassociate-floats=true`; scans on subgroup shuffles where the
+    device has subgroups, as the pipeline does), as IR text."""
     from xdsl.context import Context
 
     from vyre_xdsl.passes.vyre_coarsen_reductions import VyreCoarsenReductionsPass
+    from vyre_xdsl.runtime.device import gpu_device
 
+    subgroups = gpu_device().target_profile.subgroups
     module = vyre_xdsl.parse(text)
-    VyreCoarsenReductionsPass(reassociate_floats=True).apply(Context(), module)
+    VyreCoarsenReductionsPass(reassociate_floats=True, subgroups=subgroups).apply(Context(), module)
     return str(module) + "\n"
 
 
