@@ -143,8 +143,8 @@ def measure(kind: str, n: int, args) -> dict[str, list[float]]:
             per_kernel[label].append([k.seconds for k in exe.last_profile.kernels])
 
     # results are checked once before and once after the timed rounds: reading a
-    # large output back between timed runs leaves the GPU idle long enough to
-    # lower its clocks, which slowed the timed runs of large scans
+    # large output back between timed runs leaves the GPU idle, and on the H200 the
+    # 2^28 scan then ran about 5x slower (most likely at lowered clocks)
     for label in exes:
         run(label, False, True)
     end = time.perf_counter() + args.warmup
