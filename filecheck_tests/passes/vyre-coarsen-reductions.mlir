@@ -543,13 +543,14 @@ vyre.program @level1 workgroup_size [64, 1, 1] {
 // Each invocation loads elements lane, lane + 16, lane + 32, lane + 48 of its
 // workgroup (coalesced) into the staging area (slot q + q / 32), scans its 4
 // consecutive ones in registers, the invocation totals are scanned in
-// segments of 4 invocations (one per block: 2 steps, ping-pong past the
-// staging area), each invocation adds the inclusive total of the invocation
+// segments of 4 invocations (one per block: 2 steps, ping-pong between the two
+// halves of a workgroup buffer of their own), each invocation adds the inclusive total of the invocation
 // before it (the identity 0 for the first of a segment) to its 4 prefixes, and
 // the results go back out the way they came in. The last invocation of a
 // segment writes its block's total.
 // CHECK:      vyre.program @scan0 workgroup_size [16, 1, 1] grid [2, 1, 1] {
-// CHECK:        vyre.buffer @tile_scan0 workgroup : ui32[97]
+// CHECK:        vyre.buffer @tile_scan0 workgroup : ui32[65]
+// CHECK-NEXT:   vyre.buffer @tile_scan0_totals workgroup : ui32[32]
 // CHECK-NEXT:   %lane = vyre.local_id x
 // CHECK-NEXT:   %[[W:.*]] = vyre.workgroup_id x
 // CHECK-NEXT:   %[[TILE:.*]] = vyre.const 64 : ui32
@@ -578,16 +579,16 @@ vyre.program @level1 workgroup_size [64, 1, 1] {
 // CHECK:        %[[E3:.*]] = vyre.load @tile_scan0[%{{.*}}] : ui32
 // CHECK-NEXT:   %[[P3:.*]] = vyre.add %[[P2]], %[[E3]] : ui32
 // CHECK-NEXT:   %position = vyre.bit_and %lane, %{{.*}} : ui32
-// CHECK:        vyre.store @tile_scan0[%[[HALF0:.*]]] = %[[P3]] : ui32
+// CHECK:        vyre.store @tile_scan0_totals[%lane] = %[[P3]] : ui32
 // CHECK-NEXT:   vyre.barrier
 // CHECK-NEXT:   %[[HAS:.*]] = vyre.ge %position, %{{.*}} : ui32
 // CHECK:        %[[BOTH:.*]] = vyre.add %{{.*}}, %{{.*}} : ui32
 // CHECK-NEXT:   %[[STEP:.*]] = vyre.select %[[HAS]], %[[BOTH]], %{{.*}} : ui32
-// CHECK-NEXT:   vyre.store @tile_scan0[%{{.*}}] = %[[STEP]] : ui32
+// CHECK-NEXT:   vyre.store @tile_scan0_totals[%{{.*}}] = %[[STEP]] : ui32
 // CHECK-NEXT:   vyre.barrier
 // CHECK:        vyre.barrier
 // CHECK-NEXT:   %first = vyre.eq %position, %{{.*}} : ui32
-// CHECK:        %exclusive = vyre.load @tile_scan0[%{{.*}}] : ui32
+// CHECK:        %exclusive = vyre.load @tile_scan0_totals[%{{.*}}] : ui32
 // CHECK-NEXT:   %carried = vyre.select %first, %{{.*}}, %exclusive : ui32
 // CHECK-NEXT:   %[[R0:.*]] = vyre.add %carried, %[[E0]] : ui32
 // CHECK-NEXT:   %[[R1:.*]] = vyre.add %carried, %[[P1]] : ui32
@@ -607,18 +608,17 @@ vyre.program @level1 workgroup_size [64, 1, 1] {
 // With subgroups=true the same staging and serial prefixes, then the segmented
 // scan of the invocation totals on subgroup shuffles: a Hillis-Steele scan within
 // pieces of P = min(subgroup size, 4) invocations (P = 1 for a subgroup size that
-// is no power of two), the inclusive values stored past the staging area (16
-// slots, not two halves of 16), one barrier, then the totals of the pieces before
+// is no power of two), the inclusive values stored in a workgroup buffer of their
+// own (16 slots, not two halves of 16), one barrier, then the totals of the pieces before
 // this one in the segment (a loop of position / P trips) and the inclusive value
 // of the lane before, within the piece.
 // SUBGROUPS:      vyre.program @scan0 workgroup_size [16, 1, 1] grid [2, 1, 1] {
-// SUBGROUPS:        vyre.buffer @tile_scan0 workgroup : ui32[81]
+// SUBGROUPS:        vyre.buffer @tile_scan0 workgroup : ui32[65]
+// SUBGROUPS-NEXT:   vyre.buffer @tile_scan0_totals workgroup : ui32[16]
 // SUBGROUPS:        vyre.barrier
 // SUBGROUPS-NEXT:   %{{.*}} = vyre.load @tile_scan0[%{{.*}}] : ui32
 // SUBGROUPS-COUNT-2:  vyre.add %{{.*}}, %{{.*}} : ui32
 // SUBGROUPS:        %[[P3:.*]] = vyre.add %{{.*}}, %{{.*}} : ui32
-// SUBGROUPS-NEXT:   %[[PAST:.*]] = vyre.const 65 : ui32
-// SUBGROUPS-NEXT:   %[[TOTAL_AT:.*]] = vyre.add %lane, %[[PAST]] : ui32
 // SUBGROUPS-NEXT:   %position = vyre.bit_and %lane, %{{.*}} : ui32
 // SUBGROUPS-NEXT:   %[[SIZE:.*]] = vyre.subgroup_size
 // SUBGROUPS-NEXT:   %[[SUB:.*]] = vyre.subgroup_local_id
@@ -637,12 +637,12 @@ vyre.program @level1 workgroup_size [64, 1, 1] {
 // SUBGROUPS-NEXT:   %[[HAS2:.*]] = vyre.ge %in_piece, %{{.*}} : ui32
 // SUBGROUPS-NEXT:   %[[SUM2:.*]] = vyre.add %[[UP2]], %[[S1]] : ui32
 // SUBGROUPS-NEXT:   %[[S2:.*]] = vyre.select %[[HAS2]], %[[SUM2]], %[[S1]] : ui32
-// SUBGROUPS-NEXT:   vyre.store @tile_scan0[%[[TOTAL_AT]]] = %[[S2]] : ui32
+// SUBGROUPS-NEXT:   vyre.store @tile_scan0_totals[%lane] = %[[S2]] : ui32
 // SUBGROUPS-NEXT:   vyre.barrier
 // SUBGROUPS-NEXT:   vyre.let @__vyre_coarsen_acc = %{{.*}} : ui32
 // SUBGROUPS-NEXT:   %[[BEFORE:.*]] = vyre.div %position, %piece : ui32
 // SUBGROUPS-NEXT:   vyre.loop @__vyre_coarsen_k = %{{.*}} to %[[BEFORE]] {
-// SUBGROUPS:          %[[PIECE_TOTAL:.*]] = vyre.load @tile_scan0[%{{.*}}] : ui32
+// SUBGROUPS:          %[[PIECE_TOTAL:.*]] = vyre.load @tile_scan0_totals[%{{.*}}] : ui32
 // SUBGROUPS-NEXT:     %[[ACC:.*]] = vyre.var @__vyre_coarsen_acc : ui32
 // SUBGROUPS-NEXT:     %[[MORE:.*]] = vyre.add %[[ACC]], %[[PIECE_TOTAL]] : ui32
 // SUBGROUPS-NEXT:     vyre.assign @__vyre_coarsen_acc = %[[MORE]] : ui32
@@ -688,6 +688,67 @@ vyre.program @scan0 workgroup_size [16, 1, 1] {
   %r = vyre.load @tile_scan0[%l] : ui32
   vyre.store @local0[%i] = %r : ui32
   %lastlane = vyre.const 15 : ui32
+  %islast = vyre.eq %l, %lastlane : ui32
+  vyre.if %islast {
+    vyre.store @sums0[%w] = %r : ui32
+  }
+}
+
+// -----
+
+// Blocks of 32 (a multiple of 32, k = 4 dividing 32): the staging area is
+// swizzled instead of padded, element q at slot q ^ ((q >> 5) & 3). It has
+// exactly 4 x 32 slots, every one stored by the coalesced loads before the first
+// barrier (so lowering need not zero it), and an invocation's 4 consecutive
+// elements 4 l ... 4 l + 3 share one swizzle.
+// CHECK:      vyre.program @scan0 workgroup_size [32, 1, 1] grid [2, 1, 1] {
+// CHECK:        vyre.buffer @tile_scan0 workgroup : ui32[128]
+// CHECK-NEXT:   vyre.buffer @tile_scan0_totals workgroup : ui32[64]
+// CHECK:        %[[FIVE:.*]] = vyre.const 5 : ui32
+// CHECK-NEXT:   %[[HIGH0:.*]] = vyre.shr %lane, %[[FIVE]] : ui32
+// CHECK-NEXT:   %[[THREE:.*]] = vyre.const 3 : ui32
+// CHECK-NEXT:   %[[FLIP0:.*]] = vyre.bit_and %[[HIGH0]], %[[THREE]] : ui32
+// CHECK-NEXT:   %[[SLOT0:.*]] = vyre.bit_xor %lane, %[[FLIP0]] : ui32
+// CHECK:        %[[OWNHIGH:.*]] = vyre.shr %own, %[[FIVE]] : ui32
+// CHECK-NEXT:   %[[SWIZZLE:.*]] = vyre.bit_and %[[OWNHIGH]], %[[THREE]] : ui32
+// CHECK-NEXT:   %[[OWN0:.*]] = vyre.bit_xor %own, %[[SWIZZLE]] : ui32
+// CHECK:        %[[OWNPLUS1:.*]] = vyre.add %own, %{{.*}} : ui32
+// CHECK-NEXT:   %[[OWN1:.*]] = vyre.bit_xor %[[OWNPLUS1]], %[[SWIZZLE]] : ui32
+// CHECK:        %v = vyre.load @x[%element] : ui32
+// CHECK-NEXT:   vyre.store @tile_scan0[%[[SLOT0]]] = %v : ui32
+// CHECK:        vyre.barrier
+// CHECK-NEXT:   %{{.*}} = vyre.load @tile_scan0[%[[OWN0]]] : ui32
+// CHECK-NEXT:   %{{.*}} = vyre.load @tile_scan0[%[[OWN1]]] : ui32
+vyre.program @scan0 workgroup_size [32, 1, 1] {
+  vyre.buffer @x binding 0 read_only : ui32[200]
+  vyre.buffer @local0 binding 1 write_only : ui32[200]
+  vyre.buffer @sums0 binding 2 write_only : ui32[7]
+  vyre.buffer @tile_scan0 workgroup : ui32[32]
+  %i = vyre.invocation_id x
+  %l = vyre.local_id x
+  %w = vyre.workgroup_id x
+  %v = vyre.load @x[%i] : ui32
+  vyre.store @tile_scan0[%l] = %v : ui32
+  vyre.barrier
+  %zero = vyre.const 0 : ui32
+  %steps = vyre.const 5 : ui32
+  %one = vyre.const 1 : ui32
+  vyre.loop @step = %zero to %steps {
+    %k = vyre.var @step : ui32
+    %off = vyre.shl %one, %k : ui32
+    %has = vyre.ge %l, %off : ui32
+    %j = vyre.sub %l, %off : ui32
+    %cur = vyre.load @tile_scan0[%l] : ui32
+    %prev = vyre.load @tile_scan0[%j] : ui32
+    %add = vyre.select %has, %prev, %zero : ui32
+    %s = vyre.add %cur, %add : ui32
+    vyre.barrier
+    vyre.store @tile_scan0[%l] = %s : ui32
+    vyre.barrier
+  }
+  %r = vyre.load @tile_scan0[%l] : ui32
+  vyre.store @local0[%i] = %r : ui32
+  %lastlane = vyre.const 31 : ui32
   %islast = vyre.eq %l, %lastlane : ui32
   vyre.if %islast {
     vyre.store @sums0[%w] = %r : ui32
@@ -796,7 +857,8 @@ vyre.program @add0 workgroup_size [16, 1, 1] {
 // CHECK-NEXT:   vyre.buffer @x binding 0 read_only : ui32[100]
 // CHECK-NEXT:   vyre.buffer @carried binding 1 read_only : ui32[7]
 // CHECK-NEXT:   vyre.buffer @out binding 2 write_only : ui32[100]
-// CHECK-NEXT:   vyre.buffer @tile_scan0 workgroup : ui32[97]
+// CHECK-NEXT:   vyre.buffer @tile_scan0 workgroup : ui32[65]
+// CHECK-NEXT:   vyre.buffer @tile_scan0_totals workgroup : ui32[32]
 // CHECK-NOT:    local0
 // CHECK:        %base = vyre.add %start, %own : ui32
 // CHECK-NEXT:   %block = vyre.shr %base, %{{.*}} : ui32

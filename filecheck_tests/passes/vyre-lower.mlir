@@ -65,6 +65,41 @@ vyre.program @slots workgroup_size [64, 1, 1] {
 
 // -----
 
+// Workgroup memory that top-level stores write in full before the barrier after
+// its first access needs no zeroing (`written_first`): @staged (two elements
+// per invocation, the second at a swizzled slot) does not; @half (128 slots,
+// stored only at local_id x, then read past them) does.
+vyre.program @stored_in_full workgroup_size [64, 1, 1] {
+  vyre.buffer @a binding 0 read_only : ui32[128]
+  vyre.buffer @b binding 1 write_only : ui32[64]
+  vyre.buffer @staged workgroup : ui32[128]
+  vyre.buffer @half workgroup : ui32[128]
+  %l = vyre.local_id x
+  %c64 = vyre.const 64 : ui32
+  %c5 = vyre.const 5 : ui32
+  %c1 = vyre.const 1 : ui32
+  %j = vyre.add %l, %c64 : ui32
+  %run = vyre.shr %j, %c5 : ui32
+  %flip = vyre.bit_and %run, %c1 : ui32
+  %slot = vyre.bit_xor %j, %flip : ui32
+  %v = vyre.load @a[%l] : ui32
+  %w = vyre.load @a[%j] : ui32
+  vyre.store @staged[%l] = %v : ui32
+  vyre.store @staged[%slot] = %w : ui32
+  vyre.store @half[%l] = %v : ui32
+  vyre.barrier
+  %t = vyre.load @staged[%j] : ui32
+  %h = vyre.load @half[%j] : ui32
+  %s = vyre.add %t, %h : ui32
+  vyre.store @b[%l] = %s : ui32
+}
+
+// CHECK-LABEL: kernel.descriptor @stored_in_full
+// CHECK:        kernel.binding @staged slot {{[0-9]+}} shared read_write : ui32[128] {written_first}
+// CHECK-NEXT:   kernel.binding @half slot {{[0-9]+}} shared read_write : ui32[128]{{$}}
+
+// -----
+
 // The binding is optional: buffers without one take the lowest free slots in
 // order of declaration, around the declared ones.
 vyre.program @unbound workgroup_size [64, 1, 1] {

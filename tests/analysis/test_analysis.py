@@ -225,3 +225,59 @@ def test_hazard_within_the_workgroup_span_needs_a_workgroup_barrier():
     per_arm = [accesses(p.statements()) for p in progs]
     found = hazards([p.workgroup for p in progs], per_arm, (64, 1, 1), {"t", "u", "o"})
     assert [(h.buffer, h.strength) for h in found] == [("t", "invocation"), ("u", "workgroup")]
+
+
+STAGING = """
+builtin.module {{
+  kernel.descriptor @p id "0" entry "main" attributes {{source = "p"}} {{
+    kernel.dispatch workgroup_size [64, 1, 1] program_workgroup_size [64, 1, 1] grid [2, 1, 1] count [@a]
+    kernel.binding @a slot 0 group 0 constant read_only : ui32[128]
+    kernel.binding @t slot 16777216 shared read_write : ui32[128]
+    %l = kernel.local_id x
+    %w = kernel.workgroup_id x
+    %c64 = vyre.const 64 : ui32
+    %c5 = vyre.const 5 : ui32
+    %c1 = vyre.const 1 : ui32
+    %j = vyre.add %l, %c64 : ui32
+    %high = vyre.shr %j, %c5 : ui32
+    %flip = vyre.bit_and %high, %c1 : ui32
+    %slot = vyre.bit_xor %j, %flip : ui32
+    %wj = vyre.add %w, %c64 : ui32
+    %v = kernel.load_constant slot 0 [%l] : ui32
+    kernel.store_shared slot 16777216 [%l] = %v : ui32
+    {between}
+    kernel.barrier
+    %r = kernel.load_shared slot 16777216 [%j] : ui32
+  }}
+}}
+"""
+
+
+def _staging(between: str):
+    from vyre_xdsl.analysis.workgroup_memory import stored_in_full_first
+
+    descriptor = parse_module(STAGING.format(between=between)).body.block.first_op
+    (tile,) = [b for b in descriptor.bindings() if b.buffer_name == "t"]
+    return descriptor, stored_in_full_first(descriptor, tile)
+
+
+def test_lane_values_evaluate_an_index_of_the_local_id_over_the_workgroup():
+    from vyre_xdsl.analysis.workgroup_memory import lane_values
+
+    descriptor, _ = _staging("")
+    q = [n + 64 for n in range(64)]
+    swizzled = [x ^ ((x >> 5) & 1) for x in q]  # slots 64..95 as they are, 96..127 pairwise swapped
+    assert list(lane_values(_value(descriptor, "slot"), 64)) == swizzled
+    assert lane_values(_value(descriptor, "wj"), 64) is None  # the workgroup id varies by workgroup
+
+
+def test_workgroup_memory_stored_in_full_before_its_barrier():
+    """Stores at l and at a swizzle of l + 64 cover all 128 slots before the
+    barrier: written first. Half the slots, a read before the barrier, or an
+    index of the workgroup id: not."""
+    store_rest = "kernel.store_shared slot 16777216 [%slot] = %v : ui32"
+    assert _staging(store_rest)[1]
+    assert not _staging("")[1]
+    read_first = "%early = kernel.load_shared slot 16777216 [%l] : ui32\n    " + store_rest
+    assert not _staging(read_first)[1]
+    assert not _staging("kernel.store_shared slot 16777216 [%wj] = %v : ui32")[1]

@@ -10,32 +10,40 @@ barriers `workgroup_only`: they need not order storage memory.
 ```python
 from vyre_xdsl.analysis.workgroup_memory import written_before_read
 
-written_before_read(descriptor, binding)  # True: each invocation stores its own element first
+written_before_read(descriptor, binding)  # True: stored in full before any read
 ```
 """
 
 from __future__ import annotations
 
-from xdsl.ir import Operation
+import numpy as np
+from xdsl.ir import Operation, SSAValue
 
 from vyre_xdsl.analysis.uniformity import is_kernel_workgroup_uniform
 from vyre_xdsl.analysis.vector_form import index_offset
 from vyre_xdsl.dialects import kernel as k
+from vyre_xdsl.dialects import vyre as v
+
+#: the ops an index computed from `local_id x` and constants may go through
+#: (`lane_values` evaluates them with the semantics table)
+LANE_INDEX_OPS = ("add", "sub", "mul", "shl", "shr", "bit_and", "bit_or", "bit_xor", "min", "max")
 
 
 def _memory_ops(descriptor: k.DescriptorOp):
     """(op, binding) for every load, store and atomic of `descriptor`, in program order."""
-    for op in descriptor.walk():
-        if op.has_trait(k.ElementAccess) or isinstance(op, k.AtomicOp):
-            binding = op.binding()
-            if binding is not None:
-                yield op, binding
+    return _memory_ops_of(list(descriptor.walk()))
 
 
 def written_before_read(descriptor: k.DescriptorOp, binding: k.BindingOp) -> bool:
     """Whether every element of workgroup buffer `binding` is stored before any
-    invocation can read it, so that the prologue need not zero it: the first op
-    that touches it is a store at `local_id x` in a kernel with barriers whose
+    invocation can read it, so that the prologue need not zero it: either its own
+    element by each invocation (`own_element_first`) or the whole buffer by
+    top-level stores before a barrier (`stored_in_full_first`)."""
+    return own_element_first(descriptor, binding) or stored_in_full_first(descriptor, binding)
+
+
+def own_element_first(descriptor: k.DescriptorOp, binding: k.BindingOp) -> bool:
+    """Whether the first op that touches `binding` is a store at `local_id x` in a kernel with barriers whose
     one-dimensional workgroup is exactly as wide as the buffer, no `return`
     comes before it, and the store is at the top level of the kernel or of the
     then-branch of a top-level `kernel.if` on a workgroup-uniform condition that
@@ -63,6 +71,85 @@ def written_before_read(descriptor: k.DescriptorOp, binding: k.BindingOp) -> boo
         return False
     inside = set(scope.then_region.walk())
     return all(op in inside for op, b in _memory_ops(descriptor) if b is binding)
+
+
+def stored_in_full_first(descriptor: k.DescriptorOp, binding: k.BindingOp) -> bool:
+    """Whether top-level stores write every element of workgroup buffer `binding`
+    before the barrier that follows its first access, with no other access and no
+    `return` in between: each store's index is a function of `local_id x` and
+    constants (`lane_values`), and over the one-dimensional workgroup's
+    invocations the indices cover the whole buffer. A coarsened scan's staging
+    area, stored at `(l + j W) ^ (((l + j W) >> 5) & (k - 1))` for j < k, is one.
+
+    ```mlir
+    kernel.binding @tile slot 16777216 shared read_write : f32[512]
+    %l = kernel.local_id x
+    %c256 = vyre.const 256 : ui32
+    %j = vyre.add %l, %c256 : ui32
+    kernel.store_shared @tile[%l] = %a : f32
+    kernel.store_shared @tile[%j] = %b : f32
+    kernel.barrier
+    ```
+    """
+    dispatch = descriptor.dispatch()
+    count = binding.static_count
+    if dispatch is None or binding.is_host or count is None or dispatch.is_widened:
+        return False
+    wx, wy, wz = dispatch.kernel_workgroup
+    if (wy, wz) != (1, 1):
+        return False
+    first = _first_access(descriptor, binding)
+    if first is None or first.parent_op() is not descriptor:
+        return False
+    statements = list(descriptor.statements())
+    covered = np.zeros(count, dtype=bool)
+    for op in statements[statements.index(first) :]:
+        if isinstance(op, k.BarrierOp):
+            return bool(covered.all())
+        inner = list(op.walk())
+        if any(isinstance(o, k.ReturnOp) for o in inner):
+            return False
+        touching = [o for o, b in _memory_ops_of(inner) if b is binding]
+        if not touching:
+            continue
+        if touching != [op] or not isinstance(op, k.StoreSharedOp):
+            return False
+        index = lane_values(op.index, wx)
+        if index is None:
+            return False
+        covered[index[index < count]] = True
+    return False
+
+
+def lane_values(value: SSAValue, lanes: int) -> np.ndarray | None:
+    """`value` (a ui32) in each of `lanes` invocations when it is computed from
+    `local_id x` and constants through `LANE_INDEX_OPS`, else None."""
+    owner = value.owner
+    if isinstance(owner, k.LocalIdOp):
+        return np.arange(lanes, dtype=np.uint32) if owner.axis_index == 0 else None
+    if isinstance(owner, v.ConstOp):
+        literal = owner.literal()
+        if isinstance(literal, bool) or not isinstance(literal, int) or literal < 0:
+            return None
+        return np.full(lanes, literal, dtype=np.uint32)
+    if not isinstance(owner, v.BinaryOp) or v.type_name(owner.result.type) != "ui32":
+        return None
+    kind = owner.name.removeprefix("vyre.")
+    if kind not in LANE_INDEX_OPS:
+        return None
+    lhs, rhs = lane_values(owner.lhs, lanes), lane_values(owner.rhs, lanes)
+    if lhs is None or rhs is None:
+        return None
+    return owner.semantics().evaluate(lhs, rhs)
+
+
+def _memory_ops_of(ops: list[Operation]):
+    """(op, binding) for each load, store and atomic among `ops`."""
+    for op in ops:
+        if op.has_trait(k.ElementAccess) or isinstance(op, k.AtomicOp):
+            binding = op.binding()
+            if binding is not None:
+                yield op, binding
 
 
 def _first_access(descriptor: k.DescriptorOp, binding: k.BindingOp) -> Operation | None:

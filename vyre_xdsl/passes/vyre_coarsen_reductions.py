@@ -76,10 +76,13 @@ Scans. A program that `vyre_xdsl.analysis.reductions.scan_level` recognizes
 memory, stored back at `invocation_id x`, the block's total optionally at
 `workgroup_id x` by the last lane) is rewritten so that a workgroup covers k
 blocks: invocation l stages the leaves of elements l, l + W, ... of its
-workgroup in workgroup memory (coalesced; a spare slot every 32 against bank
-conflicts), scans its k consecutive elements l k ... l k + k - 1 serially,
-the invocation totals are scanned in segments of W / k (one per block, one
-barrier per step), each invocation combines its segment's exclusive prefix
+workgroup in workgroup memory (coalesced; element q at slot
+q ^ ((q >> 5) & (k - 1)) against bank conflicts, so that every slot is stored
+before the first barrier and lowering need not zero the area; q + q / 32
+where k does not divide 32 or W is no multiple of 32), scans its k
+consecutive elements l k ... l k + k - 1 serially, the invocation totals are
+scanned in segments of W / k (one per block, one barrier per step, in a
+workgroup buffer of their own), each invocation combines its segment's exclusive prefix
 with its k prefixes and the results go back out through the staging area;
 the last invocation of a segment stores the block's total. Every element
 and total gets the value it had (float add/mul: regrouped, so only with the
@@ -130,7 +133,7 @@ is a power of two (otherwise the barrier form stays).
 %size = vyre.subgroup_size                       // P = min(size, 32) (a power of two)
 %sub = vyre.subgroup_local_id                    // in_piece = sub & (P - 1)
 %up = vyre.subgroup_shuffle %t, %sub_minus_1     // 5 steps: t = in_piece >= off ? up + t : t
-vyre.store @tile[%totals_at] = %t : f32
+vyre.store @tile_totals[%lane] = %t : f32
 vyre.barrier                                     // the only one of the scan of totals
 vyre.loop @j = %c0 to %pieces_before { ... }     // 0 trips when P = 32
 ```
@@ -192,6 +195,8 @@ from vyre_xdsl.dialects.vyre import (
     AssignOp,
     BarrierOp,
     BitAndOp,
+    BitXorOp,
+    BufferOp,
     ConstOp,
     DivOp,
     EqOp,
@@ -671,15 +676,33 @@ def _padded(q: int) -> int:
     return q + q // 32
 
 
+def swizzled_staging(width: int, k: int) -> bool:
+    """Whether a scan coarsened by k stages its elements swizzled, element q at
+    slot q ^ ((q >> 5) & (k - 1)): exactly k x width slots, every one stored by
+    the coalesced loads (so lowering need not zero them first), the k consecutive
+    elements an invocation reads in k banks; that takes k a power of two dividing
+    32 and width a multiple of 32. Otherwise q + q / 32, one spare slot after every
+    32, never stored."""
+    return 32 % k == 0 and width % 32 == 0
+
+
+def staging_count(width: int, k: int) -> int:
+    """Elements of the staging area of a scan coarsened by k."""
+    return k * width if swizzled_staging(width, k) else _padded(k * width - 1) + 1
+
+
+def totals_count(width: int, k: int, subgroups: bool = False) -> int:
+    """Elements the scan of the invocation totals uses: two halves of width (one
+    with `subgroups`: the inclusive values of the subgroup pieces); none when a
+    block is one invocation's."""
+    return (1 if subgroups else 2) * width if width // k > 1 else 0
+
+
 def scan_tile_count(width: int, k: int, staged: bool = True, subgroups: bool = False) -> int:
-    """Elements of workgroup memory a scan coarsened by k uses: the staging
-    area of k x width elements (padded; when loads or stores are `staged`),
-    then two halves of width for the scan of the invocation totals (one with
-    `subgroups`: the totals of the subgroup pieces; none when a block is one
-    invocation's)."""
-    area = _padded(k * width - 1) + 1 if staged else 0
-    totals = (1 if subgroups else 2) * width if width // k > 1 else 0
-    return max(1, area + totals)
+    """Elements of workgroup memory a scan coarsened by k uses: the staging area
+    (when loads or stores are `staged`) and the scan of the invocation totals."""
+    area = staging_count(width, k) if staged else 0
+    return max(1, area + totals_count(width, k, subgroups))
 
 
 def subgroup_segments(width: int, k: int, combine: str, element) -> bool:
@@ -745,23 +768,40 @@ def coarsen_scan(
     program.properties["grid"] = DenseArrayBase.from_list(i32, [gx, gy, gz])
     tile = program.buffer(scan.tile)
     assert tile is not None
-    tile.properties["count"] = IntegerAttr(scan_tile_count(width, k, staged, subgroups), i64)
-    # the scan of the totals, past the staging area
-    halves = _padded(k * width - 1) + 1 if staged else 0
+    element = scan.element
+    # the scan of the totals: in the tile when nothing is staged, else in a
+    # workgroup buffer of its own (the staging area stays stored in full first)
+    totals_tile = scan.tile
+    if not staged:
+        tile.properties["count"] = IntegerAttr(max(1, totals_count(width, k, subgroups)), i64)
+    else:
+        tile.properties["count"] = IntegerAttr(staging_count(width, k), i64)
+        if segment > 1:
+            taken = {b.buffer_name for b in program.buffers()} | {scan.scanned}
+            taken |= {prefixes_of} if prefixes_of is not None else set()
+            totals_tile = _fresh(f"{scan.tile}_totals", taken)
+            count = totals_count(width, k, subgroups)
+            Rewriter.insert_op(
+                BufferOp(totals_tile, "workgroup", element, count), InsertPoint.after(tile)
+            )
     block = program.body.block
     declared = list(program.buffers())
     old = [op for op in block.ops if op not in declared]
     out = _Emitter(block=block, share=True)
     combine = TABLE_OPS[scan.combine]
-    element = scan.element
 
     def named(value: SSAValue, name: str) -> SSAValue:
         value.name_hint = name
         return value
 
+    swizzled = swizzled_staging(width, k)
+
     def slot(q: SSAValue) -> SSAValue:
-        """The staging slot of element q of the workgroup: q + q / 32."""
-        return out.add(AddOp(q, out.add(ShrOp(q, out.const(5)))))
+        """The staging slot of element q of the workgroup (`swizzled_staging`)."""
+        run = out.add(ShrOp(q, out.const(5)))
+        if swizzled:
+            return out.add(BitXorOp(q, out.add(BitAndOp(run, out.const(k - 1)))))
+        return out.add(AddOp(q, run))
 
     # the workgroup's first element: (x + y * grid x) * k * width
     lane = named(out.add(LocalIdOp("x")), "lane")
@@ -803,11 +843,19 @@ def coarsen_scan(
                 index, at = first_element, lane_slot
             else:
                 index = out.add(AddOp(first_element, out.const(j * width)))
-                if width % 32 == 0:  # slot(lane + j width) = slot(lane) + slot(j width)
+                if width % 32 == 0 and not swizzled:
+                    # slot(lane + j width) = slot(lane) + slot(j width)
                     at = out.add(AddOp(lane_slot, out.const(_padded(j * width))))
                 else:
                     at = slot(out.add(AddOp(lane, out.const(j * width))))
             strided.append((index, at))
+        if swizzled:
+            # l k ... l k + k - 1 share one run of 32 slots: one swizzle for all
+            swizzle = out.add(BitAndOp(out.add(ShrOp(own, out.const(5))), out.const(k - 1)))
+            for j in range(k):
+                at = own if j == 0 else out.add(AddOp(own, out.const(j)))
+                consecutive.append(out.add(BitXorOp(at, swizzle)))
+            return
         own_slot = slot(own)
         for j in range(k):
             if j == 0:
@@ -879,34 +927,30 @@ def coarsen_scan(
     wanted = prefixes if store_scan else prefixes[-1:]  # without the scan: the total
     results = wanted
     if subgroups:
-        totals_at = lane if halves == 0 else out.add(AddOp(lane, out.const(halves)))
         carried = _subgroup_segmented_scan(
-            scan, out, position_in_segment(), totals_at, prefixes[-1], segment
+            scan, out, totals_tile, position_in_segment(), lane, prefixes[-1], segment
         )
         results = [out.add(combine(carried, value)) for value in wanted]
     elif segment > 1:
         position = position_in_segment()
-        halves_at = [
-            lane if halves == 0 else out.add(AddOp(lane, out.const(halves))),
-            out.add(AddOp(lane, out.const(halves + width))),
-        ]
-        out.add(StoreOp(scan.tile, halves_at[0], prefixes[-1]))
+        halves_at = [lane, out.add(AddOp(lane, out.const(width)))]
+        out.add(StoreOp(totals_tile, halves_at[0], prefixes[-1]))
         out.add(BarrierOp())
         half, offset = 0, 1
         while offset < segment:
             source, target = halves_at[half], halves_at[1 - half]
             has = out.add(GeOp(position, out.const(offset)))
             back = out.add(SelectOp(has, out.const(offset), out.const(0)))
-            current = out.add(LoadOp(scan.tile, source, element))
-            partner = out.add(LoadOp(scan.tile, out.add(SubOp(source, back)), element))
+            current = out.add(LoadOp(totals_tile, source, element))
+            partner = out.add(LoadOp(totals_tile, out.add(SubOp(source, back)), element))
             both = out.add(combine(partner, current))
-            out.add(StoreOp(scan.tile, target, out.add(SelectOp(has, both, current))))
+            out.add(StoreOp(totals_tile, target, out.add(SelectOp(has, both, current))))
             out.add(BarrierOp())
             half, offset = 1 - half, offset * 2
         # the exclusive prefix of the segment: the inclusive one of lane - 1
         first = named(out.add(EqOp(position, out.const(0))), "first")
         back = out.add(SelectOp(first, out.const(0), out.const(1)))
-        before = out.add(LoadOp(scan.tile, out.add(SubOp(halves_at[half], back)), element))
+        before = out.add(LoadOp(totals_tile, out.add(SubOp(halves_at[half], back)), element))
         named(before, "exclusive")
         identity = combine_identity(scan.combine, element)
         if identity is not None:
@@ -967,13 +1011,15 @@ def coarsen_scan(
 def _subgroup_segmented_scan(
     scan: ScanLevel,
     out: _Emitter,
+    tile: str,
     position: SSAValue,
     totals_at: SSAValue,
     total: SSAValue,
     segment: int,
 ) -> SSAValue:
     """The exclusive prefix, within its segment of `segment` invocations, of each
-    invocation's `total`, on subgroup shuffles: a Hillis-Steele scan within
+    invocation's `total`, on subgroup shuffles (workgroup buffer `tile` holds the
+    pieces' inclusive values): a Hillis-Steele scan within
     pieces of P = min(subgroup size, segment) invocations (P = 1 when the
     subgroup size is not a power of two: then every step is skipped), each
     invocation's inclusive value stored at `totals_at`, one barrier, then each
@@ -1001,7 +1047,7 @@ def _subgroup_segmented_scan(
         has = out.add(GeOp(in_piece, out.const(offset)))
         inclusive = out.add(SelectOp(has, out.add(combine(partner, inclusive)), inclusive))
         offset *= 2
-    out.add(StoreOp(scan.tile, totals_at, inclusive))
+    out.add(StoreOp(tile, totals_at, inclusive))
     out.add(BarrierOp())
     # the totals of the pieces before this one in the segment: the inclusive value
     # of each piece's last invocation
@@ -1015,7 +1061,7 @@ def _subgroup_segmented_scan(
     j = body.add(VarOp(index, ui32))
     first_piece = body.add(SubOp(totals_at, position))
     last = body.add(AddOp(first_piece, body.add(MulOp(body.add(AddOp(j, body.const(1))), piece))))
-    value = body.add(LoadOp(scan.tile, body.add(SubOp(last, body.const(1))), element))
+    value = body.add(LoadOp(tile, body.add(SubOp(last, body.const(1))), element))
     body.add(AssignOp(acc, body.add(combine(body.add(VarOp(acc, element)), value))))
     pieces = out.add(VarOp(acc, element))
     # the exclusive prefix within the piece: the inclusive value of the lane before
