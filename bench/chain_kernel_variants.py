@@ -214,6 +214,15 @@ def torch_rows(work, args) -> dict[str, list[float]]:
     compiled = torch.compile(chain_eager(8))
     dst = torch.empty_like(t)
     fns = {"torch.compile": lambda: compiled(t), "torch copy_": lambda: dst.copy_(t)}
+    return cuda_times(fns, args)
+
+
+def cuda_times(fns: dict, args) -> dict[str, list[float]]:
+    """Seconds per call of each of `fns` (name -> a PyTorch call on the GPU), by
+    CUDA events: `args.warmup` seconds of back-to-back calls, then `args.rounds`
+    rounds of `args.batch` calls."""
+    import torch
+
     out: dict[str, list[float]] = {}
     for name, fn in fns.items():
         fn()

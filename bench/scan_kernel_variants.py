@@ -50,6 +50,7 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
+from chain_kernel_variants import cuda_times  # noqa: E402
 from workloads import make  # noqa: E402
 from xdsl.context import Context  # noqa: E402
 
@@ -214,6 +215,11 @@ def kernels(n: int) -> dict[str, tuple[str, str, tuple[int, int, int]]]:
         exe = vyre_xdsl.compile(module, backend="wgpu")
         generated[subgroups] = {k.source: k for k in exe.compiled.kernels}
     r, a = generated[False]["scan0"], generated[False]["add0"]
+    if "b_local0" in r.wgsl:
+        raise SystemExit(
+            f"at {n} elements the pass leaves the first level as written (too few blocks "
+            "for reduce-then-scan): use --log2n 20 or more"
+        )
     r_sg, a_sg = generated[True]["scan0"], generated[True]["add0"]
     groups = n // TILE
     out = {
@@ -407,25 +413,7 @@ def torch_rows(x: np.ndarray, args) -> dict[str, list[float]]:
     t = torch.from_numpy(x).cuda()
     dst = torch.empty_like(t)
     fns = {"torch.cumsum": lambda: torch.cumsum(t, 0, out=dst), "torch copy_": lambda: dst.copy_(t)}
-    out: dict[str, list[float]] = {}
-    for name, fn in fns.items():
-        fn()
-        torch.cuda.synchronize()
-        end = time.perf_counter() + args.warmup
-        while time.perf_counter() < end:
-            fn()
-        torch.cuda.synchronize()
-        values = []
-        for _ in range(args.rounds):
-            start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-            start.record()
-            for _ in range(args.batch):
-                fn()
-            stop.record()
-            torch.cuda.synchronize()
-            values.append(start.elapsed_time(stop) * 1e-3 / args.batch)
-        out[name] = values
-    return out
+    return cuda_times(fns, args)
 
 
 if __name__ == "__main__":
