@@ -43,12 +43,13 @@ def written_before_read(descriptor: k.DescriptorOp, binding: k.BindingOp) -> boo
 
 
 def own_element_first(descriptor: k.DescriptorOp, binding: k.BindingOp) -> bool:
-    """Whether the first op that touches `binding` is a store at `local_id x` in a kernel with barriers whose
-    one-dimensional workgroup is exactly as wide as the buffer, no `return`
-    comes before it, and the store is at the top level of the kernel or of the
-    then-branch of a top-level `kernel.if` on a workgroup-uniform condition that
-    holds every access to the buffer (a fused arm's guard: a workgroup either
-    runs the whole arm, its store first, or never touches the buffer)."""
+    """Whether the first op that touches `binding` is a store at `local_id x`, in
+    a kernel with barriers whose one-dimensional workgroup is exactly as wide as
+    the buffer, no `return` comes before it, and the store is at the top level of
+    the kernel or of the then-branch of a top-level `kernel.if` on a
+    workgroup-uniform condition that holds every access to the buffer (a fused
+    arm's guard: a workgroup either runs the whole arm, its store first, or never
+    touches the buffer)."""
     dispatch = descriptor.dispatch()
     if dispatch is None or binding.is_host:
         return False
