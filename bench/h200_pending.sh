@@ -10,14 +10,16 @@
 #   bash bench/h200_pending.sh targets OUT      # the open targets first (public chain, tree,
 #                                               # scan, chain kernel variants, small runs, waits)
 #   bash bench/h200_pending.sh scan OUT         # the scan's kernels against hand-written forms
+#   bash bench/h200_pending.sh submissions OUT  # the public chain's submissions and work bounds
+#   bash bench/h200_pending.sh open OUT         # submissions, then the public chain, tree and scan
 #
 # On a machine without the Vulkan loader or the Python packages, it first
 # unpacks .gl/*.deb and installs .whl/*.whl (docs/performance.md, "Measuring on
 # a GPU machine") when those folders exist. It refuses to time anything unless
 # the adapter is an NVIDIA GPU via Vulkan (not llvmpipe).
 set -u
-part=${1:?usage: h200_pending.sh optimizing|runtime|workloads|targets|scan OUT}
-out=${2:?usage: h200_pending.sh optimizing|runtime|workloads|targets|scan OUT}
+part=${1:?usage: h200_pending.sh optimizing|runtime|workloads|targets|scan|submissions|open OUT}
+out=${2:?usage: h200_pending.sh optimizing|runtime|workloads|targets|scan|submissions|open OUT}
 root=$(cd "$(dirname "$0")/.." && pwd)
 mkdir -p "$out"
 
@@ -25,9 +27,11 @@ if [ -d "$root/.gl" ] && ! ldconfig -p | grep -q libvulkan.so.1; then
     for deb in "$root"/.gl/*.deb; do dpkg -x "$deb" /; done
     ldconfig
 fi
-if [ -d "$root/.whl" ]; then
+if [ -d "$root/.whl" ] && [ ! -d /tmp/site/wgpu ]; then
     python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
         --target /tmp/site "$root"/.whl/*.whl
+fi
+if [ -d /tmp/site ]; then
     export PYTHONPATH=/tmp/site:$root
 else
     export PYTHONPATH=$root
@@ -98,8 +102,20 @@ scan)
     step scan_workload 200 python3 workloads.py --workloads scan --log2n 28 --reps 9 \
         --coarsen-reductions --json "$out/scan_workload.json"
     ;;
+submissions)
+    step submissions 200 python3 chain_submissions.py --log2n 28 --rounds 9 --warmup 1 \
+        --json "$out/submissions.json"
+    ;;
+open)
+    step submissions 150 python3 chain_submissions.py --log2n 28 --rounds 9 --warmup 1 \
+        --json "$out/submissions.json"
+    step chain_tree 200 python3 workloads.py --workloads chain8 sum_tree --log2n 28 --reps 7 \
+        --coarsen-reductions --chain-public --json "$out/chain_tree.json"
+    step scan_workload 200 python3 workloads.py --workloads scan --log2n 28 --reps 9 \
+        --coarsen-reductions --json "$out/scan_workload.json"
+    ;;
 *)
-    echo "unknown part $part (optimizing, runtime, workloads, targets or scan)"
+    echo "unknown part $part (optimizing, runtime, workloads, targets, scan, submissions or open)"
     exit 2
     ;;
 esac

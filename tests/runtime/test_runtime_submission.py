@@ -148,6 +148,68 @@ def test_the_batch_is_submitted_at_its_work_bound(scale, monkeypatch):
     assert np.array_equal(c.numpy(), scaled(scaled(x.numpy())))
 
 
+def test_a_batch_past_its_work_bound_is_held_while_the_gpu_has_work_queued(scale, monkeypatch):
+    """Every run passes the work bound, but while two batches submitted for
+    their work are unfinished the runs are held in one batch (one pass, one
+    submission); once fewer are queued, the next run submits them all."""
+    monkeypatch.setattr(device_module, "MAX_PENDING_WORK_BYTES", 2 * 4 * N)
+    monkeypatch.setattr(device_module, "MAX_QUEUED_BATCHES", 2)
+    gpu = scale.gpu
+    queued = [2]
+    monkeypatch.setattr(gpu, "unfinished_batches", lambda: queued[0])
+    x = vyre_xdsl.to_device(_data(15))
+    in_flight = len(gpu.in_flight)
+    a = scale.run({"x": x}, device=True)["out"]
+    b = scale.run({"x": a}, device=True)["out"]
+    c = scale.run({"x": b}, device=True)["out"]
+    assert gpu.pending.dispatches == 3 and len(gpu.in_flight) == in_flight
+    queued[0] = 1
+    d = scale.run({"x": c}, device=True)["out"]
+    assert gpu.pending is None
+    expected = x.numpy()
+    for out in (a, b, c, d):
+        expected = scaled(expected)
+        assert np.array_equal(out.numpy(), expected)
+
+
+def test_a_held_batch_is_submitted_at_its_hold_bound(scale, monkeypatch):
+    monkeypatch.setattr(device_module, "MAX_PENDING_WORK_BYTES", 2 * 4 * N)
+    monkeypatch.setattr(device_module, "MAX_HELD_WORK_BYTES", 3 * 2 * 4 * N)
+    monkeypatch.setattr(scale.gpu, "unfinished_batches", lambda: 5)
+    x = vyre_xdsl.to_device(_data(16))
+    outs = [scale.run({"x": x}, device=True)["out"] for _ in range(2)]
+    assert scale.gpu.pending.dispatches == 2
+    outs.append(scale.run({"x": x}, device=True)["out"])
+    assert scale.gpu.pending is None
+    for out in outs:
+        assert np.array_equal(out.numpy(), scaled(x.numpy()))
+
+
+def test_no_batch_is_held_when_queued_batches_is_zero(scale, monkeypatch):
+    monkeypatch.setattr(device_module, "MAX_PENDING_WORK_BYTES", 2 * 4 * N)
+    monkeypatch.setattr(device_module, "MAX_QUEUED_BATCHES", 0)
+    monkeypatch.setattr(scale.gpu, "unfinished_batches", lambda: 5)
+    x = vyre_xdsl.to_device(_data(17))
+    out = scale.run({"x": x}, device=True)["out"]
+    assert scale.gpu.pending is None
+    assert np.array_equal(out.numpy(), scaled(x.numpy()))
+
+
+def test_a_batch_submitted_for_its_work_is_seen_finished_after_a_synchronize(scale, monkeypatch):
+    """The device counts the batches it submitted for their work bound until
+    wgpu reports them done: one after the submit, none once synchronized."""
+    monkeypatch.setattr(device_module, "MAX_PENDING_WORK_BYTES", 2 * 4 * N)
+    gpu = scale.gpu
+    vyre_xdsl.synchronize()
+    assert gpu.unfinished_batches() == 0
+    x = vyre_xdsl.to_device(_data(18))
+    out = scale.run({"x": x}, device=True)["out"]
+    assert gpu.pending is None and len(gpu.finishing) == 1
+    vyre_xdsl.synchronize()
+    assert gpu.unfinished_batches() == 0
+    assert np.array_equal(out.numpy(), scaled(x.numpy()))
+
+
 def test_a_host_output_run_submits_and_waits(scale):
     x = _data(4)
     assert np.array_equal(scale.run({"x": x})["out"], scaled(x))

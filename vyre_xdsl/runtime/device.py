@@ -81,6 +81,13 @@ MAX_PENDING_BYTES = 128 << 20
 #: microseconds even on a GPU with terabytes per second) that the GPU should
 #: start on it while the host records the next run
 MAX_PENDING_WORK_BYTES = 256 << 20
+#: a batch past the work bound alone is held, not submitted, while this many
+#: batches submitted for their work are still unfinished on the GPU (the GPU
+#: has work queued behind what it runs): the runs held meanwhile share one
+#: compute pass and one submission. 0 submits at once.
+MAX_QUEUED_BATCHES = 2
+#: ... but not once its dispatches bind this many bytes
+MAX_HELD_WORK_BYTES = 16 << 30
 #: seconds `synchronize` polls a GPU without blocking before it blocks in
 #: wgpu-native's wait (as CUDA's synchronize spins by default): a blocked thread
 #: is woken some time after the GPU finished. 0 on a CPU adapter, whose own
@@ -371,6 +378,9 @@ class GpuDevice:
     queued_writes: bool = field(default=False, init=False)
     #: runs recorded so far (numbers the runs in trap messages)
     runs: int = field(default=0, init=False)
+    #: work-done callbacks of the batches submitted for their work bound that
+    #: have not been seen finished (`unfinished_batches`)
+    finishing: list = field(default_factory=list, init=False)
 
     def __post_init__(self) -> None:
         adapter = self.adapter
@@ -507,8 +517,9 @@ class GpuDevice:
     def recorded(self, dispatches: int, nbytes: int, work: int = 0) -> None:
         """Count a deferred run into the pending batch (`work`: the bytes its
         dispatches bind); past `MAX_PENDING_DISPATCHES`, `MAX_PENDING_BYTES` or
-        `MAX_PENDING_WORK_BYTES` the batch is submitted, and the checks of the
-        batches submitted before it run (they wait for those batches only)."""
+        `MAX_PENDING_WORK_BYTES` the batch is submitted (unless `holds` it),
+        and the checks of the batches submitted before it run (they wait for
+        those batches only)."""
         batch = self.pending
         batch.dispatches += dispatches
         batch.nbytes += nbytes
@@ -517,10 +528,35 @@ class GpuDevice:
             batch.dispatches < MAX_PENDING_DISPATCHES
             and batch.nbytes < MAX_PENDING_BYTES
             and batch.work < MAX_PENDING_WORK_BYTES
-        ):
+        ) or self.holds(batch):
             return
         self.submit()
+        if MAX_QUEUED_BATCHES:
+            self.finishing.append(work_done(self.device))
         self.run_checks(len(self.in_flight) - 1)
+
+    def holds(self, batch: Batch) -> bool:
+        """Whether `batch`, past its work bound alone and below
+        `MAX_HELD_WORK_BYTES`, waits for the next run: `MAX_QUEUED_BATCHES`
+        batches submitted for their work are still unfinished, so the GPU has
+        work queued and the runs held meanwhile share one pass (a large run in
+        a submission of its own costs the GPU more than one in a batch)."""
+        if batch.dispatches >= MAX_PENDING_DISPATCHES or batch.nbytes >= MAX_PENDING_BYTES:
+            return False
+        if batch.work >= MAX_HELD_WORK_BYTES:
+            return False
+        return self.unfinished_batches() >= MAX_QUEUED_BATCHES > 0
+
+    def unfinished_batches(self) -> int:
+        """How many batches submitted for their work bound are still running or
+        queued on the GPU (after one device poll that does not block)."""
+        if not self.finishing:
+            return 0
+        from wgpu.backends.wgpu_native._api import ffi, lib
+
+        lib.wgpuDevicePoll(self.device._internal, False, ffi.NULL)
+        self.finishing = [(done, keep) for done, keep in self.finishing if not done]
+        return len(self.finishing)
 
     def submit(self) -> None:
         """Submit the pending batch (if any); its checks run at the next
