@@ -20,8 +20,8 @@ rounds, the settings interleaved round by round after `--warmup` seconds:
    unfinished; 0: never held) set per round to each `W:Q` of `--settings`
    (W in MiB).
 
-`torch.compile` of the same chain is timed in the same process (CUDA events,
-`--count` calls per round) where CUDA is present. Every output is checked
+`torch.compile` of the same chain and a `torch` device copy are timed in the
+same process (CUDA events, `--count` calls per round) where CUDA is present. Every output is checked
 against numpy.
 
     python bench/chain_submissions.py --log2n 28 --rounds 9   # on the H200
@@ -33,7 +33,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import statistics
 import sys
 import time
 
@@ -41,22 +40,13 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from chain_kernel_variants import cuda_times  # noqa: E402
-from workloads import chain_eager, make  # noqa: E402
+from chain_kernel_variants import torch_rows  # noqa: E402
+from workloads import make, spread  # noqa: E402
 
 import vyre_xdsl  # noqa: E402
 from vyre_xdsl.runtime import device as device_module  # noqa: E402
 
 SHAPES = ("one_pass", "pass_each", "buffer_each", "submit_each")
-
-
-def spread(values: list[float]) -> dict:
-    return {
-        "median": statistics.median(values),
-        "min": min(values),
-        "max": max(values),
-        "all": values,
-    }
 
 
 def shape_runner(exe, work, n: int):
@@ -184,6 +174,7 @@ def main() -> int:
         correct["public_after"] = bool(work.check(outputs[-1].numpy()))
     finally:
         device_module.MAX_PENDING_WORK_BYTES, device_module.MAX_QUEUED_BATCHES = defaults
+    args.batch = args.count  # torch_rows times `batch` calls per round
     times.update(torch_rows(work, args))
     rows = {name: spread(values) for name, values in times.items()}
     print("\n| setting | ms per dispatch, median (min-max) |\n| --- | --- |")
@@ -199,19 +190,6 @@ def main() -> int:
                 {"adapter": adapter, "log2n": args.log2n, "rows": rows, "correct": correct}, f
             )
     return 0 if all(correct.values()) else 1
-
-
-def torch_rows(work, args) -> dict[str, list[float]]:
-    try:
-        import torch
-    except ImportError:
-        return {}
-    if not torch.cuda.is_available():
-        return {}
-    t = torch.from_numpy(work.x).cuda()
-    compiled = torch.compile(chain_eager(8))
-    args.batch = args.count
-    return cuda_times({"torch.compile": lambda: compiled(t)}, args)
 
 
 if __name__ == "__main__":
