@@ -96,6 +96,23 @@ def variants(kernel, n4: int) -> dict[str, tuple[str, tuple[int, int, int]]]:
     return out
 
 
+def pipeline_and_group(device, source: str, x, out, nbytes: int) -> tuple:
+    """The compute pipeline of the WGSL `source` (entry `main`) and its bind group:
+    `x` at binding 0 and `out` at binding 1, `nbytes` of each."""
+    module = device.create_shader_module(code=source)
+    pipeline = device.create_compute_pipeline(
+        layout="auto", compute={"module": module, "entry_point": "main"}
+    )
+    group = device.create_bind_group(
+        layout=pipeline.get_bind_group_layout(0),
+        entries=[
+            {"binding": 0, "resource": {"buffer": x, "offset": 0, "size": nbytes}},
+            {"binding": 1, "resource": {"buffer": out, "offset": 0, "size": nbytes}},
+        ],
+    )
+    return pipeline, group
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--log2n", type=int, default=24)
@@ -133,18 +150,7 @@ def main() -> int:
         with open(path) as f:
             chosen[name] = (f.read(), kernel.static_grid)
     for name, (source, grid) in chosen.items():
-        module = device.create_shader_module(code=source)
-        pipeline = device.create_compute_pipeline(
-            layout="auto", compute={"module": module, "entry_point": "main"}
-        )
-        group = device.create_bind_group(
-            layout=pipeline.get_bind_group_layout(0),
-            entries=[
-                {"binding": 0, "resource": {"buffer": x, "offset": 0, "size": n * 4}},
-                {"binding": 1, "resource": {"buffer": out, "offset": 0, "size": n * 4}},
-            ],
-        )
-        pipelines[name] = (pipeline, group, grid)
+        pipelines[name] = (*pipeline_and_group(device, source, x, out, n * 4), grid)
 
     def batch(name: str, count: int) -> float:
         pipeline, group, grid = pipelines[name]

@@ -40,7 +40,7 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from chain_kernel_variants import torch_rows  # noqa: E402
+from chain_kernel_variants import pipeline_and_group, torch_rows  # noqa: E402
 from workloads import make, spread  # noqa: E402
 
 import vyre_xdsl  # noqa: E402
@@ -58,17 +58,7 @@ def shape_runner(exe, work, n: int):
     usage = wgpu.BufferUsage.STORAGE | wgpu.BufferUsage.COPY_SRC | wgpu.BufferUsage.COPY_DST
     x = device.create_buffer_with_data(data=work.x, usage=usage)
     out = device.create_buffer(size=n * 4, usage=usage)
-    module = device.create_shader_module(code=kernel.wgsl)
-    pipeline = device.create_compute_pipeline(
-        layout="auto", compute={"module": module, "entry_point": "main"}
-    )
-    group = device.create_bind_group(
-        layout=pipeline.get_bind_group_layout(0),
-        entries=[
-            {"binding": 0, "resource": {"buffer": x, "offset": 0, "size": n * 4}},
-            {"binding": 1, "resource": {"buffer": out, "offset": 0, "size": n * 4}},
-        ],
-    )
+    pipeline, group = pipeline_and_group(device, kernel.wgsl, x, out, n * 4)
     grid = kernel.static_grid
 
     def dispatch(compute) -> None:
