@@ -12,14 +12,16 @@
 #   bash bench/h200_pending.sh scan OUT         # the scan's kernels against hand-written forms
 #   bash bench/h200_pending.sh submissions OUT  # the public chain's submissions and work bounds
 #   bash bench/h200_pending.sh open OUT         # submissions, then the public chain, tree and scan
+#   bash bench/h200_pending.sh leads OUT        # what already leads (neighbour, stencil, histogram,
+#                                               # chain4), and the scan's add-back against hand-written forms
 #
 # On a machine without the Vulkan loader or the Python packages, it first
 # unpacks .gl/*.deb and installs .whl/*.whl (docs/performance.md, "Measuring on
 # a GPU machine") when those folders exist. It refuses to time anything unless
 # the adapter is an NVIDIA GPU via Vulkan (not llvmpipe).
 set -u
-part=${1:?usage: h200_pending.sh optimizing|runtime|workloads|targets|scan|submissions|open OUT}
-out=${2:?usage: h200_pending.sh optimizing|runtime|workloads|targets|scan|submissions|open OUT}
+part=${1:?usage: h200_pending.sh optimizing|runtime|workloads|targets|scan|submissions|open|leads OUT}
+out=${2:?usage: h200_pending.sh optimizing|runtime|workloads|targets|scan|submissions|open|leads OUT}
 root=$(cd "$(dirname "$0")/.." && pwd)
 mkdir -p "$out"
 
@@ -114,8 +116,14 @@ open)
     step scan_workload 200 python3 workloads.py --workloads scan --log2n 28 --reps 9 \
         --coarsen-reductions --json "$out/scan_workload.json"
     ;;
+leads)
+    step leads 300 python3 workloads.py --workloads neighbour stencil3 hist_naive chain4 --log2n 28 \
+        --hist-log2n 26 --reps 7 --json "$out/leads.json"
+    step scan_addback 150 python3 scan_kernel_variants.py --log2n 28 --rounds 7 --warmup 1 \
+        --only a_gen a_pass_sg a_sg_v4 a_sg_staged copy --json "$out/scan_addback.json"
+    ;;
 *)
-    echo "unknown part $part (optimizing, runtime, workloads, targets, scan, submissions or open)"
+    echo "unknown part $part (optimizing, runtime, workloads, targets, scan, submissions, open or leads)"
     exit 2
     ;;
 esac
