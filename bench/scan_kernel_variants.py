@@ -12,6 +12,8 @@ the same process (CUDA events). Every variant's output is checked against numpy.
 
     python bench/scan_kernel_variants.py --log2n 28             # on the H200
     python bench/scan_kernel_variants.py --log2n 20 --rounds 3  # on lavapipe
+    python bench/scan_kernel_variants.py --log2n 28 --only r_pass_sg a_pass_sg copy \
+        --pads-mib 0 2 130 1030     # one set of buffers after each padding: does placement matter?
 
 Variants (k = 8 elements per invocation, 256 invocations, 8 blocks per workgroup):
   r_gen / a_gen        the generated scan0 / add0
@@ -251,6 +253,15 @@ def main() -> int:
     parser.add_argument("--batch", type=int, default=10)
     parser.add_argument("--warmup", type=float, default=1.0)
     parser.add_argument("--only", nargs="*", default=None, help="variant names to time")
+    parser.add_argument(
+        "--pads-mib",
+        type=int,
+        nargs="*",
+        default=[0],
+        help="one set of buffers per value, each allocated after a padding buffer of that "
+        "many MiB (0: none); every variant is timed against every set, to see whether "
+        "where the buffers land changes the time",
+    )
     parser.add_argument("--json", default=None)
     args = parser.parse_args()
     import wgpu
@@ -268,13 +279,20 @@ def main() -> int:
     scanned1 = np.cumsum(blocks).astype(np.float32)
     ref = np.cumsum(x.astype(np.float64))
     usage = wgpu.BufferUsage.STORAGE | wgpu.BufferUsage.COPY_SRC | wgpu.BufferUsage.COPY_DST
-    bufs = {
-        0: device.create_buffer_with_data(data=x, usage=usage),
-        1: device.create_buffer_with_data(data=scanned1, usage=usage),
-        "sums": device.create_buffer(size=n // BLOCK * 4, usage=usage),
-        "out": device.create_buffer(size=n * 4, usage=usage),
-        "sidecar": device.create_buffer(size=256, usage=usage),
-    }
+    pads = []  # kept alive so that each set lands after its padding
+    sets = []
+    for pad in args.pads_mib:
+        if pad:
+            pads.append(device.create_buffer(size=pad << 20, usage=usage))
+        sets.append(
+            {
+                0: device.create_buffer_with_data(data=x, usage=usage),
+                1: device.create_buffer_with_data(data=scanned1, usage=usage),
+                "sums": device.create_buffer(size=n // BLOCK * 4, usage=usage),
+                "out": device.create_buffer(size=n * 4, usage=usage),
+                "sidecar": device.create_buffer(size=256, usage=usage),
+            }
+        )
     query = device.create_query_set(type=wgpu.QueryType.timestamp, count=2)
     resolve = device.create_buffer(
         size=16, usage=wgpu.BufferUsage.QUERY_RESOLVE | wgpu.BufferUsage.COPY_SRC
@@ -291,27 +309,13 @@ def main() -> int:
         except Exception as error:  # a variant the driver refuses is reported, not fatal
             print(f"{name}: not compiled: {str(error).splitlines()[0]}")
             continue
-        entries = [(0, bufs[0])]
-        sidecar = re.search(r"@binding\((\d+)\) var<storage, read_write> vyre_trap_sidecar", source)
-        if sidecar:  # the trap record of a loop with a computed bound
-            entries.append((int(sidecar.group(1)), bufs["sidecar"]))
-        if kind == "add":
-            entries += [(1, bufs[1]), (2, bufs["out"])]
-        elif kind == "reduce":
-            entries += [(2, bufs["sums"])]
-        else:
-            entries += [(2, bufs["out"])]
-        group = device.create_bind_group(
-            layout=pipeline.get_bind_group_layout(0),
-            entries=[
-                {"binding": b, "resource": {"buffer": buf, "offset": 0, "size": buf.size}}
-                for b, buf in entries
-            ],
-        )
-        pipelines[name] = (pipeline, group, g, kind)
+        for index, bufs in enumerate(sets):
+            label = name if len(sets) == 1 else f"{name}@{args.pads_mib[index]}"
+            group = bind_group(device, pipeline, source, kind, bufs)
+            pipelines[label] = (pipeline, group, g, kind, bufs)
 
     def batch(name: str, count: int) -> float:
-        pipeline, group, g, _ = pipelines[name]
+        pipeline, group, g, _, _ = pipelines[name]
         encoder = device.create_command_encoder()
         compute = encoder.begin_compute_pass(
             timestamp_writes={
@@ -331,7 +335,7 @@ def main() -> int:
         return float(stamps[1] - stamps[0]) * period * 1e-9 / count
 
     correct = {}
-    for name, (_, _, _, kind) in pipelines.items():
+    for name, (_, _, _, kind, bufs) in pipelines.items():
         device.queue.write_buffer(bufs["out"], 0, np.zeros(n, np.float32))
         device.queue.write_buffer(bufs["sums"], 0, np.zeros(n // BLOCK, np.float32))
         batch(name, 1)
@@ -369,6 +373,27 @@ def main() -> int:
                 {"adapter": adapter, "log2n": args.log2n, "rows": rows, "correct": correct}, f
             )
     return 0
+
+
+def bind_group(device, pipeline, source: str, kind: str, bufs: dict):
+    """The bind group of one variant over one set of buffers."""
+    entries = [(0, bufs[0])]
+    sidecar = re.search(r"@binding\((\d+)\) var<storage, read_write> vyre_trap_sidecar", source)
+    if sidecar:  # the trap record of a loop with a computed bound
+        entries.append((int(sidecar.group(1)), bufs["sidecar"]))
+    if kind == "add":
+        entries += [(1, bufs[1]), (2, bufs["out"])]
+    elif kind == "reduce":
+        entries += [(2, bufs["sums"])]
+    else:
+        entries += [(2, bufs["out"])]
+    return device.create_bind_group(
+        layout=pipeline.get_bind_group_layout(0),
+        entries=[
+            {"binding": b, "resource": {"buffer": buf, "offset": 0, "size": buf.size}}
+            for b, buf in entries
+        ],
+    )
 
 
 def subgroup_size(device) -> int | str:

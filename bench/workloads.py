@@ -50,6 +50,12 @@ executable, device input), `--chain-runs` runs back to back and one
 `synchronize()`, wall clock per run; with the runtime's clear elision
 (`execute.ELIDE_CLEARS`) on and off, interleaved batch by batch.
 
+`--back-to-back` also times every workload's modules the same way (`--chain-runs`
+runs of `run(device=True)` without profiling, then one `synchronize()`, wall
+clock per run), as PyTorch is timed. The profiled rounds wait for every run, and
+in the gaps a GPU may lower its clocks: on an H100 the profiled scan ran at an
+SM clock of 1365-1530 MHz in some processes and 1980 MHz in others.
+
 The sums and the scan take integer-valued data in [-2, 2], so every partial
 sum is exact and results compare exactly, whatever the order of additions.
 
@@ -645,12 +651,10 @@ def time_vyre(work: Workload, modes: dict[str, bool | str], args) -> dict[str, d
 
     for label in exes:
         run(label, False, True)
-    end = time.perf_counter() + args.warmup
-    while time.perf_counter() < end:
-        for label in exes:
-            run(label, True, False)
+    warm_up(exes, inputs, args)
     pool = gpu_device(args.adapter).pool
     created = pool.created
+    timed_from = time.time()  # wall clock, to set beside a log of the GPU's clocks
     for rep in range(args.reps):
         for label, exe in exes.items():
             run(label, True, work.small_output or rep == args.reps - 1)
@@ -660,6 +664,8 @@ def time_vyre(work: Workload, modes: dict[str, bool | str], args) -> dict[str, d
     # variants together (0 when the pool hands every run its buffers back; a
     # fresh 1 GiB buffer costs time)
     created = pool.created - created
+    timed_unix = [timed_from, time.time()]
+    walls = back_to_back(exes, inputs, work, args) if args.back_to_back else {}
     x.free()
     for label, exe in exes.items():
         names = [k.name for k in exe.last_profile.kernels]
@@ -674,9 +680,56 @@ def time_vyre(work: Workload, modes: dict[str, bool | str], args) -> dict[str, d
                 "buffers_created_while_timing": created,
                 "correct": all(checks[label]),
                 "checks": len(checks[label]),
+                "timed_unix": timed_unix,
             }
         )
+        if label in walls:
+            results[label]["back_to_back"] = walls[label]
     return results
+
+
+def warm_up(exes: dict, inputs: dict, args) -> None:
+    """`--warmup` seconds of the variants' runs queued back to back (no profiling,
+    one synchronize per batch), so the GPU is busy and at its full clock when the
+    timing starts. Profiled runs each wait for the GPU; a warm-up made of them
+    left an H100's SM clock still rising (630 to 1530 MHz) when the timed rounds
+    began, and where it settled varied from process to process."""
+    end = time.perf_counter() + args.warmup
+    while time.perf_counter() < end:
+        for exe in exes.values():
+            for _ in range(args.chain_runs):
+                exe.run(inputs, device=True)
+        vyre_xdsl.synchronize()
+
+
+def back_to_back(exes: dict, inputs: dict, work: Workload, args) -> dict[str, dict]:
+    """Each variant as a user queues it: `--chain-runs` runs of `run(device=True)`
+    without profiling, then one synchronize; wall clock per run, `--reps` batches
+    per variant, interleaved, after `--warmup` seconds of the same. This keeps the
+    GPU as busy as PyTorch's timing loop does (the profiled rounds wait for every
+    run, and between them a GPU may lower its clocks: docs/performance.md). The
+    last output of every batch is checked against numpy."""
+
+    def batch(label: str) -> tuple[float, bool]:
+        start = time.perf_counter()
+        for _ in range(args.chain_runs):
+            out = exes[label].run(inputs, device=True)["out"]
+        vyre_xdsl.synchronize()
+        seconds = (time.perf_counter() - start) / args.chain_runs
+        return seconds, work.check(out.numpy())
+
+    end = time.perf_counter() + args.warmup
+    while time.perf_counter() < end:
+        for label in exes:
+            batch(label)
+    walls: dict[str, list[float]] = {label: [] for label in exes}
+    correct = {label: True for label in exes}
+    for _ in range(args.reps):
+        for label in exes:
+            seconds, ok = batch(label)
+            walls[label].append(seconds)
+            correct[label] = correct[label] and ok
+    return {label: spread(walls[label]) | {"correct": correct[label]} for label in exes}
 
 
 def chain_public(n: int, args) -> dict:
@@ -747,6 +800,7 @@ def time_torch(torch, fn, tx, args) -> dict:
         fn(tx)
     torch.cuda.synchronize()
     times = []
+    timed_from = time.time()
     for _ in range(args.reps):
         s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
         s.record()
@@ -755,7 +809,7 @@ def time_torch(torch, fn, tx, args) -> dict:
         e.record()
         torch.cuda.synchronize()
         times.append(s.elapsed_time(e) / 1e3 / 10)
-    return spread(times)
+    return spread(times) | {"timed_unix": [timed_from, time.time()]}
 
 
 def torch_columns(torch, work: Workload, args) -> dict:
@@ -830,6 +884,25 @@ def row_cells(row: dict) -> list[str]:
         else "NO"
     )
     return cells
+
+
+def back_to_back_line(row: dict) -> str:
+    """The back-to-back wall clock per run of each variant, and the best of them
+    against the best PyTorch path."""
+    parts, best = [], None
+    for label in ("unfused", "fused"):
+        t = row.get(label, {}).get("back_to_back")
+        if not t:
+            continue
+        parts.append(f"{label} {t['median'] * 1e3:.3f} ({t['min'] * 1e3:.3f}-{t['max'] * 1e3:.3f})")
+        best = t["median"] if best is None else min(best, t["median"])
+    torch_cols = row.get("torch", {})
+    best_torch = min(
+        (torch_cols[k]["median"] for k in ("native", "eager", "compile") if k in torch_cols),
+        default=None,
+    )
+    ratio = f"; best / best torch {best / best_torch:.2f}" if best and best_torch else ""
+    return "back to back, wall clock per run, ms: " + ", ".join(parts) + ratio
 
 
 HEADER = [
@@ -1102,7 +1175,18 @@ def main() -> int:
         action="store_true",
         help="also time chain_public (wall clock of run(device=True), clears elided and not)",
     )
-    p.add_argument("--chain-runs", type=int, default=20, help="chain_public runs per batch")
+    p.add_argument(
+        "--chain-runs",
+        type=int,
+        default=20,
+        help="runs per batch of chain_public and --back-to-back",
+    )
+    p.add_argument(
+        "--back-to-back",
+        action="store_true",
+        help="also time every workload's modules as --chain-runs runs of run(device=True) "
+        "back to back and one synchronize (wall clock per run), as PyTorch is timed",
+    )
     p.add_argument("--json", default=None)
     p.add_argument("--markdown", default=None)
     p.add_argument("--plot", default=None)
@@ -1147,6 +1231,11 @@ def main() -> int:
             row["torch"] = torch_columns(torch, work, args)
         rows.append(row)
         print(" | ".join(row_cells(row)), flush=True)
+        if args.back_to_back:
+            print(f"    {back_to_back_line(row)}", flush=True)
+            for label in modes:
+                if not row[label].get("back_to_back", {}).get("correct", True):
+                    failed.append(f"{name} {label} back to back: wrong result")
         for label in ("unfused", "fused"):
             kernels = row.get(label, {}).get("kernels", [])
             if kernels:
