@@ -23,19 +23,26 @@ from .test_repeated_runs import STEP, N  # out = x * 3 + 1
 
 @pytest.fixture
 def counted(monkeypatch):
-    """Counts of queue submits and of wgpu-py poll-thread tokens."""
+    """Counts of queue submits (through wgpu-py, and the runtime's own
+    `submit_for_index`) and of wgpu-py poll-thread tokens."""
     counts = {"submit": 0, "token": 0}
     submit, token = wgpu_api.GPUQueue.submit, PollThread.get_token
+    submit_for_index = device_module.submit_for_index
 
     def counting_submit(self, command_buffers):
         counts["submit"] += 1
         return submit(self, command_buffers)
+
+    def counting_submit_for_index(device, command_buffer):
+        counts["submit"] += 1
+        return submit_for_index(device, command_buffer)
 
     def counting_token(self):
         counts["token"] += 1
         return token(self)
 
     monkeypatch.setattr(wgpu_api.GPUQueue, "submit", counting_submit)
+    monkeypatch.setattr(device_module, "submit_for_index", counting_submit_for_index)
     monkeypatch.setattr(PollThread, "get_token", counting_token)
     return counts
 

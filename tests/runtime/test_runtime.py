@@ -24,6 +24,7 @@ from vyre_xdsl.runtime import (
     compiled_kernels,
     gpu_device,
 )
+from vyre_xdsl.runtime import device as device_module
 from vyre_xdsl.runtime.device import REQUESTED_LIMITS, wgsl_digest
 
 from ..support import ROOT, child_environment
@@ -139,6 +140,12 @@ def test_a_three_program_chain_runs_in_one_encoder_and_one_submit(monkeypatch):
         submits.append([finished.get(id(b)) for b in buffers])
         return real_submit(buffers)
 
+    real_submit_for_index = device_module.submit_for_index
+
+    def submit_for_index(device, buffer):
+        submits.append([finished.get(id(buffer))])
+        return real_submit_for_index(device, buffer)
+
     # dispatches are recorded with wgpu-native's functions on the pass's handle
     execute_module = sys.modules["vyre_xdsl.runtime.execute"]
 
@@ -150,6 +157,7 @@ def test_a_three_program_chain_runs_in_one_encoder_and_one_submit(monkeypatch):
 
     monkeypatch.setattr(gpu.device, "create_command_encoder", encoder)
     monkeypatch.setattr(queue, "submit", submit)
+    monkeypatch.setattr(device_module, "submit_for_index", submit_for_index)
     monkeypatch.setattr(execute_module, "_dispatch", dispatch)
     out = vyre_xdsl.run(chain(1000), {"x": x}, backend="wgpu")
     working = [e for e in encoders if e.passes]

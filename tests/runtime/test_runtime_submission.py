@@ -270,6 +270,56 @@ def test_a_deferred_trap_is_raised_by_the_next_read_naming_the_run():
     assert later.numpy().tolist() == (x + 2000).tolist()  # raised once, later runs still ran
 
 
+@pytest.fixture
+def submitting_traps(monkeypatch):
+    """The trap program, every run submitted at its dispatch bound, and the
+    device's waits counted: for one submission, and for everything."""
+    vyre_xdsl.synchronize()
+    monkeypatch.setattr(device_module, "MAX_PENDING_DISPATCHES", 1)
+    monkeypatch.setattr(device_module, "MAX_UNCHECKED_BATCHES", 2)
+    exe = vyre_xdsl.compile(TRAP, backend="wgpu")
+    waits = {"one": 0, "all": 0}
+    wait_for_submission, poll_wait = device_module.wait_for_submission, exe.gpu.device._poll_wait
+
+    def counting_wait_for_submission(device, index):
+        waits["one"] += 1
+        return wait_for_submission(device, index)
+
+    def counting_poll_wait():
+        waits["all"] += 1
+        return poll_wait()
+
+    monkeypatch.setattr(device_module, "wait_for_submission", counting_wait_for_submission)
+    monkeypatch.setattr(exe.gpu.device, "_poll_wait", counting_poll_wait)
+    return exe, waits
+
+
+def test_batches_with_trap_records_run_unchecked_up_to_the_bound(submitting_traps):
+    """Two batches submitted for their bounds stay unchecked (nothing waits);
+    the third submit waits for the oldest submission alone, never for all."""
+    exe, waits = submitting_traps
+    x = np.arange(128, dtype=np.uint32)
+    outs = [exe.run({"x": vyre_xdsl.to_device(x + 1000 * k)}, device=True)["o"] for k in (1, 2)]
+    assert len(exe.gpu.in_flight) == 2 and waits == {"one": 0, "all": 0}
+    outs.append(exe.run({"x": vyre_xdsl.to_device(x + 3000)}, device=True)["o"])
+    assert len(exe.gpu.in_flight) == 2 and waits == {"one": 1, "all": 0}
+    for k, out in enumerate(outs, start=1):
+        assert out.numpy().tolist() == (x + 1000 * k).tolist()
+
+
+def test_the_trap_of_a_batch_past_the_unchecked_bound_is_raised_by_the_run_that_checks_it(
+    submitting_traps,
+):
+    exe, _ = submitting_traps
+    x = np.arange(128, dtype=np.uint32)
+    number = exe.gpu.runs + 1
+    exe.run({"x": vyre_xdsl.to_device(x)}, device=True)  # invocation 77 traps
+    exe.run({"x": vyre_xdsl.to_device(x + 1000)}, device=True)
+    with pytest.raises(VyreTrap, match=f"device run #{number} \\(@finder\\)"):
+        exe.run({"x": vyre_xdsl.to_device(x + 2000)}, device=True)
+    vyre_xdsl.synchronize()  # raised once: the later batches check clean
+
+
 def test_a_host_run_raises_the_trap_of_an_earlier_deferred_run():
     vyre_xdsl.synchronize()
     exe = vyre_xdsl.compile(TRAP, backend="wgpu")

@@ -88,6 +88,10 @@ MAX_PENDING_WORK_BYTES = 256 << 20
 MAX_QUEUED_BATCHES = 2
 #: ... but not once its dispatches bind this many bytes
 MAX_HELD_WORK_BYTES = 16 << 30
+#: batches submitted for their bounds whose checks (trap records) may wait
+#: unread: past this many, the oldest are waited for (each on its own
+#: submission, so the GPU goes on with the newer ones) and checked
+MAX_UNCHECKED_BATCHES = 2
 #: seconds `synchronize` polls a GPU without blocking before it blocks in
 #: wgpu-native's wait (as CUDA's synchronize spins by default): a blocked thread
 #: is woken some time after the GPU finished. 0 on a CPU adapter, whose own
@@ -334,6 +338,8 @@ class Batch:
     trap_log: object = None
     #: the compute pass left open for the next run's dispatches (`GpuDevice.compute_pass`)
     compute: object = None
+    #: the queue's index of its submission (`submit_for_index`), once submitted
+    index: int | None = None
 
     def end_pass(self) -> None:
         """End the open compute pass, if any."""
@@ -518,8 +524,8 @@ class GpuDevice:
         """Count a deferred run into the pending batch (`work`: the bytes its
         dispatches bind); past `MAX_PENDING_DISPATCHES`, `MAX_PENDING_BYTES` or
         `MAX_PENDING_WORK_BYTES` the batch is submitted (unless `holds` it),
-        and the checks of the batches submitted before it run (they wait for
-        those batches only)."""
+        and the checks of the batches before the newest `MAX_UNCHECKED_BATCHES`
+        run (`run_oldest_checks`)."""
         batch = self.pending
         batch.dispatches += dispatches
         batch.nbytes += nbytes
@@ -533,7 +539,7 @@ class GpuDevice:
         self.submit()
         if MAX_QUEUED_BATCHES:
             self.finishing.append(work_done(self.device))
-        self.run_checks(len(self.in_flight) - 1)
+        self.run_oldest_checks()
 
     def holds(self, batch: Batch) -> bool:
         """Whether `batch`, past its work bound alone and below
@@ -560,14 +566,15 @@ class GpuDevice:
 
     def submit(self) -> None:
         """Submit the pending batch (if any); its checks run at the next
-        `synchronize` (or when a later batch is submitted for its bounds)."""
+        `synchronize` (or once `MAX_UNCHECKED_BATCHES` later batches are
+        submitted for their bounds)."""
         with self.lock:
             batch, self.pending = self.pending, None
             if batch is None:
                 return
             try:
                 batch.end_pass()
-                self.device.queue.submit([batch.encoder.finish()])
+                batch.index = submit_for_index(self.device, batch.encoder.finish())
                 self.queued_writes = False
             except Exception:  # an invalid encoder: nothing of the batch ran
                 _run_all(batch.checks, check=False)
@@ -601,6 +608,21 @@ class GpuDevice:
             if batch is not None:
                 self.pool.submitted()
                 _run_all(batch.checks, check=False)
+
+    def run_oldest_checks(self) -> None:
+        """Run the checks of the oldest submitted batches past the newest
+        `MAX_UNCHECKED_BATCHES`, after waiting for the newest of those batches
+        alone (not for everything submitted): the GPU keeps the newer batches
+        queued while the host records the next run. A batch without checks
+        (no trap records) is never waited for."""
+        with self.lock:
+            count = len(self.in_flight) - MAX_UNCHECKED_BATCHES
+            if count <= 0:
+                return
+            waited = [b for b in self.in_flight[:count] if b.checks]
+            if waited:
+                wait_for_submission(self.device, waited[-1].index)
+            self.run_checks(count)
 
     def run_checks(self, count: int) -> None:
         """Run the checks of the oldest `count` submitted batches, in order;
@@ -730,6 +752,24 @@ def wgsl_digest(wgsl: str, entry_point: str = "main") -> str:
 STORAGE_USAGE = "storage"
 MAPPABLE_STORAGE_USAGE = "mappable-storage"  # unified memory: storage that maps for read and write
 STAGING_USAGE = "staging"
+
+
+def submit_for_index(device, command_buffer) -> int:
+    """Submit `command_buffer` to `device`'s queue (wgpu-native's
+    `wgpuQueueSubmitForIndex`, which wgpu-py 0.32 does not wrap) and return the
+    submission's index, for `wait_for_submission`."""
+    from wgpu.backends.wgpu_native._api import ffi, libf
+
+    buffers = ffi.new("WGPUCommandBuffer[]", [command_buffer._internal])
+    return int(libf.wgpuQueueSubmitForIndex(device.queue._internal, 1, buffers))
+
+
+def wait_for_submission(device, index: int) -> None:
+    """Block until the submission `index` (and those before it) has finished on
+    `device`'s queue; later submissions go on running."""
+    from wgpu.backends.wgpu_native._api import ffi, libf
+
+    libf.wgpuDevicePoll(device._internal, True, ffi.new("WGPUSubmissionIndex *", index))
 
 
 def work_done(device) -> tuple[list[int], tuple]:
