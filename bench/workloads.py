@@ -13,7 +13,8 @@ docs/performance.md), and its unfused and fused modules are timed interleaved
 lavapipe moves identical kernels by up to 1.3x between two measurements, hits
 both alike. Every vyre result is checked against numpy: the first
 run and every timed run of a workload with a small output, the first and the
-last timed run otherwise. A wrong result is reported and fails the script.
+last timed run otherwise (read back after all the timed rounds: reading 1 GiB
+back leaves the GPU idle long enough for its clock to drop). A wrong result is reported and fails the script.
 
 PyTorch (when it is installed with CUDA) runs the same workload three ways in
 the same process, timed with CUDA events over 10 back-to-back calls after the
@@ -643,23 +644,30 @@ def time_vyre(work: Workload, modes: dict[str, bool | str], args) -> dict[str, d
     totals: dict[str, list[float]] = {label: [] for label in exes}
     kernels: dict[str, list[list[float]]] = {label: [] for label in exes}
 
-    def run(label: str, profile: bool, check: bool):
-        out = exes[label].run(inputs, device=True, profile=profile)["out"]
-        if check:
-            checks[label].append(work.check(out.numpy()))
+    def check(label: str, out) -> None:
+        checks[label].append(work.check(out.numpy()))
         out.free()
 
     for label in exes:
-        run(label, False, True)
+        check(label, exes[label].run(inputs, device=True)["out"])
     warm_up(exes, inputs, args)
     pool = gpu_device(args.adapter).pool
     created = pool.created
     timed_from = time.time()  # wall clock, to set beside a log of the GPU's clocks
+    last = {}  # a large output is read back after the timed rounds: reading 1 GiB idles the GPU
     for rep in range(args.reps):
         for label, exe in exes.items():
-            run(label, True, work.small_output or rep == args.reps - 1)
+            out = exe.run(inputs, device=True, profile=True)["out"]
             totals[label].append(exe.last_profile.total_seconds)
             kernels[label].append([k.seconds for k in exe.last_profile.kernels])
+            if work.small_output:
+                check(label, out)
+            elif rep == args.reps - 1:
+                last[label] = out
+            else:
+                out.free()
+    for label, out in last.items():
+        check(label, out)
     # GPU buffers the runtime had to make during the timed rounds of all the
     # variants together (0 when the pool hands every run its buffers back; a
     # fresh 1 GiB buffer costs time)
@@ -707,28 +715,28 @@ def back_to_back(exes: dict, inputs: dict, work: Workload, args) -> dict[str, di
     without profiling, then one synchronize; wall clock per run, `--reps` batches
     per variant, interleaved, after `--warmup` seconds of the same. This keeps the
     GPU as busy as PyTorch's timing loop does (the profiled rounds wait for every
-    run, and between them a GPU may lower its clocks: docs/performance.md). The
-    last output of every batch is checked against numpy."""
+    run, and between them a GPU may lower its clocks: docs/performance.md). Each
+    variant's last output is checked against numpy once all the batches are
+    timed: reading 1 GiB back after every batch left an H100 idle long enough to
+    drop its SM clock to about 500 MHz before the next batch."""
+    last: dict[str, object] = {}
 
-    def batch(label: str) -> tuple[float, bool]:
+    def batch(label: str) -> float:
         start = time.perf_counter()
         for _ in range(args.chain_runs):
-            out = exes[label].run(inputs, device=True)["out"]
+            last[label] = exes[label].run(inputs, device=True)["out"]
         vyre_xdsl.synchronize()
-        seconds = (time.perf_counter() - start) / args.chain_runs
-        return seconds, work.check(out.numpy())
+        return (time.perf_counter() - start) / args.chain_runs
 
     end = time.perf_counter() + args.warmup
     while time.perf_counter() < end:
         for label in exes:
             batch(label)
     walls: dict[str, list[float]] = {label: [] for label in exes}
-    correct = {label: True for label in exes}
     for _ in range(args.reps):
         for label in exes:
-            seconds, ok = batch(label)
-            walls[label].append(seconds)
-            correct[label] = correct[label] and ok
+            walls[label].append(batch(label))
+    correct = {label: work.check(last[label].numpy()) for label in exes}
     return {label: spread(walls[label]) | {"correct": correct[label]} for label in exes}
 
 
@@ -736,7 +744,9 @@ def chain_public(n: int, args) -> dict:
     """`chain_public`: the fused 8-stage chain through `vyre_xdsl.run(...,
     device=True)`, `--chain-runs` back to back then one synchronize, wall clock
     per run; `--reps` batches with clear elision on and `--reps` with it off,
-    interleaved. The last output of every batch is checked against numpy."""
+    interleaved. The last output of each setting is checked against numpy once
+    all the batches are timed (a check after every batch idles the GPU, and its
+    clock drops: see `back_to_back`)."""
     import importlib
 
     execute = importlib.import_module("vyre_xdsl.runtime.execute")
@@ -744,18 +754,17 @@ def chain_public(n: int, args) -> dict:
     text = work.text
     x = vyre_xdsl.to_device(work.x, adapter=args.adapter)
     per_run: dict[str, list[float]] = {"elided": [], "cleared": []}
-    correct = True
+    correct = False
+    last: dict[bool, object] = {}
 
     def batch(elide: bool) -> float:
-        nonlocal correct
         execute.ELIDE_CLEARS = elide
         start = time.perf_counter()
         for _ in range(args.chain_runs):
             out = vyre_xdsl.run(text, {"x": x}, backend="wgpu", fuse=True, device=True)["out"]
         vyre_xdsl.synchronize()
-        seconds = (time.perf_counter() - start) / args.chain_runs
-        correct = correct and work.check(out.numpy())
-        return seconds
+        last[elide] = out
+        return (time.perf_counter() - start) / args.chain_runs
 
     try:
         end = time.perf_counter() + args.warmup
@@ -765,6 +774,7 @@ def chain_public(n: int, args) -> dict:
         for _ in range(args.reps):
             per_run["elided"].append(batch(True))
             per_run["cleared"].append(batch(False))
+        correct = all(work.check(out.numpy()) for out in last.values())
     finally:
         execute.ELIDE_CLEARS = True
         x.free()
