@@ -95,3 +95,105 @@ kernel.descriptor @small id "0" entry "main" {
 // CHECK-LABEL: kernel.descriptor @small
 // CHECK-NOT:   no_clear
 // CHECK:       }
+
+// -----
+
+// Covered, tiles: each workgroup of 64 stores a tile of 128 (offsets 0 and 64;
+// 8 x 128 >= 1000), over a logical grid, and over an explicit 2-D grid
+// [4, 2, 1] whose workgroup index is x + y * 4 (each kernel its own output:
+// only the first kernel to bind a buffer is marked).
+kernel.descriptor @tiles id "0" entry "main" {
+  kernel.dispatch workgroup_size [64, 1, 1] program_workgroup_size [64, 1, 1] grid [8, 1, 1] count [@out]
+  kernel.binding @out slot 0 group 0 global write_only : f32[1000]
+  %l = kernel.local_id x
+  %g = kernel.workgroup_id x
+  %t = vyre.const 128 : ui32
+  %s = vyre.mul %g, %t : ui32
+  %a = vyre.add %s, %l : ui32
+  %c = vyre.const 64 : ui32
+  %b = vyre.add %a, %c : ui32
+  %v = vyre.const 1.0 : f32
+  kernel.store_global slot 0 [%a] = %v : f32
+  kernel.store_global slot 0 [%b] = %v : f32
+}
+kernel.descriptor @tiles2d id "0" entry "main" {
+  kernel.dispatch workgroup_size [64, 1, 1] program_workgroup_size [64, 1, 1] grid explicit [4, 2, 1] count [@out2]
+  kernel.binding @out2 slot 0 group 0 global write_only : f32[1000]
+  %l = kernel.local_id x
+  %x = kernel.workgroup_id x
+  %y = kernel.workgroup_id y
+  %gx = vyre.const 4 : ui32
+  %yy = vyre.mul %y, %gx : ui32
+  %g = vyre.add %x, %yy : ui32
+  %t = vyre.const 128 : ui32
+  %s = vyre.mul %g, %t : ui32
+  %a = vyre.add %s, %l : ui32
+  %c = vyre.const 64 : ui32
+  %b = vyre.add %a, %c : ui32
+  %v = vyre.const 1.0 : f32
+  kernel.store_global slot 0 [%a] = %v : f32
+  kernel.store_global slot 0 [%b] = %v : f32
+}
+// CHECK-LABEL: kernel.descriptor @tiles
+// CHECK:       kernel.binding @out slot 0 group 0 global write_only no_clear : f32[1000]
+// CHECK-LABEL: kernel.descriptor @tiles2d
+// CHECK:       kernel.binding @out2 slot 0 group 0 global write_only no_clear : f32[1000]
+
+// -----
+
+// Not covered, tiles: a gap (tiles of 130, stores at 0 and 64 miss 128 and
+// 129), a y multiplier that is not the grid's x extent, and too few tiles
+// (7 x 128 < 1000).
+kernel.descriptor @gap id "0" entry "main" {
+  kernel.dispatch workgroup_size [64, 1, 1] program_workgroup_size [64, 1, 1] grid [8, 1, 1] count [@a]
+  kernel.binding @a slot 0 group 0 global write_only : f32[1000]
+  %l = kernel.local_id x
+  %g = kernel.workgroup_id x
+  %t = vyre.const 130 : ui32
+  %s = vyre.mul %g, %t : ui32
+  %a = vyre.add %s, %l : ui32
+  %c = vyre.const 64 : ui32
+  %b = vyre.add %a, %c : ui32
+  %v = vyre.const 1.0 : f32
+  kernel.store_global slot 0 [%a] = %v : f32
+  kernel.store_global slot 0 [%b] = %v : f32
+}
+kernel.descriptor @skewed id "0" entry "main" {
+  kernel.dispatch workgroup_size [64, 1, 1] program_workgroup_size [64, 1, 1] grid explicit [4, 2, 1] count [@b]
+  kernel.binding @b slot 0 group 0 global write_only : f32[1000]
+  %l = kernel.local_id x
+  %x = kernel.workgroup_id x
+  %y = kernel.workgroup_id y
+  %gx = vyre.const 3 : ui32
+  %yy = vyre.mul %y, %gx : ui32
+  %g = vyre.add %x, %yy : ui32
+  %t = vyre.const 128 : ui32
+  %s = vyre.mul %g, %t : ui32
+  %a = vyre.add %s, %l : ui32
+  %c = vyre.const 64 : ui32
+  %b = vyre.add %a, %c : ui32
+  %v = vyre.const 1.0 : f32
+  kernel.store_global slot 0 [%a] = %v : f32
+  kernel.store_global slot 0 [%b] = %v : f32
+}
+kernel.descriptor @few id "0" entry "main" {
+  kernel.dispatch workgroup_size [64, 1, 1] program_workgroup_size [64, 1, 1] grid [7, 1, 1] count [@c]
+  kernel.binding @c slot 0 group 0 global write_only : f32[1000]
+  %l = kernel.local_id x
+  %g = kernel.workgroup_id x
+  %t = vyre.const 128 : ui32
+  %s = vyre.mul %g, %t : ui32
+  %a = vyre.add %s, %l : ui32
+  %c = vyre.const 64 : ui32
+  %b = vyre.add %a, %c : ui32
+  %v = vyre.const 1.0 : f32
+  kernel.store_global slot 0 [%a] = %v : f32
+  kernel.store_global slot 0 [%b] = %v : f32
+}
+// CHECK-LABEL: kernel.descriptor @gap
+// CHECK-NOT:   no_clear
+// CHECK-LABEL: kernel.descriptor @skewed
+// CHECK-NOT:   no_clear
+// CHECK-LABEL: kernel.descriptor @few
+// CHECK-NOT:   no_clear
+// CHECK:       }

@@ -74,6 +74,22 @@ BRANCHES = program("""  %zero = vyre.const 0.0 : f32
   } else {
     vyre.store @out[%i] = %zero : f32
   }""")
+# each workgroup of 64 writes a tile of 128: out[g * 128 + l] and out[g * 128 + l + 64]
+# (16 workgroups: 2048 >= N); the gapped form's tiles are 130 long, so the same
+# stores miss elements 128 and 129 of every tile
+TILE = """  %g = vyre.workgroup_id x
+  %l = vyre.local_id x
+  %t = vyre.const {tile} : ui32
+  %start = vyre.mul %g, %t : ui32
+  %a = vyre.add %start, %l : ui32
+  %one = vyre.const 1.0 : f32
+  vyre.store @out[%a] = %one : f32
+  %c = vyre.const 64 : ui32
+  %b = vyre.add %a, %c : ui32
+  %two = vyre.const 2.0 : f32
+  vyre.store @out[%b] = %two : f32"""
+TILED = program(TILE.format(tile=128))
+TILED_GAP = program(TILE.format(tile=130))
 READS_OUT = f"""
 vyre.program @p workgroup_size [64, 1, 1] {{
   vyre.buffer @x binding 0 read_only : f32[{N}]
@@ -116,6 +132,10 @@ def numpy_out(text: str) -> np.ndarray:
         out[idx % 2 == 1] = X[idx % 2 == 1]
     elif text is BRANCHES:
         out[:] = np.where(X > 0, X, 0)
+    elif text is TILED:
+        out[:] = np.where(idx % 128 < 64, 1, 2)
+    elif text is TILED_GAP:
+        out[:] = np.select([idx % 130 < 64, idx % 130 < 128], [1, 2], 0)
     return out
 
 
@@ -135,7 +155,9 @@ def marked(text: str) -> set[str]:
 
 
 @pytest.mark.parametrize(
-    "text", [FULL, GUARDED_FULL, WIDENED], ids=["full", "guarded-full", "widened"]
+    "text",
+    [FULL, GUARDED_FULL, WIDENED, TILED],
+    ids=["full", "guarded-full", "widened", "tiled"],
 )
 def test_a_full_writer_is_marked(text):
     assert marked(text) == {"out"}
@@ -145,8 +167,8 @@ def test_a_full_writer_is_marked(text):
 
 @pytest.mark.parametrize(
     "text",
-    [EVEN, SHIFTED, HALF, RETURN_FIRST, LOOP, BRANCHES, READS_OUT],
-    ids=["even", "shifted", "half", "return-first", "loop", "branches", "reads-out"],
+    [EVEN, SHIFTED, HALF, RETURN_FIRST, LOOP, BRANCHES, READS_OUT, TILED_GAP],
+    ids=["even", "shifted", "half", "return-first", "loop", "branches", "reads-out", "tiled-gap"],
 )
 def test_a_partial_or_unproven_writer_is_not_marked(text):
     assert marked(text) == set()
@@ -231,8 +253,8 @@ def test_the_elision_can_be_turned_off(clears, monkeypatch):
 
 @pytest.mark.parametrize(
     "text",
-    [EVEN, HALF, RETURN_FIRST, LOOP],
-    ids=["even", "half", "return-first", "loop"],
+    [EVEN, HALF, RETURN_FIRST, LOOP, TILED_GAP],
+    ids=["even", "half", "return-first", "loop", "tiled-gap"],
 )
 def test_a_partial_writer_keeps_its_clear_over_a_dirty_pool(text, clears, monkeypatch):
     dirty_pool()
@@ -248,7 +270,19 @@ def test_a_partial_writer_keeps_its_clear_over_a_dirty_pool(text, clears, monkey
 
 @pytest.mark.parametrize(
     "text",
-    [FULL, GUARDED_FULL, WIDENED, EVEN, SHIFTED, HALF, RETURN_FIRST, LOOP, BRANCHES],
+    [
+        FULL,
+        GUARDED_FULL,
+        WIDENED,
+        EVEN,
+        SHIFTED,
+        HALF,
+        RETURN_FIRST,
+        LOOP,
+        BRANCHES,
+        TILED,
+        TILED_GAP,
+    ],
     ids=[
         "full",
         "guarded-full",
@@ -259,6 +293,8 @@ def test_a_partial_writer_keeps_its_clear_over_a_dirty_pool(text, clears, monkey
         "return-first",
         "loop",
         "branches",
+        "tiled",
+        "tiled-gap",
     ],
 )
 def test_wgpu_matches_the_reference_over_a_dirty_pool(text):
@@ -287,6 +323,40 @@ def test_a_host_array_longer_than_the_static_count_keeps_its_clear(clears):
     )["out"]
     np.testing.assert_array_equal(out, np.concatenate([x[:64], np.zeros(64, np.float32)]))
     assert clears == [128 * 4]
+
+
+def test_the_coarsened_scans_output_is_not_cleared(clears):
+    """The add-back of a scan coarsened to reduce-then-scan stores tiles of
+    2048 elements (8 stores per invocation, a workgroup's 256 lanes apart): the
+    analysis proves them, so the run leaves its 4 MiB output unzeroed, over a
+    dirty pool, and the result is numpy's. (Below 2^20 elements the pass keeps
+    the first level's block scan, whose stores the first rule proves.)"""
+    n = 1 << 20
+    x = np.random.default_rng(3).integers(-2, 3, n).astype(np.float32)
+    text = _coarsened_scan(n)
+    vyre_xdsl.run(text, {"x": x + 7}, backend="wgpu")  # dirty the pool
+    clears.clear()
+    out = vyre_xdsl.run(text, {"x": x}, backend="wgpu")["out"]
+    np.testing.assert_array_equal(out, np.cumsum(x, dtype=np.float64).astype(np.float32))
+    assert n * 4 not in clears
+
+
+def _coarsened_scan(n: int) -> str:
+    """bench/workloads.py's scan of `n` elements after vyre-coarsen-reductions
+    (reduce-then-scan at the first level), as IR text."""
+    import sys
+    from pathlib import Path
+
+    from xdsl.context import Context
+
+    from vyre_xdsl.passes.vyre_coarsen_reductions import VyreCoarsenReductionsPass
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
+    from workloads import scan_text
+
+    module = parse_module(scan_text(n))
+    VyreCoarsenReductionsPass(reassociate_floats=True).apply(Context(), module)
+    return str(module)
 
 
 def test_no_clear_is_only_for_a_writable_global_binding():

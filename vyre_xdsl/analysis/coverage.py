@@ -18,6 +18,15 @@ proof is deliberately narrow; anything it does not recognise is "not proven":
   in an enclosing scope) may end the invocation (`kernel.return`, a trap, an
   op that may trap). A store in a loop or under any other condition does not
   count;
+- or, a tiled store: every invocation reaches (by the same rule, with no
+  guard) stores to the binding at `g * T + local_id x + c_j`, with `T` and
+  each `c_j` `ui32` constants, whose ranges `[c_j, c_j + W)` for a program
+  workgroup `[W, 1, 1]` cover `[0, T)`: each workgroup writes a tile of `T`
+  elements, as a coarsened scan's add-back does. `g` is the workgroup's index
+  among the `G` of a static launch, not widened: `workgroup_id x` (the
+  logical workgroup, or an explicit grid `[G, 1, 1]`), or `workgroup_id x +
+  workgroup_id y * GX` over an explicit grid `[GX, GY, 1]`. `G * T` must be at
+  least the binding's count, and no index may pass `2^32 - 1`;
 - the launch has at least as many `invocation_id x` values as the binding has
   elements: a static grid of G logical workgroups has G times the program's
   workgroup x size of them (a kernel widened from `[1, 1, 1]`: at least the
@@ -43,7 +52,9 @@ from xdsl.ir import Operation, SSAValue
 from vyre_xdsl import semantics
 from vyre_xdsl.analysis.expressions import may_trap
 from vyre_xdsl.dialects import kernel as k
-from vyre_xdsl.dialects.vyre import AndOp, ConstOp, LtOp, ui32
+from vyre_xdsl.dialects.vyre import AddOp, AndOp, ConstOp, LtOp, MulOp, ui32
+
+U32_MAX = 0xFFFFFFFF
 
 
 def writes_every_element(descriptor: k.DescriptorOp, binding: k.BindingOp) -> bool:
@@ -62,6 +73,8 @@ def writes_every_element(descriptor: k.DescriptorOp, binding: k.BindingOp) -> bo
     for op in descriptor.body.walk():
         if isinstance(op, k.LoadGlobalOp | k.AtomicOp) and op.slot_number == slot:
             return False
+    if _tiles_cover(descriptor, binding):
+        return True
     if not _launch_covers(descriptor, binding):
         return False
     return _stores_everywhere(descriptor.body.block.ops, binding)
@@ -131,6 +144,113 @@ def _stores_everywhere(ops, binding: k.BindingOp) -> bool:
         if _may_end_invocation(op):
             return False
     return False
+
+
+def _tiles_cover(descriptor: k.DescriptorOp, binding: k.BindingOp) -> bool:
+    """Whether stores reached by every invocation write a tile of `T` elements
+    per workgroup (`g * T + local_id x + c_j`, `g` the workgroup's index) that
+    together cover the binding (see the module docstring)."""
+    dispatch = descriptor.dispatch()
+    if dispatch is None or dispatch.indirect_buffer is not None or dispatch.is_widened:
+        return False
+    program, count = dispatch.program_workgroup, binding.static_count
+    if program[1:] != (1, 1) or count is None:
+        return False
+    stores = _stores_reached(descriptor.body.block.ops, binding)
+    forms = {_tile_form(store.index, dispatch) for store in stores}
+    if not forms or None in forms or len({form[:2] for form in forms}) != 1:
+        return False
+    groups, tile, _ = next(iter(forms))
+    offsets = sorted(offset for _, _, offset in forms)
+    width = program[0]
+    last = (groups - 1) * tile + width - 1 + offsets[-1]
+    if tile == 0 or groups * tile < count or last > U32_MAX:
+        return False
+    covered = 0  # [0, covered) is written in every tile
+    for offset in offsets:
+        if offset > covered:
+            return False
+        covered = max(covered, offset + width)
+    return covered >= tile
+
+
+def _stores_reached(ops, binding: k.BindingOp) -> list[k.StoreGlobalOp]:
+    """The stores of `binding` among `ops` (entering blocks and regions) that
+    every invocation reaches: those before the first op that may end it."""
+    stores = []
+    for op in ops:
+        if isinstance(op, k.StoreGlobalOp) and op.slot_number == binding.slot_number:
+            stores.append(op)
+        elif isinstance(op, k.BlockOp | k.RegionOp):
+            stores.extend(_stores_reached(op.body.block.ops, binding))
+        if _may_end_invocation(op):
+            break
+    return stores
+
+
+def _tile_form(index: SSAValue, dispatch: k.DispatchOp) -> tuple[int, int, int] | None:
+    """`(G, T, c)` when `index` is `g * T + local_id x + c` (additions in any
+    order, `ui32` constants), with `g` the index of the workgroup among the
+    `G` of the launch (`_workgroups`); else None."""
+    terms = _sum_terms(index, dispatch)
+    if terms is None:
+        return None
+    groups = [t for t in terms if isinstance(t, tuple)]
+    lanes = [t for t in terms if isinstance(t, k.LocalIdOp) and t.axis_index == 0]
+    constants = [t for t in terms if isinstance(t, int)]
+    if len(groups) != 1 or len(lanes) != 1 or len(terms) != 2 + len(constants):
+        return None
+    return (*groups[0], sum(constants))
+
+
+def _sum_terms(value: SSAValue, dispatch: k.DispatchOp) -> list | None:
+    """The terms of a `ui32` sum: ints for constants, `local_id` ops, and
+    `(G, T)` for `g * T`; None for anything else."""
+    owner = value.owner
+    if isinstance(owner, ConstOp) and owner.result.type == ui32:
+        return [int(owner.literal())]
+    if isinstance(owner, k.LocalIdOp):
+        return [owner]
+    if isinstance(owner, AddOp) and owner.result.type == ui32:
+        lhs, rhs = _sum_terms(owner.lhs, dispatch), _sum_terms(owner.rhs, dispatch)
+        return None if lhs is None or rhs is None else lhs + rhs
+    if isinstance(owner, MulOp) and owner.result.type == ui32:
+        for group, factor in ((owner.lhs, owner.rhs), (owner.rhs, owner.lhs)):
+            count = _workgroups(group, dispatch)
+            if count is not None and isinstance(factor.owner, ConstOp):
+                return [(count, int(factor.owner.literal()))]
+    return None
+
+
+def _workgroups(value: SSAValue, dispatch: k.DispatchOp) -> int | None:
+    """`G` when `value` takes each of `0 .. G-1` in exactly one workgroup of the
+    launch: `workgroup_id x` over a static logical grid (the logical workgroup)
+    or over an explicit grid `[G, 1, 1]`, or `workgroup_id x + workgroup_id y * GX`
+    over an explicit grid `[GX, GY, 1]`."""
+    grid = dispatch.logical_static_grid
+    if grid is None or grid[2] != 1:
+        return None
+    owner = value.owner
+    if _is_workgroup_id(owner, 0):
+        return grid[0] * grid[1] if not dispatch.is_explicit or grid[1] == 1 else None
+    if not (dispatch.is_explicit and isinstance(owner, AddOp)):
+        return None
+    for x, y_term in ((owner.lhs, owner.rhs), (owner.rhs, owner.lhs)):
+        scaled = y_term.owner
+        if not (_is_workgroup_id(x.owner, 0) and isinstance(scaled, MulOp)):
+            continue
+        for y, size in ((scaled.lhs, scaled.rhs), (scaled.rhs, scaled.lhs)):
+            if (
+                _is_workgroup_id(y.owner, 1)
+                and isinstance(size.owner, ConstOp)
+                and int(size.owner.literal()) == grid[0]
+            ):
+                return grid[0] * grid[1]
+    return None
+
+
+def _is_workgroup_id(op, axis: int) -> bool:
+    return isinstance(op, k.WorkgroupIdOp) and op.axis_index == axis
 
 
 def _may_end_invocation(op: Operation) -> bool:

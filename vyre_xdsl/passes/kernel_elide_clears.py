@@ -6,7 +6,8 @@ This pass marks a binding `no_clear` when that zeroing cannot show: the
 descriptor is the first of the module to bind the buffer and provably stores
 every element of it without reading it (`writes_every_element` in
 `vyre_xdsl.analysis.coverage`: stores at `invocation_id x` reached by every
-invocation, a grid that covers the count). Every other binding loses the mark,
+invocation and a grid that covers the count, or stores at `g * T + local_id x
++ c_j` that cover a tile of `T` per workgroup and tiles that cover the count). Every other binding loses the mark,
 so the pass is the one place that decides it. `vyre-lower` runs it before
 `kernel-verify`, which rejects a `no_clear` the analysis cannot prove.
 
