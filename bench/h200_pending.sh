@@ -12,6 +12,7 @@
 #   bash bench/h200_pending.sh scan OUT         # the scan's kernels against hand-written forms
 #   bash bench/h200_pending.sh submissions OUT  # the public chain's submissions and work bounds
 #   bash bench/h200_pending.sh open OUT         # submissions, then the public chain, tree and scan
+#                                               # (profiled and back to back), and trap-record waits
 #   bash bench/h200_pending.sh leads OUT        # what already leads (neighbour, stencil, histogram,
 #                                               # chain4), and the scan's add-back against hand-written forms
 #
@@ -113,8 +114,9 @@ open)
         --json "$out/submissions.json"
     step chain_tree 200 python3 workloads.py --workloads chain8 sum_tree --log2n 28 --reps 7 \
         --coarsen-reductions --chain-public --json "$out/chain_tree.json"
-    step scan_workload 200 python3 workloads.py --workloads scan --log2n 28 --reps 9 \
-        --coarsen-reductions --json "$out/scan_workload.json"
+    step scan_workload 150 python3 workloads.py --workloads scan --log2n 28 --reps 9 \
+        --coarsen-reductions --back-to-back --json "$out/scan_workload.json"
+    step trap_checks 60 python3 trap_checks.py --log2n 28 --reps 7 --json "$out/trap_checks.json"
     ;;
 leads)
     step leads 300 python3 workloads.py --workloads neighbour stencil3 hist_naive chain4 --log2n 28 \
