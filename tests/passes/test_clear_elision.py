@@ -9,9 +9,11 @@ import importlib
 
 import numpy as np
 import pytest
+from hypothesis import given, note, settings
+from hypothesis import strategies as st
 
 import vyre_xdsl
-from vyre_xdsl.analysis import covered_bindings
+from vyre_xdsl.analysis import covered_bindings, writes_every_element
 from vyre_xdsl.context import parse_module
 from vyre_xdsl.diagnostics import VyreDiagnostic
 from vyre_xdsl.dialects import kernel as k
@@ -368,3 +370,77 @@ kernel.descriptor @d id "0" entry "main" {
 """
     with pytest.raises(Exception, match="'no_clear' applies only to a writable global binding"):
         parse_module(text).verify()
+
+
+# ------------------------------------------------------------------ tiles, drawn at random
+
+
+def _tile_descriptor(width: int, tile: int, offsets: list[int], grid: tuple, count: int) -> str:
+    """A kernel whose workgroups of `width` store at g * tile + local_id x + c for
+    each c of `offsets`; `grid` (gx, gy) is explicit when gy > 1 (g = x + y * gx)."""
+    gx, gy = grid
+    lines = [
+        "  %l = kernel.local_id x",
+        "  %x = kernel.workgroup_id x",
+        f"  %t = vyre.const {tile} : ui32",
+        "  %v = vyre.const 1.0 : f32",
+    ]
+    group = "%x"
+    if gy > 1:
+        lines += [
+            "  %y = kernel.workgroup_id y",
+            f"  %gx = vyre.const {gx} : ui32",
+            "  %yy = vyre.mul %y, %gx : ui32",
+            "  %g = vyre.add %x, %yy : ui32",
+        ]
+        group = "%g"
+    lines += [f"  %s = vyre.mul {group}, %t : ui32", "  %a = vyre.add %s, %l : ui32"]
+    for j, offset in enumerate(offsets):
+        lines += [
+            f"  %c{j} = vyre.const {offset} : ui32",
+            f"  %i{j} = vyre.add %a, %c{j} : ui32",
+            f"  kernel.store_global slot 0 [%i{j}] = %v : f32",
+        ]
+    explicit = "explicit " if gy > 1 else ""
+    return (
+        'kernel.descriptor @d id "0" entry "main" {\n'
+        f"  kernel.dispatch workgroup_size [{width}, 1, 1] program_workgroup_size [{width}, 1, 1]"
+        f" grid {explicit}[{gx}, {gy}, 1] count [@out]\n"
+        f"  kernel.binding @out slot 0 group 0 global write_only : f32[{count}]\n"
+        + "\n".join(lines)
+        + "\n}\n"
+    )
+
+
+def _numpy_covers(width, tile, offsets, grid, count) -> bool:
+    """Whether the stores reach every element below `count`, by enumerating them."""
+    groups = np.arange(grid[0] * grid[1])[:, None, None]
+    lanes = np.arange(width)[None, :, None]
+    written = (groups * tile + lanes + np.array(offsets)[None, None, :]).ravel()
+    return bool(np.isin(np.arange(count), written).all())
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    width=st.sampled_from([1, 4, 32, 64]),
+    tile=st.integers(1, 200),
+    offsets=st.lists(st.integers(0, 260), min_size=1, max_size=6),
+    gx=st.integers(1, 12),
+    gy=st.sampled_from([1, 1, 2, 3]),
+    extra=st.integers(-300, 40),
+)
+def test_a_tile_marked_covered_is_covered(width, tile, offsets, gx, gy, extra):
+    """Sound: whenever the analysis proves a tiled output written in full, the
+    stores (enumerated with numpy) reach every element; and where the offsets
+    stay inside the tile, cover it and the tiles cover the count, it proves it."""
+    count = max(1, gx * gy * tile + extra)
+    text = _tile_descriptor(width, tile, offsets, (gx, gy), count)
+    (descriptor,) = k.descriptors(parse_module(text))
+    (binding,) = descriptor.bindings()
+    proven = writes_every_element(descriptor, binding)
+    note(text)
+    if proven:
+        assert _numpy_covers(width, tile, offsets, (gx, gy), count)
+    inside = all(c < tile for c in offsets)
+    if inside and gx * gy * tile >= count and _numpy_covers(width, tile, offsets, (1, 1), tile):
+        assert proven
