@@ -51,8 +51,9 @@ from xdsl.ir import Operation, SSAValue
 
 from vyre_xdsl import semantics
 from vyre_xdsl.analysis.expressions import may_trap
+from vyre_xdsl.analysis.tiling import affine_form
 from vyre_xdsl.dialects import kernel as k
-from vyre_xdsl.dialects.vyre import AddOp, AndOp, ConstOp, LtOp, MulOp, ui32
+from vyre_xdsl.dialects.vyre import AndOp, ConstOp, LtOp, ui32
 
 U32_MAX = 0xFFFFFFFF
 
@@ -73,11 +74,11 @@ def writes_every_element(descriptor: k.DescriptorOp, binding: k.BindingOp) -> bo
     for op in descriptor.body.walk():
         if isinstance(op, k.LoadGlobalOp | k.AtomicOp) and op.slot_number == slot:
             return False
-    if _tiles_cover(descriptor, binding):
+    if _launch_covers(descriptor, binding) and _stores_everywhere(
+        descriptor.body.block.ops, binding
+    ):
         return True
-    if not _launch_covers(descriptor, binding):
-        return False
-    return _stores_everywhere(descriptor.body.block.ops, binding)
+    return _tiles_cover(descriptor, binding)
 
 
 def covered_bindings(descriptor: k.DescriptorOp) -> set[str]:
@@ -189,68 +190,32 @@ def _stores_reached(ops, binding: k.BindingOp) -> list[k.StoreGlobalOp]:
 
 
 def _tile_form(index: SSAValue, dispatch: k.DispatchOp) -> tuple[int, int, int] | None:
-    """`(G, T, c)` when `index` is `g * T + local_id x + c` (additions in any
-    order, `ui32` constants), with `g` the index of the workgroup among the
-    `G` of the launch (`_workgroups`); else None."""
-    terms = _sum_terms(index, dispatch)
-    if terms is None:
-        return None
-    groups = [t for t in terms if isinstance(t, tuple)]
-    lanes = [t for t in terms if isinstance(t, k.LocalIdOp) and t.axis_index == 0]
-    constants = [t for t in terms if isinstance(t, int)]
-    if len(groups) != 1 or len(lanes) != 1 or len(terms) != 2 + len(constants):
-        return None
-    return (*groups[0], sum(constants))
-
-
-def _sum_terms(value: SSAValue, dispatch: k.DispatchOp) -> list | None:
-    """The terms of a `ui32` sum: ints for constants, `local_id` ops, and
-    `(G, T)` for `g * T`; None for anything else."""
-    owner = value.owner
-    if isinstance(owner, ConstOp) and owner.result.type == ui32:
-        return [int(owner.literal())]
-    if isinstance(owner, k.LocalIdOp):
-        return [owner]
-    if isinstance(owner, AddOp) and owner.result.type == ui32:
-        lhs, rhs = _sum_terms(owner.lhs, dispatch), _sum_terms(owner.rhs, dispatch)
-        return None if lhs is None or rhs is None else lhs + rhs
-    if isinstance(owner, MulOp) and owner.result.type == ui32:
-        for group, factor in ((owner.lhs, owner.rhs), (owner.rhs, owner.lhs)):
-            count = _workgroups(group, dispatch)
-            if count is not None and isinstance(factor.owner, ConstOp):
-                return [(count, int(factor.owner.literal()))]
-    return None
-
-
-def _workgroups(value: SSAValue, dispatch: k.DispatchOp) -> int | None:
-    """`G` when `value` takes each of `0 .. G-1` in exactly one workgroup of the
-    launch: `workgroup_id x` over a static logical grid (the logical workgroup)
-    or over an explicit grid `[G, 1, 1]`, or `workgroup_id x + workgroup_id y * GX`
-    over an explicit grid `[GX, GY, 1]`."""
+    """`(G, T, c)` when `index` is `g * T + local_id x + c` (`affine_form` over
+    the ids), with `g` the index of the workgroup among the `G` of the launch:
+    `workgroup_id x` over a static logical grid (the logical workgroup) or an
+    explicit grid `[G, 1, 1]`, or `workgroup_id x + workgroup_id y * GX` over an
+    explicit grid `[GX, GY, 1]`; else None."""
     grid = dispatch.logical_static_grid
-    if grid is None or grid[2] != 1:
+    form = affine_form(index, leaf=_id_key)
+    if grid is None or grid[2] != 1 or form is None or form.get("lane") != 1:
         return None
-    owner = value.owner
-    if _is_workgroup_id(owner, 0):
-        return grid[0] * grid[1] if not dispatch.is_explicit or grid[1] == 1 else None
-    if not (dispatch.is_explicit and isinstance(owner, AddOp)):
+    if set(form) - {"lane", "wx", "wy", ""}:
         return None
-    for x, y_term in ((owner.lhs, owner.rhs), (owner.rhs, owner.lhs)):
-        scaled = y_term.owner
-        if not (_is_workgroup_id(x.owner, 0) and isinstance(scaled, MulOp)):
-            continue
-        for y, size in ((scaled.lhs, scaled.rhs), (scaled.rhs, scaled.lhs)):
-            if (
-                _is_workgroup_id(y.owner, 1)
-                and isinstance(size.owner, ConstOp)
-                and int(size.owner.literal()) == grid[0]
-            ):
-                return grid[0] * grid[1]
+    tile, y = form.get("wx", 0), form.get("wy", 0)
+    if dispatch.is_explicit and grid[1] > 1 and y != grid[0] * tile:
+        return None
+    if y and not dispatch.is_explicit:
+        return None
+    return grid[0] * grid[1], tile, form.get("", 0)
+
+
+def _id_key(op: Operation) -> str | None:
+    """The `affine_form` key of a lane or workgroup id (`local_id x`, `workgroup_id x`/`y`)."""
+    if isinstance(op, k.LocalIdOp) and op.axis_index == 0:
+        return "lane"
+    if isinstance(op, k.WorkgroupIdOp) and op.axis_index < 2:
+        return ("wx", "wy")[op.axis_index]
     return None
-
-
-def _is_workgroup_id(op, axis: int) -> bool:
-    return isinstance(op, k.WorkgroupIdOp) and op.axis_index == axis
 
 
 def _may_end_invocation(op: Operation) -> bool:

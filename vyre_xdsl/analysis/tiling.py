@@ -68,6 +68,7 @@ variable and constants.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from xdsl.ir import Operation, SSAValue
@@ -157,10 +158,15 @@ def _const(value: SSAValue) -> int | None:
     return None
 
 
-def affine_form(value: SSAValue, k_name: str | None = None) -> dict[str, int] | None:
+def affine_form(
+    value: SSAValue,
+    k_name: str | None = None,
+    leaf: Callable[[Operation], str | None] | None = None,
+) -> dict[str, int] | None:
     """`value` as `{ROW: a, COL: b, K: c, "": d}` (coefficients mod 2^32, zero
     terms, a zero constant included, left out) when it is affine in `invocation_id y`, `invocation_id x`
-    and the loop variable `k_name`, else None."""
+    and the loop variable `k_name`, else None. `leaf(op)` names further
+    variables: the key of an op's term, or None for an op that is none."""
     if value.type != ui32:
         return None
     op = _owner(value)
@@ -173,10 +179,13 @@ def affine_form(value: SSAValue, k_name: str | None = None) -> dict[str, int] | 
         return {COL: 1} if op.axis_index == 0 else {ROW: 1} if op.axis_index == 1 else None
     if isinstance(op, VarOp):
         return {K: 1} if k_name is not None and op.var_name.data == k_name else None
+    key = None if leaf is None else leaf(op)
+    if key is not None:
+        return {key: 1}
     name = op.name.removeprefix("vyre.")
     if name not in ("add", "sub", "mul", "shl") or len(op.operands) != 2:
         return None
-    a, b = (affine_form(v, k_name) for v in op.operands)
+    a, b = (affine_form(v, k_name, leaf) for v in op.operands)
     if a is None or b is None:
         return None
     if name == "add":
