@@ -131,7 +131,7 @@ vyre.program @rowsum workgroup_size [4, 4, 1] grid [1, 1, 1] {
 // CHECK-LABEL: vyre.program @rowsum workgroup_size [4, 4, 1] grid [1, 1, 1] {
 // CHECK-NOT:     vyre.barrier
 // CHECK:         vyre.loop @kk
-// REMARK: vyre-tile.mlir:[[# @LINE - 27]]:1: remark: not tiled: the loop body does not load exactly two buffers once each (loads: @A)
+// REMARK: vyre-tile.mlir:[[# @LINE - 27]]:1: remark: not tiled: the loop body does not make exactly two loads (loads: @A)
 
 // -----
 

@@ -49,15 +49,17 @@ have this shape. What it proves:
   guard), holding: one `vyre.let @acc`, one `vyre.loop @k` with
   dispatch-uniform bounds, one `vyre.store` after it;
 - the loop body is expressions and one `vyre.assign @acc` (the update); it
-  loads from exactly two buffers that the program never writes: one at an
-  index affine in `(row, k)` with no column term (the row operand), one at an
-  index affine in `(k, col)` with no row term (the column operand), both
-  varying with `k`;
+  makes exactly two loads, of buffers that the program never writes (one
+  buffer twice, as in `A A^T`, is allowed): one at an index affine in
+  `(row, k)` with no column term (the row operand), one at an index affine in
+  `(k, col)` with no row term (the column operand), both varying with `k`;
 - the store writes a buffer at an index affine in `(row, col)` that is
   injective over the guarded rows and columns: each output is written once,
   by one invocation; the stored value and the initial value of `@acc` are
-  expressions of the ids, constants and unwritten buffers (and of `@acc`
-  for the stored value);
+  expressions of the ids, constants and loads (and of `@acc` for the stored
+  value); a load reads a buffer the program never writes, or the stored
+  buffer at the store's own index (`C = beta * C + alpha * acc`): only the
+  invocation that writes an element reads it;
 - nothing may trap (`si32` division), so computing an output that the guard
   would not store is harmless.
 
@@ -245,7 +247,7 @@ def guard_bounds(cond: SSAValue) -> dict[str, int]:
     return bounds
 
 
-def _injective(form: dict[str, int], rows: int, cols: int) -> bool:
+def injective_over(form: dict[str, int], rows: int, cols: int) -> bool:
     """Whether `form` (in ROW and COL) takes distinct values on [0, rows) x
     [0, cols) without wrapping."""
     if set(form) - {ROW, COL, ""} or rows < 1 or cols < 1:
@@ -260,17 +262,25 @@ def _injective(form: dict[str, int], rows: int, cols: int) -> bool:
     return (b != 0 and a >= b * cols) or (a != 0 and b >= a * rows)
 
 
-def _is_ids_only(value: SSAValue, allowed_loads: set[str], seen: dict[SSAValue, bool]) -> bool:
-    """Whether `value` is computed by expressions (and loads of `allowed_loads`)
-    from ids, constants, `buf_len` and `repetition` alone."""
+#: which loads an expression of the ids may make
+Readable = Callable[[LoadOp], bool]
+
+
+def _no_loads(load: LoadOp) -> bool:
+    return False
+
+
+def _is_ids_only(value: SSAValue, readable: Readable, seen: dict[SSAValue, bool]) -> bool:
+    """Whether `value` is computed by expressions (and loads that `readable`
+    allows) from ids, constants, `buf_len` and `repetition` alone."""
     if value in seen:
         return seen[value]
     op = _owner(value)
     ok = op is not None and (
         (is_expression(op) and not isinstance(op, (VarOp, CallOp, *_REFUSED_OPS)))
-        or (isinstance(op, LoadOp) and op.buffer_name in allowed_loads)
+        or (isinstance(op, LoadOp) and readable(op))
     )
-    ok = ok and all(_is_ids_only(v, allowed_loads, seen) for v in op.operands)
+    ok = ok and all(_is_ids_only(v, readable, seen) for v in op.operands)
     seen[value] = ok
     return ok
 
@@ -302,14 +312,14 @@ def recognize(program: ProgramOp) -> TileNest | NotTileable:
         guard = nested[0]
         if guard.has_else:
             return NotTileable("the guard 'vyre.if' has an else branch")
-        if not _is_ids_only(guard.cond, set(), {}):
+        if not _is_ids_only(guard.cond, _no_loads, {}):
             return NotTileable("the guard is not an expression of the ids and constants")
         outside = [op for op in statements if op is not guard]
         body = list(guard.then_region.block.ops)
     else:
         outside = []
     for op in outside:
-        if not is_expression(op):
+        if not (is_expression(op) or isinstance(op, LoadOp)):
             return NotTileable(f"'{op.name}' beside the guard")
     lets = [op for op in body if isinstance(op, LetOp)]
     loops = [op for op in body if isinstance(op, LoopOp)]
@@ -324,7 +334,7 @@ def recognize(program: ProgramOp) -> TileNest | NotTileable:
     for op in body:
         if isinstance(op, VarOp) and op.var_name.data == acc_name:
             continue
-        if op not in (acc, loop, store) and not is_expression(op):
+        if op not in (acc, loop, store) and not (is_expression(op) or isinstance(op, LoadOp)):
             return NotTileable(f"'{op.name}' in the nest")
     order = body.index
     if not order(acc) < order(loop) < order(store):
@@ -335,8 +345,6 @@ def recognize(program: ProgramOp) -> TileNest | NotTileable:
                 return NotTileable(f"@{acc_name} is read before the loop")
     if not (is_dispatch_uniform(loop.lower) and is_dispatch_uniform(loop.upper)):
         return NotTileable("the loop bounds are not the same in every invocation")
-    if not _is_ids_only(acc.value, unwritten, {}):
-        return NotTileable(f"the initial value of @{acc_name} is not an expression of the ids")
     # the loop body: expressions, loads, one assignment of the accumulator
     inner = list(loop.body.block.ops)
     assigns = [op for op in inner if isinstance(op, AssignOp)]
@@ -351,17 +359,14 @@ def recognize(program: ProgramOp) -> TileNest | NotTileable:
         if isinstance(op, VarOp) and op.var_name.data not in (acc_name, k_name):
             return NotTileable(f"the loop body reads named local @{op.var_name.data}")
     loads = [op for op in inner if isinstance(op, LoadOp)]
-    by_buffer: dict[str, list[LoadOp]] = {}
-    for load in loads:
-        by_buffer.setdefault(load.buffer_name, []).append(load)
-    if len(by_buffer) != 2 or any(len(v) != 1 for v in by_buffer.values()):
+    if len(loads) != 2:
         return NotTileable(
-            "the loop body does not load exactly two buffers once each "
-            f"(loads: {', '.join('@' + b for b in by_buffer) or 'none'})"
+            "the loop body does not make exactly two loads "
+            f"(loads: {', '.join('@' + load.buffer_name for load in loads) or 'none'})"
         )
     row_load = col_load = None
     forms: dict[LoadOp, dict[str, int]] = {}
-    for (load,) in by_buffer.values():
+    for load in loads:
         if load.buffer_name not in unwritten:
             return NotTileable(f"@{load.buffer_name} is written by the program")
         form = affine_form(load.index, k_name)
@@ -387,12 +392,23 @@ def recognize(program: ProgramOp) -> TileNest | NotTileable:
     store_form = affine_form(store.index)
     if store_form is None or K in store_form:
         return NotTileable("the store index is not affine in the row and the column")
-    if not _injective(
+    if not injective_over(
         store_form, min(rows, bounds.get(ROW, rows)), min(cols, bounds.get(COL, cols))
     ):
         return NotTileable("the store index may give two invocations the same element")
-    seen: dict[SSAValue, bool] = {}
-    if not _stored_value_ok(store.value, acc_name, unwritten, seen):
+    readable = _readable(unwritten, store, store_form)
+    for op in (*outside, *body):
+        if isinstance(op, LoadOp) and not readable(op):
+            return NotTileable(
+                f"@{op.buffer_name} is written by the program and read outside the loop "
+                "other than at the store's index"
+            )
+    if not _is_ids_only(acc.value, readable, {}):
+        return NotTileable(
+            f"the initial value of @{acc_name} is not an expression of the ids "
+            "(and of loads of unwritten buffers, or of the output at the store's index)"
+        )
+    if not _stored_value_ok(store.value, acc_name, readable, {}):
         return NotTileable("the stored value is not an expression of the accumulator and the ids")
     if not _update_ok(update.value, loop, acc_name, k_name, {row_load, col_load}, unwritten):
         return NotTileable("the update reads something other than the loads, @acc and the ids")
@@ -413,6 +429,19 @@ def recognize(program: ProgramOp) -> TileNest | NotTileable:
     )
 
 
+def _readable(unwritten: set[str], store: StoreOp, store_form: dict[str, int]) -> Readable:
+    """Loads outside the loop that tiling keeps: of a buffer the program never
+    writes, or of the stored buffer at the store's own index, which only the
+    invocation that stores there reads (the store is injective)."""
+
+    def readable(load: LoadOp) -> bool:
+        if load.buffer_name in unwritten:
+            return True
+        return load.buffer_name == store.buffer_name and affine_form(load.index) == store_form
+
+    return readable
+
+
 def order_of(op: Operation, body: list[Operation]) -> int:
     """The position in `body` of `op` or of its ancestor there."""
     while op not in body:
@@ -424,7 +453,7 @@ def order_of(op: Operation, body: list[Operation]) -> int:
 
 
 def _stored_value_ok(
-    value: SSAValue, acc_name: str, unwritten: set[str], seen: dict[SSAValue, bool]
+    value: SSAValue, acc_name: str, readable: Readable, seen: dict[SSAValue, bool]
 ) -> bool:
     op = _owner(value)
     if isinstance(op, VarOp):
@@ -432,10 +461,10 @@ def _stored_value_ok(
     if op is None:
         return False
     if isinstance(op, LoadOp):
-        return op.buffer_name in unwritten and _is_ids_only(op.index, unwritten, seen)
+        return readable(op) and _is_ids_only(op.index, readable, seen)
     if not is_expression(op) or isinstance(op, _REFUSED_OPS):
         return False
-    return all(_stored_value_ok(v, acc_name, unwritten, seen) for v in op.operands)
+    return all(_stored_value_ok(v, acc_name, readable, seen) for v in op.operands)
 
 
 def _update_ok(
