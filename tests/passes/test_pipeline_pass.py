@@ -78,6 +78,7 @@ def test_pipeline_options_and_steps():
     assert names == [
         "convert-to-vyre",
         "vyre-inline",
+        "vyre-scalar-replace",
         "vyre-coarsen-reductions",
         "vyre-fuse",
         "vyre-coarsen-reductions",
@@ -90,9 +91,9 @@ def test_pipeline_options_and_steps():
         "kernel-verify",
     ]
     # coarsened before fusion: only the levels fed by module inputs; after it, the rest
-    before, after = pass_.steps()[2], pass_.steps()[4]
+    before, after = pass_.steps()[3], pass_.steps()[5]
     assert before.inputs_only is True and after.inputs_only is False
-    privatize, lower, verify = pass_.steps()[7], pass_.steps()[8], pass_.steps()[-1]
+    privatize, lower, verify = pass_.steps()[8], pass_.steps()[9], pass_.steps()[-1]
     assert lower.subgroup_size == 8 and lower.max_storage_buffers == 16
     assert verify.subgroup_size == 8 and verify.max_storage_buffers == 16
     # the pipeline privatizes as a step of its own, with the profile's workgroup storage
@@ -101,6 +102,7 @@ def test_pipeline_options_and_steps():
     assert [s.name for s in VyreToWgslPass().steps()] == [
         "convert-to-vyre",
         "vyre-inline",
+        "vyre-scalar-replace",
         "vyre-coarsen-reductions",
         "vyre-elide-bounds-selects",
         "vyre-split-grid-sync",
@@ -113,13 +115,13 @@ def test_pipeline_options_and_steps():
     ]
     # without coarsening, fusion alone; forced fusion coarsens nothing before it
     plain = VyreToKernelPass(fuse=True, coarsen_reductions=False)
-    assert [s.name for s in plain.steps()][2:4] == ["vyre-fuse", "vyre-elide-bounds-selects"]
+    assert [s.name for s in plain.steps()][3:5] == ["vyre-fuse", "vyre-elide-bounds-selects"]
     assert [(s.name, s.force) for s in VyreToKernelPass().fusion_steps(force=True)] == [
         ("vyre-fuse", True)
     ]
     # float permission reaches both runs
     both = VyreToKernelPass(fuse=True, reassociate_floats=True).steps()
-    assert [s.reassociate_floats for s in (both[2], both[4])] == [True, True]
+    assert [s.reassociate_floats for s in (both[3], both[5])] == [True, True]
     assert [p.name for p in expand([VyreToKernelPass(), lower])][-2:] == [
         "kernel-verify",
         "vyre-lower",

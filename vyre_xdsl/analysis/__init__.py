@@ -17,7 +17,8 @@ always those of the IR as it is now.
 | `dependences` | the dependences between consecutive programs and their strength (`hazards`, `classify`; `barrier_hazards`: the few that place barriers, linear in the programs) as fusion uses them |
 | `coverage` | which buffers a kernel descriptor provably writes in full without reading them (`writes_every_element`, `covered_bindings`), so a runtime may leave them uncleared |
 | `reductions` | workgroup tree reductions and scans: the shape of a textbook tree level (`tree_level`) and of a Hillis-Steele block scan (`scan_level`), whether its combine may be regrouped (`combine_refusal`) and whether a tree's partials are observable (`partials_refusal`), as `vyre-coarsen-reductions` uses them (import from `vyre_xdsl.analysis.reductions`) |
-| `tiling` | the naive matrix product `vyre-tile` tiles (`recognize`: a `TileNest`, or `NotTileable` with the reason) and affine index forms (`affine_form`) |
+| `tiling` | the naive matrix product `vyre-tile` tiles (`recognize`: a `TileNest`, or `NotTileable` with the reason), affine index forms (`affine_form`) and whether one is injective over a grid (`injective_over`) |
+| `private_elements` | the buffers whose every access is a load or store at one index no two invocations share, accessed in a loop (`private_elements`), as `vyre-scalar-replace` uses them |
 | `vector_form` | whether a kernel descriptor may run several logical invocations per invocation, and at which width (`vector_width`, `elementwise`, `width_fits`): what `kernel-vectorize` records |
 | `workgroup_memory` | which workgroup bindings a kernel stores in full before any read (`written_before_read`): what `vyre-lower` marks `written_first` |
 | `loops` | constant trip ranges (`constant_trip_range`) and which loops a backend prints unrolled (`unrolled_trips`, `rolled_loops`, `unrolled_sizes` for a whole nest in one pass) |

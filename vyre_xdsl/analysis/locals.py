@@ -24,6 +24,7 @@ __all__ = [
     "declaration_of",
     "declared_local_names",
     "find_local_declaration",
+    "fresh_local_name",
     "local_assignments",
     "local_declarations",
     "local_reads",
@@ -46,6 +47,16 @@ def local_declarations(op: Operation) -> list[LetOp | LoopOp]:
 def declared_local_names(op: Operation) -> set[str]:
     """Names of the named locals (loop variables included) declared in `op`."""
     return {d.var_name.data for d in local_declarations(op)}
+
+
+def fresh_local_name(op: Operation, base: str) -> str:
+    """`base`, or `base_1`, `base_2`, ...: the first name no named local in `op` has."""
+    taken = declared_local_names(op)
+    name, n = base, 0
+    while name in taken:
+        n += 1
+        name = f"{base}_{n}"
+    return name
 
 
 def local_reads(op: Operation) -> list[VarOp]:

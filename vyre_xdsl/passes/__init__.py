@@ -26,6 +26,7 @@ PASSES: dict[str, tuple[str, str]] = {
         "VyreElideBoundsSelectsPass",
     ),
     "vyre-tile": ("vyre_xdsl.passes.vyre_tile", "VyreTilePass"),
+    "vyre-scalar-replace": ("vyre_xdsl.passes.vyre_scalar_replace", "VyreScalarReplacePass"),
     "vyre-split-grid-sync": ("vyre_xdsl.passes.vyre_split_grid_sync", "VyreSplitGridSyncPass"),
     "vyre-privatize-atomics": (
         "vyre_xdsl.passes.vyre_privatize_atomics",

@@ -12,6 +12,9 @@ The steps, in order (each one a pass of its own, in its own file):
 1. `convert-to-vyre`, on standard MLIR only (`func`, `arith`, `scf`, ...; a
    vyre module is left as it is);
 2. `vyre-inline`: every `vyre.call` inlined, the functions removed;
+   then `vyre-scalar-replace` (unless `scalar-replace=false`): a buffer
+   element only its invocation touches is kept in a named local across the
+   loops that load and store it (PolyBench's CUDA kernels accumulate so);
    then `vyre-tile` (only with `tile=true`): naive matrix products tiled
    through workgroup memory with register blocking;
 3. `vyre-fuse` (only with `fuse=true`): runs of programs fused where the cost
@@ -92,6 +95,7 @@ from vyre_xdsl.passes.vyre_inline import VyreInlinePass
 from vyre_xdsl.passes.vyre_lower import VyreLowerPass
 from vyre_xdsl.passes.vyre_privatize_atomics import VyrePrivatizeAtomicsPass
 from vyre_xdsl.passes.vyre_split_grid_sync import VyreSplitGridSyncPass
+from vyre_xdsl.passes.vyre_scalar_replace import VyreScalarReplacePass
 from vyre_xdsl.passes.vyre_tile import VyreTilePass
 from vyre_xdsl.target_profile import ProfilePass, TargetProfile
 
@@ -99,7 +103,8 @@ from vyre_xdsl.target_profile import ProfilePass, TargetProfile
 @dataclass(frozen=True)
 class VyreToKernelPass(ProfilePass):
     """The whole pipeline from vyre programs (or standard MLIR) to verified kernel
-    descriptors: convert-to-vyre, vyre-inline, vyre-coarsen-reductions{inputs-only=true}
+    descriptors: convert-to-vyre, vyre-inline, vyre-scalar-replace, vyre-tile (with
+    tile=true), vyre-coarsen-reductions{inputs-only=true}
     and vyre-fuse (with fuse=true: `fusion_steps`), vyre-coarsen-reductions,
     vyre-elide-bounds-selects, vyre-split-grid-sync, vyre-privatize-atomics, vyre-lower,
     kernel-elide-clears, kernel-vectorize, kernel-coarsen, kernel-verify."""
@@ -123,6 +128,9 @@ class VyreToKernelPass(ProfilePass):
     #: the target runs subgroup ops: vyre-coarsen-reductions scans on subgroup
     #: shuffles (its subgroups option; the profile's subgroups)
     subgroups: bool = False
+    #: keep buffer elements that only one invocation touches in named locals
+    #: across the loops that load and store them (vyre-scalar-replace)
+    scalar_replace: bool = True
     #: tile the naive matrix products through workgroup memory (vyre-tile)
     tile: bool = False
     #: record the vector form of elementwise kernels (kernel-vectorize)
@@ -141,6 +149,7 @@ class VyreToKernelPass(ProfilePass):
             else []
         )
         reductions = [self.coarsen_pass()] if self.coarsen_reductions else []
+        scalars = [VyreScalarReplacePass()] if self.scalar_replace else []
         tile = [VyreTilePass(max_workgroup_storage=self.max_workgroup_storage)] if self.tile else []
         clears = [KernelElideClearsPass()] if self.elide_clears else []
         vectorize = [KernelVectorizePass()] if self.vectorize else []
@@ -148,6 +157,7 @@ class VyreToKernelPass(ProfilePass):
         return (
             ConvertToVyrePass(),
             VyreInlinePass(),
+            *scalars,
             *tile,
             *fuse,
             *reductions,
