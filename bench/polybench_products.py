@@ -15,6 +15,9 @@ n (f32, one process, GPU timestamps, interleaved after `--warmup` seconds):
 - `torch.addmm(C, A, B or A^T, beta=, alpha=)` in float32 with TF32 off, CUDA
   events over 10 calls.
 
+`--kinds gemm_zero` is gemm with `C[i][j] = 0` in place of `C[i][j] *= beta`:
+the program then never loads C.
+
 Each variant's first output is checked against float64 numpy (relative
 Frobenius error below 1e-5).
 
@@ -44,15 +47,21 @@ ALPHA, BETA = 1.5, 0.5
 
 def product_text(kind: str, n: int, wg: int = 16) -> str:
     """The CUDA kernel's form: one invocation per output, a guard, C scaled,
-    then accumulated in memory over k."""
+    then accumulated in memory over k. `gemm_zero`: C set to zero instead of
+    scaled (beta = 0 without reading C), so the program never loads C."""
     a_index = "%ra = vyre.mul %row, %n : ui32\n      %ia = vyre.add %ra, %kv : ui32"
-    if kind == "gemm":
+    if kind in ("gemm", "gemm_zero"):
         b_buffer, b_decl = "B", f"  vyre.buffer @B binding 1 read_only : f32[{n * n}]\n"
         b_index = "%rb = vyre.mul %kv, %n : ui32\n      %ib = vyre.add %rb, %col : ui32"
     else:
         b_buffer, b_decl = "A", ""
         b_index = "%rb = vyre.mul %col, %n : ui32\n      %ib = vyre.add %rb, %kv : ui32"
     groups = -(-n // wg)
+    start = (
+        "%cb = vyre.const 0.0 : f32"
+        if kind == "gemm_zero"
+        else "%c = vyre.load @C[%ic] : f32\n    %cb = vyre.mul %c, %beta : f32"
+    )
     return f"""vyre.program @{kind} workgroup_size [{wg}, {wg}, 1] grid [{groups}, {groups}, 1] {{
   vyre.buffer @A binding 0 read_only : f32[{n * n}]
 {b_decl}  vyre.buffer @C binding 2 read_write : f32[{n * n}]
@@ -68,8 +77,7 @@ def product_text(kind: str, n: int, wg: int = 16) -> str:
   vyre.if %inside {{
     %rc = vyre.mul %row, %n : ui32
     %ic = vyre.add %rc, %col : ui32
-    %c = vyre.load @C[%ic] : f32
-    %cb = vyre.mul %c, %beta : f32
+    {start}
     vyre.store @C[%ic] = %cb : f32
     vyre.loop @k = %lo to %n {{
       %kv = vyre.var @k : ui32
@@ -91,24 +99,29 @@ def product_text(kind: str, n: int, wg: int = 16) -> str:
 def rows_for(kind: str, n: int, torch, args) -> dict:
     rng = np.random.default_rng(n)
     a = rng.standard_normal((n, n)).astype(np.float32)
-    b = rng.standard_normal((n, n)).astype(np.float32) if kind == "gemm" else a.T
+    b = rng.standard_normal((n, n)).astype(np.float32) if kind != "syrk" else a.T
     c = rng.standard_normal((n, n)).astype(np.float32)
     text = product_text(kind, n)
     exes = {
         "as_written": vyre_xdsl.compile(text, backend="wgpu", adapter=args.adapter),
         "tiled": vyre_xdsl.compile(
-            tiled_module(text, "vyre-scalar-replace,vyre-tile"), backend="wgpu", adapter=args.adapter
+            tiled_module(text, "vyre-scalar-replace,vyre-tile"),
+            backend="wgpu",
+            adapter=args.adapter,
         ),
     }
-    host = {"A": a.ravel(), "C": c.ravel()} | ({"B": b.ravel()} if kind == "gemm" else {})
-    expected = BETA * c.astype(np.float64) + ALPHA * (a.astype(np.float64) @ b.astype(np.float64))
+    host = {"A": a.ravel(), "C": c.ravel()} | ({"B": b.ravel()} if kind != "syrk" else {})
+    beta = 0.0 if kind == "gemm_zero" else BETA
+    expected = beta * c.astype(np.float64) + ALPHA * (a.astype(np.float64) @ b.astype(np.float64))
     flops = 2.0 * n * n * n
     row: dict = {"workload": kind, "n": n, "flops": flops}
     for label, exe in exes.items():
         got = exe.run(host)["C"].reshape(n, n)
         error = float(np.linalg.norm(got - expected) / np.linalg.norm(expected))
         row[label] = {"rel_error": error, "checked": error < 1e-5}
-    device = {name: vyre_xdsl.to_device(array, adapter=args.adapter) for name, array in host.items()}
+    device = {
+        name: vyre_xdsl.to_device(array, adapter=args.adapter) for name, array in host.items()
+    }
     times: dict[str, list[float]] = {}
 
     def once(label: str) -> None:
@@ -132,9 +145,9 @@ def rows_for(kind: str, n: int, torch, args) -> dict:
     if torch is not None:
         torch.backends.cuda.matmul.allow_tf32 = False
         ta, tc = torch.from_numpy(a).cuda(), torch.from_numpy(c).cuda()
-        tb = torch.from_numpy(np.ascontiguousarray(b)).cuda() if kind == "gemm" else ta.T
+        tb = torch.from_numpy(np.ascontiguousarray(b)).cuda() if kind != "syrk" else ta.T
         row["torch"] = time_torch(
-            torch, lambda t: torch.addmm(t, ta, tb, beta=BETA, alpha=ALPHA), tc, args
+            torch, lambda t: torch.addmm(t, ta, tb, beta=beta, alpha=ALPHA), tc, args
         )
         row["torch"]["tflops"] = flops / row["torch"]["median"] / 1e12
         del ta, tb, tc
@@ -155,14 +168,18 @@ def line(row: dict) -> str:
             f"{entry['tflops']:.2f} TFLOPS{check}"
         )
     if "torch" in row:
-        cells.append(f"tiled / torch {row['tiled']['seconds']['median'] / row['torch']['median']:.2f}")
+        cells.append(
+            f"tiled / torch {row['tiled']['seconds']['median'] / row['torch']['median']:.2f}"
+        )
     return " | ".join(cells)
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[256])
-    parser.add_argument("--kinds", nargs="+", default=["gemm", "syrk"], choices=["gemm", "syrk"])
+    parser.add_argument(
+        "--kinds", nargs="+", default=["gemm", "syrk"], choices=["gemm", "gemm_zero", "syrk"]
+    )
     parser.add_argument("--reps", type=int, default=7)
     parser.add_argument("--warmup", type=float, default=0.5)
     parser.add_argument("--adapter", default=None)

@@ -178,7 +178,9 @@ def same_bits(a: np.ndarray, b: np.ndarray) -> None:
     assert not differ.any(), f"{int(differ.sum())} of {differ.size} outputs differ"
 
 
-@pytest.mark.parametrize(("ni", "nj", "nk", "backend"), [(12, 10, 7, "reference"), (40, 36, 29, "wgpu")])
+@pytest.mark.parametrize(
+    ("ni", "nj", "nk", "backend"), [(12, 10, 7, "reference"), (40, 36, 29, "wgpu")]
+)
 def test_polybench_gemm(ni, nj, nk, backend):
     rng = np.random.default_rng(ni)
     a = rng.standard_normal((ni, nk)).astype(np.float32)

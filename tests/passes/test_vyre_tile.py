@@ -20,7 +20,7 @@ from vyre_xdsl import run
 from vyre_xdsl.analysis.tiling import NotTileable, TileNest, affine_form, recognize
 from vyre_xdsl.context import parse_module, vyre_context
 from vyre_xdsl.diagnostics import VyreError, verify_module
-from vyre_xdsl.dialects.vyre import BarrierOp, ProgramOp, programs
+from vyre_xdsl.dialects.vyre import BarrierOp, ProgramOp, f32, programs
 from vyre_xdsl.passes import get_all_passes
 
 from ..support import EXAMPLES
@@ -525,3 +525,34 @@ def test_the_output_read_at_another_index_is_refused(capsys):
     found = recognize(only_program(text))
     assert isinstance(found, NotTileable)
     assert "read outside the loop other than at the store's index" in found.reason
+
+
+def test_a_part_of_the_update_that_only_the_row_reads_is_computed_once_per_row():
+    """acc + (alpha * A[i, k]) * B[k, j]: `alpha * A[i, k]` is the same for every
+    output of a row, so each k of a slice computes it once per row of the block
+    (reg-m times), not once per output (reg-m x reg-n times)."""
+    text = gemm_text(16, 16, 8).replace(
+        "%p = vyre.mul %av, %bv : f32",
+        "%alpha = vyre.const 1.5 : f32\n      %pa = vyre.mul %alpha, %av : f32\n"
+        "      %p = vyre.mul %pa, %bv : f32",
+    )
+    module = tiled(text, SMALL)  # 4 x 4 outputs per invocation, slices of 4, 2 slices
+    (program,) = programs(module)
+    (loop,) = [op for op in program.walk() if op.name == "vyre.loop"]
+    by_alpha = [
+        op
+        for op in loop.walk()
+        if op.name == "vyre.mul"
+        and any(getattr(v.owner, "name", "") == "vyre.const" and v.type == f32 for v in op.operands)
+    ]
+    assert len(by_alpha) == 4 * 4  # reg-m rows x tile-k values of k
+    rng = np.random.default_rng(12)
+    a = rng.standard_normal((16, 8)).astype(np.float32)
+    b = rng.standard_normal((8, 16)).astype(np.float32)
+    inputs = {"A": a.ravel(), "B": b.ravel(), "C": np.zeros(256, np.float32)}
+    naive = run(text, inputs, backend="reference")["C"]
+    got = run(module, inputs, backend="reference")["C"]
+    assert np.array_equal(naive.view(np.uint32), got.view(np.uint32))
+    np.testing.assert_allclose(
+        got.reshape(16, 16), 1.5 * (a.astype(np.float64) @ b), rtol=1e-5, atol=1e-5
+    )

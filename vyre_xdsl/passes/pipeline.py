@@ -94,8 +94,8 @@ from vyre_xdsl.passes.vyre_fuse import VyreFusePass
 from vyre_xdsl.passes.vyre_inline import VyreInlinePass
 from vyre_xdsl.passes.vyre_lower import VyreLowerPass
 from vyre_xdsl.passes.vyre_privatize_atomics import VyrePrivatizeAtomicsPass
-from vyre_xdsl.passes.vyre_split_grid_sync import VyreSplitGridSyncPass
 from vyre_xdsl.passes.vyre_scalar_replace import VyreScalarReplacePass
+from vyre_xdsl.passes.vyre_split_grid_sync import VyreSplitGridSyncPass
 from vyre_xdsl.passes.vyre_tile import VyreTilePass
 from vyre_xdsl.target_profile import ProfilePass, TargetProfile
 

@@ -163,7 +163,9 @@ def _visible(value: SSAValue, block: Block, before: Operation | None) -> bool:
     if home is block:
         if owner.parent is None:
             return False
-        return before is None or block.get_operation_index(owner) < block.get_operation_index(before)
+        return before is None or block.get_operation_index(owner) < block.get_operation_index(
+            before
+        )
     outer = block.parent_op()
     while outer is not None:
         if outer.parent_block() is home:

@@ -118,6 +118,7 @@ class _Cloner:
     prelude: list[Operation] = field(default_factory=list)
     _invariant: dict[SSAValue, SSAValue] = field(default_factory=dict)
     _constants: dict[tuple[int, Attribute], SSAValue] = field(default_factory=dict)
+    _leaves: dict[SSAValue, frozenset[str]] = field(default_factory=dict)
 
     def const(self, value: int, ty: Attribute = ui32) -> SSAValue:
         key = (value, ty)
@@ -161,15 +162,16 @@ class _Cloner:
                 self._invariant[old] = result
         return self._invariant[value]
 
-    def clone(self, value: SSAValue, env: dict[str, SSAValue], memo: dict) -> SSAValue:
+    def clone(self, value: SSAValue, env: dict[str, SSAValue], memo: dict | _Memos) -> SSAValue:
         """`value` computed for the context `env` (at the builder's insertion point)."""
         kind = self.leaf(value)
         if kind is not None:
             return env[kind]
         if self.is_invariant(value):
             return self.invariant(value)
-        if value in memo:
-            return memo[value]
+        table = memo.table(value, self) if isinstance(memo, _Memos) else memo
+        if value in table:
+            return table[value]
         op = value.owner
         assert isinstance(op, Operation)
         operands = [self.clone(v, env, memo) for v in op.operands]
@@ -177,8 +179,43 @@ class _Cloner:
         new.operands = operands
         self.b.insert(new)
         for old, result in zip(op.results, new.results):
-            memo[old] = result
-        return memo[value]
+            table[old] = result
+        return table[value]
+
+    def leaves(self, value: SSAValue) -> frozenset[str]:
+        """The context leaves `value` depends on (none when it is invariant)."""
+        if value not in self._leaves:
+            kind = self.leaf(value)
+            op = value.owner
+            if kind is not None:
+                found = frozenset({kind})
+            elif self.is_invariant(value) or not isinstance(op, Operation):
+                found = frozenset()
+            else:
+                found = frozenset().union(*(self.leaves(v) for v in op.operands))
+            self._leaves[value] = found
+        return self._leaves[value]
+
+
+@dataclass
+class _Memos:
+    """The copies made for one output of the block, filed where they can be
+    shared: a part of the update that reads only the row's operand (and k) is
+    the same for the whole row of outputs, and is copied once per row; one that
+    reads only the column's, once per column (`alpha * A[i, k]` in `acc +
+    alpha * A[i, k] * B[k, j]`)."""
+
+    row: dict
+    col: dict
+    own: dict = field(default_factory=dict)
+
+    def table(self, value: SSAValue, cl: _Cloner) -> dict:
+        leaves = cl.leaves(value)
+        if leaves <= {ROW, ROW_VALUE, K}:
+            return self.row
+        if leaves <= {COL, COL_VALUE, K}:
+            return self.col
+        return self.own
 
 
 def _zero_literal(ty: Attribute, value: int) -> int | float:
@@ -441,6 +478,8 @@ class VyreTilePass(ModulePass):
             a_values = operands(tile_a, sa, ly, tm, rm, kk, kk_c)
             b_values = operands(tile_b, sb, lx, tn, rn, kk, kk_c)
             k_value = b.add(k0, kk) if uses_k else None
+            by_row: list[dict] = [{} for _ in range(rm)]
+            by_col: list[dict] = [{} for _ in range(rn)]
             for i in range(rm):
                 for j in range(rn):
                     env = {
@@ -452,7 +491,8 @@ class VyreTilePass(ModulePass):
                     }
                     if k_value is not None:
                         env[K] = k_value
-                    b.assign(accs[i][j], cl.clone(nest.update.value, env, {}))
+                    memos = _Memos(by_row[i], by_col[j])
+                    b.assign(accs[i][j], cl.clone(nest.update.value, env, memos))
 
         with b.loop("tile_t", c(0), full_v):
             t = b.var("tile_t", ui32)
