@@ -15,14 +15,15 @@
 #                                               # (profiled and back to back), and trap-record waits
 #   bash bench/h200_pending.sh leads OUT        # what already leads (neighbour, stencil, histogram,
 #                                               # chain4), and the scan's add-back against hand-written forms
+#   bash bench/h200_pending.sh products OUT     # the naive gemm and PolyBench's CUDA gemm and syrk, tiled
 #
 # On a machine without the Vulkan loader or the Python packages, it first
 # unpacks .gl/*.deb and installs .whl/*.whl (docs/performance.md, "Measuring on
 # a GPU machine") when those folders exist. It refuses to time anything unless
 # the adapter is an NVIDIA GPU via Vulkan (not llvmpipe).
 set -u
-part=${1:?usage: h200_pending.sh optimizing|runtime|workloads|targets|scan|submissions|open|leads OUT}
-out=${2:?usage: h200_pending.sh optimizing|runtime|workloads|targets|scan|submissions|open|leads OUT}
+part=${1:?usage: h200_pending.sh optimizing|runtime|workloads|targets|scan|submissions|open|leads|products OUT}
+out=${2:?usage: h200_pending.sh optimizing|runtime|workloads|targets|scan|submissions|open|leads|products OUT}
 root=$(cd "$(dirname "$0")/.." && pwd)
 mkdir -p "$out"
 
@@ -124,8 +125,14 @@ leads)
     step scan_addback 150 python3 scan_kernel_variants.py --log2n 28 --rounds 7 --warmup 1 \
         --only a_gen a_pass_sg a_sg_v4 a_sg_staged copy --json "$out/scan_addback.json"
     ;;
+products)
+    step gemm 150 python3 workloads.py --workloads gemm --gemm-sizes 2048 4096 --reps 7 \
+        --json "$out/gemm.json"
+    step polybench 200 python3 polybench_products.py --sizes 2048 4096 --reps 7 \
+        --kinds gemm gemm_zero syrk --json "$out/polybench.json"
+    ;;
 *)
-    echo "unknown part $part (optimizing, runtime, workloads, targets, scan, submissions, open or leads)"
+    echo "unknown part $part (optimizing, runtime, workloads, targets, scan, submissions, open, leads or products)"
     exit 2
     ;;
 esac

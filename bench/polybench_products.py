@@ -32,13 +32,12 @@ import json
 import os
 import statistics
 import sys
-import time
 
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from workloads import spread, tiled_module, time_torch, torch_setup  # noqa: E402
+from workloads import profiled_rounds, spread, tiled_module, time_torch, torch_setup  # noqa: E402
 
 import vyre_xdsl  # noqa: E402
 
@@ -122,21 +121,7 @@ def rows_for(kind: str, n: int, torch, args) -> dict:
     device = {
         name: vyre_xdsl.to_device(array, adapter=args.adapter) for name, array in host.items()
     }
-    times: dict[str, list[float]] = {}
-
-    def once(label: str) -> None:
-        exes[label].run(device, device=True, profile=True)["C"].free()
-        times[label].append(exes[label].last_profile.total_seconds)
-
-    end = time.perf_counter() + args.warmup
-    times = {label: [] for label in exes}
-    while time.perf_counter() < end:
-        for label in exes:
-            once(label)
-    times = {label: [] for label in exes}
-    for _ in range(args.reps):
-        for label in exes:
-            once(label)
+    times = profiled_rounds(exes, device, "C", args)
     for label in exes:
         row[label]["seconds"] = spread(times[label])
         row[label]["tflops"] = flops / statistics.median(times[label]) / 1e12

@@ -1077,20 +1077,7 @@ def gemm_rows(sizes: list[int], variants: list[str], torch, args) -> tuple[list[
             row[label] = {"rel_error": error, "bit_identical_to_naive": same}
             if not (error < 1e-5 and (label == "naive" or same)):
                 failed.append(f"gemm {n} {label}: error {error:.3g}, bit-identical {same}")
-        times: dict[str, list[float]] = {label: [] for label in exes}
-
-        def once(label: str) -> None:
-            exes[label].run(inputs, device=True, profile=True)["C"].free()
-            times[label].append(exes[label].last_profile.total_seconds)
-
-        end = time.perf_counter() + args.warmup
-        while time.perf_counter() < end:
-            for label in exes:
-                once(label)
-        times = {label: [] for label in exes}
-        for _ in range(args.reps):
-            for label in exes:
-                once(label)
+        times = profiled_rounds(exes, inputs, "C", args)
         for label in exes:
             row[label]["seconds"] = spread(times[label])
             row[label]["tflops"] = flops / statistics.median(times[label]) / 1e12
@@ -1110,6 +1097,27 @@ def gemm_rows(sizes: list[int], variants: list[str], torch, args) -> tuple[list[
         rows.append(row)
         print(gemm_line(row), flush=True)
     return rows, failed
+
+
+def profiled_rounds(exes: dict, inputs: dict, output: str, args) -> dict[str, list[float]]:
+    """Each executable's GPU time (`last_profile.total_seconds`) over `args.reps`
+    rounds, interleaved (one run of each per round), after `args.warmup` seconds
+    of the same; `output` is freed after each run."""
+
+    def once(label: str, times: dict[str, list[float]]) -> None:
+        exes[label].run(inputs, device=True, profile=True)[output].free()
+        times[label].append(exes[label].last_profile.total_seconds)
+
+    warm: dict[str, list[float]] = {label: [] for label in exes}
+    end = time.perf_counter() + args.warmup
+    while time.perf_counter() < end:
+        for label in exes:
+            once(label, warm)
+    times: dict[str, list[float]] = {label: [] for label in exes}
+    for _ in range(args.reps):
+        for label in exes:
+            once(label, times)
+    return times
 
 
 def gemm_line(row: dict) -> str:
