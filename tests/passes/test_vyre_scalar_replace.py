@@ -66,43 +66,19 @@ def polybench_gemm(ni: int, nj: int, nk: int, wg: int = 8) -> str:
 
 
 def polybench_syrk(n: int, m: int, wg: int = 8) -> str:
-    """PolyBench's CUDA syrk: C *= beta, then C += alpha * A[i, k] * A[j, k]."""
-    return f"""vyre.program @syrk workgroup_size [{wg}, {wg}, 1] grid [{-(-n // wg)}, {-(-n // wg)}, 1] {{
-  vyre.buffer @A binding 0 read_only : f32[{n * m}]
-  vyre.buffer @C binding 1 read_write : f32[{n * n}]
-  %j = vyre.invocation_id x
-  %i = vyre.invocation_id y
-  %n = vyre.const {n} : ui32
-  %m = vyre.const {m} : ui32
-  %lo = vyre.const 0 : ui32
-  %alpha = vyre.const 1.5 : f32
-  %beta = vyre.const 0.25 : f32
-  %in_j = vyre.lt %j, %n : ui32
-  %in_i = vyre.lt %i, %n : ui32
-  %inside = vyre.and %in_i, %in_j : i1
-  vyre.if %inside {{
-    %ri = vyre.mul %i, %n : ui32
-    %ic = vyre.add %ri, %j : ui32
-    %c = vyre.load @C[%ic] : f32
-    %cb = vyre.mul %c, %beta : f32
-    vyre.store @C[%ic] = %cb : f32
-    vyre.loop @k = %lo to %m {{
-      %kv = vyre.var @k : ui32
-      %rai = vyre.mul %i, %m : ui32
-      %iai = vyre.add %rai, %kv : ui32
-      %ai = vyre.load @A[%iai] : f32
-      %raj = vyre.mul %j, %m : ui32
-      %iaj = vyre.add %raj, %kv : ui32
-      %aj = vyre.load @A[%iaj] : f32
-      %p = vyre.mul %alpha, %ai : f32
-      %t = vyre.mul %p, %aj : f32
-      %cur = vyre.load @C[%ic] : f32
-      %next = vyre.add %cur, %t : f32
-      vyre.store @C[%ic] = %next : f32
-    }}
-  }}
-}}
-"""
+    """PolyBench's CUDA syrk: C *= beta, then C += alpha * A[i, k] * A[j, k]
+    (gemm's program with A, n x m, read along row j in place of B)."""
+    text = polybench_gemm(n, n, m, wg).replace("@gemm", "@syrk")
+    for old, new in (
+        (f"  vyre.buffer @B binding 1 read_only : f32[{m * n}]\n", ""),
+        ("%rb = vyre.mul %kv, %nj : ui32", "%rb = vyre.mul %col, %nk : ui32"),
+        ("%ib = vyre.add %rb, %col : ui32", "%ib = vyre.add %rb, %kv : ui32"),
+        ("vyre.load @B[%ib]", "vyre.load @A[%ib]"),
+        ("%beta = vyre.const 0.5 : f32", "%beta = vyre.const 0.25 : f32"),
+    ):
+        assert old in text
+        text = text.replace(old, new)
+    return text
 
 
 def clipped_sums(n: int, steps: int) -> str:
