@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from hypothesis import given, note, settings
+from hypothesis import strategies as st
 from xdsl.passes import PassPipeline
 
 from vyre_xdsl import run
@@ -363,3 +365,118 @@ def test_an_element_past_the_end_stays_in_memory():
     inputs = {"small": np.zeros(10, np.uint32), "out": np.zeros(16, np.uint32)}
     got = run(after, inputs, backend="reference")["out"]
     np.testing.assert_array_equal(got, [9] * 10 + [1] * 6)
+
+
+# ---------------------------------------------------------------- random programs
+
+
+class _Program:
+    """A random program over `@v` (the element the pass may keep in a local),
+    `@x` (read only) and `@out` (what the test observes), one `ui32` value per
+    invocation: loads and stores of `@v` at the invocation's own element (or,
+    sometimes, its neighbour's), in loops and `if`s, with values mixed by
+    arithmetic; every value loaded from `@v` is folded into `@out`, which the
+    pass may keep in a local too."""
+
+    def __init__(self, draw, count: int, own: str):
+        self.draw, self.lines, self.n, self.own = draw, [], 0, own
+
+    def fresh(self) -> str:
+        self.n += 1
+        return f"%t{self.n}"
+
+    def emit(self, indent: int, text: str) -> None:
+        self.lines.append("  " * indent + text)
+
+    def value(self, pool: list[str], indent: int) -> str:
+        a, b = self.draw(st.sampled_from(pool)), self.draw(st.sampled_from(pool))
+        op = self.draw(st.sampled_from(["add", "mul", "bit_xor"]))
+        name = self.fresh()
+        self.emit(indent, f"{name} = vyre.{op} {a}, {b} : ui32")
+        return name
+
+    def observe(self, value: str, indent: int) -> None:
+        """Fold `value` into the invocation's @out element (out += value * c)."""
+        old, hashed, total = self.fresh(), self.fresh(), self.fresh()
+        self.emit(indent, f"{old} = vyre.load @out[%i] : ui32")
+        self.emit(indent, f"{hashed} = vyre.mul {value}, %c3 : ui32")
+        self.emit(indent, f"{total} = vyre.add {old}, {hashed} : ui32")
+        self.emit(indent, f"vyre.store @out[%i] = {total} : ui32")
+
+    def block(self, pool: list[str], indent: int, depth: int) -> None:
+        pool = list(pool)
+        for _ in range(self.draw(st.integers(1, 5))):
+            kind = self.draw(st.sampled_from(["load", "store", "out", "loop", "if"]))
+            index = self.own if self.draw(st.integers(0, 9)) else "%next"
+            if kind == "load":
+                name = self.fresh()
+                self.emit(indent, f"{name} = vyre.load @v[{index}] : ui32")
+                pool.append(name)
+                self.observe(name, indent)
+            elif kind == "store":
+                self.emit(indent, f"vyre.store @v[{index}] = {self.value(pool, indent)} : ui32")
+            elif kind == "out":
+                self.emit(indent, f"vyre.store @out[%i] = {self.value(pool, indent)} : ui32")
+            elif depth < 2 and kind == "loop":
+                var = self.fresh().lstrip("%")
+                trips = self.draw(st.integers(0, 3))
+                self.emit(indent, f"%{var}_n = vyre.const {trips} : ui32")
+                self.emit(indent, f"vyre.loop @{var} = %zero to %{var}_n {{")
+                self.emit(indent + 1, f"%{var}_v = vyre.var @{var} : ui32")
+                self.block([*pool, f"%{var}_v"], indent + 1, depth + 1)
+                self.emit(indent, "}")
+            elif depth < 2 and kind == "if":
+                low = self.fresh()
+                self.emit(indent, f"{low} = vyre.lt {self.value(pool, indent)}, %half : ui32")
+                self.emit(indent, f"vyre.if {low} {{")
+                self.block(pool, indent + 1, depth + 1)
+                self.emit(indent, "}")
+
+
+@st.composite
+def random_programs(draw):
+    count = draw(st.sampled_from([16, 12]))  # 12: invocations 12..15 are past @v's end
+    guard = draw(st.booleans())
+    gen = _Program(draw, count, "%i")
+    gen.block(["%i", "%c3", "%xv"], 2 if guard else 1, 0)
+    body = "\n".join(gen.lines)
+    if guard:
+        body = f"  %inside = vyre.lt %i, %limit : ui32\n  vyre.if %inside {{\n{body}\n  }}"
+    limit = draw(st.sampled_from([count, 16]))
+    return f"""vyre.program @p workgroup_size [16, 1, 1] grid [1, 1, 1] {{
+  vyre.buffer @v binding 0 read_write : ui32[{count}]
+  vyre.buffer @x binding 1 read_only : ui32[16]
+  vyre.buffer @out binding 2 read_write : ui32[16]
+  %i = vyre.invocation_id x
+  %one = vyre.const 1 : ui32
+  %next = vyre.add %i, %one : ui32
+  %zero = vyre.const 0 : ui32
+  %c3 = vyre.const 2654435761 : ui32
+  %half = vyre.const 2147483648 : ui32
+  %limit = vyre.const {limit} : ui32
+  %xv = vyre.load @x[%i] : ui32
+{body}
+}}
+"""
+
+
+@settings(max_examples=300, deadline=None)
+@given(text=random_programs(), seed=st.integers(0, 2**32 - 1))
+def test_random_programs_compute_what_they_computed(text, seed):
+    """Whatever the pass keeps in a local, the reference interpreter's results
+    (both buffers, bit for bit) are those of the program as written."""
+    note(text)
+    rng = np.random.default_rng(seed)
+    module = parse_module(text)
+    verify_module(module)
+    count = int(text.split("ui32[", 1)[1].split("]", 1)[0])
+    inputs = {
+        "v": rng.integers(0, 2**32, count, dtype=np.uint64).astype(np.uint32),
+        "x": rng.integers(0, 2**32, 16, dtype=np.uint64).astype(np.uint32),
+        "out": rng.integers(0, 2**32, 16, dtype=np.uint64).astype(np.uint32),
+    }
+    after = with_passes(text, "vyre-scalar-replace")
+    expected = run(text, inputs, backend="reference")
+    got = run(after, inputs, backend="reference")
+    for name in ("v", "out"):
+        np.testing.assert_array_equal(got[name], expected[name], err_msg=name)
