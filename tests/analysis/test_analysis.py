@@ -281,3 +281,113 @@ def test_workgroup_memory_stored_in_full_before_its_barrier():
     read_first = "%early = kernel.load_shared slot 16777216 [%l] : ui32\n    " + store_rest
     assert not _staging(read_first)[1]
     assert not _staging("kernel.store_shared slot 16777216 [%wj] = %v : ui32")[1]
+
+
+OWNED = """
+builtin.module {{
+  kernel.descriptor @p id "0" entry "main" attributes {{source = "p"}} {{
+    kernel.dispatch workgroup_size [8, 4, 1] program_workgroup_size [8, 4, 1] grid explicit [2, 3, 1] count [@y]
+    kernel.binding @y slot 0 group 0 global read_write : ui32[4096]
+    %lx = kernel.local_id x
+    %ly = kernel.local_id y
+    %wx = kernel.workgroup_id x
+    %wy = kernel.workgroup_id y
+    %ix = kernel.invocation_id x
+    %c1 = vyre.const 1 : ui32
+    %c2 = vyre.const 2 : ui32
+    %c4 = vyre.const 4 : ui32
+    %c8 = vyre.const 8 : ui32
+    %c16 = vyre.const 16 : ui32
+    %c32 = vyre.const 32 : ui32
+    %c64 = vyre.const 64 : ui32
+    {body}
+  }}
+}}
+"""
+
+
+def _owned(body: str) -> bool:
+    from vyre_xdsl.analysis.workgroup_memory import owned_elements
+
+    descriptor = parse_module(OWNED.format(body=body)).body.block.first_op
+    return "y" in owned_elements(descriptor)
+
+
+def test_owned_elements_each_invocation_its_own():
+    """The launch: x = 8 lanes x 2 workgroups (ids 0..15), y = 4 lanes x 3
+    workgroups (rows 0..11); row * 16 + x numbers the 192 invocations apart."""
+    row = """%r0 = vyre.mul %wy, %c4 : ui32
+    %row = vyre.add %r0, %ly : ui32
+    %r16 = vyre.mul %row, %c16 : ui32
+    %own = vyre.add %r16, %ix : ui32"""
+    # a load and a store of the invocation's own element, across a barrier
+    assert _owned(
+        row
+        + """
+    %v = kernel.load_global slot 0 [%own] : ui32
+    kernel.barrier
+    kernel.store_global slot 0 [%own] = %v : ui32"""
+    )
+    # two elements each: 2 * own and 2 * own + 1 (a register block of two)
+    assert _owned(
+        row
+        + """
+    %even = vyre.mul %own, %c2 : ui32
+    %odd = vyre.add %even, %c1 : ui32
+    %v = kernel.load_global slot 0 [%even] : ui32
+    kernel.barrier
+    kernel.store_global slot 0 [%odd] = %v : ui32"""
+    )
+    # the same through local and workgroup ids: 8 * wx + lx is invocation_id x
+    assert _owned(
+        row.replace(
+            "%own = vyre.add %r16, %ix : ui32",
+            "%wx8 = vyre.mul %wx, %c8 : ui32\n    %x = vyre.add %wx8, %lx : ui32\n    %own = vyre.add %r16, %x : ui32",
+        )
+        + """
+    kernel.store_global slot 0 [%own] = %c1 : ui32"""
+    )
+
+
+def test_owned_elements_refuses_what_two_invocations_share():
+    row = """%r0 = vyre.mul %wy, %c4 : ui32
+    %row = vyre.add %r0, %ly : ui32
+    %r16 = vyre.mul %row, %c16 : ui32
+    %own = vyre.add %r16, %ix : ui32"""
+    # the neighbour's element: invocation x + 1 of the same row stores it
+    assert not _owned(
+        row
+        + """
+    %next = vyre.add %own, %c1 : ui32
+    %v = kernel.load_global slot 0 [%next] : ui32
+    kernel.barrier
+    kernel.store_global slot 0 [%own] = %v : ui32"""
+    )
+    # rows 8 apart in a 16-wide numbering: x 8..15 of one row meet x 0..7 of the next
+    assert not _owned(
+        row.replace("%r16 = vyre.mul %row, %c16 : ui32", "%r16 = vyre.mul %row, %c8 : ui32")
+        + """
+    kernel.store_global slot 0 [%own] = %c1 : ui32"""
+    )
+    # a second element 16 further on: the next row's own element
+    assert not _owned(
+        row
+        + """
+    %far = vyre.add %own, %c16 : ui32
+    %v = kernel.load_global slot 0 [%far] : ui32
+    kernel.store_global slot 0 [%own] = %v : ui32"""
+    )
+    # an index past 2^32 wraps: 2^31 * row is 0 for every even row
+    assert not _owned(
+        row.replace(
+            "%r16 = vyre.mul %row, %c16 : ui32",
+            "%big = vyre.const 2147483648 : ui32\n    %r16 = vyre.mul %row, %big : ui32",
+        )
+        + """
+    kernel.store_global slot 0 [%own] = %c1 : ui32"""
+    )
+
+
+def test_owned_elements_refuses_an_index_every_row_shares():
+    """invocation_id x alone, over 12 rows: each element is stored by 12 invocations."""
+    assert not _owned("kernel.store_global slot 0 [%ix] = %c1 : ui32")

@@ -556,3 +556,19 @@ def test_a_part_of_the_update_that_only_the_row_reads_is_computed_once_per_row()
     np.testing.assert_allclose(
         got.reshape(16, 16), 1.5 * (a.astype(np.float64) @ b), rtol=1e-5, atol=1e-5
     )
+
+
+@pytest.mark.parametrize(("m", "n", "k", "ordered"), [(16, 16, 8, False), (13, 11, 7, True)])
+def test_a_tiled_product_that_reads_its_output_orders_storage_only_where_tiles_overhang(
+    m, n, k, ordered
+):
+    """C = alpha A B + beta C reads each output before the barriers and stores it
+    after. When the tiles divide the grid, every element of C belongs to one
+    invocation (`owned_elements`), so the barriers order workgroup memory only;
+    past the edge, outputs that no invocation stores are still read, and the
+    barriers keep ordering storage."""
+    from vyre_xdsl.backends.wgsl.compile import compile_module
+
+    (kernel,) = compile_module(tiled(gemm_alpha_beta_text(m, n, k), SMALL))
+    assert "workgroupBarrier()" in kernel.wgsl
+    assert ("storageBarrier()" in kernel.wgsl) == ordered

@@ -19,6 +19,7 @@ from __future__ import annotations
 import numpy as np
 from xdsl.ir import Operation, SSAValue
 
+from vyre_xdsl.analysis.tiling import affine_form
 from vyre_xdsl.analysis.uniformity import is_kernel_workgroup_uniform
 from vyre_xdsl.analysis.vector_form import index_offset
 from vyre_xdsl.dialects import kernel as k
@@ -197,6 +198,98 @@ def _invocation_private(descriptor: k.DescriptorOp) -> set[str]:
     return {name for name, own in private.items() if own}
 
 
+#: the most values of one half of `owned_elements`'s search (beyond it, no proof)
+MAX_OWNED_SEARCH = 1 << 16
+
+
+def _id_key(op: Operation) -> str | None:
+    """The `affine_form` key of a kernel id on axis x or y."""
+    if isinstance(op, k.LocalIdOp | k.WorkgroupIdOp | k.InvocationIdOp) and op.axis_index < 2:
+        prefix = {k.LocalIdOp: "l", k.WorkgroupIdOp: "w", k.InvocationIdOp: "i"}[type(op)]
+        return prefix + "xy"[op.axis_index]
+    return None
+
+
+def owned_elements(descriptor: k.DescriptorOp) -> set[str]:
+    """The storage buffers of which no two invocations of the dispatch touch the
+    same element. Every access is a load or store whose index is one affine form
+    of the local and workgroup ids (`affine_form`) plus a constant that may
+    differ from access to access (`c . ids + e_s`), over a static grid of one
+    layer, with no value wrapping past 2^32. Then two invocations meet only if
+    `c . d = e_t - e_s` for a nonzero difference `d` of their ids inside the
+    launch; the search splits the ids into the x pair and the y pair and
+    compares the sums each can make (meet in the middle). Guards are not read:
+    a kernel whose outputs overhang its tiles keeps its storage ordering."""
+    dispatch = descriptor.dispatch()
+    grid = None if dispatch is None else dispatch.logical_static_grid
+    if dispatch is None or dispatch.is_widened or grid is None or grid[2] != 1:
+        return set()
+    tx, ty, tz = dispatch.kernel_workgroup
+    if tz != 1:
+        return set()
+    extents = {"lx": tx, "ly": ty, "wx": grid[0], "wy": grid[1]}
+    forms: dict[str, list[dict[str, int]] | None] = {}
+    for op, binding in _memory_ops(descriptor):
+        form = affine_form(op.index, leaf=_id_key) if op.has_trait(k.ElementAccess) else None
+        known = forms.get(binding.buffer_name, [])
+        forms[binding.buffer_name] = None if form is None or known is None else [*known, form]
+    return {name for name, found in forms.items() if found and _apart(found, extents)}
+
+
+def _apart(forms: list[dict[str, int]], extents: dict[str, int]) -> bool:
+    """Whether the index forms `forms` never give two invocations one element."""
+    linear, offsets = None, set()
+    for form in forms:
+        terms = dict(form)
+        ix, iy = terms.pop("ix", 0), terms.pop("iy", 0)
+        # invocation_id = workgroup_id * workgroup size + local_id
+        c = {
+            "lx": terms.pop("lx", 0) + ix,
+            "ly": terms.pop("ly", 0) + iy,
+            "wx": terms.pop("wx", 0) + ix * extents["lx"],
+            "wy": terms.pop("wy", 0) + iy * extents["ly"],
+        }
+        offsets.add(terms.pop("", 0))
+        if terms or (linear is not None and c != linear):
+            return False
+        linear = c
+    assert linear is not None
+    if any(v >= 1 << 31 for v in linear.values()):
+        return False  # a negative coefficient: the index may wrap
+    top = sum(c * (extents[key] - 1) for key, c in linear.items()) + max(offsets)
+    if top >= 1 << 32:
+        return False
+    half_x = _sums(linear["lx"], extents["lx"], linear["wx"], extents["wx"])
+    half_y = _sums(linear["ly"], extents["ly"], linear["wy"], extents["wy"])
+    if half_x is None or half_y is None:
+        return False
+    e = np.array(sorted(offsets), dtype=np.int64)
+    deltas = np.unique(e[:, None] - e[None, :])
+    (all_x, nonzero_x), (all_y, nonzero_y) = half_x, half_y
+    for delta in deltas:
+        need = delta - all_y  # an x-half sum that completes a collision
+        if delta == 0:
+            # not both halves zero: a nonzero x-half, or a zero x-half and a nonzero y-half
+            if np.isin(need, nonzero_x).any() or (nonzero_y == 0).any():
+                return False
+        elif np.isin(need, all_x).any():
+            return False
+    return True
+
+
+def _sums(c_local: int, n_local: int, c_group: int, n_group: int):
+    """The values `c_local * a + c_group * b` for differences `a`, `b` of two
+    ids in [0, n): all of them, and those of a nonzero (a, b); None when there
+    are more than `MAX_OWNED_SEARCH`."""
+    if (2 * n_local - 1) * (2 * n_group - 1) > MAX_OWNED_SEARCH:
+        return None
+    a = np.arange(-(n_local - 1), n_local, dtype=np.int64)
+    b = np.arange(-(n_group - 1), n_group, dtype=np.int64)
+    sums = (c_local * a[:, None] + c_group * b[None, :]).ravel()
+    zero = ((a[:, None] == 0) & (b[None, :] == 0)).ravel()
+    return np.unique(sums), np.unique(sums[~zero])
+
+
 def _stored_after_every_barrier(descriptor: k.DescriptorOp) -> set[str]:
     """The storage buffers that are only stored to (no load, no atomic), each
     store after the kernel's last barrier and in no loop holding a barrier: no
@@ -241,8 +334,11 @@ def storage_shared_across_barriers(descriptor: k.DescriptorOp) -> bool:
     after the barrier), unless every access to it is a load or store at
     `invocation_id x` itself in a one-dimensional workgroup (`_invocation_private`):
     then each element belongs to one invocation; or it is only stored to, after
-    the last barrier (`_stored_after_every_barrier`). Otherwise invocations never meet
-    in storage memory and `workgroupBarrier()` alone is the whole barrier. naga
+    the last barrier (`_stored_after_every_barrier`); or no two invocations touch
+    one element of it (`owned_elements`: a tiled matrix product that reads its
+    output's initial values before its barriers and stores them after). Otherwise
+    invocations never meet in storage memory and `workgroupBarrier()` alone is the
+    whole barrier. naga
     prints `storageBarrier()` as a device-scope memory barrier, which NVIDIA's
     driver turns into a fence that waits for every outstanding global access: in
     a workgroup tree that fence per step was most of the kernel's time.
@@ -258,8 +354,9 @@ def storage_shared_across_barriers(descriptor: k.DescriptorOp) -> bool:
         accesses.setdefault(binding.buffer_name, []).append(
             (writes, writes and _in_loop(op, descriptor))
         )
-    for ops in accesses.values():
-        written = [looped for writes, looped in ops if writes]
-        if written and (len(ops) > 1 or any(written)):
-            return True
-    return False
+    shared = [
+        name
+        for name, ops in accesses.items()
+        if any(writes for writes, _ in ops) and (len(ops) > 1 or any(loop for _, loop in ops))
+    ]
+    return bool(shared) and not set(shared) <= owned_elements(descriptor)
