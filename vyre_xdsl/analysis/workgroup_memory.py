@@ -198,8 +198,10 @@ def _invocation_private(descriptor: k.DescriptorOp) -> set[str]:
     return {name for name, own in private.items() if own}
 
 
-#: the most values of one half of `owned_elements`'s search (beyond it, no proof)
+#: the most values of one half of `owned_elements`'s search, and the most
+#: distinct constants of one buffer's accesses (beyond them, no proof)
 MAX_OWNED_SEARCH = 1 << 16
+MAX_OWNED_OFFSETS = 256
 
 
 def _id_key(op: Operation) -> str | None:
@@ -218,8 +220,9 @@ def owned_elements(descriptor: k.DescriptorOp) -> set[str]:
     layer, with no value wrapping past 2^32. Then two invocations meet only if
     `c . d = e_t - e_s` for a nonzero difference `d` of their ids inside the
     launch; the search splits the ids into the x pair and the y pair and
-    compares the sums each can make (meet in the middle). Guards are not read:
-    a kernel whose outputs overhang its tiles keeps its storage ordering."""
+    compares the sums each can make (meet in the middle), giving up past
+    `MAX_OWNED_SEARCH` sums or `MAX_OWNED_OFFSETS` constants. Guards are not
+    read: a kernel whose outputs overhang its tiles keeps its storage ordering."""
     dispatch = descriptor.dispatch()
     grid = None if dispatch is None else dispatch.logical_static_grid
     if dispatch is None or dispatch.is_widened or grid is None or grid[2] != 1:
@@ -254,7 +257,7 @@ def _apart(forms: list[dict[str, int]], extents: dict[str, int]) -> bool:
             return False
         linear = c
     assert linear is not None
-    if any(v >= 1 << 31 for v in linear.values()):
+    if len(offsets) > MAX_OWNED_OFFSETS or any(v >= 1 << 31 for v in linear.values()):
         return False  # a negative coefficient: the index may wrap
     top = sum(c * (extents[key] - 1) for key, c in linear.items()) + max(offsets)
     if top >= 1 << 32:
