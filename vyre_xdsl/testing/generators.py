@@ -466,7 +466,8 @@ class _ModuleGen:
             self.buffers += [counter, tickets]
             program = d.pick(plans)
             program += [
-                Use(counter, TICKET_COUNTER, "read_write"),
+                # never loaded: other invocations add to it meanwhile, in any order
+                Use(counter, TICKET_COUNTER, "read_write", loadable=False),
                 Use(tickets, TICKET, "write_only", loadable=False),
             ]
             self.multisets.add(tickets.name)
