@@ -130,6 +130,9 @@ products)
         --json "$out/gemm.json"
     step polybench 200 python3 polybench_products.py --sizes 2048 4096 --reps 7 \
         --kinds gemm gemm_zero syrk --json "$out/polybench.json"
+    # sizes that the 128 x 128 tiles overhang (outputs past the edge, guards read)
+    step overhang 120 python3 polybench_products.py --sizes 2000 4000 --reps 7 \
+        --kinds gemm syrk --json "$out/polybench_overhang.json"
     ;;
 *)
     echo "unknown part $part (optimizing, runtime, workloads, targets, scan, submissions, open, leads or products)"

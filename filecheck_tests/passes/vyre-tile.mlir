@@ -102,6 +102,67 @@ vyre.program @gemm workgroup_size [4, 4, 1] grid [2, 2, 1] {
 
 // -----
 
+// PolyBench's CUDA form after scalar replacement: the output's initial value
+// is beta * C, read before the loop. Tiled 4 x 4 outputs per workgroup over
+// 6 x 6 outputs, the tiles overhang: past the edge, row * 6 + col is another
+// row's element. The initial value is read only for the outputs the program
+// stores, under the same guard as the store (zero elsewhere).
+vyre.program @gemm_beta workgroup_size [4, 4, 1] grid [2, 2, 1] {
+  vyre.buffer @A binding 0 read_only : f32[24]
+  vyre.buffer @B binding 1 read_only : f32[24]
+  vyre.buffer @C binding 2 read_write : f32[36]
+  %col = vyre.invocation_id x
+  %row = vyre.invocation_id y
+  %n = vyre.const 6 : ui32
+  %k = vyre.const 4 : ui32
+  %lo = vyre.const 0 : ui32
+  %beta = vyre.const 0.5 : f32
+  %in_col = vyre.lt %col, %n : ui32
+  %in_row = vyre.lt %row, %n : ui32
+  %inside = vyre.and %in_col, %in_row : i1
+  vyre.if %inside {
+    %rc = vyre.mul %row, %n : ui32
+    %ic = vyre.add %rc, %col : ui32
+    %old = vyre.load @C[%ic] : f32
+    %init = vyre.mul %old, %beta : f32
+    vyre.let @acc = %init : f32
+    vyre.loop @kk = %lo to %k {
+      %kv = vyre.var @kk : ui32
+      %ra = vyre.mul %row, %k : ui32
+      %ia = vyre.add %ra, %kv : ui32
+      %a = vyre.load @A[%ia] : f32
+      %rb = vyre.mul %kv, %n : ui32
+      %ib = vyre.add %rb, %col : ui32
+      %b = vyre.load @B[%ib] : f32
+      %acc = vyre.var @acc : f32
+      %s = vyre.fma %a, %b, %acc : f32
+      vyre.assign @acc = %s : f32
+    }
+    %r = vyre.var @acc : f32
+    vyre.store @C[%ic] = %r : f32
+  }
+}
+
+// CHECK-LABEL: vyre.program @gemm_beta workgroup_size [2, 2, 1] grid [2, 2, 1] {
+// CHECK:         %inside = vyre.and %in_col, %in_row : i1
+// CHECK-NEXT:    vyre.let @tile_acc_0_0 = %[[ZERO:[0-9]+]] : f32
+// CHECK-NEXT:    vyre.if %inside {
+// CHECK-NEXT:      %rc = vyre.mul %row0, %n : ui32
+// CHECK-NEXT:      %ic = vyre.add %rc, %col0 : ui32
+// CHECK-NEXT:      %old = vyre.load @C[%ic] : f32
+// CHECK-NEXT:      %init = vyre.mul %old, %beta : f32
+// CHECK-NEXT:      vyre.assign @tile_acc_0_0 = %init : f32
+// CHECK-NEXT:    }
+// CHECK:         vyre.let @tile_acc_1_1 = %[[ZERO]] : f32
+// CHECK-NEXT:    vyre.if %inside_3 {
+// CHECK:           vyre.load @C
+// CHECK:         vyre.barrier
+// CHECK:         vyre.if %inside_7 {
+// CHECK-NEXT:      %{{.*}} = vyre.var @tile_acc_1_1 : f32
+// CHECK:           vyre.store @C
+
+// -----
+
 // Not a product: each invocation reads one row of @A only (nothing is
 // shared along the columns). Left as it is.
 vyre.program @rowsum workgroup_size [4, 4, 1] grid [1, 1, 1] {

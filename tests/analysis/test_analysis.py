@@ -391,3 +391,178 @@ def test_owned_elements_refuses_what_two_invocations_share():
 def test_owned_elements_refuses_an_index_every_row_shares():
     """invocation_id x alone, over 12 rows: each element is stored by 12 invocations."""
     assert not _owned("kernel.store_global slot 0 [%ix] = %c1 : ui32")
+
+
+#: rows 0..11 of 12 elements, and x 0..15: the columns 12..15 overhang the rows
+ROW12 = """%r0 = vyre.mul %wy, %c4 : ui32
+    %row = vyre.add %r0, %ly : ui32
+    %c12 = vyre.const 12 : ui32
+    %c13 = vyre.const 13 : ui32
+    %c24 = vyre.const 24 : ui32
+    %r12 = vyre.mul %row, %c12 : ui32
+    %own = vyre.add %r12, %ix : ui32
+    %inside = vyre.lt %ix, %c12 : ui32
+    %rows = vyre.lt %row, %c12 : ui32
+    %both = vyre.and %inside, %rows : i1"""
+
+
+def test_owned_elements_reads_the_guards_of_overhanging_outputs():
+    """row * 12 + x for x up to 15 meets the next row's first elements; under
+    `x < 12` (alone or in a conjunction) each element has one invocation."""
+    load_then_store = """
+      %v = kernel.load_global slot 0 [%own] : ui32
+    }
+    kernel.barrier
+    kernel.if %both {
+      kernel.store_global slot 0 [%own] = %c1 : ui32
+    }"""
+    assert not _owned(ROW12 + "\n    kernel.store_global slot 0 [%own] = %c1 : ui32")
+    assert _owned(ROW12 + "\n    kernel.if %inside {" + load_then_store)
+    assert _owned(ROW12 + "\n    kernel.if %both {" + load_then_store)
+    # nested: the guard two ifs up, a loop in between
+    assert _owned(
+        ROW12
+        + """
+    kernel.if %inside {
+      kernel.if %rows {
+        kernel.for %t = %c1 to %c2 {
+          kernel.store_global slot 0 [%own] = %c1 : ui32
+        }
+      }
+    }"""
+    )
+    # a register block of two: 2x and 2x + 1 in rows of 24, each under its own guard
+    assert _owned(
+        """%r0 = vyre.mul %wy, %c4 : ui32
+    %row = vyre.add %r0, %ly : ui32
+    %c24 = vyre.const 24 : ui32
+    %r24 = vyre.mul %row, %c24 : ui32
+    %x2 = vyre.mul %ix, %c2 : ui32
+    %x21 = vyre.add %x2, %c1 : ui32
+    %even = vyre.add %r24, %x2 : ui32
+    %odd = vyre.add %r24, %x21 : ui32
+    %in_even = vyre.lt %x2, %c24 : ui32
+    %in_odd = vyre.lt %x21, %c24 : ui32
+    kernel.if %in_even {
+      kernel.store_global slot 0 [%even] = %c1 : ui32
+    }
+    kernel.barrier
+    kernel.if %in_odd {
+      kernel.store_global slot 0 [%odd] = %c1 : ui32
+    }"""
+    )
+    # column-major: x * 10 + row, under row < 10 (rows run to 11)
+    assert _owned(
+        """%r0 = vyre.mul %wy, %c4 : ui32
+    %row = vyre.add %r0, %ly : ui32
+    %c10 = vyre.const 10 : ui32
+    %x10 = vyre.mul %ix, %c10 : ui32
+    %own = vyre.add %x10, %row : ui32
+    %inside = vyre.lt %row, %c10 : ui32
+    kernel.if %inside {
+      kernel.store_global slot 0 [%own] = %c1 : ui32
+    }"""
+    )
+
+
+def test_owned_elements_refuses_guards_that_do_not_separate_rows():
+    """Each of these lets x = 12 of one row and x = 0 of the next (or another
+    pair) touch one element."""
+    # a bound past the row's width
+    assert not _owned(
+        ROW12
+        + """
+    %loose = vyre.lt %ix, %c13 : ui32
+    kernel.if %loose {
+      kernel.store_global slot 0 [%own] = %c1 : ui32
+    }"""
+    )
+    # the guard holds the load; the store is unguarded
+    assert not _owned(
+        ROW12
+        + """
+    kernel.if %inside {
+      %v = kernel.load_global slot 0 [%own] : ui32
+    }
+    kernel.barrier
+    kernel.store_global slot 0 [%own] = %c1 : ui32"""
+    )
+    # the store sits in the else branch: there x >= 12
+    assert not _owned(
+        ROW12
+        + """
+    kernel.if %inside {
+    } else {
+      kernel.store_global slot 0 [%own] = %c1 : ui32
+    }"""
+    )
+    # the guard bounds the row only
+    assert not _owned(
+        ROW12
+        + """
+    kernel.if %rows {
+      kernel.store_global slot 0 [%own] = %c1 : ui32
+    }"""
+    )
+    # `or` is no conjunction: either side may fail
+    assert not _owned(
+        ROW12
+        + """
+    %either = vyre.or %inside, %rows : i1
+    kernel.if %either {
+      kernel.store_global slot 0 [%own] = %c1 : ui32
+    }"""
+    )
+    # the next row's element, under the same guard: x of row r + 1 meets it
+    assert not _owned(
+        ROW12
+        + """
+    %next = vyre.add %own, %c12 : ui32
+    kernel.if %inside {
+      %v = kernel.load_global slot 0 [%next] : ui32
+      kernel.store_global slot 0 [%own] = %v : ui32
+    }"""
+    )
+    # six on, under x < 12: x = 0's sixth is x = 6's own (6 is no whole row)
+    assert not _owned(
+        ROW12
+        + """
+    %c6 = vyre.const 6 : ui32
+    %six = vyre.add %own, %c6 : ui32
+    kernel.if %inside {
+      %v = kernel.load_global slot 0 [%six] : ui32
+      kernel.store_global slot 0 [%own] = %v : ui32
+    }"""
+    )
+    # rows 2^29 apart wrap: row 8 is row 0 again
+    assert not _owned(
+        ROW12.replace(
+            "%r12 = vyre.mul %row, %c12 : ui32",
+            "%big = vyre.const 536870912 : ui32\n    %r12 = vyre.mul %row, %big : ui32",
+        )
+        + """
+    %wide = vyre.lt %ix, %big : ui32
+    kernel.if %wide {
+      kernel.store_global slot 0 [%own] = %c1 : ui32
+    }"""
+    )
+    # rows of 24, a second element 12 on under x + 12 < 24: x = 0's second
+    # element, 24 * row + 12, is x = 12's first
+    assert not _owned(
+        """%r0 = vyre.mul %wy, %c4 : ui32
+    %row = vyre.add %r0, %ly : ui32
+    %c12 = vyre.const 12 : ui32
+    %c24 = vyre.const 24 : ui32
+    %r24 = vyre.mul %row, %c24 : ui32
+    %own = vyre.add %r24, %ix : ui32
+    %x12 = vyre.add %ix, %c12 : ui32
+    %far = vyre.add %own, %c12 : ui32
+    %in = vyre.lt %ix, %c24 : ui32
+    %in12 = vyre.lt %x12, %c24 : ui32
+    kernel.if %in {
+      kernel.store_global slot 0 [%own] = %c1 : ui32
+    }
+    kernel.if %in12 {
+      kernel.store_global slot 0 [%far] = %c1 : ui32
+    }"""
+    )

@@ -19,6 +19,7 @@ from __future__ import annotations
 import numpy as np
 from xdsl.ir import Operation, SSAValue
 
+from vyre_xdsl.analysis.loops import constant_ui32
 from vyre_xdsl.analysis.tiling import affine_form
 from vyre_xdsl.analysis.uniformity import is_kernel_workgroup_uniform
 from vyre_xdsl.analysis.vector_form import index_offset
@@ -221,8 +222,14 @@ def owned_elements(descriptor: k.DescriptorOp) -> set[str]:
     `c . d = e_t - e_s` for a nonzero difference `d` of their ids inside the
     launch; the search splits the ids into the x pair and the y pair and
     compares the sums each can make (meet in the middle), giving up past
-    `MAX_OWNED_SEARCH` sums or `MAX_OWNED_OFFSETS` constants. Guards are not
-    read: a kernel whose outputs overhang its tiles keeps its storage ordering."""
+    `MAX_OWNED_SEARCH` sums or `MAX_OWNED_OFFSETS` constants.
+
+    Where the tiles overhang the outputs, that form alone meets itself (the
+    column past the edge of one row is the next row's first), and the guards
+    decide (`_apart_under_guards`): when every access sits under a guard
+    `X_s < n` (a `kernel.if` then-branch whose condition is an `lt` term of a
+    conjunction) with the index `n * H_s + X_s`, the index gives `H_s` and
+    `X_s` apart, and no two invocations meet when no two give one pair."""
     dispatch = descriptor.dispatch()
     grid = None if dispatch is None else dispatch.logical_static_grid
     if dispatch is None or dispatch.is_widened or grid is None or grid[2] != 1:
@@ -231,44 +238,72 @@ def owned_elements(descriptor: k.DescriptorOp) -> set[str]:
     if tz != 1:
         return set()
     extents = {"lx": tx, "ly": ty, "wx": grid[0], "wy": grid[1]}
-    forms: dict[str, list[dict[str, int]] | None] = {}
+    accesses: dict[str, list[Operation] | None] = {}
     for op, binding in _memory_ops(descriptor):
-        form = affine_form(op.index, leaf=_id_key) if op.has_trait(k.ElementAccess) else None
-        known = forms.get(binding.buffer_name, [])
-        forms[binding.buffer_name] = None if form is None or known is None else [*known, form]
-    return {name for name, found in forms.items() if found and _apart(found, extents)}
+        known = accesses.get(binding.buffer_name, [])
+        plain = op.has_trait(k.ElementAccess)
+        accesses[binding.buffer_name] = None if not plain or known is None else [*known, op]
+    return {
+        name for name, ops in accesses.items() if ops and _owned_by_one(ops, descriptor, extents)
+    }
 
 
-def _apart(forms: list[dict[str, int]], extents: dict[str, int]) -> bool:
-    """Whether the index forms `forms` never give two invocations one element."""
-    linear, offsets = None, set()
-    for form in forms:
-        terms = dict(form)
-        ix, iy = terms.pop("ix", 0), terms.pop("iy", 0)
-        # invocation_id = workgroup_id * workgroup size + local_id
-        c = {
-            "lx": terms.pop("lx", 0) + ix,
-            "ly": terms.pop("ly", 0) + iy,
-            "wx": terms.pop("wx", 0) + ix * extents["lx"],
-            "wy": terms.pop("wy", 0) + iy * extents["ly"],
-        }
-        offsets.add(terms.pop("", 0))
-        if terms or (linear is not None and c != linear):
-            return False
-        linear = c
-    assert linear is not None
-    if len(offsets) > MAX_OWNED_OFFSETS or any(v >= 1 << 31 for v in linear.values()):
-        return False  # a negative coefficient: the index may wrap
-    top = sum(c * (extents[key] - 1) for key, c in linear.items()) + max(offsets)
-    if top >= 1 << 32:
+def _owned_by_one(ops: list[Operation], descriptor: k.DescriptorOp, extents) -> bool:
+    forms = [_id_form(op.index, extents) for op in ops]
+    if any(form is None for form in forms):
         return False
-    half_x = _sums(linear["lx"], extents["lx"], linear["wx"], extents["wx"])
-    half_y = _sums(linear["ly"], extents["ly"], linear["wy"], extents["wy"])
-    if half_x is None or half_y is None:
+    if _apart(forms, extents):
+        return True
+    guards = [_guards(op, descriptor, extents) for op in ops]
+    return _apart_under_guards(forms, guards, extents)
+
+
+#: an affine form of the ids: coefficients of lx, ly, wx, wy, and a constant
+IdForm = tuple[dict[str, int], int]
+
+
+def _id_form(value: SSAValue, extents: dict[str, int]) -> IdForm | None:
+    """`value` as an affine form of the local and workgroup ids (an invocation
+    id is `workgroup id * workgroup size + local id`), or None."""
+    form = affine_form(value, leaf=_id_key)
+    if form is None:
+        return None
+    terms = dict(form)
+    ix, iy = terms.pop("ix", 0), terms.pop("iy", 0)
+    linear = {
+        "lx": terms.pop("lx", 0) + ix,
+        "ly": terms.pop("ly", 0) + iy,
+        "wx": terms.pop("wx", 0) + ix * extents["lx"],
+        "wy": terms.pop("wy", 0) + iy * extents["ly"],
+    }
+    constant = terms.pop("", 0)
+    return None if terms else (linear, constant)
+
+
+def _exact(form: IdForm, extents: dict[str, int]) -> bool:
+    """Whether `form`'s 32-bit value is its value over the integers on the
+    launch: no negative coefficient (a wrapped one), no value past 2^32."""
+    linear, constant = form
+    if any(c >= 1 << 31 for c in linear.values()):
+        return False
+    return sum(c * (extents[key] - 1) for key, c in linear.items()) + constant < 1 << 32
+
+
+def _apart(forms: list[IdForm], extents: dict[str, int]) -> bool:
+    """Whether the index forms `forms` never give two invocations one element."""
+    linear = forms[0][0]
+    offsets = {constant for _, constant in forms}
+    if any(form[0] != linear for form in forms) or len(offsets) > MAX_OWNED_OFFSETS:
+        return False
+    if not all(_exact(form, extents) for form in forms):
+        return False
+    x = _sums(linear["lx"], extents["lx"], linear["wx"], extents["wx"])
+    y = _sums(linear["ly"], extents["ly"], linear["wy"], extents["wy"])
+    if x is None or y is None:
         return False
     e = np.array(sorted(offsets), dtype=np.int64)
     deltas = np.unique(e[:, None] - e[None, :])
-    (all_x, nonzero_x), (all_y, nonzero_y) = half_x, half_y
+    (all_x, nonzero_x), (all_y, nonzero_y) = x, y
     for delta in deltas:
         need = delta - all_y  # an x-half sum that completes a collision
         if delta == 0:
@@ -278,6 +313,97 @@ def _apart(forms: list[dict[str, int]], extents: dict[str, int]) -> bool:
         elif np.isin(need, all_x).any():
             return False
     return True
+
+
+def _guards(op: Operation, descriptor: k.DescriptorOp, extents) -> list[tuple[IdForm, int]]:
+    """The bounds `X < n` (`X` an exact affine form of the ids, `n` a constant)
+    that hold wherever `op` runs: the `lt` terms of the conjunction of each
+    `kernel.if` that holds `op` in its then-branch."""
+    out = []
+    child, parent = op, op.parent_op()
+    while parent is not None and parent is not descriptor:
+        if isinstance(parent, k.IfOp) and child.parent_region() is parent.then_region:
+            out += _lt_terms(parent.cond, extents)
+        child, parent = parent, parent.parent_op()
+    return out
+
+
+def _lt_terms(cond: SSAValue, extents: dict[str, int]) -> list[tuple[IdForm, int]]:
+    op = cond.owner
+    if isinstance(op, v.AndOp) and cond.type == v.i1:
+        return [term for operand in op.operands for term in _lt_terms(operand, extents)]
+    if not isinstance(op, v.LtOp):
+        return []
+    form, bound = _id_form(op.lhs, extents), constant_ui32(op.rhs)
+    if form is None or bound is None or bound < 1 or not _exact(form, extents):
+        return []
+    return [(form, bound)]
+
+
+def _apart_under_guards(
+    forms: list[IdForm], guards: list[list[tuple[IdForm, int]]], extents: dict[str, int]
+) -> bool:
+    """Whether the accesses `forms`, each under its `guards`, never give two
+    invocations one element: for some bound `n`, each index is `n * H_s + X_s`
+    with a guard `X_s < n` (so the index gives `H_s` and `X_s`), the `X_s`
+    share their ids' coefficients and use the ids of one axis, the `H_s` those
+    of the other axis, and no two invocations give one pair `(H_s, X_s)`."""
+    if not all(_exact(form, extents) for form in forms):
+        return False
+    for n in sorted({bound for _, bound in guards[0]}):
+        parts = [_split(form, own, n) for form, own in zip(forms, guards, strict=True)]
+        if all(part is not None for part in parts) and _pairs_apart(parts, extents):
+            return True
+    return False
+
+
+def _split(form: IdForm, guards: list[tuple[IdForm, int]], n: int):
+    """`(H, X)` with `form = n * H + X` for a guard `X < n` of `guards`, or None."""
+    linear, constant = form
+    for (x_linear, x_constant), bound in guards:
+        if bound != n or (constant - x_constant) % n:
+            continue
+        rest = {key: c - x_linear[key] for key, c in linear.items()}
+        if any(c % n for c in rest.values()):
+            continue
+        h = ({key: c // n for key, c in rest.items()}, (constant - x_constant) // n)
+        return h, (x_linear, x_constant)
+    return None
+
+
+def _pairs_apart(parts, extents: dict[str, int]) -> bool:
+    (h_linear, _), (x_linear, _) = parts[0]
+    if any(h[0] != h_linear or x[0] != x_linear for h, x in parts):
+        return False
+    if len(parts) > MAX_OWNED_OFFSETS:
+        return False
+    axes = [_axis(x_linear), _axis(h_linear)]
+    if None in axes or axes[0] == axes[1]:
+        return False
+    x = _axis_sums(x_linear, axes[0], extents)
+    h = _axis_sums(h_linear, axes[1], extents)
+    if x is None or h is None:
+        return False
+    (all_x, nonzero_x), (all_h, nonzero_h) = x, h
+    offsets = np.array([(hc, xc) for (_, hc), (_, xc) in parts], dtype=np.int64)
+    deltas = np.unique((offsets[:, None, :] - offsets[None, :, :]).reshape(-1, 2), axis=0)
+    for dh, dx in deltas:
+        # a nonzero difference of ids on either axis that makes both differences
+        if (dx in nonzero_x and dh in all_h) or (dx in all_x and dh in nonzero_h):
+            return False
+    return True
+
+
+def _axis(linear: dict[str, int]) -> str | None:
+    """The axis ("x" or "y") of every id that `linear` uses, or None when it
+    uses ids of both axes or none."""
+    used = {key[1] for key, c in linear.items() if c}
+    return used.pop() if len(used) == 1 else None
+
+
+def _axis_sums(linear: dict[str, int], axis: str, extents: dict[str, int]):
+    local, group = "l" + axis, "w" + axis
+    return _sums(linear[local], extents[local], linear[group], extents[group])
 
 
 def _sums(c_local: int, n_local: int, c_group: int, n_group: int):

@@ -27,7 +27,9 @@ loads the same `A[row, k]` in every invocation of a row and the same
   loads only the values inside the loop's range (zero elsewhere) and runs
   only those iterations;
 - the outputs are stored under the program's own guard (and, where the tiles
-  overhang the naive grid, a check that the output is inside it).
+  overhang the naive grid, a check that the output is inside it); an initial
+  value that reads memory (`beta * C[row, col]`) is read under the same
+  condition, so no invocation reads an element that another one writes.
 
 Each output still starts from the same initial value and is updated in the
 same order of `k` by the same expression: no float is reassociated, and the
@@ -233,6 +235,14 @@ def _reads_k(value: SSAValue, k_name: str, staged: set[Operation]) -> bool:
     return isinstance(op, Operation) and any(_reads_k(v, k_name, staged) for v in op.operands)
 
 
+def _reads_memory(value: SSAValue) -> bool:
+    """Whether the expression `value` loads from a buffer."""
+    op = value.owner
+    if isinstance(op, LoadOp):
+        return True
+    return isinstance(op, Operation) and any(_reads_memory(v) for v in op.operands)
+
+
 @dataclass(frozen=True)
 class _Staging:
     """Where each invocation's share of one operand's slice comes from and goes:
@@ -400,10 +410,38 @@ class VyreTilePass(ModulePass):
         cols = spread(col0, tn, rn, "col")
         linear = b.add(b.mul(ly, c(tn)), lx, name="lin")
         accs = [[f"tile_acc_{i}_{j}" for j in range(rn)] for i in range(rm)]
+        bounds = _guard_limits(nest)
+
+        def output_guard(i: int, j: int) -> SSAValue | None:
+            """Whether output (i, j) of the block is one the naive program stores:
+            its guard, and where the tiles overhang the naive grid, inside it."""
+            env = {ROW: rows[i], COL: cols[j]}
+            conds = []
+            if nest.guard is not None:
+                conds.append(cl.clone(nest.guard.cond, env, {}))
+            if nest.rows % bm and bounds.get(ROW, nest.rows + 1) > nest.rows:
+                conds.append(b.lt(rows[i], c(nest.rows)))
+            if nest.cols % bn and bounds.get(COL, nest.cols + 1) > nest.cols:
+                conds.append(b.lt(cols[j], c(nest.cols)))
+            cond = conds[0] if conds else None
+            for extra in conds[1:]:
+                cond = b.op("and", cond, extra)
+            return cond
+
+        # an initial value that reads memory (`beta * C`) is read only for the
+        # outputs that are stored: past the edge, the index is another output's
+        acc_type = nest.acc.value.type
+        reads = _reads_memory(nest.acc.value)
         for i in range(rm):
             for j in range(rn):
                 env = {ROW: rows[i], COL: cols[j]}
-                b.let(accs[i][j], cl.clone(nest.acc.value, env, {}))
+                cond = output_guard(i, j) if reads else None
+                if cond is None:
+                    b.let(accs[i][j], cl.clone(nest.acc.value, env, {}))
+                    continue
+                b.let(accs[i][j], c(0, acc_type))
+                with b.if_(cond):
+                    b.assign(accs[i][j], cl.clone(nest.acc.value, env, {}))
 
         stage_a = self._staging(b, cl, linear, tile_a, bm // w, sa, a_k_fast)
         stage_b = self._staging(b, cl, linear, tile_b, bn // w, sb, b_k_fast)
@@ -521,20 +559,10 @@ class VyreTilePass(ModulePass):
             remainder()
 
         # the stores, under the naive program's guard and inside its grid
-        bounds = _guard_limits(nest)
         for i in range(rm):
             for j in range(rn):
                 env = {ROW: rows[i], COL: cols[j]}
-                conds = []
-                if nest.guard is not None:
-                    conds.append(cl.clone(nest.guard.cond, env, {}))
-                if nest.rows % bm and bounds.get(ROW, nest.rows + 1) > nest.rows:
-                    conds.append(b.lt(rows[i], c(nest.rows)))
-                if nest.cols % bn and bounds.get(COL, nest.cols + 1) > nest.cols:
-                    conds.append(b.lt(cols[j], c(nest.cols)))
-                cond = conds[0] if conds else None
-                for extra in conds[1:]:
-                    cond = b.op("and", cond, extra)
+                cond = output_guard(i, j)
 
                 def store(env=env, i=i, j=j) -> None:
                     memo: dict = {}

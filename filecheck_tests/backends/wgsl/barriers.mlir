@@ -69,6 +69,62 @@ vyre.program @exchange workgroup_size [64, 1, 1] {
 // CHECK-NEXT:   workgroupBarrier();
 // CHECK:      // -----
 
+// Rows of 6 outputs over 8 columns of invocations (two workgroups of 4 x 4):
+// each invocation reads its output before the barrier and writes it after,
+// both under `col < 6`. Past the edge, row * 6 + col is the next row's
+// element, but the guard keeps those invocations away from it: no two
+// invocations meet in @c, and the barrier orders workgroup memory only.
+vyre.program @overhang workgroup_size [4, 4, 1] grid [2, 1, 1] {
+  vyre.buffer @c binding 0 read_write : f32[24]
+  %col = vyre.invocation_id x
+  %row = vyre.invocation_id y
+  %six = vyre.const 6 : ui32
+  %rc = vyre.mul %row, %six : ui32
+  %i = vyre.add %rc, %col : ui32
+  %inside = vyre.lt %col, %six : ui32
+  %zero = vyre.const 0.0 : f32
+  vyre.let @v = %zero : f32
+  vyre.if %inside {
+    %old = vyre.load @c[%i] : f32
+    vyre.assign @v = %old : f32
+  }
+  vyre.barrier
+  vyre.if %inside {
+    %v = vyre.var @v : f32
+    %twice = vyre.add %v, %v : f32
+    vyre.store @c[%i] = %twice : f32
+  }
+}
+
+// CHECK:      // vyre kernel @overhang id
+// CHECK-NOT:  storageBarrier
+// CHECK:        workgroupBarrier();
+// CHECK-NOT:  storageBarrier
+// CHECK:      // -----
+
+// The same with the read outside the guard: invocation (row, 6) reads the
+// element that invocation (row + 1, 0) writes, and the barrier orders storage.
+vyre.program @overhang_read workgroup_size [4, 4, 1] grid [2, 1, 1] {
+  vyre.buffer @c binding 0 read_write : f32[24]
+  %col = vyre.invocation_id x
+  %row = vyre.invocation_id y
+  %six = vyre.const 6 : ui32
+  %rc = vyre.mul %row, %six : ui32
+  %i = vyre.add %rc, %col : ui32
+  %inside = vyre.lt %col, %six : ui32
+  %old = vyre.load @c[%i] : f32
+  vyre.barrier
+  vyre.if %inside {
+    %twice = vyre.add %old, %old : f32
+    vyre.store @c[%i] = %twice : f32
+  }
+}
+
+// CHECK:      // vyre kernel @overhang_read id
+// CHECK:        storageBarrier();
+// CHECK-NEXT:   workgroupBarrier();
+// CHECK:      // -----
+
 // One store site, but inside a loop with a barrier: a later iteration of
 // another invocation overwrites after the barrier, so it is ordered too.
 // The tile is read before it is written: the prologue zeroes it.
