@@ -1,8 +1,8 @@
-// RUN: vyre-opt %s --split-input-file -p 'vyre-coarsen-reductions{k=4}' | filecheck %s
 // RUN: xdsl-opt %s --split-input-file -p 'vyre-coarsen-reductions{k=4}' | filecheck %s
-// RUN: vyre-opt %s --split-input-file -p 'vyre-coarsen-reductions{k=4 remarks=true}' 2>&1 >/dev/null | filecheck %s --check-prefix=REMARK
-// RUN: vyre-opt %s --split-input-file -p 'vyre-coarsen-reductions{k=4 inputs-only=true}' | filecheck %s --check-prefix=INPUTS
-// RUN: vyre-opt %s --split-input-file -p 'vyre-coarsen-reductions{k=4 inputs-only=true remarks=true}' 2>&1 >/dev/null | filecheck %s --check-prefix=INREMARK
+// RUN: vyre-opt %s --split-input-file -p 'vyre-coarsen-reductions{k=4 remarks=true}' 2>%t.remarks | filecheck %s
+// RUN: filecheck %s --check-prefix=REMARK < %t.remarks
+// RUN: vyre-opt %s --split-input-file -p 'vyre-coarsen-reductions{k=4 inputs-only=true remarks=true}' 2>%t.inremarks | filecheck %s --check-prefix=INPUTS
+// RUN: filecheck %s --check-prefix=INREMARK < %t.inremarks
 // RUN: vyre-opt %s --split-input-file -p 'vyre-coarsen-reductions{k=4 inputs-only=true},vyre-fuse,vyre-coarsen-reductions{k=4}' | filecheck %s --check-prefix=TWO
 // RUN: vyre-opt %s --split-input-file -p 'vyre-fuse,vyre-coarsen-reductions{k=4}' | filecheck %s --check-prefix=FUSEFIRST
 // RUN: vyre-opt %s --split-input-file -p 'vyre-coarsen-reductions{k=4 subgroups=true}' | filecheck %s --check-prefix=SUBGROUPS

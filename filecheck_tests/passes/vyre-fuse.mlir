@@ -1,7 +1,7 @@
 // RUN: vyre-opt %s --split-input-file -p 'vyre-fuse{force=true}' | filecheck %s
-// RUN: vyre-opt %s --split-input-file -p vyre-fuse | filecheck %s --check-prefix=COST
 // RUN: %python -m vyre_xdsl.testing.cli_batch --run 'vyre-opt %s --split-input-file -p "vyre-fuse{force=true}" | vyre-opt --split-input-file' | filecheck %s
-// RUN: vyre-opt %s --split-input-file -p 'vyre-fuse{remarks=true}' 2>&1 >/dev/null | filecheck %s --check-prefix=REMARK
+// RUN: vyre-opt %s --split-input-file -p 'vyre-fuse{remarks=true}' 2>%t.remarks | filecheck %s --check-prefix=COST
+// RUN: filecheck %s --check-prefix=REMARK < %t.remarks
 
 // A chain t1 = x * 3, t2 = t1 + x, out = t2 ^ t1: every load reads what the
 // same invocation stored, so no barrier; t1 and t2 are intermediates.
