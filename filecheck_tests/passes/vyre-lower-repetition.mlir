@@ -1,5 +1,6 @@
-// RUN: vyre-opt %s --lower | filecheck %s
-// RUN: vyre-opt %s --lower | vyre-opt | filecheck %s
+// RUN: vyre-opt %s --lower > %t.lowered.mlir
+// RUN: filecheck %s < %t.lowered.mlir
+// RUN: vyre-opt %t.lowered.mlir | filecheck %s
 // RUN: vyre-opt %s -t wgsl | filecheck %s --check-prefix=WGSL
 // `vyre.repetition` lowers to `kernel.repetition` over a `repetition` binding at
 // the lowest slot no other binding holds: here slot 1 (the program's buffers

@@ -1,6 +1,7 @@
-// RUN: vyre-opt %s --split-input-file --verify-diagnostics --lower | filecheck %s
+// RUN: vyre-opt %s --split-input-file --verify-diagnostics --lower > %t.lowered.mlir
+// RUN: filecheck %s < %t.lowered.mlir
 // RUN: vyre-opt %s --split-input-file --verify-diagnostics -p 'vyre-lower{subgroup-size=64}' | filecheck %s --check-prefix=SG64
-// RUN: vyre-opt %s --split-input-file --verify-diagnostics --lower | filecheck %s --check-prefix=ERR
+// RUN: filecheck %s --check-prefix=ERR < %t.lowered.mlir
 
 // axpy: bindings keep their slots; read_only -> constant, read_write -> global;
 // the grid covers the written buffer (1024 / 64 = 16 workgroups).

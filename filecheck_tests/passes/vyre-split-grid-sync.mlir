@@ -1,8 +1,9 @@
-// RUN: vyre-opt %s --split-input-file -p vyre-split-grid-sync | filecheck %s
+// RUN: vyre-opt %s --split-input-file -p vyre-split-grid-sync > %t.once.mlir
+// RUN: filecheck %s < %t.once.mlir
 // RUN: xdsl-opt %s --split-input-file -p vyre-split-grid-sync | filecheck %s
 // RUN: vyre-opt %s --split-input-file -p vyre-split-grid-sync,vyre-split-grid-sync | filecheck %s
-// RUN: vyre-opt %s --split-input-file -p vyre-split-grid-sync | vyre-opt --split-input-file | filecheck %s
-// RUN: vyre-opt %s --split-input-file -p vyre-split-grid-sync | vyre-opt --split-input-file --lower > %t.split.mlir
+// RUN: vyre-opt %t.once.mlir --split-input-file | filecheck %s
+// RUN: vyre-opt %t.once.mlir --split-input-file --lower > %t.split.mlir
 // RUN: vyre-opt %s --split-input-file --lower > %t.whole.mlir
 // RUN: diff %t.split.mlir %t.whole.mlir
 // RUN: vyre-opt %s --split-input-file -p vyre-split-grid-sync --lower | filecheck %s --check-prefix=LOWER

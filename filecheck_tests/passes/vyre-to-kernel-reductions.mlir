@@ -1,8 +1,8 @@
-// RUN: vyre-opt %s --split-input-file -p 'vyre-to-kernel{fuse=true}' | filecheck %s
+// RUN: vyre-opt %s --split-input-file -p 'vyre-to-kernel{fuse=true}' > %t.pipeline.mlir
+// RUN: filecheck %s < %t.pipeline.mlir
 // RUN: vyre-opt %s --split-input-file -p 'vyre-to-kernel{fuse=true coarsen-reductions=false}' | filecheck %s --check-prefix=OFF
 // RUN: vyre-opt %s --split-input-file -p vyre-to-kernel | filecheck %s --check-prefix=UNFUSED
 // RUN: vyre-opt %s --split-input-file -p 'vyre-to-kernel{fuse=true resident-workgroups=8}' | filecheck %s --check-prefix=RESIDENT
-// RUN: vyre-opt %s --split-input-file -p 'vyre-to-kernel{fuse=true}' > %t.pipeline.mlir
 // RUN: vyre-opt %s --split-input-file -p 'vyre-coarsen-reductions{inputs-only=true},vyre-fuse,vyre-coarsen-reductions,vyre-lower,kernel-vectorize,kernel-coarsen' > %t.steps.mlir
 // RUN: diff %t.pipeline.mlir %t.steps.mlir
 

@@ -1,5 +1,5 @@
-// RUN: vyre-opt %s -p 'vyre-to-kernel{fuse=true}' | filecheck %s
 // RUN: vyre-opt %s -p 'vyre-to-kernel{fuse=true}' > %t.pipeline.mlir
+// RUN: filecheck %s < %t.pipeline.mlir
 // RUN: vyre-opt %s --fuse --lower -p kernel-vectorize,kernel-coarsen > %t.shortcuts.mlir
 // RUN: diff %t.pipeline.mlir %t.shortcuts.mlir
 // RUN: vyre-opt %s -p vyre-to-kernel | filecheck %s --check-prefix=UNFUSED

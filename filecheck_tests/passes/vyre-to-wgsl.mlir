@@ -1,9 +1,9 @@
-// RUN: vyre-opt %s -p vyre-to-wgsl -t wgsl | filecheck %s
 // RUN: vyre-opt %s -p vyre-to-wgsl -t wgsl > %t.pipeline.wgsl
+// RUN: filecheck %s < %t.pipeline.wgsl
 // RUN: vyre-opt %s --lower -p kernel-vectorize,kernel-coarsen -t wgsl > %t.shortcuts.wgsl
 // RUN: diff %t.pipeline.wgsl %t.shortcuts.wgsl
-// RUN: vyre-opt %s -p 'vyre-to-wgsl{fuse=true}' -t wgsl | filecheck %s --check-prefix=FUSED
 // RUN: vyre-opt %s -p 'vyre-to-wgsl{fuse=true}' -t wgsl > %t.fused.wgsl
+// RUN: filecheck %s --check-prefix=FUSED < %t.fused.wgsl
 // RUN: vyre-opt %s --fuse --lower -p kernel-vectorize,kernel-coarsen -t wgsl > %t.fused-shortcuts.wgsl
 // RUN: diff %t.fused.wgsl %t.fused-shortcuts.wgsl
 
