@@ -20,7 +20,7 @@ always those of the IR as it is now.
 | `tiling` | the naive matrix product `vyre-tile` tiles (`recognize`: a `TileNest`, or `NotTileable` with the reason), affine index forms (`affine_form`) and whether one is injective over a grid (`injective_over`) |
 | `private_elements` | the buffers whose every access is a load or store at one index no two invocations share, accessed in a loop (`private_elements`), as `vyre-scalar-replace` uses them |
 | `vector_form` | whether a kernel descriptor may run several logical invocations per invocation, and at which width (`vector_width`, `elementwise`, `width_fits`): what `kernel-vectorize` records |
-| `workgroup_memory` | which workgroup bindings a kernel stores in full before any read (`written_before_read`): what `vyre-lower` marks `written_first` |
+| `workgroup_memory` | which workgroup bindings a kernel stores in full before any read (`written_before_read`): what `vyre-lower` marks `written_first`; the storage buffers no two invocations touch one element of (`owned_elements`, reading the guards of tiles that overhang their outputs) and whether a kernel's barriers must order storage (`storage_shared_across_barriers`): what `vyre-lower` marks `workgroup_only` |
 | `loops` | constant trip ranges (`constant_trip_range`) and which loops a backend prints unrolled (`unrolled_trips`, `rolled_loops`, `unrolled_sizes` for a whole nest in one pass) |
 
 ```python
