@@ -1,6 +1,10 @@
-// RUN: vyre-opt %s --split-input-file -p kernel-coarsen | filecheck %s
-// RUN: vyre-opt %s --split-input-file -p kernel-coarsen,kernel-verify | filecheck %s
-// RUN: vyre-opt %s --split-input-file -p kernel-coarsen,kernel-coarsen | filecheck %s
+// RUN: %python -m vyre_xdsl.testing.cli_batch \
+// RUN:   --run "vyre-opt %s --split-input-file -p kernel-coarsen > %t.once" \
+// RUN:   --run "vyre-opt %s --split-input-file -p kernel-coarsen,kernel-verify > %t.verified" \
+// RUN:   --run "vyre-opt %s --split-input-file -p kernel-coarsen,kernel-coarsen > %t.twice"
+// RUN: filecheck %s < %t.once
+// RUN: filecheck %s < %t.verified
+// RUN: filecheck %s < %t.twice
 // kernel-coarsen records, on a kernel from atomic privatization whose logical
 // workgroups are independent, how many of them each launched workgroup runs
 // (`groups_per_workgroup` C = min(256, groups / 1024)), keeps the logical grid

@@ -1,5 +1,8 @@
-// RUN: vyre-opt %s --split-input-file -p kernel-elide-clears | filecheck %s
-// RUN: vyre-opt %s --split-input-file -p kernel-elide-clears,kernel-verify | filecheck %s
+// RUN: %python -m vyre_xdsl.testing.cli_batch \
+// RUN:   --run "vyre-opt %s --split-input-file -p kernel-elide-clears > %t.elided" \
+// RUN:   --run "vyre-opt %s --split-input-file -p kernel-elide-clears,kernel-verify > %t.verified"
+// RUN: filecheck %s < %t.elided
+// RUN: filecheck %s < %t.verified
 // kernel-elide-clears marks `no_clear` exactly the bindings that the first
 // kernel to bind them writes in full without reading them.
 

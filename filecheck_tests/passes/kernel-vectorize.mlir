@@ -1,6 +1,10 @@
-// RUN: vyre-opt %s --split-input-file -p kernel-vectorize | filecheck %s
-// RUN: vyre-opt %s --split-input-file -p kernel-vectorize,kernel-verify | filecheck %s
-// RUN: vyre-opt %s --split-input-file -p kernel-vectorize,kernel-vectorize | filecheck %s
+// RUN: %python -m vyre_xdsl.testing.cli_batch \
+// RUN:   --run "vyre-opt %s --split-input-file -p kernel-vectorize > %t.once" \
+// RUN:   --run "vyre-opt %s --split-input-file -p kernel-vectorize,kernel-verify > %t.verified" \
+// RUN:   --run "vyre-opt %s --split-input-file -p kernel-vectorize,kernel-vectorize > %t.twice"
+// RUN: filecheck %s < %t.once
+// RUN: filecheck %s < %t.verified
+// RUN: filecheck %s < %t.twice
 // kernel-vectorize records the vector form of each elementwise kernel on its
 // dispatch: `elements_per_invocation` W, the logical grid as `logical_grid`,
 // and `grid` becomes the launch grid of ceil(n / W) invocations. Running it

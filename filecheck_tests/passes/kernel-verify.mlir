@@ -1,5 +1,8 @@
-// RUN: vyre-opt %s --split-input-file --verify-diagnostics -p kernel-verify | filecheck %s
-// RUN: vyre-opt %s --split-input-file --verify-diagnostics -p 'kernel-verify{max-storage-buffers=2 max-invocations=1024 max-workgroup-size-x=1024}' | filecheck %s --check-prefix=LIMITS
+// RUN: %python -m vyre_xdsl.testing.cli_batch \
+// RUN:   --run "vyre-opt %s --split-input-file --verify-diagnostics -p kernel-verify > %t.default" \
+// RUN:   --run "vyre-opt %s --split-input-file --verify-diagnostics -p 'kernel-verify{max-storage-buffers=2 max-invocations=1024 max-workgroup-size-x=1024}' > %t.limits"
+// RUN: filecheck %s < %t.default
+// RUN: filecheck %s --check-prefix=LIMITS < %t.limits
 // The invalid suite of kernel-verify: every violation of a descriptor is
 // reported at once, each on its own op.
 

@@ -1,11 +1,17 @@
 // RUN: xdsl-opt %s --split-input-file -p 'vyre-coarsen-reductions{k=4}' | filecheck %s
-// RUN: vyre-opt %s --split-input-file -p 'vyre-coarsen-reductions{k=4 remarks=true}' 2>%t.remarks | filecheck %s
+// RUN: %python -m vyre_xdsl.testing.cli_batch \
+// RUN:   --run "vyre-opt %s --split-input-file -p 'vyre-coarsen-reductions{k=4 remarks=true}' > %t.out 2> %t.remarks" \
+// RUN:   --run "vyre-opt %s --split-input-file -p 'vyre-coarsen-reductions{k=4 inputs-only=true remarks=true}' > %t.inputs 2> %t.inremarks" \
+// RUN:   --run "vyre-opt %s --split-input-file -p 'vyre-coarsen-reductions{k=4 inputs-only=true},vyre-fuse,vyre-coarsen-reductions{k=4}' > %t.two" \
+// RUN:   --run "vyre-opt %s --split-input-file -p 'vyre-fuse,vyre-coarsen-reductions{k=4}' > %t.fusefirst" \
+// RUN:   --run "vyre-opt %s --split-input-file -p 'vyre-coarsen-reductions{k=4 subgroups=true}' > %t.subgroups"
+// RUN: filecheck %s < %t.out
 // RUN: filecheck %s --check-prefix=REMARK < %t.remarks
-// RUN: vyre-opt %s --split-input-file -p 'vyre-coarsen-reductions{k=4 inputs-only=true remarks=true}' 2>%t.inremarks | filecheck %s --check-prefix=INPUTS
+// RUN: filecheck %s --check-prefix=INPUTS < %t.inputs
 // RUN: filecheck %s --check-prefix=INREMARK < %t.inremarks
-// RUN: vyre-opt %s --split-input-file -p 'vyre-coarsen-reductions{k=4 inputs-only=true},vyre-fuse,vyre-coarsen-reductions{k=4}' | filecheck %s --check-prefix=TWO
-// RUN: vyre-opt %s --split-input-file -p 'vyre-fuse,vyre-coarsen-reductions{k=4}' | filecheck %s --check-prefix=FUSEFIRST
-// RUN: vyre-opt %s --split-input-file -p 'vyre-coarsen-reductions{k=4 subgroups=true}' | filecheck %s --check-prefix=SUBGROUPS
+// RUN: filecheck %s --check-prefix=TWO < %t.two
+// RUN: filecheck %s --check-prefix=FUSEFIRST < %t.fusefirst
+// RUN: filecheck %s --check-prefix=SUBGROUPS < %t.subgroups
 
 // A two-level ui32 sum of 1000 elements, 64 wide: 16 workgroups become 4.
 // Each invocation first adds x[i], x[i + 256], x[i + 512], x[i + 768] (the

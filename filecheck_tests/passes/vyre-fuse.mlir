@@ -1,6 +1,10 @@
-// RUN: vyre-opt %s --split-input-file -p 'vyre-fuse{force=true}' | filecheck %s
-// RUN: %python -m vyre_xdsl.testing.cli_batch --run 'vyre-opt %s --split-input-file -p "vyre-fuse{force=true}" | vyre-opt --split-input-file' | filecheck %s
-// RUN: vyre-opt %s --split-input-file -p 'vyre-fuse{remarks=true}' 2>%t.remarks | filecheck %s --check-prefix=COST
+// RUN: %python -m vyre_xdsl.testing.cli_batch \
+// RUN:   --run "vyre-opt %s --split-input-file -p 'vyre-fuse{force=true}' > %t.fused.mlir" \
+// RUN:   --run "vyre-opt %t.fused.mlir --split-input-file > %t.reparsed" \
+// RUN:   --run "vyre-opt %s --split-input-file -p 'vyre-fuse{remarks=true}' > %t.cost 2> %t.remarks"
+// RUN: filecheck %s < %t.fused.mlir
+// RUN: filecheck %s < %t.reparsed
+// RUN: filecheck %s --check-prefix=COST < %t.cost
 // RUN: filecheck %s --check-prefix=REMARK < %t.remarks
 
 // A chain t1 = x * 3, t2 = t1 + x, out = t2 ^ t1: every load reads what the

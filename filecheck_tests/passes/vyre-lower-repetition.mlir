@@ -1,7 +1,10 @@
-// RUN: vyre-opt %s --lower > %t.lowered.mlir
+// RUN: %python -m vyre_xdsl.testing.cli_batch \
+// RUN:   --run "vyre-opt %s --lower > %t.lowered.mlir" \
+// RUN:   --run "vyre-opt %t.lowered.mlir > %t.reparsed.mlir" \
+// RUN:   --run "vyre-opt %s -t wgsl > %t.wgsl"
 // RUN: filecheck %s < %t.lowered.mlir
-// RUN: vyre-opt %t.lowered.mlir | filecheck %s
-// RUN: vyre-opt %s -t wgsl | filecheck %s --check-prefix=WGSL
+// RUN: filecheck %s < %t.reparsed.mlir
+// RUN: filecheck %s --check-prefix=WGSL < %t.wgsl
 // `vyre.repetition` lowers to `kernel.repetition` over a `repetition` binding at
 // the lowest slot no other binding holds: here slot 1 (the program's buffers
 // are at 0 and 2; the trap sidecar of the loop takes 3).

@@ -1,6 +1,8 @@
-// RUN: vyre-opt %s --split-input-file --verify-diagnostics --lower > %t.lowered.mlir
+// RUN: %python -m vyre_xdsl.testing.cli_batch \
+// RUN:   --run "vyre-opt %s --split-input-file --verify-diagnostics --lower > %t.lowered.mlir" \
+// RUN:   --run "vyre-opt %s --split-input-file --verify-diagnostics -p 'vyre-lower{subgroup-size=64}' > %t.sg64"
 // RUN: filecheck %s < %t.lowered.mlir
-// RUN: vyre-opt %s --split-input-file --verify-diagnostics -p 'vyre-lower{subgroup-size=64}' | filecheck %s --check-prefix=SG64
+// RUN: filecheck %s --check-prefix=SG64 < %t.sg64
 // RUN: filecheck %s --check-prefix=ERR < %t.lowered.mlir
 
 // axpy: bindings keep their slots; read_only -> constant, read_write -> global;

@@ -1,12 +1,16 @@
-// RUN: vyre-opt %s --split-input-file -p vyre-split-grid-sync > %t.once.mlir
+// RUN: %python -m vyre_xdsl.testing.cli_batch \
+// RUN:   --run "vyre-opt %s --split-input-file -p vyre-split-grid-sync > %t.once.mlir" \
+// RUN:   --run "vyre-opt %s --split-input-file -p vyre-split-grid-sync,vyre-split-grid-sync > %t.twice.mlir" \
+// RUN:   --run "vyre-opt %t.once.mlir --split-input-file > %t.reparsed.mlir" \
+// RUN:   --run "vyre-opt %t.once.mlir --split-input-file --lower > %t.split.mlir" \
+// RUN:   --run "vyre-opt %s --split-input-file --lower > %t.whole.mlir" \
+// RUN:   --run "vyre-opt %s --split-input-file -p vyre-split-grid-sync --lower > %t.lower.mlir"
 // RUN: filecheck %s < %t.once.mlir
 // RUN: xdsl-opt %s --split-input-file -p vyre-split-grid-sync | filecheck %s
-// RUN: vyre-opt %s --split-input-file -p vyre-split-grid-sync,vyre-split-grid-sync | filecheck %s
-// RUN: vyre-opt %t.once.mlir --split-input-file | filecheck %s
-// RUN: vyre-opt %t.once.mlir --split-input-file --lower > %t.split.mlir
-// RUN: vyre-opt %s --split-input-file --lower > %t.whole.mlir
+// RUN: filecheck %s < %t.twice.mlir
+// RUN: filecheck %s < %t.reparsed.mlir
 // RUN: diff %t.split.mlir %t.whole.mlir
-// RUN: vyre-opt %s --split-input-file -p vyre-split-grid-sync --lower | filecheck %s --check-prefix=LOWER
+// RUN: filecheck %s --check-prefix=LOWER < %t.lower.mlir
 
 // The parts print and parse back, and lowering them gives exactly the
 // descriptors that vyre-lower gives for the whole program (the diff above).

@@ -1,7 +1,11 @@
-// RUN: vyre-opt %s --split-input-file -p 'vyre-tile{threads-m=2 threads-n=2 reg-m=2 reg-n=2 tile-k=4 vector-width=1}' | filecheck %s
+// RUN: %python -m vyre_xdsl.testing.cli_batch \
+// RUN:   --run "vyre-opt %s --split-input-file -p 'vyre-tile{threads-m=2 threads-n=2 reg-m=2 reg-n=2 tile-k=4 vector-width=1}' > %t.small" \
+// RUN:   --run "vyre-opt %s --split-input-file -p 'vyre-tile{reg-m=4 reg-n=4}' > %t.wide" \
+// RUN:   --run "vyre-opt %s --split-input-file -p 'vyre-tile{remarks=true}' > /dev/null 2> %t.remarks"
+// RUN: filecheck %s < %t.small
 // RUN: xdsl-opt %s --split-input-file -p 'vyre-tile{threads-m=2 threads-n=2 reg-m=2 reg-n=2 tile-k=4 vector-width=1}' | filecheck %s
-// RUN: vyre-opt %s --split-input-file -p 'vyre-tile{reg-m=4 reg-n=4}' | filecheck %s --check-prefix=WIDE
-// RUN: vyre-opt %s --split-input-file -p 'vyre-tile{remarks=true}' 2>&1 >/dev/null | filecheck %s --check-prefix=REMARK
+// RUN: filecheck %s --check-prefix=WIDE < %t.wide
+// RUN: filecheck %s --check-prefix=REMARK < %t.remarks
 
 // The naive product, 8 x 7 outputs over k = 6, one per invocation on a 2 x 2
 // grid of 4 x 4 workgroups. Tiled 2 x 2 outputs per invocation on 2 x 2

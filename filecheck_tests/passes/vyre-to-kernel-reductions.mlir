@@ -1,9 +1,13 @@
-// RUN: vyre-opt %s --split-input-file -p 'vyre-to-kernel{fuse=true}' > %t.pipeline.mlir
+// RUN: %python -m vyre_xdsl.testing.cli_batch \
+// RUN:   --run "vyre-opt %s --split-input-file -p 'vyre-to-kernel{fuse=true}' > %t.pipeline.mlir" \
+// RUN:   --run "vyre-opt %s --split-input-file -p 'vyre-to-kernel{fuse=true coarsen-reductions=false}' > %t.off.mlir" \
+// RUN:   --run "vyre-opt %s --split-input-file -p vyre-to-kernel > %t.unfused.mlir" \
+// RUN:   --run "vyre-opt %s --split-input-file -p 'vyre-to-kernel{fuse=true resident-workgroups=8}' > %t.resident.mlir" \
+// RUN:   --run "vyre-opt %s --split-input-file -p 'vyre-coarsen-reductions{inputs-only=true},vyre-fuse,vyre-coarsen-reductions,vyre-lower,kernel-vectorize,kernel-coarsen' > %t.steps.mlir"
 // RUN: filecheck %s < %t.pipeline.mlir
-// RUN: vyre-opt %s --split-input-file -p 'vyre-to-kernel{fuse=true coarsen-reductions=false}' | filecheck %s --check-prefix=OFF
-// RUN: vyre-opt %s --split-input-file -p vyre-to-kernel | filecheck %s --check-prefix=UNFUSED
-// RUN: vyre-opt %s --split-input-file -p 'vyre-to-kernel{fuse=true resident-workgroups=8}' | filecheck %s --check-prefix=RESIDENT
-// RUN: vyre-opt %s --split-input-file -p 'vyre-coarsen-reductions{inputs-only=true},vyre-fuse,vyre-coarsen-reductions,vyre-lower,kernel-vectorize,kernel-coarsen' > %t.steps.mlir
+// RUN: filecheck %s --check-prefix=OFF < %t.off.mlir
+// RUN: filecheck %s --check-prefix=UNFUSED < %t.unfused.mlir
+// RUN: filecheck %s --check-prefix=RESIDENT < %t.resident.mlir
 // RUN: diff %t.pipeline.mlir %t.steps.mlir
 
 // The named pipeline coarsens workgroup tree reductions by default. A level

@@ -1,10 +1,14 @@
-// RUN: vyre-opt %s -p 'vyre-to-kernel{fuse=true}' > %t.pipeline.mlir
+// RUN: %python -m vyre_xdsl.testing.cli_batch \
+// RUN:   --run "vyre-opt %s -p 'vyre-to-kernel{fuse=true}' > %t.pipeline.mlir" \
+// RUN:   --run "vyre-opt %s --fuse --lower -p kernel-vectorize,kernel-coarsen > %t.shortcuts.mlir" \
+// RUN:   --run "vyre-opt %s -p vyre-to-kernel > %t.unfused.mlir" \
+// RUN:   --run "vyre-opt %s -p 'vyre-to-wgsl{fuse=true}' -t wgsl > %t.wgsl" \
+// RUN:   --run "vyre-opt %s -p 'vyre-to-kernel{fuse=true}' --time-passes --mlir-print-ir-after=vyre-inline > /dev/null 2> %t.steps"
 // RUN: filecheck %s < %t.pipeline.mlir
-// RUN: vyre-opt %s --fuse --lower -p kernel-vectorize,kernel-coarsen > %t.shortcuts.mlir
 // RUN: diff %t.pipeline.mlir %t.shortcuts.mlir
-// RUN: vyre-opt %s -p vyre-to-kernel | filecheck %s --check-prefix=UNFUSED
-// RUN: vyre-opt %s -p 'vyre-to-wgsl{fuse=true}' -t wgsl | filecheck %s --check-prefix=WGSL
-// RUN: vyre-opt %s -p 'vyre-to-kernel{fuse=true}' --time-passes --mlir-print-ir-after=vyre-inline 2>&1 >/dev/null | filecheck %s --check-prefix=STEPS
+// RUN: filecheck %s --check-prefix=UNFUSED < %t.unfused.mlir
+// RUN: filecheck %s --check-prefix=WGSL < %t.wgsl
+// RUN: filecheck %s --check-prefix=STEPS < %t.steps
 // RUN: not vyre-opt %s -p 'vyre-to-kernel{max-invocations=32}' 2>&1 | filecheck %s --check-prefix=PROFILE
 
 // The named pipeline: convert-to-vyre (standard MLIR only), vyre-inline,

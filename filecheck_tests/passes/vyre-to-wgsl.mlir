@@ -1,10 +1,11 @@
-// RUN: vyre-opt %s -p vyre-to-wgsl -t wgsl > %t.pipeline.wgsl
+// RUN: %python -m vyre_xdsl.testing.cli_batch \
+// RUN:   --run "vyre-opt %s -p vyre-to-wgsl -t wgsl > %t.pipeline.wgsl" \
+// RUN:   --run "vyre-opt %s --lower -p kernel-vectorize,kernel-coarsen -t wgsl > %t.shortcuts.wgsl" \
+// RUN:   --run "vyre-opt %s -p 'vyre-to-wgsl{fuse=true}' -t wgsl > %t.fused.wgsl" \
+// RUN:   --run "vyre-opt %s --fuse --lower -p kernel-vectorize,kernel-coarsen -t wgsl > %t.fused-shortcuts.wgsl"
 // RUN: filecheck %s < %t.pipeline.wgsl
-// RUN: vyre-opt %s --lower -p kernel-vectorize,kernel-coarsen -t wgsl > %t.shortcuts.wgsl
 // RUN: diff %t.pipeline.wgsl %t.shortcuts.wgsl
-// RUN: vyre-opt %s -p 'vyre-to-wgsl{fuse=true}' -t wgsl > %t.fused.wgsl
 // RUN: filecheck %s --check-prefix=FUSED < %t.fused.wgsl
-// RUN: vyre-opt %s --fuse --lower -p kernel-vectorize,kernel-coarsen -t wgsl > %t.fused-shortcuts.wgsl
 // RUN: diff %t.fused.wgsl %t.fused-shortcuts.wgsl
 
 // vyre-to-wgsl is vyre-to-kernel under the name of its destination: the

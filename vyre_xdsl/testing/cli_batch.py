@@ -23,7 +23,20 @@ through unchanged, so a RUN line can replace `vyre-opt %s | vyre-opt` by one pro
 
 ```
 // RUN: %python -m vyre_xdsl.testing.cli_batch --run 'vyre-opt %s | vyre-opt' | filecheck %s
-``` In a command,
+```
+
+`--run` may be given several times. The commands run in order, and the first that
+fails stops the rest and gives the status. A command may end with `> FILE` and
+`2> FILE` (each a word of its own), which write its stdout and its stderr to files,
+so one process can run a test file's pipelines and later RUN lines check each file:
+
+```
+// RUN: %python -m vyre_xdsl.testing.cli_batch --run "vyre-opt %s -p vyre-fuse > %t.fused" \
+// RUN:   --run "vyre-opt %s -p 'vyre-tile{remarks=true}' > %t.tiled 2> %t.remarks"
+// RUN: filecheck %s < %t.fused
+```
+
+In a command,
 `%s`, `%S`, `%t` and `%examples` mean what they mean in the RUN line (the test file,
 its folder, the temporary path given as the second argument, the examples folder).
 """
@@ -172,17 +185,53 @@ def _isolated_globals():
         Attribute.__post_init__, Diagnostic.colored = post_init, colored
 
 
+def redirected(command: str) -> tuple[str, str | None, str | None]:
+    """`command` without a trailing `> FILE` and `2> FILE`, and those two files."""
+    words = shlex.split(command)
+    files: dict[str, str] = {}
+    while len(words) >= 2 and words[-2] in (">", "2>") and words[-2] not in files:
+        files[words[-2]] = words[-1]
+        words = words[:-2]
+    return shlex.join(words), files.get(">"), files.get("2>")
+
+
+def run_commands(commands: Sequence[str]) -> int:
+    """Run each `--run` command in order; the first that fails stops the rest."""
+    for command in commands:
+        command, out_file, err_file = redirected(command)
+        status, out, err = run_case(command)
+        _write_to(out_file, out, sys.stdout)
+        _write_to(err_file, err, sys.stderr)
+        if status:
+            return status
+    return 0
+
+
+def _write_to(path: str | None, text: str, stream) -> None:
+    if path is None:
+        stream.write(text)
+        return
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(text)
+
+
+def _run_commands(args: list[str]) -> list[str] | None:
+    """The commands of `--run C1 --run C2 ...`, or None when `args` is not that."""
+    if len(args) < 2 or len(args) % 2 or any(flag != "--run" for flag in args[::2]):
+        return None
+    return args[1::2]
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
-    if len(args) == 2 and args[0] == "--run":
-        status, out, err = run_case(args[1])
-        sys.stdout.write(out)
-        sys.stderr.write(err)
-        return status
+    commands = _run_commands(args)
+    if commands is not None:
+        return run_commands(commands)
     if len(args) != 2:
         print(
             "usage: python -m vyre_xdsl.testing.cli_batch TEST_FILE TEMP_PATH\n"
-            "       python -m vyre_xdsl.testing.cli_batch --run 'COMMAND [| COMMAND ...]'",
+            "       python -m vyre_xdsl.testing.cli_batch --run 'COMMAND [| COMMAND ...]"
+            " [> FILE] [2> FILE]' [--run ...]",
             file=sys.stderr,
         )
         return 2

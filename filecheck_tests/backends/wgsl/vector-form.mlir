@@ -1,6 +1,10 @@
-// RUN: vyre-opt %examples/axpy.mlir --lower -t wgsl | filecheck %s --check-prefix=SCALAR
-// RUN: vyre-opt %examples/axpy.mlir --lower -p kernel-vectorize -t wgsl | filecheck %s --check-prefix=VEC4
-// RUN: vyre-opt %examples/axpy.mlir -p vyre-to-wgsl -t wgsl | filecheck %s --check-prefix=VEC4
+// RUN: %python -m vyre_xdsl.testing.cli_batch \
+// RUN:   --run "vyre-opt %examples/axpy.mlir --lower -t wgsl > %t.scalar" \
+// RUN:   --run "vyre-opt %examples/axpy.mlir --lower -p kernel-vectorize -t wgsl > %t.vec4" \
+// RUN:   --run "vyre-opt %examples/axpy.mlir -p vyre-to-wgsl -t wgsl > %t.pipeline"
+// RUN: filecheck %s --check-prefix=SCALAR < %t.scalar
+// RUN: filecheck %s --check-prefix=VEC4 < %t.vec4
+// RUN: filecheck %s --check-prefix=VEC4 < %t.pipeline
 // The printer decides no vector form itself: plain vyre-lower leaves the kernel
 // scalar (one element per invocation, the grid of 16 workgroups), and
 // kernel-vectorize (which the vyre-to-wgsl pipeline runs) records the vec4 form

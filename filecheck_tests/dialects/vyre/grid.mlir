@@ -1,6 +1,10 @@
-// RUN: vyre-opt %s --split-input-file | filecheck %s --check-prefix=ROUND
-// RUN: vyre-opt %s --split-input-file --lower | filecheck %s --check-prefix=LOWER
-// RUN: vyre-opt %s --split-input-file -t wgsl | filecheck %s --check-prefix=WGSL
+// RUN: %python -m vyre_xdsl.testing.cli_batch \
+// RUN:   --run "vyre-opt %s --split-input-file > %t.round" \
+// RUN:   --run "vyre-opt %s --split-input-file --lower > %t.lower" \
+// RUN:   --run "vyre-opt %s --split-input-file -t wgsl > %t.wgsl"
+// RUN: filecheck %s --check-prefix=ROUND < %t.round
+// RUN: filecheck %s --check-prefix=LOWER < %t.lower
+// RUN: filecheck %s --check-prefix=WGSL < %t.wgsl
 // Explicit grids (`grid [GX, GY, GZ]`) and `vyre.num_workgroups`: they print back
 // as written, lower to `grid explicit [...]` on the descriptor (never widened,
 // never cut down), and in WGSL every id spans its own axis of the grid.
