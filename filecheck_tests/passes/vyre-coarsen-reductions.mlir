@@ -1,10 +1,11 @@
-// RUN: xdsl-opt %s --split-input-file -p 'vyre-coarsen-reductions{k=4}' | filecheck %s
 // RUN: %python -m vyre_xdsl.testing.cli_batch \
+// RUN:   --run "xdsl-opt %s --split-input-file -p 'vyre-coarsen-reductions{k=4}' > %t.xdsl" \
 // RUN:   --run "vyre-opt %s --split-input-file -p 'vyre-coarsen-reductions{k=4 remarks=true}' > %t.out 2> %t.remarks" \
 // RUN:   --run "vyre-opt %s --split-input-file -p 'vyre-coarsen-reductions{k=4 inputs-only=true remarks=true}' > %t.inputs 2> %t.inremarks" \
 // RUN:   --run "vyre-opt %s --split-input-file -p 'vyre-coarsen-reductions{k=4 inputs-only=true},vyre-fuse,vyre-coarsen-reductions{k=4}' > %t.two" \
 // RUN:   --run "vyre-opt %s --split-input-file -p 'vyre-fuse,vyre-coarsen-reductions{k=4}' > %t.fusefirst" \
 // RUN:   --run "vyre-opt %s --split-input-file -p 'vyre-coarsen-reductions{k=4 subgroups=true}' > %t.subgroups"
+// RUN: diff %t.out %t.xdsl
 // RUN: filecheck %s < %t.out
 // RUN: filecheck %s --check-prefix=REMARK < %t.remarks
 // RUN: filecheck %s --check-prefix=INPUTS < %t.inputs

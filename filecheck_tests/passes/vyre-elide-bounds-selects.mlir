@@ -1,5 +1,7 @@
-// RUN: vyre-opt %s -p vyre-elide-bounds-selects | filecheck %s
-// RUN: xdsl-opt %s -p vyre-elide-bounds-selects | filecheck %s
+// RUN: %python -m vyre_xdsl.testing.cli_batch --run "vyre-opt %s -p vyre-elide-bounds-selects > %t.vyre" \
+// RUN:   --run "xdsl-opt %s -p vyre-elide-bounds-selects > %t.xdsl"
+// RUN: filecheck %s < %t.vyre
+// RUN: diff %t.vyre %t.xdsl
 
 // A fused two-stage chain whose grid runs past the count: the forwarded value
 // is selected below the count, and only the store at the same index into a

@@ -1,5 +1,7 @@
-// RUN: vyre-opt %s --split-input-file -p vyre-inline | filecheck %s
-// RUN: xdsl-opt %s --split-input-file -p vyre-inline | filecheck %s
+// RUN: %python -m vyre_xdsl.testing.cli_batch --run "vyre-opt %s --split-input-file -p vyre-inline > %t.vyre" \
+// RUN:   --run "xdsl-opt %s --split-input-file -p vyre-inline > %t.xdsl"
+// RUN: filecheck %s < %t.vyre
+// RUN: diff %t.vyre %t.xdsl
 
 // A call becomes its callee's body: arguments are the call's operands, the
 // yielded value replaces the result. Named locals of the body are renamed per

@@ -1,5 +1,7 @@
-// RUN: vyre-opt %s --split-input-file -p vyre-licm | filecheck %s
-// RUN: xdsl-opt %s --split-input-file -p vyre-licm | filecheck %s
+// RUN: %python -m vyre_xdsl.testing.cli_batch --run "vyre-opt %s --split-input-file -p vyre-licm > %t.vyre" \
+// RUN:   --run "xdsl-opt %s --split-input-file -p vyre-licm > %t.xdsl"
+// RUN: filecheck %s < %t.vyre
+// RUN: diff %t.vyre %t.xdsl
 
 // Hoisted: a pure op over values from outside, a load of a buffer the loop
 // never writes, a read of a named local the loop never assigns, and what

@@ -1,8 +1,9 @@
 // RUN: %python -m vyre_xdsl.testing.cli_batch \
 // RUN:   --run "vyre-opt %s --split-input-file -p vyre-privatize-atomics > %t.private" \
-// RUN:   --run "vyre-opt %s --split-input-file --lower -p kernel-coarsen -t wgsl > %t.wgsl"
+// RUN:   --run "vyre-opt %s --split-input-file --lower -p kernel-coarsen -t wgsl > %t.wgsl" \
+// RUN:   --run "xdsl-opt %s --split-input-file -p vyre-privatize-atomics > %t.xdsl"
 // RUN: filecheck %s < %t.private
-// RUN: xdsl-opt %s --split-input-file -p vyre-privatize-atomics | filecheck %s
+// RUN: diff %t.private %t.xdsl
 // RUN: filecheck %s --check-prefix=WGSL < %t.wgsl
 
 // A 256-bin histogram in a 256-wide workgroup: the atomics go to a workgroup

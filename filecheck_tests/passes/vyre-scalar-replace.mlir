@@ -1,5 +1,7 @@
-// RUN: vyre-opt %s --split-input-file -p vyre-scalar-replace | filecheck %s
-// RUN: xdsl-opt %s --split-input-file -p vyre-scalar-replace | filecheck %s
+// RUN: %python -m vyre_xdsl.testing.cli_batch --run "vyre-opt %s --split-input-file -p vyre-scalar-replace > %t.vyre" \
+// RUN:   --run "xdsl-opt %s --split-input-file -p vyre-scalar-replace > %t.xdsl"
+// RUN: filecheck %s < %t.vyre
+// RUN: diff %t.vyre %t.xdsl
 
 // PolyBench's CUDA gemm: C[i, j] is scaled, then accumulated in memory. Each
 // invocation owns its element (row * 10 + col over 12 x 10 guarded outputs), so

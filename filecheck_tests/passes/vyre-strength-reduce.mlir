@@ -1,5 +1,7 @@
-// RUN: vyre-opt %s -p vyre-strength-reduce | filecheck %s
-// RUN: xdsl-opt %s -p vyre-strength-reduce | filecheck %s
+// RUN: %python -m vyre_xdsl.testing.cli_batch --run "vyre-opt %s -p vyre-strength-reduce > %t.vyre" \
+// RUN:   --run "xdsl-opt %s -p vyre-strength-reduce > %t.xdsl"
+// RUN: filecheck %s < %t.vyre
+// RUN: diff %t.vyre %t.xdsl
 
 // ui32 by 2^k: mul -> shl (either operand order), div -> shr, mod -> bit_and
 // with 2^k - 1; by 1: mul and div give %x itself, mod masks with 0.

@@ -1,9 +1,10 @@
 // RUN: %python -m vyre_xdsl.testing.cli_batch \
 // RUN:   --run "vyre-opt %s --split-input-file -p 'vyre-tile{threads-m=2 threads-n=2 reg-m=2 reg-n=2 tile-k=4 vector-width=1}' > %t.small" \
 // RUN:   --run "vyre-opt %s --split-input-file -p 'vyre-tile{reg-m=4 reg-n=4}' > %t.wide" \
-// RUN:   --run "vyre-opt %s --split-input-file -p 'vyre-tile{remarks=true}' > /dev/null 2> %t.remarks"
+// RUN:   --run "vyre-opt %s --split-input-file -p 'vyre-tile{remarks=true}' > /dev/null 2> %t.remarks" \
+// RUN:   --run "xdsl-opt %s --split-input-file -p 'vyre-tile{threads-m=2 threads-n=2 reg-m=2 reg-n=2 tile-k=4 vector-width=1}' > %t.xdsl"
 // RUN: filecheck %s < %t.small
-// RUN: xdsl-opt %s --split-input-file -p 'vyre-tile{threads-m=2 threads-n=2 reg-m=2 reg-n=2 tile-k=4 vector-width=1}' | filecheck %s
+// RUN: diff %t.small %t.xdsl
 // RUN: filecheck %s --check-prefix=WIDE < %t.wide
 // RUN: filecheck %s --check-prefix=REMARK < %t.remarks
 

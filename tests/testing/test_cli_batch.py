@@ -87,3 +87,25 @@ def test_a_run_without_its_command_is_a_usage_error(tmp_path):
     )
     assert result.returncode == 2
     assert "usage:" in result.stderr
+
+
+def test_xdsl_opt_finds_vyre_passes_through_the_universe(program, tmp_path):
+    """xDSL's driver, run in the batch process, loads vyre's dialects and passes from
+    the `xdsl.universe` entry point and prints what vyre-opt prints."""
+    ours, theirs = tmp_path / "vyre.mlir", tmp_path / "xdsl.mlir"
+    status = main(
+        [
+            "--run",
+            f"vyre-opt {program} -p canonicalize,vyre-licm > {ours}",
+            "--run",
+            f"xdsl-opt {program} -p canonicalize,vyre-licm > {theirs}",
+        ]
+    )
+    assert status == 0
+    assert "vyre.const 5 : ui32" in theirs.read_text()
+    assert theirs.read_text() == ours.read_text()
+
+
+def test_xdsl_opt_reports_an_unknown_pass(program, capsys):
+    assert main(["--run", f"xdsl-opt {program} -p no-such-pass"]) != 0
+    assert "no-such-pass" in capsys.readouterr().err

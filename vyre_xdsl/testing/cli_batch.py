@@ -12,7 +12,8 @@ dominates a FileCheck suite with dozens of error cases. A test file lists its ca
 ```
 
 and this module runs every `CASE NAME: COMMAND` line, in order, through the tool's own
-entry point (`vyre-opt`, `vyre-run`, `vyre-compile`) with the given arguments. For each
+entry point (`vyre-opt`, `vyre-run`, `vyre-compile`, and xDSL's `xdsl-opt`) with the
+given arguments. For each
 case it prints `== NAME: exit STATUS`, then what the tool wrote to stdout, then (when it
 wrote any) a line `-- stderr` and what it wrote to stderr. `< FILE` feeds a file to stdin,
 `A | B` feeds A's stdout to B (stderr collects every stage's; the status is the last
@@ -49,6 +50,7 @@ import os
 import re
 import shlex
 import sys
+import traceback
 from collections.abc import Callable, Sequence
 
 _CASE = re.compile(r"^\s*//\s*CASE\s+(?P<name>[\w.-]+):\s*(?P<command>.+?)\s*$")
@@ -72,6 +74,20 @@ def _vyre_compile(argv: Sequence[str]) -> int:
     return main(argv)
 
 
+def _xdsl_opt(argv: Sequence[str]) -> int:
+    """xDSL's own driver: it finds vyre's dialects and passes through the
+    `xdsl.universe` entry point, as the `xdsl-opt` command does. An error it
+    raises ends the command as it ends that process: a traceback and status 1."""
+    from xdsl.xdsl_opt_main import xDSLOptMain
+
+    try:
+        xDSLOptMain(args=argv).run()
+    except Exception:
+        traceback.print_exc()
+        return 1
+    return 0
+
+
 def _cat(argv: Sequence[str]) -> int:
     for path in argv:
         try:
@@ -87,6 +103,7 @@ TOOLS: dict[str, Callable[[Sequence[str]], int]] = {
     "vyre-opt": _vyre_opt,
     "vyre-run": _vyre_run,
     "vyre-compile": _vyre_compile,
+    "xdsl-opt": _xdsl_opt,
     "cat": _cat,
 }
 

@@ -1,5 +1,7 @@
-// RUN: vyre-opt %s --split-input-file -p convert-to-vyre | filecheck %s
-// RUN: xdsl-opt %s --split-input-file -p convert-to-vyre | filecheck %s
+// RUN: %python -m vyre_xdsl.testing.cli_batch --run "vyre-opt %s --split-input-file -p convert-to-vyre > %t.vyre" \
+// RUN:   --run "xdsl-opt %s --split-input-file -p convert-to-vyre > %t.xdsl"
+// RUN: filecheck %s < %t.vyre
+// RUN: diff %t.vyre %t.xdsl
 
 // Arguments become buffers named after them, bound in argument order: a scalar
 // is a one-element uniform, a memref read_only (only read) or read_write
