@@ -1,5 +1,8 @@
-// RUN: vyre-opt %s -t wgsl | filecheck %s
-// RUN: %python -m vyre_xdsl.testing.cli_batch --run 'vyre-opt %examples/axpy.mlir --lower -p kernel-vectorize | vyre-opt -t wgsl' | filecheck %s --check-prefix=AXPY
+// RUN: %python -m vyre_xdsl.testing.cli_batch --run "vyre-opt %s -t wgsl > %t.kernel" \
+// RUN:   --run "vyre-opt %examples/axpy.mlir --lower -p kernel-vectorize | vyre-opt -t wgsl > %t.axpy" \
+// RUN:   --run "xdsl-opt %examples/axpy.mlir -t vyre-wgsl > %t.xdsl"
+// RUN: filecheck %s < %t.kernel
+// RUN: filecheck %s --check-prefix=AXPY < %t.axpy
 // -t wgsl takes already-lowered kernel IR too; only the bindings the body uses
 // are declared (wgpu's automatic layout drops the others).
 
@@ -77,4 +80,4 @@ kernel.descriptor @copy id "c0ffee" entry "main" attributes {source = "copy"} {
 // AXPY:        b_y[vyre_invocation] = vec4<f32>(v_s, v_s_16, v_s_17, v_s_18);
 
 // Stock xdsl-opt sees the same target as `vyre-wgsl` (xDSL has a toy `wgsl`).
-// RUN: xdsl-opt %examples/axpy.mlir -t vyre-wgsl | filecheck %s --check-prefix=AXPY
+// RUN: filecheck %s --check-prefix=AXPY < %t.xdsl
