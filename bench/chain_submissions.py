@@ -18,10 +18,14 @@ rounds, the settings interleaved round by round after `--warmup` seconds:
    is submitted once its dispatches bind this many bytes) and `MAX_QUEUED_BATCHES`
    (such a batch is held while this many batches submitted for their work are
    unfinished; 0: never held) set per round to each `W:Q` of `--settings`
-   (W in MiB).
+   (W in MiB). `W:Q` keeps every run's output alive until the round ends;
+   `W:Q:drop` releases each output once the next run replaces it, as
+   `out = run(...)` in a loop does (the pool then hands the same buffers back).
 
 `torch.compile` of the same chain and a `torch` device copy are timed in the
-same process (CUDA events, `--count` calls per round) where CUDA is present. Every output is checked
+same process (CUDA events, `--count` calls per round) where CUDA is present;
+`torch.compile wall` is the same chain by wall clock, `--count` calls then
+`torch.cuda.synchronize()`, as the public path is timed. Every output is checked
 against numpy.
 
     python bench/chain_submissions.py --log2n 28 --rounds 9   # on the H200
@@ -103,6 +107,33 @@ def shape_runner(exe, work, n: int):
     return timed, correct
 
 
+def torch_wall_rows(work, args) -> dict[str, list[float]]:
+    """`torch.compile` of the chain by wall clock: `args.count` calls then one
+    synchronize per round, after `args.warmup` seconds of the same."""
+    try:
+        import torch
+    except ImportError:
+        return {}
+    if not torch.cuda.is_available():
+        return {}
+    from workloads import chain_eager
+
+    t = torch.from_numpy(work.x).cuda()
+    compiled = torch.compile(chain_eager(8))
+
+    def round_seconds() -> float:
+        start = time.perf_counter()
+        for _ in range(args.count):
+            compiled(t)
+        torch.cuda.synchronize()
+        return (time.perf_counter() - start) / args.count
+
+    end = time.perf_counter() + args.warmup
+    while time.perf_counter() < end:
+        round_seconds()
+    return {"torch.compile wall": [round_seconds() for _ in range(args.rounds)]}
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--log2n", type=int, default=20)
@@ -113,7 +144,7 @@ def main() -> int:
         "--settings",
         nargs="+",
         default=["256:0", "256:1", "256:2", "256:3", "4096:0", "8192:0", f"{1 << 40}:0"],
-        help="MAX_PENDING_WORK_BYTES (MiB):MAX_QUEUED_BATCHES settings",
+        help="MAX_PENDING_WORK_BYTES (MiB):MAX_QUEUED_BATCHES[:drop] settings",
     )
     parser.add_argument("--json", default=None)
     args = parser.parse_args()
@@ -127,12 +158,15 @@ def main() -> int:
     outputs = []
 
     def public(setting: str, count: int) -> float:
-        bound_mib, queued = setting.split(":")
+        bound_mib, queued, *keep = setting.split(":")
         device_module.MAX_PENDING_WORK_BYTES = int(bound_mib) << 20
         device_module.MAX_QUEUED_BATCHES = int(queued)
+        drop = keep == ["drop"]
         start = time.perf_counter()
         for _ in range(count):
             out = vyre_xdsl.run(work.text, {"x": x}, backend="wgpu", fuse=True, device=True)
+            if drop and outputs:
+                outputs.pop().free()
             outputs.append(out["out"])
         vyre_xdsl.synchronize()
         seconds = (time.perf_counter() - start) / count
@@ -166,6 +200,7 @@ def main() -> int:
         device_module.MAX_PENDING_WORK_BYTES, device_module.MAX_QUEUED_BATCHES = defaults
     args.batch = args.count  # torch_rows times `batch` calls per round
     times.update(torch_rows(work, args))
+    times.update(torch_wall_rows(work, args))
     rows = {name: spread(values) for name, values in times.items()}
     print("\n| setting | ms per dispatch, median (min-max) |\n| --- | --- |")
     for name, row in rows.items():
