@@ -207,17 +207,27 @@ def main() -> int:
     return 0 if all(correct.values()) else 1
 
 
-def torch_rows(work, args) -> dict[str, list[float]]:
+def compiled_chain(work):
+    """(the chain's input on the GPU, `torch.compile` of the 8-stage chain), or None
+    without PyTorch on CUDA."""
     try:
         import torch
     except ImportError:
-        return {}
+        return None
     if not torch.cuda.is_available():
-        return {}
+        return None
     from workloads import chain_eager
 
-    t = torch.from_numpy(work.x).cuda()
-    compiled = torch.compile(chain_eager(8))
+    return torch.from_numpy(work.x).cuda(), torch.compile(chain_eager(8))
+
+
+def torch_rows(work, args) -> dict[str, list[float]]:
+    chain = compiled_chain(work)
+    if chain is None:
+        return {}
+    import torch
+
+    t, compiled = chain
     dst = torch.empty_like(t)
     fns = {"torch.compile": lambda: compiled(t), "torch copy_": lambda: dst.copy_(t)}
     return cuda_times(fns, args)

@@ -44,7 +44,7 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from chain_kernel_variants import pipeline_and_group, torch_rows  # noqa: E402
+from chain_kernel_variants import compiled_chain, pipeline_and_group, torch_rows  # noqa: E402
 from workloads import make, spread  # noqa: E402
 
 import vyre_xdsl  # noqa: E402
@@ -110,16 +110,12 @@ def shape_runner(exe, work, n: int):
 def torch_wall_rows(work, args) -> dict[str, list[float]]:
     """`torch.compile` of the chain by wall clock: `args.count` calls then one
     synchronize per round, after `args.warmup` seconds of the same."""
-    try:
-        import torch
-    except ImportError:
+    chain = compiled_chain(work)
+    if chain is None:
         return {}
-    if not torch.cuda.is_available():
-        return {}
-    from workloads import chain_eager
+    import torch
 
-    t = torch.from_numpy(work.x).cuda()
-    compiled = torch.compile(chain_eager(8))
+    t, compiled = chain
 
     def round_seconds() -> float:
         start = time.perf_counter()
