@@ -1,7 +1,7 @@
 // RUN: %python -m vyre_xdsl.testing.cli_batch \
+// RUN:   --run "xdsl-opt %s --split-input-file -p vyre-privatize-atomics > %t.xdsl" \
 // RUN:   --run "vyre-opt %s --split-input-file -p vyre-privatize-atomics > %t.private" \
-// RUN:   --run "vyre-opt %s --split-input-file --lower -p kernel-coarsen -t wgsl > %t.wgsl" \
-// RUN:   --run "xdsl-opt %s --split-input-file -p vyre-privatize-atomics > %t.xdsl"
+// RUN:   --run "vyre-opt %s --split-input-file --lower -p kernel-coarsen -t wgsl > %t.wgsl"
 // RUN: filecheck %s < %t.private
 // RUN: diff %t.private %t.xdsl
 // RUN: filecheck %s --check-prefix=WGSL < %t.wgsl

@@ -1,11 +1,11 @@
 // RUN: %python -m vyre_xdsl.testing.cli_batch \
+// RUN:   --run "xdsl-opt %s --split-input-file -p vyre-split-grid-sync > %t.xdsl.mlir" \
 // RUN:   --run "vyre-opt %s --split-input-file -p vyre-split-grid-sync > %t.once.mlir" \
 // RUN:   --run "vyre-opt %s --split-input-file -p vyre-split-grid-sync,vyre-split-grid-sync > %t.twice.mlir" \
 // RUN:   --run "vyre-opt %t.once.mlir --split-input-file > %t.reparsed.mlir" \
 // RUN:   --run "vyre-opt %t.once.mlir --split-input-file --lower > %t.split.mlir" \
 // RUN:   --run "vyre-opt %s --split-input-file --lower > %t.whole.mlir" \
-// RUN:   --run "vyre-opt %s --split-input-file -p vyre-split-grid-sync --lower > %t.lower.mlir" \
-// RUN:   --run "xdsl-opt %s --split-input-file -p vyre-split-grid-sync > %t.xdsl.mlir"
+// RUN:   --run "vyre-opt %s --split-input-file -p vyre-split-grid-sync --lower > %t.lower.mlir"
 // RUN: filecheck %s < %t.once.mlir
 // RUN: diff %t.once.mlir %t.xdsl.mlir
 // RUN: filecheck %s < %t.twice.mlir

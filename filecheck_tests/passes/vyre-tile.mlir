@@ -1,8 +1,8 @@
 // RUN: %python -m vyre_xdsl.testing.cli_batch \
+// RUN:   --run "xdsl-opt %s --split-input-file -p 'vyre-tile{threads-m=2 threads-n=2 reg-m=2 reg-n=2 tile-k=4 vector-width=1}' > %t.xdsl" \
 // RUN:   --run "vyre-opt %s --split-input-file -p 'vyre-tile{threads-m=2 threads-n=2 reg-m=2 reg-n=2 tile-k=4 vector-width=1}' > %t.small" \
 // RUN:   --run "vyre-opt %s --split-input-file -p 'vyre-tile{reg-m=4 reg-n=4}' > %t.wide" \
-// RUN:   --run "vyre-opt %s --split-input-file -p 'vyre-tile{remarks=true}' > /dev/null 2> %t.remarks" \
-// RUN:   --run "xdsl-opt %s --split-input-file -p 'vyre-tile{threads-m=2 threads-n=2 reg-m=2 reg-n=2 tile-k=4 vector-width=1}' > %t.xdsl"
+// RUN:   --run "vyre-opt %s --split-input-file -p 'vyre-tile{remarks=true}' > /dev/null 2> %t.remarks"
 // RUN: filecheck %s < %t.small
 // RUN: diff %t.small %t.xdsl
 // RUN: filecheck %s --check-prefix=WIDE < %t.wide

@@ -1,7 +1,7 @@
 // RUN: %python -m vyre_xdsl.testing.cli_batch \
+// RUN:   --run "xdsl-opt %s --split-input-file -p vyre-unroll > %t.xdsl" \
 // RUN:   --run "vyre-opt %s --split-input-file -p vyre-unroll > %t.unrolled" \
-// RUN:   --run "vyre-opt %s --split-input-file -p 'vyre-unroll{max-trip-count=1}' > %t.max1" \
-// RUN:   --run "xdsl-opt %s --split-input-file -p vyre-unroll > %t.xdsl"
+// RUN:   --run "vyre-opt %s --split-input-file -p 'vyre-unroll{max-trip-count=1}' > %t.max1"
 // RUN: filecheck %s < %t.unrolled
 // RUN: diff %t.unrolled %t.xdsl
 // RUN: filecheck %s --check-prefix=MAX1 < %t.max1

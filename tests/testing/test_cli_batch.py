@@ -96,9 +96,9 @@ def test_xdsl_opt_finds_vyre_passes_through_the_universe(program, tmp_path):
     status = main(
         [
             "--run",
-            f"vyre-opt {program} -p canonicalize,vyre-licm > {ours}",
-            "--run",
             f"xdsl-opt {program} -p canonicalize,vyre-licm > {theirs}",
+            "--run",
+            f"vyre-opt {program} -p canonicalize,vyre-licm > {ours}",
         ]
     )
     assert status == 0

@@ -13,9 +13,9 @@ dominates a FileCheck suite with dozens of error cases. A test file lists its ca
 
 and this module runs every `CASE NAME: COMMAND` line, in order, through the tool's own
 entry point (`vyre-opt`, `vyre-run`, `vyre-compile`, and xDSL's `xdsl-opt`) with the
-given arguments. For each
-case it prints `== NAME: exit STATUS`, then what the tool wrote to stdout, then (when it
-wrote any) a line `-- stderr` and what it wrote to stderr. `< FILE` feeds a file to stdin,
+given arguments. For each case it prints `== NAME: exit STATUS`, then what the tool
+wrote to stdout, then (when it wrote any) a line `-- stderr` and what it wrote to
+stderr. `< FILE` feeds a file to stdin,
 `A | B` feeds A's stdout to B (stderr collects every stage's; the status is the last
 failing stage's, as with `set -o pipefail`, lit's default), and `cat FILE` prints a file (to check what a tool wrote).
 

@@ -1,6 +1,7 @@
-// RUN: %python -m vyre_xdsl.testing.cli_batch --run "vyre-opt %s -t wgsl > %t.kernel" \
-// RUN:   --run "vyre-opt %examples/axpy.mlir --lower -p kernel-vectorize | vyre-opt -t wgsl > %t.axpy" \
-// RUN:   --run "xdsl-opt %examples/axpy.mlir -t vyre-wgsl > %t.xdsl"
+// RUN: %python -m vyre_xdsl.testing.cli_batch \
+// RUN:   --run "xdsl-opt %examples/axpy.mlir -t vyre-wgsl > %t.xdsl" \
+// RUN:   --run "vyre-opt %s -t wgsl > %t.kernel" \
+// RUN:   --run "vyre-opt %examples/axpy.mlir --lower -p kernel-vectorize | vyre-opt -t wgsl > %t.axpy"
 // RUN: filecheck %s < %t.kernel
 // RUN: filecheck %s --check-prefix=AXPY < %t.axpy
 // -t wgsl takes already-lowered kernel IR too; only the bindings the body uses

@@ -1,5 +1,6 @@
-// RUN: %python -m vyre_xdsl.testing.cli_batch --run "vyre-opt %s --split-input-file -p convert-to-vyre > %t.vyre" \
-// RUN:   --run "xdsl-opt %s --split-input-file -p convert-to-vyre > %t.xdsl"
+// RUN: %python -m vyre_xdsl.testing.cli_batch \
+// RUN:   --run "xdsl-opt %s --split-input-file -p convert-to-vyre > %t.xdsl" \
+// RUN:   --run "vyre-opt %s --split-input-file -p convert-to-vyre > %t.vyre"
 // RUN: filecheck %s < %t.vyre
 // RUN: diff %t.vyre %t.xdsl
 
