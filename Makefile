@@ -5,6 +5,8 @@ SHELL := /bin/bash
 VENV := .venv
 PY := $(VENV)/bin/python
 EXAMPLE ?= examples/chain3.mlir
+# pytest workers (pytest-xdist): one per core by default; PYTEST_JOBS=0 runs in one process
+PYTEST_JOBS ?= auto
 export WGPU_BACKEND_TYPE ?= Vulkan
 
 .PHONY: setup system-deps run test lint lit pytest bench clean
@@ -47,7 +49,7 @@ lit: setup
 	@export XDG_RUNTIME_DIR=$$(mktemp -d); $(VENV)/bin/lit -sv filecheck_tests 2>&1 | tail -n 40; exit $${PIPESTATUS[0]}
 
 pytest: setup
-	@export XDG_RUNTIME_DIR=$$(mktemp -d); $(VENV)/bin/pytest -q -p no:cacheprovider tests
+	@export XDG_RUNTIME_DIR=$$(mktemp -d); $(VENV)/bin/pytest -q -p no:cacheprovider -n $(PYTEST_JOBS) tests
 
 lint: setup
 	$(VENV)/bin/ruff format --check .
@@ -57,7 +59,7 @@ test: setup
 	@$(VENV)/bin/ruff format --check . && $(VENV)/bin/ruff check . || exit 1; \
 	export XDG_RUNTIME_DIR=$$(mktemp -d); chmod 700 $$XDG_RUNTIME_DIR; \
 	$(VENV)/bin/lit -s filecheck_tests $(PLUGIN)/tests || exit 1; \
-	$(VENV)/bin/pytest -q -p no:cacheprovider tests $(PLUGIN)/tests
+	$(VENV)/bin/pytest -q -p no:cacheprovider -n $(PYTEST_JOBS) tests $(PLUGIN)/tests
 
 bench: setup
 	$(PY) bench/run_all.py
